@@ -1,0 +1,38 @@
+"""Builds a configured reranker; the API key is read here, from the environment only."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from .anthropic_reranker import AnthropicReranker
+from .base import Reranker
+from .cohere_reranker import CohereReranker
+from .settings import RerankerSettings
+
+
+class RerankerConfigError(ValueError):
+    """A reranker cannot be built as configured (for example its API key variable is unset)."""
+
+    def __init__(self, name: str, message: str, *, env_var: str | None = None) -> None:
+        super().__init__(f"reranker '{name}': {message}")
+        self.name = name
+        self.env_var = env_var
+
+
+def build_reranker(
+    name: str, settings: RerankerSettings, environ: Mapping[str, str] | None = None
+) -> Reranker:
+    """A ready reranker for `rerankers.<name>`; `environ` defaults to the process environment."""
+    env = os.environ if environ is None else environ
+    api_key = env.get(settings.api_key_env, "").strip()
+    if not api_key:
+        raise RerankerConfigError(
+            name,
+            f"environment variable {settings.api_key_env} is not set or empty "
+            f"(it must hold the {settings.provider} API key)",
+            env_var=settings.api_key_env,
+        )
+    if settings.provider == "anthropic":
+        return AnthropicReranker(name, settings, api_key)
+    return CohereReranker(name, settings, api_key)
