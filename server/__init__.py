@@ -1,0 +1,1 @@
+"""Intent Router: configuration-driven routing of questions to query templates over many data sources."""

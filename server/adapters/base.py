@@ -1,0 +1,149 @@
+"""The one adapter base class.
+
+A data adapter owns templates (parsed from its `body_key` in the libraries), a template store and an
+embedder, and executes exactly the template it is handed. A composite owns no templates and routes
+over its children. Both answer questions through the same Router, so routing logic lives once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..embedding.base import Embedder
+from ..embedding.settings import EmbeddingSettings
+from ..params.base import ParameterExtractor
+from ..routing.policy import RoutingPolicy
+from ..routing.router import Router
+from ..stores.base import StoreHit, TemplateStore
+from ..templates import Template
+from ..templates.library import ParsedBody
+
+
+class AdapterSettings(BaseModel):
+    """Keys every adapter entry has. Each type extends this with its own block (extra keys are errors)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+    type: str
+    enabled: bool = True
+    description: str = ""
+
+
+class DataAdapterSettings(AdapterSettings):
+    templates: list[str] = Field(min_length=1)
+    confidence_threshold: float = Field(0.45, ge=0.0, le=1.0)
+    max_templates: int = Field(5, ge=1, le=100, description="candidates fetched when queried directly")
+    max_rows: int = Field(1000, ge=1)
+    query_timeout: float = Field(10.0, gt=0)
+    embedding: EmbeddingSettings | None = None  # a different model for this adapter's store
+
+
+@dataclass
+class QueryResult:
+    rows: list[dict[str, Any]]
+    columns: list[str]
+    truncated: bool = False
+
+
+@dataclass
+class AdapterContext:
+    """What the runtime hands an adapter: where it lives and the shared services it uses."""
+
+    root: Path
+    embedder: Embedder | None = None
+    store: TemplateStore | None = None
+    extractor: ParameterExtractor | None = None
+    templates: dict[str, Template] = field(default_factory=dict)
+    lookup: Callable[[str], Adapter] | None = None  # current adapters by name (composites use it)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Adapter(ABC):
+    type_name: ClassVar[str]
+    settings_model: ClassVar[type[AdapterSettings]] = AdapterSettings
+    body_key: ClassVar[str | None] = None  # template body key; None for adapters without templates
+
+    def __init__(self, settings: AdapterSettings, context: AdapterContext) -> None:
+        self.settings = settings
+        self.context = context
+        self.templates: dict[str, Template] = dict(context.templates)
+        self._embedder = context.embedder
+        self._store = context.store
+
+    # --- identity -------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.settings.name
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            raise RuntimeError(f"adapter {self.name} has no embedder")
+        return self._embedder
+
+    @property
+    def store(self) -> TemplateStore:
+        if self._store is None:
+            raise RuntimeError(f"adapter {self.name} has no template store")
+        return self._store
+
+    @property
+    def extractor(self) -> ParameterExtractor:
+        if self.context.extractor is None:
+            raise RuntimeError(f"adapter {self.name} has no parameter extractor")
+        return self.context.extractor
+
+    # --- templates ------------------------------------------------------------------------
+    @classmethod
+    def parse_body(cls, raw: Any) -> ParsedBody:
+        """Parse and check a template's query body; raise ValueError with a clear message."""
+        raise NotImplementedError(f"{cls.__name__} has no template body")
+
+    async def search_templates(self, vector: np.ndarray, k: int) -> list[StoreHit]:
+        return await asyncio.to_thread(self.store.search, vector, k)
+
+    # --- routing --------------------------------------------------------------------------
+    def routing_sources(self) -> list[Adapter]:
+        """The adapters whose templates a question to this adapter may route to."""
+        return [self]
+
+    def routing_policy(self) -> RoutingPolicy:
+        s = self.settings
+        assert isinstance(s, DataAdapterSettings)
+        return RoutingPolicy(confidence_threshold=s.confidence_threshold, max_templates_per_source=s.max_templates)
+
+    def router(self) -> Router:
+        return Router(self.routing_policy())
+
+    # --- execution ------------------------------------------------------------------------
+    async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
+        """Run exactly this template with these validated parameters."""
+        raise NotImplementedError(f"adapter type {self.type_name} does not execute templates")
+
+    # --- lifecycle ------------------------------------------------------------------------
+    async def start(self) -> None:  # noqa: B027 - optional hook
+        """Open pools / clients. Called once before the adapter serves."""
+
+    async def close(self) -> None:  # noqa: B027 - optional hook
+        """Release pools / clients."""
+
+    async def health(self) -> dict[str, Any]:
+        """Cheap liveness of the source: {'status': 'ok'|'down', 'reason'?: str}."""
+        return {"status": "ok"}
+
+    def describe(self) -> dict[str, Any]:
+        """Statistics for this adapter (templates counted as templates, not vectors)."""
+        info: dict[str, Any] = {"type": self.type_name}
+        if self._store is not None:
+            info["total_templates"] = len(self.templates)
+            info["collection_name"] = self.store.collection_name
+        return info

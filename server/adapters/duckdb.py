@@ -1,0 +1,133 @@
+"""DuckDB adapter: a read-only database file, `:name` binds rewritten to DuckDB's `$name`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from pathlib import Path
+from typing import Any, ClassVar
+
+import sqlglot
+from pydantic import BaseModel, ConfigDict, Field
+from sqlglot.tokens import TokenType
+
+from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
+from ..templates import Template
+from ..templates.library import ParsedBody
+from .base import Adapter, DataAdapterSettings, QueryResult
+from .sql import to_json_value
+from .sql_guard import parse_sql_body
+
+log = logging.getLogger("intent_router.adapters.duckdb")
+
+
+class DuckDBConnection(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str  # database file, relative to the project root; ":memory:" for an empty in-memory database
+    read_only: bool = True
+    threads: int = Field(2, ge=1, le=64)
+
+
+class DuckDBAdapterSettings(DataAdapterSettings):
+    connection: DuckDBConnection
+
+
+def to_duckdb_binds(sql: str) -> str:
+    """Rewrite `:name` binds as `$name`, using the tokenizer so strings and `::casts` are untouched."""
+    tokens = sqlglot.tokenize(sql, read="duckdb")
+    out, last = [], 0
+    for i, tok in enumerate(tokens[:-1]):
+        nxt = tokens[i + 1]
+        if tok.token_type == TokenType.COLON and nxt.start == tok.end + 1:
+            out.append(sql[last:tok.start])
+            out.append("$")
+            last = tok.end + 1
+    out.append(sql[last:])
+    return "".join(out)
+
+
+class DuckDBAdapter(Adapter):
+    type_name = "duckdb"
+    settings_model = DuckDBAdapterSettings
+    body_key: ClassVar[str] = "sql"
+
+    settings: DuckDBAdapterSettings
+
+    @classmethod
+    def parse_body(cls, raw: Any) -> ParsedBody:
+        parsed = parse_sql_body(raw, "duckdb")
+        return ParsedBody(to_duckdb_binds(parsed.value), parsed.placeholders)
+
+    def __init__(self, settings, context) -> None:
+        super().__init__(settings, context)
+        self._conn = None
+        self._lock = threading.Lock()
+
+    def _path(self) -> str:
+        raw = self.settings.connection.path
+        if raw == ":memory:":
+            return raw
+        path = Path(raw)
+        return str(path if path.is_absolute() else self.context.root / path)
+
+    async def start(self) -> None:
+        await asyncio.to_thread(self._open)
+
+    def _open(self):
+        import duckdb
+
+        conn = self.settings.connection
+        path = self._path()
+        if path != ":memory:" and not Path(path).exists():
+            raise SourceUnavailable(self.name, "database file not found")
+        try:
+            self._conn = duckdb.connect(path, read_only=conn.read_only and path != ":memory:",
+                                        config={"threads": conn.threads})
+        except duckdb.Error as exc:
+            log.warning("duckdb adapter %s cannot open %s: %s", self.name, path, exc)
+            raise SourceUnavailable(self.name, "cannot open the database") from None
+        return self._conn
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    async def health(self) -> dict[str, Any]:
+        if self._conn is None:
+            return {"status": "down", "reason": "not connected"}
+        try:
+            await asyncio.to_thread(lambda: self._conn.cursor().execute("SELECT 1").fetchall())
+            return {"status": "ok"}
+        except Exception:
+            return {"status": "down", "reason": "database error"}
+
+    async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
+        if self._conn is None:
+            raise SourceUnavailable(self.name, "adapter is not started")
+        cursor = self._conn.cursor()
+        timeout = self.settings.query_timeout
+        try:
+            return await asyncio.wait_for(asyncio.to_thread(self._run, cursor, template.body, params), timeout)
+        except TimeoutError:
+            cursor.interrupt()
+            raise SourceTimeout(self.name, timeout) from None
+        except Exception as exc:
+            log.warning("duckdb adapter %s query %s failed: %s", self.name, template.id, exc)
+            raise QueryFailed(self.name, f"template '{template.id}' failed to run") from None
+
+    def _run(self, cursor, sql: str, params: dict[str, Any]) -> QueryResult:
+        cap = self.settings.max_rows
+        try:
+            result = cursor.execute(sql, params)
+            columns = [d[0] for d in result.description or []]
+            fetched = result.fetchmany(cap + 1)
+        finally:
+            cursor.close()
+        rows = [{c: to_json_value(v) for c, v in zip(columns, row, strict=True)} for row in fetched[:cap]]
+        return QueryResult(rows=rows, columns=columns, truncated=len(fetched) > cap)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "backend": "duckdb"}

@@ -1,0 +1,1 @@
+"""Command line: serve (default), route, validate, reindex."""

@@ -1,0 +1,93 @@
+"""`python run.py [serve|route|validate|reindex] ...`: one entry point, subcommands per job."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from pathlib import Path
+
+from ..config.errors import ConfigError
+from ..config.loader import load_config
+
+DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "config"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="run.py", description="Intent Router")
+    parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="config file or directory")
+    parser.add_argument("--log-level", default="INFO")
+    sub = parser.add_subparsers(dest="command")
+    serve = sub.add_parser("serve", help="serve HTTP (the default)")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    route = sub.add_parser("route", help="print the routing decision (test_routing) for a question")
+    route.add_argument("question")
+    route.add_argument("--adapter")
+    route.add_argument("--execute", action="store_true", help="run the query and print the /v1/query response")
+    sub.add_parser("validate", help="check all YAML; exit 1 with file:line messages on errors")
+    sub.add_parser("reindex", help="rebuild every template store from scratch")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    command = args.command or "serve"
+    try:
+        if command == "validate":
+            return _validate(args.config)
+        if command == "route":
+            return asyncio.run(_route(args.config, args.question, args.adapter, args.execute))
+        if command == "reindex":
+            return asyncio.run(_reindex(args.config))
+        from .serve import serve
+
+        return serve(args.config, getattr(args, "host", None), getattr(args, "port", None))
+    except ConfigError as exc:
+        print(f"configuration errors ({len(exc.issues)}):", file=sys.stderr)
+        for issue in exc.issues:
+            print(f"  {issue}", file=sys.stderr)
+        return 1
+
+
+def _validate(config: Path) -> int:
+    loaded = load_config(config)
+    count = sum(len(t) for t in loaded.templates.values())
+    print(f"OK: {len(loaded.adapters)} adapters, {count} templates, {len(loaded.files)} files")
+    return 0
+
+
+async def _route(config: Path, question: str, adapter_name: str | None, execute: bool) -> int:
+    from ..runtime.build import build_runtime
+    from ..service import answer as answering
+    from ..web.app import default_adapter
+
+    runtime = await build_runtime(load_config(config))
+    try:
+        adapter = runtime.get(adapter_name or default_adapter(runtime))
+        if execute:
+            body = (await answering.answer(adapter, question)).body
+        else:
+            body, _ = await answering.test_routing(adapter, question)
+        print(json.dumps(body, indent=2, default=str))
+        return 0
+    finally:
+        await runtime.close()
+
+
+async def _reindex(config: Path) -> int:
+    from ..runtime.build import build_runtime
+
+    loaded = load_config(config)
+    runtime = await build_runtime(loaded, rebuild_stores=True)
+    try:
+        report = {name: r.to_json() | {"added": len(r.added)} for name, r in runtime.index_reports.items()}
+        print(json.dumps({"reindexed": report, "seconds": round(runtime.build_seconds, 3)}, indent=2))
+        return 0
+    finally:
+        await runtime.close()

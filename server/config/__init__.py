@@ -1,0 +1,1 @@
+"""Configuration: YAML with line numbers, environment substitution, pydantic models, one loader."""

@@ -1,0 +1,152 @@
+"""Load a whole configuration (config.yaml + adapters/*.yaml + template libraries) or fail with every issue.
+
+The result is a plain value: building live adapters from it is the runtime's job, so that a reload
+can validate a new config completely before anything that serves requests is touched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from ..adapters.base import AdapterSettings
+from ..adapters.registry import AdapterRegistry, UnknownAdapterType
+from ..adapters.registry import registry as default_registry
+from ..templates import Template
+from ..templates.library import load_library
+from .errors import ConfigError, ConfigIssue
+from .models import AppSettings
+from .validation import issues_from_validation, validate_model
+from .yaml_source import YamlDocument, load_yaml
+
+
+@dataclass
+class LoadedConfig:
+    root: Path  # the config dir's parent: relative paths in the config are resolved against it
+    config_file: Path
+    app: AppSettings
+    adapters: list[AdapterSettings]  # enabled adapters only, in file order
+    templates: dict[str, list[Template]] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)  # everything read, for the file watcher
+
+    def adapter(self, name: str) -> AdapterSettings | None:
+        return next((a for a in self.adapters if a.name == name), None)
+
+
+def resolve_config_path(path: Path) -> tuple[Path, Path]:
+    """(config.yaml, adapters dir) for a config file or a config directory."""
+    path = path.resolve()
+    if path.is_dir():
+        return path / "config.yaml", path / "adapters"
+    return path, path.parent / "adapters"
+
+
+def load_config(path: Path, registry: AdapterRegistry = default_registry) -> LoadedConfig:
+    config_file, adapters_dir = resolve_config_path(path)
+    root = config_file.parent.parent
+    issues: list[ConfigIssue] = []
+    files: list[Path] = [config_file]
+
+    def rel(p: Path) -> str:
+        try:
+            return str(p.relative_to(root))
+        except ValueError:
+            return str(p)
+
+    app = AppSettings()
+    if not config_file.exists():
+        issues.append(ConfigIssue(rel(config_file), None, "", "config file not found"))
+    else:
+        try:
+            doc = load_yaml(config_file, rel(config_file))
+            app = validate_model(AppSettings, doc.data or {}, doc)
+        except ConfigError as exc:
+            issues.extend(exc.issues)
+
+    adapters: list[AdapterSettings] = []
+    where: dict[str, tuple[YamlDocument, tuple]] = {}
+    for adapter_file in sorted(adapters_dir.glob("*.yaml")) + sorted(adapters_dir.glob("*.yml")):
+        files.append(adapter_file)
+        try:
+            doc = load_yaml(adapter_file, rel(adapter_file))
+        except ConfigError as exc:
+            issues.extend(exc.issues)
+            continue
+        for settings, path, problems in _adapters_in(doc, registry):
+            issues.extend(problems)
+            if settings is None:
+                continue
+            if settings.name in where:
+                first_doc, first_path = where[settings.name]
+                issues.append(doc.issue((*path, "name"), f"duplicate adapter name '{settings.name}' "
+                                        f"(first defined in {first_doc.file}:{first_doc.line_of(first_path)})"))
+                continue
+            where[settings.name] = (doc, path)
+            if settings.enabled:
+                adapters.append(settings)
+
+    templates: dict[str, list[Template]] = {}
+    by_name = {a.name: a for a in adapters}
+    for settings in adapters:
+        cls = registry.get(settings.type)
+        doc, path = where[settings.name]
+        patterns = getattr(settings, "templates", None)
+        if cls.body_key is not None and patterns is not None:
+            try:
+                library = load_library(list(patterns), root, cls.body_key, cls.parse_body, settings.name)
+                templates[settings.name] = library.templates
+                files.extend(library.files)
+            except ConfigError as exc:
+                issues.extend(exc.issues)
+        for child in getattr(settings, "child_adapters", None) or []:
+            if child not in by_name:
+                known = "disabled" if child in where else "unknown"
+                issues.append(doc.issue((*path, "child_adapters"), f"{known} child adapter '{child}'"))
+            elif registry.get(by_name[child].type).body_key is None:
+                issues.append(doc.issue((*path, "child_adapters"),
+                                        f"child '{child}' has no templates (composites cannot nest)"))
+        if hasattr(settings, "overrides"):
+            try:
+                merged = app.composite_retrieval.merged(settings.overrides())
+            except ValidationError as exc:
+                issues.extend(issues_from_validation(exc, doc, path))
+                continue
+            provider = merged.reranking.provider
+            if merged.reranking.enabled and provider not in app.rerankers:
+                issues.append(doc.issue((*path, "reranking", "provider"),
+                                        f"reranker '{provider}' is not in config.yaml's rerankers section"))
+    if issues:
+        raise ConfigError(issues)
+    return LoadedConfig(root=root, config_file=config_file, app=app, adapters=adapters,
+                        templates=templates, files=files)
+
+
+def _adapters_in(doc: YamlDocument, registry: AdapterRegistry):
+    data = doc.data
+    if not isinstance(data, dict) or not isinstance(data.get("adapters"), list):
+        yield None, (), [doc.issue((), "an adapter file needs an 'adapters:' list")]
+        return
+    extra = [k for k in data if k != "adapters"]
+    if extra:
+        yield None, (), [doc.issue((extra[0],), "unknown key (an adapter file holds only 'adapters:')")]
+    for index, raw in enumerate(data["adapters"]):
+        path = ("adapters", index)
+        if not isinstance(raw, dict):
+            yield None, path, [doc.issue(path, "each adapter must be a mapping")]
+            continue
+        type_name = raw.get("type")
+        if not isinstance(type_name, str):
+            yield None, path, [doc.issue((*path, "type"), "adapter needs a 'type'")]
+            continue
+        try:
+            cls = registry.get(type_name)
+        except UnknownAdapterType:
+            yield None, path, [doc.issue((*path, "type"),
+                                         f"unknown adapter type '{type_name}' (known: {registry.names()})")]
+            continue
+        try:
+            yield cls.settings_model.model_validate(raw), path, []
+        except ValidationError as exc:
+            yield None, path, issues_from_validation(exc, doc, path)

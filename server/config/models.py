@@ -1,0 +1,56 @@
+"""The top-level `config.yaml` model. Each concern owns its block's model; this file composes them."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..embedding.settings import EmbeddingSettings
+from ..routing.rerankers.settings import RerankerSettings
+from ..routing.settings import CompositeRetrievalSettings
+from ..stores.factory import StoreSettings
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ServerSettings(_Strict):
+    host: str = "127.0.0.1"
+    port: int = Field(8080, ge=0, le=65535)
+    request_timeout: float = Field(30.0, gt=0)
+    max_question_chars: int = Field(2000, ge=1)
+    # used when a request names no adapter; unset: the first composite, else the first adapter
+    default_adapter: str | None = None
+
+
+class ClientKey(_Strict):
+    name: str
+    key_env: str  # NAME of the environment variable holding the key
+    adapters: list[str] | None = None  # restrict this key to these adapters; None = all
+
+
+class AuthSettings(_Strict):
+    client_keys: list[ClientKey] = Field(default_factory=list)
+    admin_key_env: str | None = None
+    stats_key_env: str | None = None  # read-only key for statistics and the dashboard
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.client_keys or self.admin_key_env)
+
+
+class AppSettings(_Strict):
+    server: ServerSettings = Field(default_factory=ServerSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    composite_retrieval: CompositeRetrievalSettings = Field(default_factory=CompositeRetrievalSettings)
+    rerankers: dict[str, RerankerSettings] = Field(default_factory=dict)
+    auth: AuthSettings = Field(default_factory=AuthSettings)
+
+    @model_validator(mode="after")
+    def _reranker_exists(self) -> AppSettings:
+        provider = self.composite_retrieval.reranking.provider
+        if self.composite_retrieval.reranking.enabled and provider not in self.rerankers:
+            raise ValueError(f"composite_retrieval.reranking.provider '{provider}' is not in the rerankers section "
+                             f"(have: {sorted(self.rerankers)})")
+        return self

@@ -1,0 +1,123 @@
+"""Read YAML keeping the line of every key, and substitute ${VAR} / ${VAR:-default} from the environment.
+
+Line numbers are what make a config error actionable; substitution happens on parsed scalars (never
+on raw text) so an environment value can never inject YAML structure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import ConfigError, ConfigIssue
+
+Path_ = tuple[str | int, ...]
+_ENV = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@dataclass
+class YamlDocument:
+    """A parsed YAML file and the line of every key path in it."""
+
+    file: str
+    data: Any
+    lines: dict[Path_, int] = field(default_factory=dict)
+
+    def line_of(self, path: Path_) -> int | None:
+        """Line of the deepest existing prefix of `path` (a missing key points at its parent)."""
+        for end in range(len(path), -1, -1):
+            line = self.lines.get(tuple(path[:end]))
+            if line is not None:
+                return line
+        return None
+
+    def issue(self, path: Path_, message: str) -> ConfigIssue:
+        return ConfigIssue(self.file, self.line_of(path), format_path(path), message)
+
+
+def format_path(path: Path_) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+class _Builder:
+    def __init__(self, file: str, environ: Mapping[str, str]) -> None:
+        self.file = file
+        self.environ = environ
+        self.lines: dict[Path_, int] = {}
+        self.issues: list[ConfigIssue] = []
+        self._scalar = yaml.SafeLoader("")
+
+    def build(self, node: yaml.Node, path: Path_) -> Any:
+        self.lines.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            out: dict[Any, Any] = {}
+            for key_node, value_node in node.value:
+                key = self._scalar.construct_object(key_node)
+                if not isinstance(key, str | int | float | bool) or key is None:
+                    self.issues.append(ConfigIssue(self.file, key_node.start_mark.line + 1,
+                                                   format_path(path), "mapping keys must be scalars"))
+                    continue
+                key = str(key)
+                child = (*path, key)
+                if key in out:
+                    self.issues.append(ConfigIssue(self.file, key_node.start_mark.line + 1,
+                                                   format_path(child), "duplicate key"))
+                self.lines[child] = key_node.start_mark.line + 1
+                out[key] = self.build(value_node, child)
+            return out
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        value = self._scalar.construct_object(node)
+        if isinstance(value, str) and "$" in value:
+            value = self._substitute(value, node.start_mark.line + 1, path)
+        return value
+
+    def _substitute(self, text: str, line: int, path: Path_) -> str:
+        def repl(match: re.Match[str]) -> str:
+            if match.group(0) == "$$":
+                return "$"
+            name, default = match.group(1), match.group(2)
+            if name in self.environ:
+                return self.environ[name]
+            if default is not None:
+                return default
+            self.issues.append(ConfigIssue(self.file, line, format_path(path),
+                                           f"environment variable {name} is not set"))
+            return ""
+
+        return _ENV.sub(repl, text)
+
+
+def parse_yaml(text: str, file: str, environ: Mapping[str, str] | None = None) -> YamlDocument:
+    """Parse one YAML document; syntax errors and missing variables raise ConfigError (all at once)."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        raise ConfigError([ConfigIssue(file, line, "", f"YAML syntax error: {exc.problem or exc}")]) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError([ConfigIssue(file, None, "", f"YAML error: {exc}")]) from None
+    builder = _Builder(file, os.environ if environ is None else environ)
+    data = builder.build(node, ()) if node is not None else None
+    if builder.issues:
+        raise ConfigError(builder.issues)
+    return YamlDocument(file=file, data=data, lines=builder.lines)
+
+
+def load_yaml(path: Path, display: str | None = None, environ: Mapping[str, str] | None = None) -> YamlDocument:
+    name = display or str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError([ConfigIssue(name, None, "", f"cannot read file: {exc.strerror}")]) from None
+    return parse_yaml(text, name, environ)

@@ -1,0 +1,84 @@
+"""Errors that cross the HTTP boundary: each carries a safe message, a code and a status.
+
+Driver and provider exceptions are translated into these at the adapter edge so that no raw
+driver text or stack trace reaches a client.
+"""
+
+from __future__ import annotations
+
+
+class IntentRouterError(Exception):
+    """Base class: `message` is safe to show to a client."""
+
+    status: int = 500
+    code: str = "internal_error"
+
+    def __init__(self, message: str, *, code: str | None = None, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        if status is not None:
+            self.status = status
+
+    def to_json(self) -> dict:
+        return {"error": {"code": self.code, "message": self.message}}
+
+
+class BadRequest(IntentRouterError):
+    status = 400
+    code = "bad_request"
+
+
+class Unauthorized(IntentRouterError):
+    status = 401
+    code = "unauthorized"
+
+
+class Forbidden(IntentRouterError):
+    status = 403
+    code = "forbidden"
+
+
+class NotFound(IntentRouterError):
+    status = 404
+    code = "not_found"
+
+
+class RequestTimeout(IntentRouterError):
+    status = 504
+    code = "timeout"
+
+
+class SourceUnavailable(IntentRouterError):
+    """The data source behind an adapter cannot be reached or refused the query."""
+
+    status = 503
+    code = "source_unavailable"
+
+    def __init__(self, adapter: str, reason: str = "data source unavailable") -> None:
+        super().__init__(f"adapter '{adapter}': {reason}")
+        self.adapter = adapter
+        self.reason = reason
+
+
+class SourceTimeout(IntentRouterError):
+    status = 504
+    code = "source_timeout"
+
+    def __init__(self, adapter: str, seconds: float) -> None:
+        super().__init__(f"adapter '{adapter}': query timed out after {seconds:g} s")
+        self.adapter = adapter
+        self.reason = f"timeout after {seconds:g} s"
+
+
+class QueryFailed(IntentRouterError):
+    """The source answered but the query failed (bad template against this schema, type error...)."""
+
+    status = 502
+    code = "query_failed"
+
+    def __init__(self, adapter: str, reason: str) -> None:
+        super().__init__(f"adapter '{adapter}': {reason}")
+        self.adapter = adapter
+        self.reason = reason

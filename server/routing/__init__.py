@@ -1,0 +1,1 @@
+"""Routing: gather candidates from template stores, score them in stages, decide, explain."""

@@ -1,0 +1,39 @@
+"""A candidate template and the scores each stage gave it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..templates import Template
+
+
+@dataclass
+class Candidate:
+    adapter: str
+    template: Template
+    embedding_score: float
+    matched_text: str = ""
+    source_order: int = 0  # position of the owning child in config order: ties go to the first
+    rerank_score: float | None = None
+    string_similarity_score: float | None = None
+    combined_score: float | None = None
+    scoring_details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.adapter, self.template.id)
+
+    @property
+    def score(self) -> float:
+        """The score decisions use: combined when stages ran, else the embedding score."""
+        return self.combined_score if self.combined_score is not None else self.embedding_score
+
+
+@dataclass(frozen=True)
+class SourceFailure:
+    adapter: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"adapter": self.adapter, "reason": self.reason}

@@ -1,0 +1,37 @@
+"""Combine stage scores: weights renormalised over the stages that produced scores."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .candidates import Candidate
+from .settings import ScoringSettings
+
+STAGE_FIELDS = {"embedding": "embedding_score", "rerank": "rerank_score",
+                "string_similarity": "string_similarity_score"}
+
+
+def combine(candidates: Sequence[Candidate], weights: dict[str, float], scoring: ScoringSettings) -> None:
+    """Set `combined_score` and `scoring_details` on each candidate.
+
+    Only stages whose scores are present take part; their weights are renormalised to sum to one,
+    so a failed reranker leaves a meaningful combined score on the 0..1 scale instead of a
+    silently shrunken one. With `normalize_scores`, each stage's scores are clipped into 0..1 first
+    (cosine similarity can be negative).
+    """
+    for cand in candidates:
+        present = {stage: getattr(cand, field) for stage, field in STAGE_FIELDS.items()
+                   if stage in weights and getattr(cand, field) is not None}
+        total = sum(weights[s] for s in present)
+        if total <= 0:
+            cand.combined_score = cand.embedding_score
+            continue
+        value = 0.0
+        for stage, score in present.items():
+            if scoring.normalize_scores:
+                score = min(1.0, max(0.0, score))
+            value += weights[stage] / total * score
+        cand.combined_score = value
+        cand.scoring_details = {f"{stage}_weight" if stage != "rerank" else "rerank_weight": weights[stage]
+                                for stage in weights}
+        cand.scoring_details["effective_weights"] = {s: round(weights[s] / total, 4) for s in present}

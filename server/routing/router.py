@@ -1,0 +1,169 @@
+"""Route a question over a list of template sources: embed once per model, search, score, decide."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from ..embedding.base import Embedder
+from ..stores.base import StoreHit
+from ..templates import Template
+from .candidates import Candidate, SourceFailure
+from .combine import combine
+from .decision import Decision, decide, rank
+from .policy import RoutingPolicy
+from .stages.base import ScoringStage, StageReport
+
+log = logging.getLogger("intent_router.routing")
+
+
+class TemplateSource(Protocol):
+    """What the router needs of a data adapter: its templates, its embedder and a store search."""
+
+    name: str
+    embedder: Embedder
+    templates: dict[str, Template]
+
+    async def search_templates(self, vector: np.ndarray, k: int) -> list[StoreHit]: ...
+
+
+@dataclass
+class RoutingOutcome:
+    question: str
+    candidates: list[Candidate]
+    decision: Decision
+    adapters_searched: list[str]
+    failures: list[SourceFailure] = field(default_factory=list)
+    stage_reports: list[StageReport] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+class Router:
+    def __init__(self, policy: RoutingPolicy, stages: Sequence[ScoringStage] = ()) -> None:
+        self.policy = policy
+        self.stages = list(stages)
+
+    def weights(self) -> dict[str, float]:
+        weights = {"embedding": self.policy.retrieval.scoring.embedding_weight}
+        for stage in self.stages:
+            weights[stage.name] = stage.weight
+        return weights
+
+    async def route(self, question: str, sources: Sequence[TemplateSource]) -> RoutingOutcome:
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        vectors, failures = await self._embed(question, sources)
+        timings["embed"] = _ms(started)
+
+        t = time.perf_counter()
+        candidates, search_failures = await self._search(sources, vectors)
+        failures += search_failures
+        timings["search"] = _ms(t)
+
+        reports: list[StageReport] = []
+        if candidates and self.stages:
+            for stage in self.stages:
+                t = time.perf_counter()
+                reports.append(await stage.score(question, candidates))
+                timings[stage.name] = _ms(t)
+            combine(candidates, self.weights(), self.policy.retrieval.scoring)
+
+        t = time.perf_counter()
+        ranked = rank(candidates, self.policy)
+        decision = decide(ranked, self.policy)
+        timings["decision"] = _ms(t)
+        timings["total"] = _ms(started)
+        outcome = RoutingOutcome(question, ranked, decision, [s.name for s in sources], failures,
+                                 reports, timings)
+        if self.policy.verbose:
+            _log_verbose(outcome, self.policy)
+        return outcome
+
+    async def _embed(self, question: str, sources: Sequence[TemplateSource]):
+        """One embedding per distinct model among the sources (one in the usual case)."""
+        by_model: dict[str, Embedder] = {}
+        for source in sources:
+            by_model.setdefault(source.embedder.model_id, source.embedder)
+        vectors: dict[str, np.ndarray] = {}
+        failures: list[SourceFailure] = []
+        for model_id, embedder in by_model.items():
+            try:
+                vectors[model_id] = (await embedder.embed([question]))[0]
+            except Exception as exc:  # an embedding provider down must not hide the other models
+                log.warning("embedding with %s failed: %s", model_id, exc)
+                for source in sources:
+                    if source.embedder.model_id == model_id:
+                        failures.append(SourceFailure(source.name, f"embedding failed: {_reason(exc)}"))
+        return vectors, failures
+
+    async def _search(self, sources: Sequence[TemplateSource], vectors: dict[str, np.ndarray]):
+        k = self.policy.max_templates_per_source
+        timeout = self.policy.search_timeout
+        usable = [(i, s) for i, s in enumerate(sources) if s.embedder.model_id in vectors]
+
+        async def one(source: TemplateSource):
+            return await asyncio.wait_for(source.search_templates(vectors[source.embedder.model_id], k), timeout)
+
+        if self.policy.parallel_search:
+            results = await asyncio.gather(*(one(s) for _, s in usable), return_exceptions=True)
+        else:
+            results = []
+            for _, source in usable:
+                try:
+                    results.append(await one(source))
+                except Exception as exc:
+                    results.append(exc)
+        candidates: list[Candidate] = []
+        failures: list[SourceFailure] = []
+        for (order, source), result in zip(usable, results, strict=True):
+            if isinstance(result, BaseException):
+                if isinstance(result, asyncio.CancelledError):
+                    raise result
+                reason = (f"search timed out after {timeout:g} s" if isinstance(result, TimeoutError)
+                          else f"search failed: {_reason(result)}")
+                log.warning("template search in %s: %s", source.name, reason)
+                failures.append(SourceFailure(source.name, reason))
+                continue
+            for hit in result:
+                template = source.templates.get(hit.template_id)
+                if template is not None:
+                    candidates.append(Candidate(source.name, template, hit.score, hit.matched_text, order))
+        return candidates, failures
+
+
+def _reason(exc: BaseException) -> str:
+    message = getattr(exc, "reason", None) or getattr(exc, "message", None)
+    return str(message) if message else type(exc).__name__
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 3)
+
+
+def _log_verbose(outcome: RoutingOutcome, policy: RoutingPolicy) -> None:
+    log.info("[Composite] Processing query: '%s'", outcome.question)
+    log.info("[Composite] Searching across %d adapters: %s", len(outcome.adapters_searched),
+             outcome.adapters_searched)
+    chosen = outcome.decision.selected
+    if chosen is None:
+        log.info("[Composite] No template above threshold %.3f (%s)", policy.confidence_threshold,
+                 outcome.decision.reason)
+        return
+    log.info("[Composite] Routed to: %s", chosen.adapter)
+    log.info("[Composite] Template: %s", chosen.template.id)
+    log.info("[Composite] Total matches: %d", len(outcome.candidates))
+    if policy.multistage:
+        log.info("[Composite] Combined Score: %.3f", chosen.score)
+        log.info("[Composite]   - Embedding: %.3f", chosen.embedding_score)
+        if chosen.rerank_score is not None:
+            log.info("[Composite]   - Rerank: %.3f", chosen.rerank_score)
+        if chosen.string_similarity_score is not None:
+            log.info("[Composite]   - String Similarity: %.3f", chosen.string_similarity_score)
+    else:
+        log.info("[Composite] Score: %.3f", chosen.embedding_score)

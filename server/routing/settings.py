@@ -1,0 +1,82 @@
+"""The `composite_retrieval` block: rerank, string similarity, scoring and performance settings.
+
+Defaults are the seed design's. Every key is read by a stage; misspelt values fail at load with the
+allowed values listed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RerankingSettings(_Strict):
+    enabled: bool = False
+    provider: str | None = None  # a name from the `rerankers:` section
+    top_candidates: int = Field(10, ge=1, le=100)
+    weight: float = Field(0.4, ge=0.0)
+
+    @model_validator(mode="after")
+    def _provider_when_enabled(self) -> RerankingSettings:
+        if self.enabled and not self.provider:
+            raise ValueError("reranking.enabled needs reranking.provider (a name from the rerankers section)")
+        return self
+
+
+class StringSimilaritySettings(_Strict):
+    enabled: bool = True
+    algorithm: Literal["jaro_winkler", "levenshtein", "ratio"] = "jaro_winkler"
+    weight: float = Field(0.2, ge=0.0)
+    compare_fields: list[Literal["description", "nl_examples", "tags"]] = Field(
+        default_factory=lambda: ["description", "nl_examples"], min_length=1
+    )
+    min_threshold: float = Field(0.3, ge=0.0, le=1.0)
+    aggregation: Literal["max", "avg", "weighted_avg"] = "max"
+    field_weights: dict[Literal["description", "nl_examples", "tags"], float] = Field(
+        default_factory=lambda: {"description": 1.0, "nl_examples": 2.0, "tags": 0.5}
+    )
+
+
+class ScoringSettings(_Strict):
+    embedding_weight: float = Field(0.4, ge=0.0)
+    normalize_scores: bool = True
+    tie_breaker: Literal["embedding", "rerank", "string_similarity"] = "embedding"
+
+
+class PerformanceSettings(_Strict):
+    parallel_rerank: bool = True
+    cache_rerank_results: bool = True
+    cache_ttl_seconds: float = Field(300, ge=0)
+    cache_max_entries: int = Field(10_000, ge=1)
+
+
+class CompositeRetrievalSettings(_Strict):
+    reranking: RerankingSettings = Field(default_factory=RerankingSettings)
+    string_similarity: StringSimilaritySettings = Field(default_factory=StringSimilaritySettings)
+    scoring: ScoringSettings = Field(default_factory=ScoringSettings)
+    performance: PerformanceSettings = Field(default_factory=PerformanceSettings)
+
+    @classmethod
+    def embedding_only(cls) -> CompositeRetrievalSettings:
+        return cls(string_similarity=StringSimilaritySettings(enabled=False))
+
+    def merged(self, overrides: dict[str, Any] | None) -> CompositeRetrievalSettings:
+        """Per-composite overrides, deep-merged over this (global) block and validated again."""
+        if not overrides:
+            return self
+        return type(self).model_validate(_deep_merge(self.model_dump(), overrides))
+
+
+def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out

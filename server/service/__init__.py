@@ -1,0 +1,1 @@
+"""Answering questions: route, extract parameters, execute, and describe what happened."""

@@ -1,0 +1,32 @@
+"""Render rows as the `content` text a chat backend can show or hand to an LLM."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..templates import Template
+
+MAX_TABLE_ROWS = 50
+
+
+def render_content(template: Template, rows: list[dict[str, Any]], truncated: bool) -> str:
+    if not rows:
+        return f"{template.description}: no results."
+    if template.result_format == "summary" and len(rows) == 1:
+        parts = [f"{k.replace('_', ' ')}: {_fmt(v)}" for k, v in rows[0].items()]
+        return f"{template.description}. " + "; ".join(parts) + "."
+    columns = list(rows[0].keys())
+    lines = [f"{template.description} ({len(rows)} row{'s' if len(rows) != 1 else ''}"
+             f"{', truncated' if truncated else ''}):",
+             " | ".join(columns), " | ".join("---" for _ in columns)]
+    for row in rows[:MAX_TABLE_ROWS]:
+        lines.append(" | ".join(_fmt(row.get(c)) for c in columns))
+    if len(rows) > MAX_TABLE_ROWS:
+        lines.append(f"... {len(rows) - MAX_TABLE_ROWS} more rows")
+    return "\n".join(lines)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.2f}" if abs(value) >= 1000 else f"{value:.4g}"
+    return "" if value is None else str(value)

@@ -1,0 +1,128 @@
+"""Load an adapter's template libraries from globs, with file:line errors and cross-checks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..config.errors import ConfigError, ConfigIssue
+from ..config.validation import issues_from_validation
+from ..config.yaml_source import YamlDocument, load_yaml
+from .models import Template
+
+
+@dataclass(frozen=True)
+class ParsedBody:
+    """An adapter's parsed query body and the parameter names it uses."""
+
+    value: Any
+    placeholders: frozenset[str]
+
+
+BodyParser = Callable[[Any], ParsedBody]
+
+
+@dataclass
+class LibraryLoad:
+    templates: list[Template]
+    files: list[Path]
+
+
+def expand_globs(patterns: list[str], root: Path) -> list[Path]:
+    files: list[Path] = []
+    for pattern in patterns:
+        base = Path(pattern)
+        matches = [base] if base.is_absolute() and base.exists() else sorted(root.glob(pattern))
+        for match in matches:
+            if match.is_file() and match not in files:
+                files.append(match)
+    return files
+
+
+def load_library(
+    patterns: list[str], root: Path, body_key: str, parse_body: BodyParser, adapter: str
+) -> LibraryLoad:
+    """Every template of one adapter; raises ConfigError listing all problems found."""
+    issues: list[ConfigIssue] = []
+    templates: list[Template] = []
+    files = expand_globs(patterns, root)
+    if patterns and not files:
+        issues.append(ConfigIssue(adapter, None, "templates", f"no template file matches {patterns}"))
+    seen: dict[str, str] = {}
+    for path in files:
+        display = _display(path, root)
+        try:
+            doc = load_yaml(path, display)
+        except ConfigError as exc:
+            issues.extend(exc.issues)
+            continue
+        for template, problems in _templates_in(doc, body_key, parse_body):
+            issues.extend(problems)
+            if template is None:
+                continue
+            if template.id in seen:
+                issues.append(ConfigIssue(display, template.source_line, f"templates[id={template.id}]",
+                                          f"duplicate template id in adapter '{adapter}' "
+                                          f"(first defined in {seen[template.id]})"))
+                continue
+            seen[template.id] = f"{display}:{template.source_line}"
+            templates.append(template)
+    if issues:
+        raise ConfigError(issues)
+    return LibraryLoad(templates=templates, files=files)
+
+
+def _display(path: Path, root: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _templates_in(doc: YamlDocument, body_key: str, parse_body: BodyParser):
+    data = doc.data
+    if not isinstance(data, dict) or set(data) != {"templates"} or not isinstance(data["templates"], list):
+        keys = sorted(data) if isinstance(data, dict) else []
+        extra = [k for k in keys if k != "templates"]
+        message = (f"unknown top-level keys {extra}; a library file holds only 'templates:'" if extra
+                   else "a template library needs a 'templates:' list")
+        yield None, [doc.issue((extra[0],) if extra else (), message)]
+        return
+    for index, raw in enumerate(data["templates"]):
+        path = ("templates", index)
+        if not isinstance(raw, dict):
+            yield None, [doc.issue(path, "each template must be a mapping")]
+            continue
+        yield _one_template(doc, path, dict(raw), body_key, parse_body)
+
+
+def _one_template(doc: YamlDocument, path, raw: dict, body_key: str, parse_body: BodyParser):
+    if body_key not in raw:
+        return None, [doc.issue(path, f"template has no '{body_key}' query body")]
+    raw_body = raw.pop(body_key)
+    line = doc.line_of(path)
+    try:
+        template = Template.model_validate(
+            {**raw, "body_key": body_key, "body": raw_body, "source_file": doc.file, "source_line": line}
+        )
+    except ValidationError as exc:
+        return None, issues_from_validation(exc, doc, path)
+    try:
+        parsed = parse_body(raw_body)
+    except ValueError as exc:
+        return None, [doc.issue((*path, body_key), str(exc))]
+    declared = {p.name for p in template.parameters}
+    problems = []
+    undeclared = sorted(parsed.placeholders - declared)
+    if undeclared:
+        problems.append(doc.issue((*path, body_key), f"placeholders not declared as parameters: {undeclared}"))
+    unused = sorted(declared - parsed.placeholders)
+    if unused:
+        problems.append(doc.issue((*path, "parameters"), f"parameters not used in the {body_key} body: {unused}"))
+    if problems:
+        return None, problems
+    return template.model_copy(update={"body": parsed.value}), []

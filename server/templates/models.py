@@ -1,0 +1,121 @@
+"""Template and parameter models as operators write them in YAML (unknown keys are errors)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+
+
+class ParameterType(StrEnum):
+    STRING = "string"
+    INTEGER = "integer"
+    NUMBER = "number"
+    BOOLEAN = "boolean"
+    DATE = "date"
+    DATETIME = "datetime"
+    ENUM = "enum"
+    ARRAY = "array"
+
+
+class ParameterSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    type: ParameterType = ParameterType.STRING
+    description: str = ""
+    required: bool = False
+    default: Any = None
+    allowed_values: list[Any] | None = None
+    min: float | None = None
+    max: float | None = None
+    pattern: str | None = None
+    aliases: dict[str, Any] = Field(default_factory=dict)
+    item_type: ParameterType | None = None  # element type of an array parameter
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"pattern does not compile: {exc}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ParameterSpec:
+        if self.type is ParameterType.ENUM and not self.allowed_values:
+            raise ValueError("an enum parameter needs allowed_values")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError("min is greater than max")
+        if self.item_type is not None and self.type is not ParameterType.ARRAY:
+            raise ValueError("item_type only applies to array parameters")
+        if self.required and self.default is not None:
+            raise ValueError("a required parameter cannot have a default")
+        if self.allowed_values:
+            allowed = {str(v).casefold() for v in self.allowed_values}
+            stray = [a for a, v in self.aliases.items() if str(v).casefold() not in allowed]
+            if stray:
+                raise ValueError(f"aliases point at values not in allowed_values: {stray}")
+        return self
+
+
+class Template(BaseModel):
+    """A question shape with its query body. `body` is the adapter-specific part (sql, mongodb, ...)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    description: str = Field(min_length=1)
+    nl_examples: list[str] = Field(default_factory=list)
+    parameters: list[ParameterSpec] = Field(default_factory=list)
+    result_format: Literal["table", "summary"] = "table"
+    tags: list[str] = Field(default_factory=list)
+    body_key: str
+    body: Any
+    source_file: str = ""
+    source_line: int | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _id_shape(cls, value: str) -> str:
+        if not _ID.match(value):
+            raise ValueError("template ids use letters, digits, '_', '-' and '.'")
+        return value
+
+    @field_validator("nl_examples")
+    @classmethod
+    def _examples(cls, value: list[str]) -> list[str]:
+        cleaned = [v.strip() for v in value]
+        if any(not v for v in cleaned):
+            raise ValueError("nl_examples must not contain empty strings")
+        return cleaned
+
+    @model_validator(mode="after")
+    def _unique_params(self) -> Template:
+        names = [p.name for p in self.parameters]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"duplicate parameter names: {dupes}")
+        return self
+
+    def parameter(self, name: str) -> ParameterSpec | None:
+        return next((p for p in self.parameters if p.name == name), None)
+
+    def embedding_texts(self) -> list[str]:
+        """What goes into the vector store: the description, then each example."""
+        return [self.description, *self.nl_examples]
+
+    def content_hash(self) -> str:
+        """Hash of what is embedded, so re-indexing only touches templates whose texts changed."""
+        digest = hashlib.sha256()
+        for text in self.embedding_texts():
+            digest.update(text.encode("utf-8"))
+            digest.update(b"\x00")
+        return digest.hexdigest()[:32]

@@ -1,0 +1,1 @@
+"""HTTP interface (aiohttp): routes, auth, JSON errors."""

@@ -1,0 +1,174 @@
+"""The aiohttp application: JSON in, JSON out, errors as {"error": {"code", "message"}}."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import BadRequest, Forbidden, IntentRouterError, NotFound, RequestTimeout
+from ..runtime.build import Runtime
+from ..runtime.holder import RuntimeHolder
+from ..service import answer as answering
+from .auth import Principal, authenticate, require
+
+log = logging.getLogger("intent_router.web")
+
+HOLDER = web.AppKey("holder", RuntimeHolder)
+HOOKS = web.AppKey("hooks", list)
+
+
+class QueryRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1)
+    adapter: str | None = None
+
+
+def error_response(exc: IntentRouterError) -> web.Response:
+    return web.json_response(exc.to_json(), status=exc.status)
+
+
+@web.middleware
+async def errors_middleware(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]):
+    try:
+        return await handler(request)
+    except IntentRouterError as exc:
+        return error_response(exc)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        code = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}.get(exc.status, "http_error")
+        return web.json_response({"error": {"code": code, "message": exc.reason}}, status=exc.status)
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        log.exception("unhandled error on %s %s", request.method, request.path)
+        return web.json_response({"error": {"code": "internal_error", "message": "internal server error"}},
+                                 status=500)
+
+
+async def read_json(request: web.Request) -> dict[str, Any]:
+    try:
+        data = await request.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise BadRequest("request body must be JSON") from None
+    if not isinstance(data, dict):
+        raise BadRequest("request body must be a JSON object")
+    return data
+
+
+def parse_query(data: dict[str, Any], max_chars: int) -> QueryRequest:
+    try:
+        req = QueryRequest.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        field = ".".join(str(p) for p in first["loc"]) or "body"
+        msg = "unknown field" if first["type"] == "extra_forbidden" else first["msg"]
+        raise BadRequest(f"{field}: {msg}") from None
+    question = " ".join(req.query.split())
+    if not question:
+        raise BadRequest("query: must not be blank")
+    if len(question) > max_chars:
+        raise BadRequest(f"query: longer than {max_chars} characters")
+    return req.model_copy(update={"query": question})
+
+
+def default_adapter(runtime: Runtime) -> str:
+    configured = runtime.config.app.server.default_adapter
+    if configured:
+        return configured
+    names = list(runtime.adapters)
+    composites = [n for n in names if runtime.adapters[n].body_key is None]
+    if composites:
+        return composites[0]
+    if names:
+        return names[0]
+    raise NotFound("no adapters are configured")
+
+
+class Handlers:
+    def __init__(self, holder: RuntimeHolder) -> None:
+        self.holder = holder
+
+    def principal(self, request: web.Request) -> Principal:
+        return authenticate(request, self.holder.current.config.app.auth)
+
+    async def _question(self, request: web.Request, run):
+        principal = self.principal(request)
+        require(principal, "client")
+        runtime = self.holder.acquire()
+        try:
+            req = parse_query(await read_json(request), runtime.config.app.server.max_question_chars)
+            name = req.adapter or default_adapter(runtime)
+            adapter = runtime.get(name)
+            if not principal.may_query(name):
+                raise Forbidden(f"this key may not query adapter '{name}'")
+            timeout = runtime.config.app.server.request_timeout
+            try:
+                return await asyncio.wait_for(run(adapter, req.query, request), timeout)
+            except TimeoutError:
+                raise RequestTimeout(f"request timed out after {timeout:g} s") from None
+        finally:
+            self.holder.release(runtime)
+
+    async def query(self, request: web.Request) -> web.Response:
+        async def run(adapter, question, req):
+            result = await answering.answer(adapter, question)
+            for hook in request.app[HOOKS]:
+                hook("query", adapter, question, result)
+            return web.json_response(result.body)
+
+        return await self._question(request, run)
+
+    async def test_routing(self, request: web.Request) -> web.Response:
+        async def run(adapter, question, req):
+            body, outcome = await answering.test_routing(adapter, question)
+            for hook in request.app[HOOKS]:
+                hook("test_routing", adapter, question, outcome)
+            return web.json_response(body)
+
+        return await self._question(request, run)
+
+    async def statistics(self, request: web.Request) -> web.Response:
+        require(self.principal(request), "stats")
+        runtime = self.holder.current
+        name = request.query.get("adapter") or default_adapter(runtime)
+        return web.json_response(runtime.get(name).describe())
+
+    async def health(self, request: web.Request) -> web.Response:
+        runtime = self.holder.current
+        adapters = {}
+        checks = await asyncio.gather(*(a.health() for a in runtime.adapters.values()), return_exceptions=True)
+        for adapter, check in zip(runtime.adapters.values(), checks, strict=True):
+            adapters[adapter.name] = check if isinstance(check, dict) else {"status": "down", "reason": "check failed"}
+        load = self.holder.last_load
+        healthy = all(a.get("status") == "ok" for a in adapters.values()) and (load is None or load.ok)
+        body = {"status": "ok" if healthy else "degraded", "adapters": adapters,
+                "config": {"last_load": load.to_json() if load else None,
+                           "last_good_load": self.holder.last_good_load.to_json()
+                           if self.holder.last_good_load else None}}
+        return web.json_response(body)
+
+    async def reload(self, request: web.Request) -> web.Response:
+        require(self.principal(request), "admin")
+        status = await self.holder.reload()
+        return web.json_response(status.to_json(), status=200 if status.ok else 422)
+
+
+def create_app(holder: RuntimeHolder) -> web.Application:
+    app = web.Application(middlewares=[errors_middleware], client_max_size=64 * 1024)
+    app[HOLDER] = holder
+    app[HOOKS] = []
+    h = Handlers(holder)
+    app.router.add_post("/v1/query", h.query)
+    app.router.add_post("/v1/test_routing", h.test_routing)
+    app.router.add_get("/v1/routing/statistics", h.statistics)
+    app.router.add_get("/health", h.health)
+    app.router.add_post("/admin/reload", h.reload)
+    return app

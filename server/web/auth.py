@@ -1,0 +1,67 @@
+"""API keys from the environment: client keys (optionally limited to adapters), an admin key, a stats key."""
+
+from __future__ import annotations
+
+import hmac
+import os
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from ..config.models import AuthSettings
+from ..errors import Forbidden, Unauthorized
+
+
+@dataclass(frozen=True)
+class Principal:
+    name: str
+    role: str  # "client" | "admin" | "stats" | "anonymous"
+    adapters: tuple[str, ...] | None = None  # None = every adapter
+
+    def may_query(self, adapter: str) -> bool:
+        return self.role == "admin" or self.adapters is None or adapter in self.adapters
+
+
+ANONYMOUS_ADMIN = Principal("anonymous", "admin")  # auth off: loopback-only server, full access
+
+
+def presented_key(request: web.Request) -> str | None:
+    header = request.headers.get("Authorization", "")
+    if header.lower().startswith("bearer "):
+        return header[7:].strip() or None
+    return request.headers.get("X-API-Key") or None
+
+
+def _matches(key: str, env_name: str | None) -> bool:
+    expected = os.environ.get(env_name or "") if env_name else None
+    return bool(expected) and hmac.compare_digest(key.encode(), expected.encode())  # type: ignore[union-attr]
+
+
+def authenticate(request: web.Request, auth: AuthSettings) -> Principal:
+    if not auth.enabled:
+        return ANONYMOUS_ADMIN
+    key = presented_key(request)
+    if key is None:
+        raise Unauthorized("an API key is required (Authorization: Bearer <key> or X-API-Key)")
+    if _matches(key, auth.admin_key_env):
+        return Principal("admin", "admin")
+    if _matches(key, auth.stats_key_env):
+        return Principal("stats", "stats", ())
+    for client in auth.client_keys:
+        if _matches(key, client.key_env):
+            return Principal(client.name, "client", tuple(client.adapters) if client.adapters is not None else None)
+    raise Unauthorized("invalid API key")
+
+
+def require(principal: Principal, *roles: str) -> None:
+    if principal.role not in roles and principal.role != "admin":
+        raise Forbidden(f"this endpoint needs a {' or '.join(roles)} key")
+
+
+def missing_key_envs(auth: AuthSettings) -> list[str]:
+    names = [c.key_env for c in auth.client_keys] + [n for n in (auth.admin_key_env, auth.stats_key_env) if n]
+    return [n for n in names if not os.environ.get(n)]
+
+
+def is_loopback(host: str) -> bool:
+    return host in {"127.0.0.1", "localhost", "::1"} or host.startswith("127.")
