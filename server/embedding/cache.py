@@ -1,0 +1,255 @@
+"""Persistent embedding cache: a restart or a reload re-embeds only texts it has never seen.
+
+Rows are keyed by (model_id, sha256(text)) in SQLite and hold float32 bytes; a bounded LRU dict
+sits in front so that repeated questions never touch the disk. Only the misses of a batch are
+sent to the wrapped embedder, in one call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import sqlite3
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from server.embedding.base import Embedder, check_texts, empty
+
+log = logging.getLogger(__name__)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS embeddings (
+    model_id TEXT NOT NULL,
+    text_sha256 BLOB NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    used_at REAL NOT NULL,
+    PRIMARY KEY (model_id, text_sha256)
+);
+CREATE INDEX IF NOT EXISTS embeddings_used_at ON embeddings (used_at);
+"""
+_LOOKUP_CHUNK = 500  # stays below SQLite's bound-parameter limit
+
+
+@dataclass
+class CacheStats:
+    """Counts per text: `hits` + `misses` = texts asked for; `computed` = texts the provider embedded."""
+
+    hits: int = 0
+    misses: int = 0
+    computed: int = 0
+    memory_hits: int = 0
+    disk_hits: int = 0
+
+
+def text_key(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+class _DiskCache:
+    """The SQLite side. One connection shared by threads under a lock; WAL lets processes share the file."""
+
+    def __init__(self, path: Path, max_entries: int) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=10.0, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        self._lock = threading.Lock()
+        self._max_entries = max_entries
+        self._count = self._db.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+
+    def get(self, model_id: str, keys: list[bytes]) -> dict[bytes, np.ndarray]:
+        found: dict[bytes, np.ndarray] = {}
+        with self._lock:
+            for start in range(0, len(keys), _LOOKUP_CHUNK):
+                chunk = keys[start:start + _LOOKUP_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(
+                    f"SELECT text_sha256, dim, vector FROM embeddings WHERE model_id = ? AND text_sha256 IN ({marks})",
+                    [model_id, *chunk],
+                ).fetchall()
+                for key, dim, blob in rows:
+                    if len(blob) == dim * 4:
+                        found[bytes(key)] = np.frombuffer(blob, dtype=np.float32)
+            if found:  # remember use so that pruning drops what nobody asks for any more
+                self._db.executemany(
+                    "UPDATE embeddings SET used_at = ? WHERE model_id = ? AND text_sha256 = ?",
+                    [(time.time(), model_id, k) for k in found],
+                )
+        return found
+
+    def put(self, model_id: str, items: list[tuple[bytes, np.ndarray]]) -> None:
+        now = time.time()
+        rows = [(model_id, k, int(v.shape[0]), np.ascontiguousarray(v, dtype=np.float32).tobytes(), now)
+                for k, v in items]
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)", rows)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._count += len(rows)
+            if self._count > self._max_entries:
+                self._prune()
+
+    def _prune(self) -> None:
+        """Drop the least recently used rows down to 90% of the bound."""
+        self._count = self._db.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+        excess = self._count - int(self._max_entries * 0.9)
+        if excess > 0 and self._count > self._max_entries:
+            self._db.execute(
+                "DELETE FROM embeddings WHERE rowid IN (SELECT rowid FROM embeddings ORDER BY used_at LIMIT ?)",
+                (excess,),
+            )
+            self._count -= excess
+            log.info("embedding cache pruned %d least recently used rows", excess)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+class CachedEmbedder(Embedder):
+    """Wraps an embedder with a memory LRU and an optional SQLite file; same interface, same vectors.
+
+    A cache file that cannot be opened or written degrades to memory only, with a warning:
+    the cache saves work, it must never take the service down.
+    """
+
+    def __init__(
+        self,
+        inner: Embedder,
+        path: Path | None,
+        memory_entries: int = 20_000,
+        max_disk_entries: int = 200_000,
+    ) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.stats = CacheStats()
+        self._memory: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._memory_entries = memory_entries
+        self._memory_lock = threading.Lock()  # the LRU is touched by the loop and by worker threads
+        self._seen_dim = 0
+        self._disk: _DiskCache | None = None
+        if path is not None:
+            try:
+                self._disk = _DiskCache(path, max_disk_entries)
+            except (sqlite3.Error, OSError) as exc:
+                log.warning("embedding cache %s unavailable (%s); caching in memory only", path, exc)
+
+    @property
+    def dim(self) -> int:  # type: ignore[override]
+        """The provider's dimension, or the cached vectors' when a remote provider was never called."""
+        return self.inner.dim or self._seen_dim
+
+    @property
+    def persistent(self) -> bool:
+        return self._disk is not None
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        texts = check_texts(texts)
+        if not texts:
+            return empty(self.dim)
+        keys = [text_key(t) for t in texts]
+        found = self._from_memory(keys)
+        wanted = self._missing(keys, found)
+        if wanted and self._disk is not None:
+            found.update(await asyncio.to_thread(self._from_disk, list(wanted)))
+        todo = self._count_and_todo(texts, keys, found)
+        if todo:
+            vectors = await self.inner.embed(list(todo.values()))
+            await asyncio.to_thread(self._store, list(todo), vectors, found)
+        return np.stack([found[k] for k in keys])
+
+    def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
+        texts = check_texts(texts)
+        if not texts:
+            return empty(self.dim)
+        keys = [text_key(t) for t in texts]
+        found = self._from_memory(keys)
+        wanted = self._missing(keys, found)
+        if wanted and self._disk is not None:
+            found.update(self._from_disk(list(wanted)))
+        todo = self._count_and_todo(texts, keys, found)
+        if todo:
+            self._store(list(todo), self.inner.embed_sync(list(todo.values())), found)
+        return np.stack([found[k] for k in keys])
+
+    async def close(self) -> None:
+        if self._disk is not None:
+            self._disk.close()
+            self._disk = None
+        await self.inner.close()
+
+    # -- steps shared by the async and sync paths --
+
+    def _from_memory(self, keys: list[bytes]) -> dict[bytes, np.ndarray]:
+        found: dict[bytes, np.ndarray] = {}
+        with self._memory_lock:
+            for k in keys:
+                vec = self._memory.get(k)
+                if vec is not None:
+                    self._memory.move_to_end(k)
+                    found[k] = vec
+        self.stats.memory_hits += sum(1 for k in keys if k in found)
+        return found
+
+    @staticmethod
+    def _missing(keys: list[bytes], found: dict[bytes, np.ndarray]) -> dict[bytes, None]:
+        return dict.fromkeys(k for k in keys if k not in found)
+
+    def _from_disk(self, keys: list[bytes]) -> dict[bytes, np.ndarray]:
+        assert self._disk is not None
+        try:
+            rows = self._disk.get(self.model_id, keys)
+        except sqlite3.Error as exc:
+            log.warning("embedding cache read failed (%s); embedding instead", exc)
+            return {}
+        dim = self.inner.dim or self._seen_dim
+        rows = {k: v for k, v in rows.items() if not dim or v.shape[0] == dim}
+        for k, v in rows.items():
+            self._remember(k, v)
+        return rows
+
+    def _count_and_todo(self, texts: list[str], keys: list[bytes], found: dict[bytes, np.ndarray]) -> dict[bytes, str]:
+        """Update hit/miss counts and return the distinct texts that still need embedding."""
+        todo: dict[bytes, str] = {}
+        for text, k in zip(texts, keys, strict=True):
+            if k in found:
+                self.stats.hits += 1
+            else:
+                self.stats.misses += 1
+                todo.setdefault(k, text)
+        self.stats.disk_hits = self.stats.hits - self.stats.memory_hits
+        self.stats.computed += len(todo)
+        return todo
+
+    def _store(self, keys: list[bytes], vectors: np.ndarray, found: dict[bytes, np.ndarray]) -> None:
+        vectors = np.asarray(vectors, dtype=np.float32)
+        items = [(k, vectors[i].copy()) for i, k in enumerate(keys)]
+        for k, v in items:
+            found[k] = v
+            self._remember(k, v)
+        if self._disk is not None:
+            try:
+                self._disk.put(self.model_id, items)
+            except sqlite3.Error as exc:
+                log.warning("embedding cache write failed (%s); continuing without persisting", exc)
+
+    def _remember(self, key: bytes, vector: np.ndarray) -> None:
+        self._seen_dim = int(vector.shape[0])
+        with self._memory_lock:
+            self._memory[key] = vector
+            self._memory.move_to_end(key)
+            while len(self._memory) > self._memory_entries:
+                self._memory.popitem(last=False)

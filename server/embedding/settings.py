@@ -1,0 +1,50 @@
+"""Embedding configuration (the `embedding:` block of config.yaml)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+# Names accepted for the bundled local model; all mean the same weights.
+MINILM_MODEL_NAMES = frozenset(
+    {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
+)
+
+
+class EmbeddingCacheSettings(BaseModel, extra="forbid"):
+    """Persistent cache of embeddings keyed by model and text, so restarts re-embed nothing."""
+
+    enabled: bool = True
+    path: str = "data/embedding_cache.sqlite3"
+
+
+class EmbeddingSettings(BaseModel, extra="forbid"):
+    """Which embedding model to use and how to reach it. Secrets come only from the environment."""
+
+    provider: Literal["minilm", "openai_compatible"] = "minilm"
+    model: str = "all-MiniLM-L6-v2"
+    base_url: str | None = None
+    api_key_env: str | None = None
+    timeout: float = Field(default=30.0, gt=0)
+    batch_size: int = Field(default=64, ge=1, le=4096)
+    cache: EmbeddingCacheSettings = EmbeddingCacheSettings()
+
+    @model_validator(mode="after")
+    def _check_provider(self) -> EmbeddingSettings:
+        if self.provider == "openai_compatible":
+            if not self.base_url:
+                raise ValueError("provider 'openai_compatible' requires base_url (e.g. http://127.0.0.1:11434/v1)")
+            if not self.base_url.startswith(("http://", "https://")):
+                raise ValueError("base_url must start with http:// or https://")
+            if not self.model.strip():
+                raise ValueError("model must not be empty")
+        else:
+            if self.model.lower() not in MINILM_MODEL_NAMES:
+                raise ValueError(
+                    f"provider 'minilm' only bundles all-MiniLM-L6-v2, not {self.model!r}; "
+                    "use provider 'openai_compatible' for other models"
+                )
+            if self.base_url is not None or self.api_key_env is not None:
+                raise ValueError("base_url and api_key_env apply only to provider 'openai_compatible'")
+        return self
