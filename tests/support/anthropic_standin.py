@@ -18,7 +18,7 @@ indices, out-of-range scores), `text()`, `refusal()`, `truncated()`, `malformed_
 `error(status)`, `overloaded()`; any reply can be `.delayed(seconds)` to test timeouts.
 Error and text replies carry `RAW_TEXT_MARKER`, so a test can assert it never leaks.
 
-The shared pieces (`RecordedRequest`, `LoopbackServer`, `word_overlap`, `RAW_TEXT_MARKER`)
+The shared pieces (`RecordedRequest`, `LoopbackServer`, `word_overlap`, `RAW_TEXT_MARKER`, `retry_headers`)
 are reused by the Cohere stand-in.
 """
 
@@ -43,48 +43,13 @@ Scorer = Callable[[str, list[str]], Sequence[float]]
 
 RAW_TEXT_MARKER = "RAW-PROVIDER-TEXT-do-not-leak"
 
-_STOPWORDS = frozenset(
-    {
-        "a",
-        "an",
-        "and",
-        "are",
-        "all",
-        "any",
-        "by",
-        "can",
-        "do",
-        "does",
-        "for",
-        "from",
-        "how",
-        "i",
-        "in",
-        "is",
-        "it",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "show",
-        "the",
-        "to",
-        "what",
-        "which",
-        "who",
-        "with",
-        "list",
-        "get",
-        "find",
-        "give",
-        "tell",
-        "there",
-        "their",
-        "this",
-        "that",
-    }
-)
+# fmt: off
+_STOPWORDS = frozenset({
+    "a", "an", "and", "are", "all", "any", "by", "can", "do", "does", "for", "from", "how", "i", "in",
+    "is", "it", "me", "my", "of", "on", "or", "show", "the", "to", "what", "which", "who", "with",
+    "list", "get", "find", "give", "tell", "there", "their", "this", "that",
+})
+# fmt: on
 
 
 def _words(text: str) -> set[str]:
@@ -222,12 +187,20 @@ class Reply:
         return cls("raw", status=status, payload=(body, content_type))
 
     @classmethod
-    def error(cls, status: int, error_type: str | None = None, message: str = RAW_TEXT_MARKER) -> Reply:
-        """An API error in Anthropic's shape: {"type": "error", "error": {"type", "message"}}."""
+    def error(
+        cls,
+        status: int,
+        error_type: str | None = None,
+        message: str = RAW_TEXT_MARKER,
+        retry_after: float | None = None,
+    ) -> Reply:
+        """An API error in Anthropic's shape: {"type": "error", "error": {"type", "message"}}.
+
+        `retry_after` (seconds) is sent as `retry-after-ms`, which the SDK honours between retries.
+        """
         kind = error_type or _ERROR_TYPES.get(status, "api_error")
-        return cls(
-            "error", status=status, payload={"type": "error", "error": {"type": kind, "message": message}}
-        )
+        body = {"type": "error", "error": {"type": kind, "message": message}}
+        return cls("error", status=status, payload=(body, retry_headers(retry_after)))
 
     @classmethod
     def overloaded(cls) -> Reply:
@@ -248,6 +221,16 @@ _ERROR_TYPES = {
     500: "api_error",
     529: "overloaded_error",
 }
+
+
+def _error_body(error_type: str, message: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": error_type, "message": message}}
+
+
+def retry_headers(retry_after: float | None) -> dict[str, str]:
+    """`retry-after-ms` as both SDKs read it; empty when no hint is wanted."""
+    return {} if retry_after is None else {"retry-after-ms": str(int(retry_after * 1000))}
+
 
 _QUESTION = re.compile(r"<question>(.*?)</question>", re.S)
 _CANDIDATE = re.compile(r'<candidate index="(\d+)">(.*?)</candidate>', re.S)
@@ -284,10 +267,10 @@ class AnthropicStandin(LoopbackServer):
     async def _messages(self, request: web.Request) -> web.StreamResponse:
         recorded = await self.record(request)
         if self.api_key is not None and self.bearer_or_key(recorded) != self.api_key:
-            return web.json_response(Reply.error(401, message="invalid x-api-key").payload, status=401)
+            return web.json_response(_error_body("authentication_error", "invalid x-api-key"), status=401)
         problem = _request_problem(recorded)
         if problem:
-            return web.json_response(Reply.error(400, message=problem).payload, status=400)
+            return web.json_response(_error_body("invalid_request_error", problem), status=400)
         reply = self._queue.popleft() if self._queue else self.default
         await self.pause(reply.delay)
         return self._render(reply, recorded.body)
@@ -297,9 +280,9 @@ class AnthropicStandin(LoopbackServer):
             data, content_type = reply.payload
             return web.Response(status=reply.status, body=data, content_type=content_type)
         if reply.kind == "error":
-            return web.json_response(
-                reply.payload, status=reply.status, headers={"request-id": f"req_standin_{next(self._ids)}"}
-            )
+            body, headers = reply.payload
+            headers = {**headers, "request-id": f"req_standin_{next(self._ids)}"}
+            return web.json_response(body, status=reply.status, headers=headers)
         if reply.kind == "text":
             return self._message(body, [{"type": "text", "text": reply.payload}], "end_turn")
         if reply.kind == "refusal":
@@ -312,9 +295,7 @@ class AnthropicStandin(LoopbackServer):
             return self._message(body, [{"type": "text", "text": "Scores follow in prose."}], "end_turn")
         entries = [{"index": i, "score": round(float(s), 4)} for i, s in enumerate(scores)]
         if reply.kind == "truncated":
-            return self._message(
-                body, [self._tool_use(body, {"scores": entries[: len(entries) // 2]})], "max_tokens"
-            )
+            return self._message(body, [self._tool_use(body, {"scores": entries[: len(entries) // 2]})], "max_tokens")
         return self._message(body, [self._tool_use(body, {"scores": entries})], "tool_use")
 
     def _scores(self, body: Mapping[str, Any], scorer: Scorer | None) -> list[float] | None:
@@ -333,9 +314,7 @@ class AnthropicStandin(LoopbackServer):
             "input": tool_input,
         }
 
-    def _message(
-        self, body: Mapping[str, Any], content: list[dict[str, Any]], stop_reason: str
-    ) -> web.Response:
+    def _message(self, body: Mapping[str, Any], content: list[dict[str, Any]], stop_reason: str) -> web.Response:
         message = {
             "id": f"msg_standin_{next(self._ids)}",
             "type": "message",

@@ -32,6 +32,7 @@ from tests.support.anthropic_standin import (
     LoopbackServer,
     RecordedRequest,
     Scorer,
+    retry_headers,
     word_overlap,
 )
 
@@ -68,9 +69,9 @@ class CohereReply:
         return cls("raw", status=status, payload=(body, content_type))
 
     @classmethod
-    def error(cls, status: int, message: str = RAW_TEXT_MARKER) -> CohereReply:
-        """An API error in Cohere's shape: {"message": ...}."""
-        return cls("error", status=status, payload={"message": message})
+    def error(cls, status: int, message: str = RAW_TEXT_MARKER, retry_after: float | None = None) -> CohereReply:
+        """An API error in Cohere's shape: {"message": ...}; `retry_after` seconds as `retry-after-ms`."""
+        return cls("error", status=status, payload=({"message": message}, retry_headers(retry_after)))
 
     def delayed(self, seconds: float) -> CohereReply:
         """The same reply, sent after `seconds` (a slow provider)."""
@@ -108,7 +109,8 @@ class CohereStandin(LoopbackServer):
             data, content_type = reply.payload
             return web.Response(status=reply.status, body=data, content_type=content_type)
         if reply.kind == "error":
-            return web.json_response(reply.payload, status=reply.status)
+            body, headers = reply.payload
+            return web.json_response(body, status=reply.status, headers=headers)
         if reply.kind == "results":
             return self._response(reply.payload)
         body = recorded.body

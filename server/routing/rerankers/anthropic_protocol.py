@@ -76,14 +76,10 @@ def parse_reply(stop_reason: object, content: object, count: int) -> list[float]
         raise ReplyError("refusal")
     if stop_reason == "max_tokens":
         raise ReplyError("reply truncated (max_tokens too small)")
-    calls = [
-        b for b in content if getattr(b, "type", None) == "tool_use" and getattr(b, "name", None) == TOOL_NAME
-    ]
+    calls = [b for b in content if getattr(b, "type", None) == "tool_use" and getattr(b, "name", None) == TOOL_NAME]
     if not calls:
         kinds = {getattr(b, "type", "?") for b in content}
-        raise ReplyError(
-            "no tool call in reply (text only)" if kinds == {"text"} else "no tool call in reply"
-        )
+        raise ReplyError("no tool call in reply (text only)" if kinds == {"text"} else "no tool call in reply")
     if len(calls) > 1:
         raise ReplyError("malformed reply (more than one tool call)")
     return parse_scores(getattr(calls[0], "input", None), count)

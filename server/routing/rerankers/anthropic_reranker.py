@@ -51,9 +51,7 @@ class AnthropicReranker(Reranker):
             raise _map_error(exc) from None
         try:
             # getattr: a reply that is not a Message object at all is malformed, not a crash
-            return parse_reply(
-                getattr(message, "stop_reason", None), getattr(message, "content", None), len(texts)
-            )
+            return parse_reply(getattr(message, "stop_reason", None), getattr(message, "content", None), len(texts))
         except ReplyError as exc:
             raise RerankError(PROVIDER, str(exc), request_id=_request_id(message)) from None
 
@@ -63,17 +61,13 @@ class AnthropicReranker(Reranker):
 
 def _map_error(exc: Exception) -> RerankError:
     """Our short reason for an SDK exception; the provider's text is neither kept nor logged."""
-    log.debug(
-        "anthropic rerank failed: %s (request id %s)", type(exc).__name__, getattr(exc, "request_id", None)
-    )
+    log.debug("anthropic rerank failed: %s (request id %s)", type(exc).__name__, getattr(exc, "request_id", None))
     if isinstance(exc, anthropic.APITimeoutError | TimeoutError):
         return RerankError(PROVIDER, "timeout")
     if isinstance(exc, anthropic.APIConnectionError):
         return RerankError(PROVIDER, "connection failed")
     if isinstance(exc, anthropic.APIStatusError):
-        return RerankError(
-            PROVIDER, http_reason(exc.status_code), status=exc.status_code, request_id=exc.request_id
-        )
+        return RerankError(PROVIDER, http_reason(exc.status_code), status=exc.status_code, request_id=exc.request_id)
     if isinstance(exc, anthropic.APIResponseValidationError | ValueError):
         return RerankError(PROVIDER, "malformed reply (not a valid Messages API response)")
     return RerankError(PROVIDER, f"client error ({type(exc).__name__})")

@@ -27,9 +27,7 @@ class RerankItem:
 class RerankError(Exception):
     """A reranking call failed; `str()` is `"<provider>: <reason>"`, never provider text."""
 
-    def __init__(
-        self, provider: str, reason: str, *, status: int | None = None, request_id: str | None = None
-    ) -> None:
+    def __init__(self, provider: str, reason: str, *, status: int | None = None, request_id: str | None = None) -> None:
         super().__init__(f"{provider}: {reason}")
         self.provider = provider
         self.reason = reason

@@ -86,6 +86,4 @@ class RerankCache:
 
     @property
     def stats(self) -> RerankCacheStats:
-        return RerankCacheStats(
-            self._hits, self._misses, self._evictions, self._expirations, len(self._entries)
-        )
+        return RerankCacheStats(self._hits, self._misses, self._evictions, self._expirations, len(self._entries))

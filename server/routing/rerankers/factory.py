@@ -5,9 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from .anthropic_reranker import AnthropicReranker
 from .base import Reranker
-from .cohere_reranker import CohereReranker
 from .settings import RerankerSettings
 
 
@@ -20,9 +18,7 @@ class RerankerConfigError(ValueError):
         self.env_var = env_var
 
 
-def build_reranker(
-    name: str, settings: RerankerSettings, environ: Mapping[str, str] | None = None
-) -> Reranker:
+def build_reranker(name: str, settings: RerankerSettings, environ: Mapping[str, str] | None = None) -> Reranker:
     """A ready reranker for `rerankers.<name>`; `environ` defaults to the process environment."""
     env = os.environ if environ is None else environ
     api_key = env.get(settings.api_key_env, "").strip()
@@ -33,6 +29,12 @@ def build_reranker(
             f"(it must hold the {settings.provider} API key)",
             env_var=settings.api_key_env,
         )
+    # SDKs are imported here, not at module load: the anthropic SDK alone takes ~2 s to import,
+    # and a server without rerankers should not pay for it.
     if settings.provider == "anthropic":
+        from .anthropic_reranker import AnthropicReranker
+
         return AnthropicReranker(name, settings, api_key)
+    from .cohere_reranker import CohereReranker
+
     return CohereReranker(name, settings, api_key)

@@ -35,9 +35,7 @@ class RerankerSettings(BaseModel):
     @classmethod
     def _env_name(cls, value: str) -> str:
         if not _ENV_NAME.match(value):
-            raise ValueError(
-                "api_key_env must be an environment variable NAME (letters, digits, _), not a key"
-            )
+            raise ValueError("api_key_env must be an environment variable NAME (letters, digits, _), not a key")
         return value
 
     @field_validator("base_url")
