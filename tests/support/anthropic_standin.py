@@ -280,9 +280,9 @@ class AnthropicStandin(LoopbackServer):
             data, content_type = reply.payload
             return web.Response(status=reply.status, body=data, content_type=content_type)
         if reply.kind == "error":
-            body, headers = reply.payload
+            error_body, headers = reply.payload
             headers = {**headers, "request-id": f"req_standin_{next(self._ids)}"}
-            return web.json_response(body, status=reply.status, headers=headers)
+            return web.json_response(error_body, status=reply.status, headers=headers)
         if reply.kind == "text":
             return self._message(body, [{"type": "text", "text": reply.payload}], "end_turn")
         if reply.kind == "refusal":
