@@ -31,7 +31,7 @@ async def test_sqlite_is_opened_read_only(tmp_path):
     try:
         adapter = runtime.get("people")
         engine = adapter._engine
-        with engine.connect() as conn, pytest.raises(Exception, match="readonly|read-only|query_only"):
+        with engine.connect() as conn, pytest.raises(Exception, match=r"readonly|read-only|query_only"):
             conn.exec_driver_sql("DELETE FROM people")
     finally:
         await runtime.close()
