@@ -9,7 +9,7 @@ Reply rules (anything else raises `ReplyError` with a short reason of ours):
 - a refusal, a truncated reply (`max_tokens`) or a reply without the tool call is rejected;
 - `scores` must be a list of `{index: int, score: number}`; extra keys in an entry are ignored;
 - then the shared rules of `replies.collect_scores`: every candidate scored exactly once or the
-  whole reply is rejected; scores outside 0..1 are clamped.
+  whole reply is rejected; scores outside 0..1 are clamped by `Reranker.rerank`.
 
 Strict tool mode is not used: its grammar does not take numeric bounds, and we validate the
 reply ourselves either way.

@@ -3,7 +3,7 @@
 A candidate left without a score, an index outside the candidates, an index scored twice or a
 value of the wrong type makes the whole reply untrustworthy (`ReplyError`): a partial result
 would make a skipped candidate look like a score of 0 to the router. Finite scores outside
-0..1 are clamped; the order they express is still useful.
+0..1 are kept here and clamped by `Reranker.rerank`; the order they express is still useful.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ class ReplyError(ValueError):
 
 
 def collect_scores(entries: Iterable[tuple[object, object]], count: int) -> list[float]:
-    """(index, score) pairs from a reply -> scores in candidate order, clamped to [0, 1]."""
+    """(index, score) pairs from a reply -> finite scores in candidate order (not yet clamped)."""
     found: dict[int, float] = {}
     for raw_index, raw_score in entries:
         index, score = _as_index(raw_index), _as_number(raw_score)
@@ -27,7 +27,7 @@ def collect_scores(entries: Iterable[tuple[object, object]], count: int) -> list
             raise ReplyError("malformed reply (index out of range)")
         if index in found:
             raise ReplyError("malformed reply (index scored twice)")
-        found[index] = min(1.0, max(0.0, score))
+        found[index] = score
     missing = count - len(found)
     if missing:
         raise ReplyError(f"malformed reply (missing scores for {missing} of {count} candidates)")
