@@ -30,8 +30,9 @@ from pathlib import Path
 SEED = 20250601
 HR_DB = Path("templates/hr/hr.db")
 SALES_DB = Path("templates/sales/sales.duckdb")
-# The demo world ends here; "upcoming" leave and "pending" orders are relative to this day.
-AS_OF = date(2025, 12, 15)
+# The demo world's "today": the last order and hire date. Leave booked after it is upcoming, and
+# orders from its last two weeks are mostly still pending.
+AS_OF = date(2025, 12, 31)
 
 Row = tuple[object, ...]
 
@@ -438,7 +439,7 @@ def _orders(rng: random.Random, customers: list[Row], products: list[Row]) -> tu
         year = _weighted_year(rng, ORDER_YEAR_WEIGHTS)
         month = rng.choices(range(1, 13), weights=MONTH_WEIGHTS)[0]
         month_end = (date(year + (month == 12), month % 12 + 1, 1) - timedelta(days=1))
-        dates.append(_random_date(rng, date(year, month, 1), min(month_end, date(2025, 12, 31))))
+        dates.append(_random_date(rng, date(year, month, 1), min(month_end, AS_OF)))
     dates.sort()
 
     orders: list[Row] = []
@@ -448,7 +449,7 @@ def _orders(rng: random.Random, customers: list[Row], products: list[Row]) -> tu
         pick = bisect.bisect_left(cumulative, rng.random() * cumulative[max(eligible, 1) - 1])
         customer = by_signup[min(pick, max(eligible, 1) - 1)]
         segment = customer[2]
-        if when > AS_OF - timedelta(days=10) and rng.random() < 0.7:
+        if when > AS_OF - timedelta(days=14) and rng.random() < 0.75:
             status = "pending"
         else:
             status = rng.choices(["completed", "returned", "pending"], weights=[92, 6, 2])[0]
@@ -463,10 +464,9 @@ def _orders(rng: random.Random, customers: list[Row], products: list[Row]) -> tu
         for index in sorted(chosen):
             product = products[index]
             list_price = float(product[3])  # type: ignore[arg-type]
-            if list_price < 1500:
-                quantity = rng.randint(low_q, high_q)
-            else:  # nobody buys workstations by the crate
-                quantity = rng.randint(1, max(1, high_q // 4))
+            # nobody buys workstations by the crate
+            top_q = high_q if list_price < 1500 else max(1, high_q // 4)
+            quantity = rng.randint(min(low_q, top_q), top_q)
             price = round(list_price * (1 - rng.uniform(low_d, high_d)), 2)
             items.append((order_id, product[0], quantity, price))
     return orders, items
