@@ -1,0 +1,125 @@
+"""The persistent embedding cache: warm restarts re-embed nothing, keys include the model."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from server.embedding import CachedEmbedder, Embedder
+from server.embedding.factory import shared_minilm
+from server.embedding.minilm import MiniLMEmbedder
+
+TEXTS = ["Who works in Engineering?", "Show me the sales team", "revenue last quarter",
+         "Who works in Engineering?", "my card was declined"]
+
+
+@pytest.fixture(scope="module")
+def minilm(tmp_path_factory: pytest.TempPathFactory) -> MiniLMEmbedder:
+    return MiniLMEmbedder(shared_minilm(tmp_path_factory.mktemp("models")))
+
+
+class OtherModel(Embedder):
+    """The same vectors under another model identity, counting what it is asked to embed."""
+
+    model_id = "minilm:some-other-model"
+
+    def __init__(self, inner: MiniLMEmbedder) -> None:
+        self.inner = inner
+        self.dim = inner.dim
+        self.asked: list[str] = []
+
+    def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
+        self.asked.extend(texts)
+        return self.inner.embed_sync(texts)
+
+    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.asked.extend(texts)
+        return await self.inner.embed(texts)
+
+
+async def test_warm_restart_reembeds_nothing(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    path = tmp_path / "cache.sqlite3"
+    first = CachedEmbedder(minilm, path)
+    cold = await first.embed(TEXTS)
+    assert (first.stats.hits, first.stats.misses, first.stats.computed) == (0, 5, 4)  # duplicate embedded once
+    again = await first.embed(TEXTS[:2])
+    assert first.stats.memory_hits == 2 and first.stats.computed == 4
+    np.testing.assert_array_equal(again, cold[:2])
+    await first.close()
+
+    second = CachedEmbedder(minilm, path)
+    warm = await second.embed(TEXTS)
+    assert (second.stats.hits, second.stats.misses, second.stats.computed) == (5, 0, 0)
+    assert second.stats.disk_hits == 5
+    np.testing.assert_array_equal(warm, cold)
+    np.testing.assert_allclose(cold, minilm.embed_sync(TEXTS), atol=1e-6)
+    await second.close()
+
+
+async def test_only_misses_are_computed(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    counting = OtherModel(minilm)
+    cache = CachedEmbedder(counting, tmp_path / "cache.sqlite3")
+    await cache.embed(TEXTS[:2])
+    counting.asked.clear()
+    out = await cache.embed(["brand new question", *TEXTS[:2]])
+    assert counting.asked == ["brand new question"]
+    assert out.shape == (3, minilm.dim)
+    await cache.close()
+
+
+def test_cache_is_keyed_by_model(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    path = tmp_path / "cache.sqlite3"
+    CachedEmbedder(minilm, path).embed_sync(TEXTS)
+    other = OtherModel(minilm)
+    cache = CachedEmbedder(other, path)
+    cache.embed_sync(TEXTS)
+    assert cache.stats.hits == 0 and cache.stats.computed == 4
+    assert sorted(set(other.asked)) == sorted(set(TEXTS))
+    with sqlite3.connect(path) as db:
+        per_model = dict(db.execute("SELECT model_id, count(*) FROM embeddings GROUP BY model_id").fetchall())
+    assert per_model == {minilm.model_id: 4, other.model_id: 4}
+
+
+async def test_sync_and_async_share_the_cache(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    cache = CachedEmbedder(minilm, tmp_path / "cache.sqlite3")
+    synced = cache.embed_sync(TEXTS[:3])
+    awaited = await cache.embed(TEXTS[:3])
+    np.testing.assert_array_equal(synced, awaited)
+    assert cache.stats.computed == 3 and cache.stats.hits == 3
+    assert (await cache.embed([])).shape == (0, minilm.dim)
+    await cache.close()
+
+
+def test_memory_only_without_a_path(minilm: MiniLMEmbedder) -> None:
+    cache = CachedEmbedder(minilm, None, memory_entries=2)
+    cache.embed_sync(TEXTS[:3])  # three distinct texts, room for two
+    cache.embed_sync(TEXTS[2:3])
+    cache.embed_sync(TEXTS[:1])
+    assert not cache.persistent
+    assert cache.stats.memory_hits == 1 and cache.stats.computed == 4  # the oldest was evicted
+
+
+def test_unusable_cache_file_degrades_to_memory(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    cache = CachedEmbedder(minilm, blocker / "sub" / "cache.sqlite3")
+    assert not cache.persistent
+    assert cache.embed_sync(TEXTS[:2]).shape == (2, minilm.dim)
+
+
+def test_disk_cache_is_bounded_and_keeps_recently_used(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    path = tmp_path / "cache.sqlite3"
+    texts = [f"question {i}" for i in range(12)]
+    writer = CachedEmbedder(minilm, path, memory_entries=0, max_disk_entries=10)
+    writer.embed_sync(texts[:6])
+    writer.embed_sync(texts[:2])  # read back from disk: now the most recently used
+    writer.embed_sync(texts[6:])
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT count(*) FROM embeddings").fetchone()[0] <= 10
+    reader = CachedEmbedder(minilm, path)
+    reader.embed_sync(texts[:2])
+    assert reader.stats.disk_hits == 2
