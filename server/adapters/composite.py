@@ -53,7 +53,8 @@ class CompositeAdapter(Adapter):
         super().__init__(settings, context)
         base: CompositeRetrievalSettings = context.extra.get("retrieval") or CompositeRetrievalSettings()
         self.retrieval = base.merged(settings.overrides())
-        self._stages = build_stages(self.retrieval, context.extra.get("stages"))
+        app = context.extra.get("app")
+        self._stages = build_stages(self.retrieval, app.rerankers if app is not None else {})
         self._router = Router(self.routing_policy(), self._stages)
 
     def routing_sources(self) -> list[Adapter]:

@@ -68,10 +68,7 @@ class Router:
 
         reports: list[StageReport] = []
         if candidates and self.stages:
-            for stage in self.stages:
-                t = time.perf_counter()
-                reports.append(await stage.score(question, candidates))
-                timings[stage.name] = _ms(t)
+            reports = await self._run_stages(question, candidates, timings)
             combine(candidates, self.weights(), self.policy.retrieval.scoring)
 
         t = time.perf_counter()
@@ -84,6 +81,20 @@ class Router:
         if self.policy.verbose:
             _log_verbose(outcome, self.policy)
         return outcome
+
+    async def _run_stages(self, question: str, candidates: list[Candidate], timings: dict[str, float]):
+        """In order, or (performance.parallel_rerank) all at once so the reranker's network wait
+        overlaps the local stages' work."""
+
+        async def timed(stage: ScoringStage) -> StageReport:
+            t = time.perf_counter()
+            report = await stage.score(question, candidates)
+            timings[stage.name] = _ms(t)
+            return report
+
+        if self.policy.retrieval.performance.parallel_rerank and len(self.stages) > 1:
+            return list(await asyncio.gather(*(timed(stage) for stage in self.stages)))
+        return [await timed(stage) for stage in self.stages]
 
     async def _embed(self, question: str, sources: Sequence[TemplateSource]):
         """One embedding per distinct model among the sources (one in the usual case)."""

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from ..rerankers.factory import build_reranker
+from ..rerankers.settings import RerankerSettings
 from ..settings import CompositeRetrievalSettings
 from .base import ScoringStage
+from .rerank import RerankStage
 from .string_similarity import StringSimilarityStage
 
 
-def build_stages(retrieval: CompositeRetrievalSettings, extra: list[ScoringStage] | None = None) -> list[ScoringStage]:
-    stages: list[ScoringStage] = list(extra or [])
+def build_stages(
+    retrieval: CompositeRetrievalSettings, rerankers: Mapping[str, RerankerSettings]
+) -> list[ScoringStage]:
+    """String similarity first (cheap, local), then the reranker when enabled."""
+    stages: list[ScoringStage] = []
     if retrieval.string_similarity.enabled:
         stages.append(StringSimilarityStage(retrieval.string_similarity))
+    rerank = retrieval.reranking
+    if rerank.enabled:
+        assert rerank.provider is not None  # checked when the config loaded
+        reranker = build_reranker(rerank.provider, rerankers[rerank.provider])
+        stages.append(RerankStage(rerank, retrieval.performance, reranker))
     return stages
