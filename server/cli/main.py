@@ -29,6 +29,9 @@ def _parser() -> argparse.ArgumentParser:
     route.add_argument("--execute", action="store_true", help="run the query and print the /v1/query response")
     sub.add_parser("validate", help="check all YAML; exit 1 with file:line messages on errors")
     sub.add_parser("reindex", help="rebuild every template store from scratch")
+    fit = sub.add_parser("fit-thresholds", help="fit the confidence threshold and margin from labelled questions")
+    fit.add_argument("--labelled", type=Path, required=True, help="YAML questions: [{question, adapter, template}]")
+    fit.add_argument("--adapter")
     return parser
 
 
@@ -43,6 +46,11 @@ def main(argv: list[str] | None = None) -> int:
             return _validate(args.config)
         if command == "route":
             return asyncio.run(_route(args.config, args.question, args.adapter, args.execute))
+        if command == "fit-thresholds":
+            from .fit import fit_command
+
+            print(json.dumps(asyncio.run(fit_command(args.config, args.labelled, args.adapter)), indent=2))
+            return 0
         if command == "reindex":
             return asyncio.run(_reindex(args.config))
         from .serve import serve

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Routing accuracy on BANKING77 through the composite's public path (test_routing).
+
+The 77 intents are split over 7 child adapters, one template per intent, with k examples from
+train.csv as nl_examples (k = 8 and k = all). Questions come from test.csv (never the templates' own
+examples). Reports top-1 template accuracy and child-adapter accuracy per scoring configuration,
+then out-of-scope rejection: 10 intents are removed from the templates, their test questions must be
+rejected; the threshold is fitted on one half of the test questions and measured on the other.
+
+Prints one JSON object per line. Nothing calls a remote API.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import json
+import random
+import re
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from server.config.loader import load_config  # noqa: E402
+from server.routing.fitting import Observation, evaluate, fit_threshold  # noqa: E402
+from server.runtime.build import build_runtime  # noqa: E402
+from server.service.answer import test_routing  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "banking77"
+CHILDREN = 7
+OOS_INTENTS = 10
+
+# Scoring configurations compared: name -> composite overrides of composite_retrieval.
+CONFIGS: dict[str, dict] = {
+    "embedding_only": {"string_similarity": {"enabled": False}},
+    "embedding_string_similarity": {"string_similarity": {"enabled": True}},
+}
+
+
+def template_id(intent: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", intent)
+
+
+def read_csv(path: Path) -> list[tuple[str, str]]:
+    with path.open(newline="", encoding="utf-8") as fh:
+        return [(row["text"], template_id(row["category"])) for row in csv.DictReader(fh)]
+
+
+def build_tree(root: Path, examples: dict[str, list[str]], cache: Path, configs: dict[str, dict]) -> Path:
+    intents = sorted(examples)
+    (root / "config" / "adapters").mkdir(parents=True)
+    (root / "templates").mkdir()
+    (root / "config" / "config.yaml").write_text(yaml.safe_dump({
+        "embedding": {"provider": "minilm", "cache": {"enabled": True, "path": str(cache)}},
+        "store": {"backend": "memory"},
+    }))
+    adapters = []
+    for child in range(CHILDREN):
+        mine = intents[child::CHILDREN]
+        templates = [{"id": intent, "description": intent.replace("_", " "), "nl_examples": examples[intent],
+                      "sql": "SELECT 1 AS matched"} for intent in mine]
+        (root / "templates" / f"child{child}.yaml").write_text(yaml.safe_dump({"templates": templates}))
+        adapters.append({"name": f"child{child}", "type": "duckdb", "connection": {"path": ":memory:"},
+                         "templates": [f"templates/child{child}.yaml"]})
+    for name, overrides in configs.items():
+        adapters.append({"name": name, "type": "composite", "child_adapters": [f"child{i}" for i in range(CHILDREN)],
+                         "confidence_threshold": 0.0, "max_templates_per_source": 3, **overrides})
+    (root / "config" / "adapters" / "bench.yaml").write_text(yaml.safe_dump({"adapters": adapters}))
+    return root / "config"
+
+
+async def route_all(runtime, name: str, questions: list[tuple[str, str]]):
+    owner = {t: a.name for a in runtime.adapters.values() if a.body_key is not None for t in a.templates}
+    composite = runtime.get(name)
+    rows = []
+    for text, intent in questions:
+        body, _ = await test_routing(composite, text)
+        matches = body["all_matches"]
+        best = matches[0] if matches else None
+        rows.append({
+            "intent": intent,
+            "expected_adapter": owner.get(intent),
+            "predicted": best["template_id"] if best else None,
+            "predicted_adapter": best["source_adapter"] if best else None,
+            "score": best["combined_score"] if best else 0.0,
+            "runner_up": matches[1]["combined_score"] if len(matches) > 1 else None,
+        })
+    return rows
+
+
+async def run(k: int | None, seed: int, limit: int | None, cache: Path) -> list[dict]:
+    rng = random.Random(seed)
+    train, test = read_csv(DATA / "train.csv"), read_csv(DATA / "test.csv")
+    by_intent: dict[str, list[str]] = defaultdict(list)
+    for text, intent in train:
+        by_intent[intent].append(text)
+    examples = {i: (rng.sample(t, min(k, len(t))) if k else t) for i, t in sorted(by_intent.items())}
+    rng.shuffle(test)
+    if limit:
+        test = test[:limit]
+    label = f"k={k or 'all'}"
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        runtime = await build_runtime(load_config(build_tree(Path(tmp), examples, cache, CONFIGS)))
+        build_seconds = time.perf_counter() - started
+        try:
+            for name in CONFIGS:
+                t = time.perf_counter()
+                rows = await route_all(runtime, name, test)
+                results.append({
+                    "benchmark": "banking77_top1", "k": label, "config": name, "questions": len(rows),
+                    "top1_template_accuracy": round(sum(r["predicted"] == r["intent"] for r in rows) / len(rows), 4),
+                    "child_adapter_accuracy": round(
+                        sum(r["predicted_adapter"] == r["expected_adapter"] for r in rows) / len(rows), 4),
+                    "ms_per_question": round((time.perf_counter() - t) * 1000 / len(rows), 2),
+                    "build_seconds": round(build_seconds, 2),
+                })
+        finally:
+            await runtime.close()
+
+    # out-of-scope: drop 10 intents from the templates; their questions must be rejected
+    oos = set(rng.sample(sorted(examples), OOS_INTENTS))
+    in_scope = {i: e for i, e in examples.items() if i not in oos}
+    half = len(test) // 2
+    with tempfile.TemporaryDirectory() as tmp:
+        runtime = await build_runtime(load_config(build_tree(Path(tmp), in_scope, cache, CONFIGS)))
+        try:
+            for name in CONFIGS:
+                rows = await route_all(runtime, name, test)
+                obs = [Observation(None if r["intent"] in oos else (r["expected_adapter"], r["intent"]),
+                                   (r["predicted_adapter"], r["predicted"]) if r["predicted"] else None,
+                                   r["score"], r["runner_up"]) for r in rows]
+                fitted = fit_threshold(obs[:half])
+                held_out = evaluate(obs[half:], fitted.threshold)
+                no_threshold = evaluate(obs[half:], 0.0)
+                results.append({
+                    "benchmark": "banking77_out_of_scope", "k": label, "config": name,
+                    "out_of_scope_intents": sorted(oos), "fitted_on": half, "measured_on": len(obs) - half,
+                    "fitted_threshold": round(fitted.threshold, 4),
+                    "out_of_scope_rejection": round(held_out.out_of_scope_rejection or 0.0, 4),
+                    "in_scope_accuracy": round(held_out.in_scope_accuracy, 4),
+                    "in_scope_accuracy_without_threshold": round(no_threshold.in_scope_accuracy, 4),
+                    "overall_accuracy": round(held_out.accuracy, 4),
+                })
+        finally:
+            await runtime.close()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--k", action="append", help="examples per intent: a number or 'all' (repeatable)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--limit", type=int, help="only the first N shuffled test questions")
+    parser.add_argument("--cache", type=Path, default=ROOT / "data" / "bench_embedding_cache.sqlite3")
+    args = parser.parse_args()
+    for k in args.k or ["8", "all"]:
+        for result in asyncio.run(run(None if k == "all" else int(k), args.seed, args.limit, args.cache)):
+            print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""`python run.py fit-thresholds --labelled FILE`: the threshold and margin that maximise accuracy."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..adapters.base import Adapter
+from ..config.loader import load_config
+from ..routing.fitting import Observation, evaluate, fit_threshold
+from ..routing.router import Router
+from ..runtime.build import build_runtime
+
+MARGINS = (None, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08)
+
+
+def read_labelled(path: Path) -> list[dict[str, Any]]:
+    """YAML `questions: [{question, adapter, template}]` (template null = out of scope) or JSON lines."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        items = [json.loads(line) for line in text.splitlines() if line.strip()]
+    else:
+        data = yaml.safe_load(text)
+        items = data["questions"] if isinstance(data, dict) else data
+    for i, item in enumerate(items):
+        if not isinstance(item, dict) or not isinstance(item.get("question"), str):
+            raise ValueError(f"{path}: item {i} needs a 'question' string")
+    return items
+
+
+async def observe(adapter: Adapter, items: list[dict[str, Any]]) -> list[Observation]:
+    """Route every question with no threshold and no margin, keeping the best two scores."""
+    base = adapter.router()
+    router = Router(dataclasses.replace(base.policy, confidence_threshold=0.0, ambiguity_margin=None), base.stages)
+    sources = adapter.routing_sources()
+    single = adapter.body_key is not None
+    out = []
+    for item in items:
+        outcome = await router.route(item["question"], sources)
+        ranked = outcome.candidates
+        expected = None
+        if item.get("template"):
+            expected = (adapter.name if single else item.get("adapter"), item["template"])
+        best = ranked[0] if ranked else None
+        out.append(Observation(expected, best.key if best else None, best.score if best else 0.0,
+                               ranked[1].score if len(ranked) > 1 else None))
+    return out
+
+
+async def fit_command(config: Path, labelled: Path, adapter_name: str | None) -> dict[str, Any]:
+    from ..web.app import default_adapter
+
+    runtime = await build_runtime(load_config(config))
+    try:
+        adapter = runtime.get(adapter_name or default_adapter(runtime))
+        obs = await observe(adapter, read_labelled(labelled))
+        current = evaluate(obs, adapter.routing_policy().confidence_threshold, adapter.routing_policy().ambiguity_margin)
+        best = fit_threshold(obs)
+        with_margin = fit_threshold(obs, MARGINS)
+        return {"adapter": adapter.name, "questions": len(obs),
+                "current": current.to_json(), "fitted_threshold": best.to_json(),
+                "fitted_threshold_and_margin": with_margin.to_json()}
+    finally:
+        await runtime.close()
