@@ -58,7 +58,8 @@ async def fit_command(config: Path, labelled: Path, adapter_name: str | None) ->
     try:
         adapter = runtime.get(adapter_name or default_adapter(runtime))
         obs = await observe(adapter, read_labelled(labelled))
-        current = evaluate(obs, adapter.routing_policy().confidence_threshold, adapter.routing_policy().ambiguity_margin)
+        policy = adapter.routing_policy()
+        current = evaluate(obs, policy.confidence_threshold, policy.ambiguity_margin)
         best = fit_threshold(obs)
         with_margin = fit_threshold(obs, MARGINS)
         return {"adapter": adapter.name, "questions": len(obs),
