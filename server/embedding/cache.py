@@ -231,11 +231,11 @@ class CachedEmbedder(Embedder):
                 self.stats.misses += 1
                 todo.setdefault(k, text)
         self.stats.disk_hits = self.stats.hits - self.stats.memory_hits
-        self.stats.computed += len(todo)
         return todo
 
     def _store(self, keys: list[bytes], vectors: np.ndarray, found: dict[bytes, np.ndarray]) -> None:
         vectors = np.asarray(vectors, dtype=np.float32)
+        self.stats.computed += len(keys)
         items = [(k, vectors[i].copy()) for i, k in enumerate(keys)]
         for k, v in items:
             found[k] = v

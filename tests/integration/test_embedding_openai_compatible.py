@@ -178,3 +178,16 @@ async def test_cache_over_remote_survives_restart_and_is_keyed_by_model(standin:
     assert len(standin.requests) == 2 and standin.requests[-1]["model"] == "another-model"
     assert json.loads(json.dumps(standin.requests[-1]))["input"] == texts
     await other.close()
+
+
+async def test_provider_failure_caches_nothing(standin: StandIn, tmp_path: Path) -> None:
+    cache = build_embedder(settings(standin.url), tmp_path)
+    assert isinstance(cache, CachedEmbedder)
+    standin.mode = "500"
+    with pytest.raises(EmbeddingError, match="HTTP 500"):
+        await cache.embed(["one"])
+    assert cache.stats.computed == 0
+    standin.mode = "ok"
+    await cache.embed(["one"])
+    assert cache.stats.computed == 1 and len(standin.requests) == 2
+    await cache.close()
