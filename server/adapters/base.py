@@ -109,7 +109,10 @@ class Adapter(ABC):
         raise NotImplementedError(f"{cls.__name__} has no template body")
 
     async def search_templates(self, vector: np.ndarray, k: int) -> list[StoreHit]:
-        return await asyncio.to_thread(self.store.search, vector, k)
+        store = self.store
+        if not store.blocking:
+            return store.search(vector, k)
+        return await asyncio.to_thread(store.search, vector, k)
 
     # --- routing --------------------------------------------------------------------------
     def routing_sources(self) -> list[Adapter]:

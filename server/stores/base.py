@@ -21,6 +21,9 @@ class TemplateStore(ABC):
     """Vectors of one adapter's templates. Implementations must be safe to search from threads."""
 
     collection_name: str
+    # False for stores whose search is pure in-process arithmetic (microseconds to a few ms): the
+    # adapter then searches inline instead of paying a thread hop per child per question.
+    blocking: bool = True
 
     @abstractmethod
     def template_hashes(self) -> dict[str, str]:

@@ -14,6 +14,8 @@ from .base import StoreHit, TemplateStore
 
 
 class MemoryTemplateStore(TemplateStore):
+    blocking = False
+
     def __init__(self, collection_name: str, dim: int | None = None) -> None:
         self.collection_name = collection_name
         self._dim = dim

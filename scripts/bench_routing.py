@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""test_routing latency with 100, 1,000 and 10,000 templates over 10 children, per stage.
+
+Templates are synthetic but made of real sentences (BANKING77 train texts): a description and two
+examples each. Questions are BANKING77 test texts, each asked once, so every question is embedded
+for real (the template embeddings come from a warm cache; question embeddings are never cached here).
+String similarity is on, reranking off. Prints one JSON object per template count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from server.config.loader import load_config  # noqa: E402
+from server.runtime.build import build_runtime  # noqa: E402
+from server.service.answer import test_routing  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "banking77"
+CHILDREN = 10
+
+
+def texts(name: str) -> list[str]:
+    with (DATA / name).open(newline="", encoding="utf-8") as fh:
+        return [row["text"] for row in csv.DictReader(fh)]
+
+
+def build_tree(root: Path, n_templates: int, cache: Path, pool: list[str]) -> Path:
+    (root / "config" / "adapters").mkdir(parents=True)
+    (root / "templates").mkdir()
+    (root / "config" / "config.yaml").write_text(yaml.safe_dump({
+        "embedding": {"provider": "minilm", "cache": {"enabled": True, "path": str(cache)}},
+        "store": {"backend": "memory"},
+    }))
+    per_child = n_templates // CHILDREN
+    adapters = []
+    for child in range(CHILDREN):
+        templates = []
+        for j in range(per_child):
+            i = child * per_child + j
+            templates.append({"id": f"t{i}", "description": pool[(3 * i) % len(pool)],
+                              "nl_examples": [pool[(3 * i + 1) % len(pool)], pool[(3 * i + 2) % len(pool)]],
+                              "sql": "SELECT 1 AS matched"})
+        (root / "templates" / f"c{child}.yaml").write_text(yaml.safe_dump({"templates": templates}))
+        adapters.append({"name": f"c{child}", "type": "duckdb", "connection": {"path": ":memory:"},
+                         "templates": [f"templates/c{child}.yaml"]})
+    adapters.append({"name": "all", "type": "composite", "child_adapters": [f"c{i}" for i in range(CHILDREN)],
+                     "string_similarity": {"enabled": True}, "reranking": {"enabled": False}})
+    (root / "config" / "adapters" / "bench.yaml").write_text(yaml.safe_dump({"adapters": adapters}))
+    return root / "config"
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)
+
+
+async def bench(n: int, questions: list[str], pool: list[str], template_cache: Path) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = Path(tmp) / "cache.sqlite3"
+        if template_cache.exists():
+            shutil.copy(template_cache, cache)  # warm template embeddings; questions stay uncached
+        t = time.perf_counter()
+        runtime = await build_runtime(load_config(build_tree(Path(tmp), n, cache, pool)))
+        index_seconds = time.perf_counter() - t
+        await runtime.close()
+        template_cache.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(cache, template_cache)
+        runtime = await build_runtime(load_config(build_tree(Path(tmp) / "again", n, cache, pool)))
+        try:
+            composite = runtime.get("all")
+            for q in questions[:5]:  # warm-up (thread pool, caches of the numpy store)
+                await test_routing(composite, q + " warmup")
+            stages: dict[str, list[float]] = {}
+            for q in questions[5:]:
+                _, outcome = await test_routing(composite, q)
+                for stage, ms in outcome.timings_ms.items():
+                    stages.setdefault(stage, []).append(ms)
+        finally:
+            await runtime.close()
+    total = stages["total"]
+    return {
+        "benchmark": "test_routing_latency", "templates": n, "children": CHILDREN, "questions": len(total),
+        "string_similarity": True, "reranking": False,
+        "p50_ms": pct(total, 0.5), "p99_ms": pct(total, 0.99), "mean_ms": round(statistics.fmean(total), 3),
+        "stages": {s: {"p50_ms": pct(v, 0.5), "p99_ms": pct(v, 0.99)} for s, v in stages.items() if s != "total"},
+        "first_index_seconds": round(index_seconds, 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--templates", type=int, action="append", help="template counts (repeatable)")
+    parser.add_argument("--questions", type=int, default=300)
+    parser.add_argument("--cache", type=Path, default=ROOT / "data" / "bench_routing_cache.sqlite3")
+    args = parser.parse_args()
+    pool = texts("train.csv")
+    questions = texts("test.csv")[: args.questions + 5]
+    for n in args.templates or [100, 1000, 10000]:
+        print(json.dumps(asyncio.run(bench(n, questions, pool, args.cache))), flush=True)
+
+
+if __name__ == "__main__":
+    main()
