@@ -1,0 +1,238 @@
+"""MongoDB adapter (pymongo async): find, aggregate, count and distinct with typed placeholders.
+
+Parameters are literal values in the parsed filter or pipeline. Inside aggregation expressions, where a
+string such as "$price" would read a field, values are wrapped in `$literal`, so a string parameter is
+always data: never an operator object, a field path or a `$where`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
+from ..templates import ParameterType, Template
+from ..templates.library import ParsedBody
+from .base import Adapter, DataAdapterSettings, QueryResult
+from .placeholders import Path, Placeholder, keys_in, parse_structure, placeholders_in, render, static_value
+from .sql import to_json_value
+
+log = logging.getLogger("intent_router.adapters.mongodb")
+
+# Server-side JavaScript, writes and server introspection are never allowed in a template.
+FORBIDDEN_OPERATORS = frozenset({"$where", "$function", "$accumulator", "$out", "$merge", "$currentOp",
+                                 "$listSessions", "$listLocalSessions", "$planCacheStats"})
+_BARE_STAGES = frozenset({"$limit", "$skip", "$sample", "$sort"})  # stage arguments that are plain values
+
+
+class MongoConnection(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: str = Field(description="mongodb:// URL; put credentials in it with ${VAR} from the environment")
+    database: str = Field(min_length=1)
+    pool_size: int = Field(10, ge=1, le=500)
+    connect_timeout: float = Field(5.0, gt=0)
+
+
+class MongoDBAdapterSettings(DataAdapterSettings):
+    connection: MongoConnection
+
+
+class MongoBody(BaseModel):
+    """The `mongodb:` block of a template, after placeholders were parsed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    collection: str = Field(min_length=1, pattern=r"^[^$\x00]+$")
+    operation: Literal["find", "aggregate", "count", "distinct"] = "find"
+    filter: dict[str, Any] | None = None
+    pipeline: list[dict[str, Any]] | None = None
+    projection: dict[str, Any] | None = None
+    sort: dict[str, Literal[1, -1]] | None = None
+    limit: int | Placeholder | None = None
+    key: str | None = None  # the field of a distinct
+
+    @model_validator(mode="after")
+    def _fits_operation(self) -> MongoBody:
+        allowed = {"find": {"filter", "projection", "sort", "limit"}, "aggregate": {"pipeline"},
+                   "count": {"filter"}, "distinct": {"filter", "key"}}[self.operation]
+        used = {k for k in ("filter", "pipeline", "projection", "sort", "limit", "key") if getattr(self, k) is not None}
+        stray = sorted(used - allowed)
+        if stray:
+            raise ValueError(f"operation '{self.operation}' does not take {stray}")
+        if self.operation == "aggregate" and not self.pipeline:
+            raise ValueError("operation 'aggregate' needs a non-empty pipeline")
+        if self.operation == "distinct" and not self.key:
+            raise ValueError("operation 'distinct' needs a key")
+        if self.pipeline is not None:
+            for i, stage in enumerate(self.pipeline):
+                if len(stage) != 1 or not next(iter(stage)).startswith("$"):
+                    raise ValueError(f"pipeline[{i}] must be one stage such as {{$match: ...}}")
+        if isinstance(self.limit, int) and self.limit < 1:
+            raise ValueError("limit must be at least 1")
+        return self
+
+
+def parse_mongo_body(raw: Any) -> ParsedBody:
+    if not isinstance(raw, dict):
+        raise ValueError("mongodb must be a mapping with collection, operation, filter|pipeline, ...")
+    parsed = parse_structure(raw, "mongodb")
+    for part in ("collection", "operation", "projection", "sort", "key"):
+        static_value(parsed.value.get(part), f"mongodb.{part}")
+    try:
+        body = MongoBody.model_validate(parsed.value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ValueError(f"mongodb{'.' + where if where else ''}: {first['msg']}") from None
+    bad = sorted({k for k in keys_in([body.filter, body.pipeline]) if k in FORBIDDEN_OPERATORS})
+    if bad:
+        raise ValueError(f"mongodb: operators {bad} are not allowed in templates")
+    for path, _ in placeholders_in(body.pipeline or [], ("pipeline",)):
+        if _stage_of(path) in {"$lookup", "$unionWith", "$graphLookup"} and path[3:4] in {("from",), ("coll",)}:
+            raise ValueError("mongodb: the collection of a $lookup/$unionWith cannot be a placeholder")
+    return ParsedBody(body, parsed.placeholders)
+
+
+def _stage_of(path: Path) -> str | None:
+    return path[2] if len(path) > 2 and path[0] == "pipeline" and isinstance(path[2], str) else None
+
+
+def value_context(path: Path) -> Literal["query", "expression", "bare"]:
+    """How MongoDB reads a value at this path: query filter, aggregation expression or a plain argument."""
+    context: Literal["query", "expression", "bare"] = "query" if path[:1] == ("filter",) else "bare"
+    for i, part in enumerate(path):
+        at_stage = i >= 2 and isinstance(path[i - 1], int) and path[i - 2] == "pipeline"
+        if part == "$expr":
+            context = "expression"
+        elif at_stage and part == "$match":
+            context = "query"
+        elif at_stage and isinstance(part, str):
+            context = "bare" if part in _BARE_STAGES else "expression"
+    return context
+
+
+def _wrap(value: Any, path: Path) -> Any:
+    return {"$literal": value} if value_context(path) == "expression" else value
+
+
+def bson_params(template: Template, params: dict[str, Any]) -> dict[str, Any]:
+    """Dates and datetimes as BSON dates (MongoDB compares them natively); everything else unchanged."""
+    out = dict(params)
+    for spec in template.parameters:
+        value = out.get(spec.name)
+        if isinstance(value, str) and spec.type is ParameterType.DATE:
+            out[spec.name] = dt.datetime.combine(dt.date.fromisoformat(value), dt.time())
+        elif isinstance(value, str) and spec.type is ParameterType.DATETIME:
+            out[spec.name] = dt.datetime.fromisoformat(value)
+    return out
+
+
+def render_mongo(body: MongoBody, params: dict[str, Any], cap: int) -> dict[str, Any]:
+    """The exact operation sent to the server, with every parameter as a literal value."""
+    sent: dict[str, Any] = {"collection": body.collection, "operation": body.operation}
+    if body.operation == "aggregate":
+        pipeline = render(body.pipeline, params, _wrap, ("pipeline",), dates_as_text=False)
+        sent["pipeline"] = [*pipeline, {"$limit": cap + 1}]
+        return sent
+    sent["filter"] = render(body.filter or {}, params, _wrap, ("filter",), dates_as_text=False)
+    if body.operation == "find":
+        limit = render(body.limit, params, None, ("limit",))
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise ValueError("limit must be a positive integer")
+        sent.update(projection=body.projection, sort=body.sort, limit=min(limit or cap + 1, cap + 1))
+    elif body.operation == "distinct":
+        sent["key"] = body.key
+    return sent
+
+
+class MongoDBAdapter(Adapter):
+    type_name = "mongodb"
+    settings_model = MongoDBAdapterSettings
+    body_key: ClassVar[str] = "mongodb"
+
+    settings: MongoDBAdapterSettings
+
+    @classmethod
+    def parse_body(cls, raw: Any) -> ParsedBody:
+        return parse_mongo_body(raw)
+
+    def __init__(self, settings, context) -> None:
+        super().__init__(settings, context)
+        self._client = None
+
+    async def start(self) -> None:
+        from pymongo import AsyncMongoClient
+
+        conn = self.settings.connection
+        ms = int(conn.connect_timeout * 1000)
+        self._client = AsyncMongoClient(conn.url, maxPoolSize=conn.pool_size, serverSelectionTimeoutMS=ms,
+                                        connectTimeoutMS=ms, appname="intent-router", tz_aware=True)
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    async def health(self) -> dict[str, Any]:
+        if self._client is None:
+            return {"status": "down", "reason": "not connected"}
+        try:
+            await asyncio.wait_for(self._client.admin.command("ping"), self.settings.connection.connect_timeout)
+            return {"status": "ok"}
+        except Exception:
+            return {"status": "down", "reason": "cannot reach the MongoDB server"}
+
+    def render_request(self, template: Template, params: dict[str, Any]) -> dict[str, Any]:
+        return render_mongo(template.body, bson_params(template, params), self.settings.max_rows)
+
+    async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
+        from pymongo.errors import ConnectionFailure, ExecutionTimeout, PyMongoError
+
+        if self._client is None:
+            raise SourceUnavailable(self.name, "adapter is not started")
+        try:
+            request = self.render_request(template, params)
+        except ValueError as exc:
+            raise QueryFailed(self.name, f"template '{template.id}': {exc}") from None
+        timeout = self.settings.query_timeout
+        try:
+            docs = await asyncio.wait_for(self._run(request, int(timeout * 1000)), timeout)
+        except (TimeoutError, ExecutionTimeout):
+            raise SourceTimeout(self.name, timeout) from None
+        except ConnectionFailure as exc:
+            log.warning("mongodb adapter %s cannot reach the server: %s", self.name, exc)
+            raise SourceUnavailable(self.name, "cannot reach the MongoDB server") from None
+        except PyMongoError as exc:
+            log.warning("mongodb adapter %s template %s failed: %s", self.name, template.id, exc)
+            raise QueryFailed(self.name, f"template '{template.id}' failed to run") from None
+        cap = self.settings.max_rows
+        rows = [{str(k): to_json_value(v) for k, v in doc.items()} for doc in docs[:cap]]
+        columns: dict[str, None] = {}
+        for row in rows:
+            columns.update(dict.fromkeys(row))
+        return QueryResult(rows=rows, columns=list(columns), truncated=len(docs) > cap)
+
+    async def _run(self, request: dict[str, Any], max_ms: int) -> list[dict[str, Any]]:
+        assert self._client is not None
+        coll = self._client[self.settings.connection.database][request["collection"]]
+        operation = request["operation"]
+        if operation == "find":
+            sort = list(request["sort"].items()) if request["sort"] else None
+            cursor = coll.find(request["filter"], request["projection"], sort=sort, limit=request["limit"],
+                               max_time_ms=max_ms)
+            return await cursor.to_list(None)
+        if operation == "aggregate":
+            cursor = await coll.aggregate(request["pipeline"], maxTimeMS=max_ms)
+            return await cursor.to_list(None)
+        if operation == "count":
+            return [{"count": await coll.count_documents(request["filter"], maxTimeMS=max_ms)}]
+        key = request["key"]
+        return [{key: v} for v in await coll.distinct(key, request["filter"], maxTimeMS=max_ms)]
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "backend": "mongodb", "database": self.settings.connection.database}

@@ -1,0 +1,41 @@
+"""Build one data adapter straight from YAML text (settings + template library), without an embedder.
+
+Adapter tests exercise execution against real servers; routing is covered by the composite tests.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from server.adapters.base import Adapter, AdapterContext
+from server.adapters.registry import registry
+from server.templates.library import load_library
+
+
+def load_adapter(root: Path, settings: dict[str, Any], library: str) -> Adapter:
+    cls = registry.get(settings["type"])
+    lib = root / "templates" / settings["name"] / "library.yaml"
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    lib.write_text(textwrap.dedent(library).lstrip("\n"), encoding="utf-8")
+    loaded = load_library([str(lib.relative_to(root))], root, cls.body_key, cls.parse_body, settings["name"])
+    model = cls.settings_model.model_validate({"templates": [str(lib.relative_to(root))], **settings})
+    return cls(model, AdapterContext(root=root, templates={t.id: t for t in loaded.templates}))
+
+
+@asynccontextmanager
+async def started(root: Path, settings: dict[str, Any], library: str):
+    adapter = load_adapter(root, settings, library)
+    await adapter.start()
+    try:
+        yield adapter
+    finally:
+        await adapter.close()
+
+
+def settings_yaml(text: str) -> dict[str, Any]:
+    return yaml.safe_load(textwrap.dedent(text))
