@@ -32,6 +32,6 @@ def combine(candidates: Sequence[Candidate], weights: dict[str, float], scoring:
                 score = min(1.0, max(0.0, score))
             value += weights[stage] / total * score
         cand.combined_score = value
-        cand.scoring_details = {f"{stage}_weight" if stage != "rerank" else "rerank_weight": weights[stage]
-                                for stage in weights}
+        # the seed design's three keys, always present (0.0 for a stage that is off)
+        cand.scoring_details = {f"{stage}_weight": weights.get(stage, 0.0) for stage in STAGE_FIELDS}
         cand.scoring_details["effective_weights"] = {s: round(weights[s] / total, 4) for s in present}
