@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ..embedding.settings import EmbeddingSettings
 from ..routing.rerankers.settings import RerankerSettings
 from ..routing.settings import CompositeRetrievalSettings
+from ..stats.settings import StatsSettings
 from ..stores.factory import StoreSettings
 
 
@@ -46,6 +47,7 @@ class AppSettings(_Strict):
     composite_retrieval: CompositeRetrievalSettings = Field(default_factory=CompositeRetrievalSettings)
     rerankers: dict[str, RerankerSettings] = Field(default_factory=dict)
     auth: AuthSettings = Field(default_factory=AuthSettings)
+    stats: StatsSettings = Field(default_factory=StatsSettings)
 
     @model_validator(mode="after")
     def _reranker_exists(self) -> AppSettings:

@@ -16,6 +16,7 @@ from ..runtime.build import Runtime
 from ..runtime.holder import RuntimeHolder
 from ..service import answer as answering
 from .auth import Principal, authenticate, require
+from .stats_routes import install_stats
 
 log = logging.getLogger("intent_router.web")
 
@@ -135,12 +136,6 @@ class Handlers:
 
         return await self._question(request, run)
 
-    async def statistics(self, request: web.Request) -> web.Response:
-        require(self.principal(request), "stats")
-        runtime = self.holder.current
-        name = request.query.get("adapter") or default_adapter(runtime)
-        return web.json_response(runtime.get(name).describe())
-
     async def health(self, request: web.Request) -> web.Response:
         runtime = self.holder.current
         adapters = {}
@@ -168,7 +163,7 @@ def create_app(holder: RuntimeHolder) -> web.Application:
     h = Handlers(holder)
     app.router.add_post("/v1/query", h.query)
     app.router.add_post("/v1/test_routing", h.test_routing)
-    app.router.add_get("/v1/routing/statistics", h.statistics)
     app.router.add_get("/health", h.health)
     app.router.add_post("/admin/reload", h.reload)
+    install_stats(app, holder, app[HOOKS])  # routing log, /v1/routing/statistics, /dashboard
     return app

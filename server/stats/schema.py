@@ -1,0 +1,78 @@
+"""The routing-log table and the engine it lives in (SQLite file by default, any SQLAlchemy URL)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Engine
+
+from .settings import StatsSettings
+
+
+def log_table(name: str, metadata: sa.MetaData | None = None) -> sa.Table:
+    metadata = metadata or sa.MetaData()
+    score, ms = sa.Float, sa.Float
+    return sa.Table(
+        name, metadata,
+        sa.Column("id", sa.BigInteger().with_variant(sa.Integer, "sqlite"), primary_key=True, autoincrement=True),
+        sa.Column("ts_ms", sa.BigInteger, nullable=False, index=True),  # integer: buckets by integer division
+        sa.Column("kind", sa.String(16), nullable=False),
+        sa.Column("adapter", sa.String(200), nullable=False),
+        sa.Column("outcome", sa.String(24), nullable=False),
+        sa.Column("reason", sa.String(64)),
+        sa.Column("selected_adapter", sa.String(200)),
+        sa.Column("template_id", sa.String(200)),
+        sa.Column("combined_score", score),
+        sa.Column("embedding_score", score),
+        sa.Column("rerank_score", score),
+        sa.Column("string_similarity_score", score),
+        sa.Column("threshold", score),
+        sa.Column("candidates", sa.Integer, nullable=False, default=0),
+        sa.Column("row_count", sa.Integer),
+        sa.Column("http_status", sa.Integer, nullable=False, default=200),
+        sa.Column("error_code", sa.String(64)),
+        sa.Column("question", sa.Text),
+        sa.Column("latency_ms", ms),
+        sa.Column("embed_ms", ms),
+        sa.Column("search_ms", ms),
+        sa.Column("rerank_ms", ms),
+        sa.Column("string_similarity_ms", ms),
+        sa.Column("decision_ms", ms),
+        sa.Column("routing_ms", ms),
+        sa.Column("parameters_ms", ms),
+        sa.Column("execute_ms", ms),
+    )
+
+
+def log_url(settings: StatsSettings, root: Path) -> str:
+    if settings.url:
+        return settings.url
+    path = Path(settings.path)
+    path = path if path.is_absolute() else root / path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{path}"
+
+
+def make_engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+
+        @sa.event.listens_for(engine, "connect")
+        def _wal(dbapi_conn, _record) -> None:  # readers do not block the writer thread
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.close()
+
+        return engine
+    return sa.create_engine(url, pool_pre_ping=True, pool_size=2, max_overflow=2)
+
+
+def backend_name(engine: Engine) -> str:
+    return engine.dialect.name
+
+
+def safe_url(engine: Engine) -> str:
+    """The URL without its password, for status output."""
+    return engine.url.render_as_string(hide_password=True)

@@ -1,0 +1,146 @@
+"""The routing log writer: the request path only enqueues; a background task writes batches.
+
+A bounded queue keeps memory flat when the database is slow or down: entries beyond it are dropped
+and counted, never waited for. Writes run in a worker thread through SQLAlchemy, so a slow log
+database cannot stall the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from .record import RoutingRecord
+from .schema import backend_name, log_table, log_url, make_engine, safe_url
+from .settings import StatsSettings
+
+log = logging.getLogger("intent_router.stats")
+
+
+@dataclass
+class LogCounters:
+    """Since this process started (with a shared PostgreSQL log, each process counts its own)."""
+
+    accepted: int = 0
+    dropped: int = 0  # queue full
+    written: int = 0
+    failed: int = 0  # entries in batches the database refused
+    batches: int = 0
+    purged: int = 0  # removed by retention
+
+
+class RoutingLog:
+    def __init__(self, settings: StatsSettings, root: Path, url: str | None = None) -> None:
+        self.settings = settings
+        self.engine = make_engine(url or log_url(settings, root))
+        self.table = log_table(settings.table)
+        self.counters = LogCounters()
+        self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=settings.queue_size)
+        self._batch_ready = asyncio.Event()
+        self._tasks: list[asyncio.Task] = []
+        self._accepting = False
+        self._last_error_log = 0.0
+
+    # --- lifecycle --------------------------------------------------------------------------
+    async def start(self) -> None:
+        await asyncio.to_thread(self.table.metadata.create_all, self.engine)
+        self._accepting = True
+        self._tasks = [asyncio.create_task(self._write_loop(), name="routing-log-writer"),
+                       asyncio.create_task(self._retention_loop(), name="routing-log-retention")]
+
+    async def close(self, drain_seconds: float = 5.0) -> None:
+        """Stop accepting, write what is queued (bounded wait), release the engine."""
+        self._accepting = False
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._queue.join(), drain_seconds)
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        await asyncio.to_thread(self.engine.dispose)
+
+    # --- request path -----------------------------------------------------------------------
+    def record(self, entry: RoutingRecord) -> bool:
+        """Enqueue without waiting; False (and counted) when the queue is full or the log closed."""
+        if not self._accepting:
+            self.counters.dropped += 1
+            return False
+        row = entry.to_row()
+        if not self.settings.store_queries:
+            row["question"] = None
+        try:
+            self._queue.put_nowait(row)
+        except asyncio.QueueFull:
+            self.counters.dropped += 1
+            return False
+        self.counters.accepted += 1
+        if self._queue.qsize() >= self.settings.batch_size:
+            self._batch_ready.set()
+        return True
+
+    async def flush(self) -> None:
+        """Wait until everything accepted so far has been written (or failed)."""
+        await self._queue.join()
+
+    # --- background -------------------------------------------------------------------------
+    async def _write_loop(self) -> None:
+        size = self.settings.batch_size
+        while True:
+            first = await self._queue.get()
+            if self._queue.qsize() + 1 < size:
+                self._batch_ready.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._batch_ready.wait(), self.settings.flush_interval)
+            batch = [first]
+            while len(batch) < size and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            try:
+                await asyncio.to_thread(self._insert, batch)
+                self.counters.written += len(batch)
+                self.counters.batches += 1
+            except Exception as exc:  # the log must never take the server down
+                self.counters.failed += len(batch)
+                self._warn(f"routing log write of {len(batch)} entries failed: {type(exc).__name__}: {exc}")
+            finally:
+                for _ in batch:
+                    self._queue.task_done()
+
+    def _insert(self, rows: list[dict[str, Any]]) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(sa.insert(self.table), rows)
+
+    async def _retention_loop(self) -> None:
+        while True:
+            try:
+                await asyncio.to_thread(self.purge)
+            except Exception as exc:
+                self._warn(f"routing log retention failed: {type(exc).__name__}: {exc}")
+            await asyncio.sleep(self.settings.retention_check_seconds)
+
+    def purge(self, now: float | None = None) -> int:
+        """Delete entries older than retention_days; returns how many went."""
+        cutoff = int(((now if now is not None else time.time()) - self.settings.retention_days * 86400) * 1000)
+        with self.engine.begin() as conn:
+            removed = conn.execute(sa.delete(self.table).where(self.table.c.ts_ms < cutoff)).rowcount or 0
+        self.counters.purged += removed
+        return removed
+
+    def _warn(self, message: str) -> None:
+        now = time.monotonic()
+        if now - self._last_error_log > 30:  # at most one warning per 30 s when the database is down
+            self._last_error_log = now
+            log.warning(message)
+
+    # --- status -----------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        return {"backend": backend_name(self.engine), "url": safe_url(self.engine), "table": self.table.name,
+                "queue_length": self._queue.qsize(), "queue_capacity": self.settings.queue_size,
+                "batch_size": self.settings.batch_size, "retention_days": self.settings.retention_days,
+                **asdict(self.counters)}
