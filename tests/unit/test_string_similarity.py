@@ -65,7 +65,8 @@ def test_aggregation_max_avg_weighted_avg():
            for f in fields}
 
     def agg(**kw: object) -> float:
-        return stage(algorithm="ratio", compare_fields=fields, min_threshold=0.0, **kw).template_score(QUESTION, TEMPLATE)
+        s = stage(algorithm="ratio", compare_fields=fields, min_threshold=0.0, **kw)
+        return s.template_score(QUESTION, TEMPLATE)
 
     assert agg(aggregation="max") == pytest.approx(max(per.values()))
     assert agg(aggregation="avg") == pytest.approx(sum(per.values()) / 2)
