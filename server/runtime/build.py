@@ -1,7 +1,10 @@
 """Build live adapters from a LoadedConfig: embedders per distinct model, stores, indexes, pools.
 
 Nothing here touches a running server: a reload builds a complete new Runtime, and only a runtime
-that started cleanly is swapped in.
+that started cleanly is swapped in. A reload reuses what did not change from the previous runtime
+(embedders, stores, whole adapters) so that its cost follows the size of the change, not the size
+of the config; in-memory stores are copied on write, so requests still running on the previous
+runtime never see a half-updated store.
 """
 
 from __future__ import annotations
@@ -9,20 +12,25 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..adapters.base import Adapter, AdapterContext
+import numpy as np
+
+from ..adapters.base import Adapter, AdapterContext, AdapterSettings
 from ..adapters.registry import AdapterRegistry
 from ..adapters.registry import registry as default_registry
 from ..config.loader import LoadedConfig
 from ..embedding.base import Embedder
 from ..embedding.factory import build_embedder
+from ..embedding.settings import EmbeddingSettings
 from ..errors import NotFound
 from ..params.factory import build_extractor
 from ..stores.base import TemplateStore
 from ..stores.factory import build_store
-from ..stores.indexing import IndexReport, sync_store
+from ..stores.indexing import IndexReport, VectorDonors, index_digests, sync_store
+from ..templates import Template
 
 log = logging.getLogger("intent_router.runtime")
 
@@ -33,8 +41,11 @@ class Runtime:
     adapters: dict[str, Adapter] = field(default_factory=dict)
     index_reports: dict[str, IndexReport] = field(default_factory=dict)
     stores: dict[str, TemplateStore] = field(default_factory=dict)
+    embedders: dict[str, Embedder] = field(default_factory=dict)  # by embedding settings
+    reused_adapters: set[str] = field(default_factory=set)  # carried over unchanged from the previous runtime
     built_at: float = field(default_factory=time.time)
     build_seconds: float = 0.0
+    in_flight: int = 0  # requests currently using this runtime (the holder counts them)
 
     def get(self, name: str) -> Adapter:
         try:
@@ -42,12 +53,36 @@ class Runtime:
         except KeyError:
             raise NotFound(f"unknown adapter '{name}'") from None
 
-    async def close(self) -> None:
+    def resources(self) -> list[object]:
+        return [*self.adapters.values(), *self.stores.values(), *self.embedders.values()]
+
+    async def close(self, keep: Iterable[Runtime] = (), purge_removed: bool = False) -> None:
+        """Close what no runtime in `keep` still uses. With `purge_removed`, persistent stores of adapters
+        that no kept runtime has any more are emptied (their templates left the config)."""
+        keep = list(keep)
+        kept = {id(obj) for runtime in keep for obj in runtime.resources()}
+        names = {name for runtime in keep for name in runtime.adapters}
         for adapter in self.adapters.values():
+            if id(adapter) not in kept:
+                try:
+                    await adapter.close()
+                except Exception as exc:  # closing must go on for the others
+                    log.warning("closing adapter %s failed: %s", adapter.name, exc)
+        for name, store in self.stores.items():
+            if id(store) in kept:
+                continue
             try:
-                await adapter.close()
-            except Exception as exc:  # closing must go on for the others
-                log.warning("closing adapter %s failed: %s", adapter.name, exc)
+                if purge_removed and name not in names and self.config.app.store.backend != "memory":
+                    await asyncio.to_thread(store.delete, list(store.template_hashes()))
+                store.close()
+            except Exception as exc:
+                log.warning("closing the template store of %s failed: %s", name, exc)
+        for embedder in self.embedders.values():
+            if id(embedder) not in kept:
+                try:
+                    await embedder.close()
+                except Exception as exc:
+                    log.warning("closing embedder %s failed: %s", embedder, exc)
 
     def describe(self) -> dict[str, Any]:
         return {name: adapter.describe() for name, adapter in self.adapters.items()}
@@ -60,10 +95,17 @@ async def build_runtime(
     extra_context: dict[str, Any] | None = None,
     rebuild_stores: bool = False,
 ) -> Runtime:
-    """Build and start every adapter; on any failure close what was started and re-raise."""
+    """Build and start every adapter; on any failure close what this build started and re-raise.
+
+    `previous` is only read: its objects are shared with the new runtime where nothing changed.
+    `rebuild_stores` empties every store and indexes all templates again (the `reindex` command).
+    """
     started = time.perf_counter()
     runtime = Runtime(config=config)
+    if rebuild_stores:
+        previous = None
     app = config.app
+    fresh: list[Adapter] = []
     try:
         for settings in config.adapters:
             cls = registry.get(settings.type)
@@ -71,40 +113,103 @@ async def build_runtime(
                                      extra={"retrieval": app.composite_retrieval, "app": app,
                                             **(extra_context or {})})
             if cls.body_key is not None:
-                embedder = _embedder_for(settings, config)
-                store = _store_for(settings.name, config, previous)
+                embedder = _embedder_for(settings, runtime, previous)
                 templates = config.templates.get(settings.name, [])
-                if rebuild_stores:
-                    store.delete(list(store.template_hashes()))
-                report = await asyncio.to_thread(sync_store, store, templates, embedder)
+                store, report = await asyncio.to_thread(_index, settings.name, templates, embedder, config,
+                                                        previous, rebuild_stores)
                 runtime.index_reports[settings.name] = report
                 runtime.stores[settings.name] = store
+                reusable = _reusable_adapter(settings, cls, store, embedder, templates, config, previous)
+                if reusable is not None:
+                    runtime.adapters[settings.name] = reusable
+                    runtime.reused_adapters.add(settings.name)
+                    continue
                 context.embedder = embedder
                 context.store = store
                 context.templates = {t.id: t for t in templates}
                 context.extractor = build_extractor(settings, app)
             adapter = cls(settings, context)
             runtime.adapters[settings.name] = adapter
-        for adapter in runtime.adapters.values():
+            fresh.append(adapter)
+        for adapter in fresh:
             await adapter.start()
     except BaseException:
-        await runtime.close()
+        await runtime.close(keep=[previous] if previous is not None else [])
         raise
     runtime.build_seconds = time.perf_counter() - started
     return runtime
 
 
-def _embedder_for(settings, config: LoadedConfig) -> Embedder:
+def _embedding_key(settings: EmbeddingSettings, config: LoadedConfig) -> str:
+    return f"{config.root}\x00{settings.model_dump_json()}"
+
+
+def _embedder_for(settings: AdapterSettings, runtime: Runtime, previous: Runtime | None) -> Embedder:
+    """One embedder per distinct embedding settings, carried over from the previous runtime when the
+    same (its in-memory cache of recent questions survives the reload)."""
+    config = runtime.config
     own = getattr(settings, "embedding", None)
-    return build_embedder(own or config.app.embedding, config.root)
+    key = _embedding_key(own or config.app.embedding, config)
+    if key not in runtime.embedders:
+        carried = previous.embedders.get(key) if previous is not None else None
+        runtime.embedders[key] = carried or build_embedder(own or config.app.embedding, config.root)
+    return runtime.embedders[key]
 
 
-def _store_for(name: str, config: LoadedConfig, previous: Runtime | None) -> TemplateStore:
-    """Reuse the previous runtime's store for this adapter when the store settings are unchanged."""
-    if previous is not None and name in previous.stores and previous.config.app.store == config.app.store:
-        prev_settings = previous.config.adapter(name)
-        new_settings = config.adapter(name)
-        if getattr(prev_settings, "embedding", None) == getattr(new_settings, "embedding", None) and \
-                previous.config.app.embedding == config.app.embedding:
-            return previous.stores[name]
-    return build_store(config.app.store, name, config.root)
+def _index(name: str, templates: list[Template], embedder: Embedder, config: LoadedConfig,
+           previous: Runtime | None, rebuild: bool) -> tuple[TemplateStore, IndexReport]:
+    """The store for one adapter, brought up to date with as little work as the change needs."""
+    old = _previous_store(name, config, previous)
+    donors = VectorDonors(previous.stores.values()) if previous is not None else None
+    if old is None:
+        store = build_store(config.app.store, name, config.root)
+        if rebuild:
+            store.delete(list(store.template_hashes()))
+        report = sync_store(store, templates, embedder, donors)
+    else:
+        stored = old.template_hashes()
+        if stored == index_digests(templates, embedder):
+            return old, IndexReport(unchanged=len(templates))
+        if config.app.store.backend == "memory":
+            # copy on write: the running runtime keeps searching the old store untouched
+            store = build_store(config.app.store, name, config.root)
+            report = sync_store(store, templates, embedder, donors, baseline=stored)
+        else:
+            # a persistent store is updated in place; the router ignores hits for templates it does not know
+            store = old
+            report = sync_store(store, templates, embedder, donors)
+    if config.app.store.backend == "memory":
+        _warm(store, embedder)
+    return store, report
+
+
+def _previous_store(name: str, config: LoadedConfig, previous: Runtime | None) -> TemplateStore | None:
+    if previous is None or name not in previous.stores:
+        return None
+    if previous.config.app.store != config.app.store or previous.config.root != config.root:
+        return None
+    return previous.stores[name]
+
+
+def _warm(store: TemplateStore, embedder: Embedder) -> None:
+    """Run one search now so that the in-memory store packs its matrix here, off the request path,
+    not on the first question after a reload."""
+    dim = getattr(embedder, "dim", None)
+    if dim and store.count_templates():
+        store.search(np.zeros(dim, dtype=np.float32), 1)
+
+
+def _reusable_adapter(settings: AdapterSettings, cls: type[Adapter], store: TemplateStore, embedder: Embedder,
+                      templates: list[Template], config: LoadedConfig, previous: Runtime | None) -> Adapter | None:
+    """The previous runtime's adapter when nothing it depends on changed (no new pool, no re-check)."""
+    if previous is None:
+        return None
+    old = previous.adapters.get(settings.name)
+    if old is None or type(old) is not cls or old.settings != settings or previous.config.app != config.app:
+        return None
+    if old.context.store is not store or old.context.embedder is not embedder:
+        return None
+    before = previous.config.templates.get(settings.name, [])
+    if before is not templates and before != templates:
+        return None
+    return old

@@ -1,12 +1,16 @@
 """Holds the current Runtime and swaps in a new one atomically on reload.
 
-A reload loads and builds a complete new runtime off the request path; only when that succeeds is it
-swapped in. Requests that already hold the old runtime finish on it; it is closed after they drain.
+A reload loads, validates and builds a complete new runtime off the request path; only when that
+succeeds is it swapped in (one assignment). Requests that already hold the old runtime finish on it;
+it is closed after they drain, sparing whatever the newer runtimes still share with it. A config that
+does not validate changes nothing: the last good runtime keeps serving and `last_load` carries the
+errors (file, line, key) until a good config loads.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -14,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from ..config.errors import ConfigError
-from ..config.loader import load_config
+from ..config.loader import resolve_config_path
+from ..templates import Template
 from .build import Runtime, build_runtime
+from .incremental import IncrementalLoader, LoadResult
 
 log = logging.getLogger("intent_router.reload")
 
@@ -27,21 +33,30 @@ class LoadStatus:
     seconds: float
     errors: list[dict[str, Any]] = field(default_factory=list)
     changes: dict[str, Any] = field(default_factory=dict)
+    trigger: str = "admin"  # start | watch | admin
+    generation: int = 0  # which config serves: increases with every swap
 
     def to_json(self) -> dict[str, Any]:
         return {"ok": self.ok, "at": self.at, "seconds": round(self.seconds, 4), "errors": self.errors,
-                "changes": self.changes}
+                "changes": self.changes, "trigger": self.trigger, "generation": self.generation}
 
 
 class RuntimeHolder:
-    def __init__(self, config_path: Path, extra_context: dict[str, Any] | None = None) -> None:
+    def __init__(self, config_path: Path, extra_context: dict[str, Any] | None = None,
+                 close_grace: float = 1.0, drain_limit: float = 60.0) -> None:
         self.config_path = config_path
         self.extra_context = extra_context or {}
+        self.close_grace = close_grace  # an old runtime lives at least this long after a swap
+        self.drain_limit = drain_limit  # ... and at most this long while requests still use it
+        self.loader = IncrementalLoader(config_path)
         self._current: Runtime | None = None
-        self._in_flight: dict[int, int] = {}
+        self._retiring: list[Runtime] = []
+        self._closers: set[asyncio.Task] = set()
         self._lock = asyncio.Lock()
+        self.generation = 0
         self.last_load: LoadStatus | None = None
         self.last_good_load: LoadStatus | None = None
+        self._failed_files: list[str] = []
 
     @property
     def current(self) -> Runtime:
@@ -52,65 +67,204 @@ class RuntimeHolder:
     async def start(self) -> Runtime:
         """First load: errors propagate (a server must not start on a broken config)."""
         started = time.perf_counter()
-        runtime = await build_runtime(load_config(self.config_path), extra_context=self.extra_context)
+        result = await asyncio.to_thread(self.loader.load)
+        runtime = await build_runtime(result.config, extra_context=self.extra_context)
         self._current = runtime
-        self.last_load = self.last_good_load = LoadStatus(True, time.time(), time.perf_counter() - started,
-                                                          changes=_changes(None, runtime))
+        self.generation = 1
+        self.last_load = self.last_good_load = LoadStatus(
+            True, time.time(), time.perf_counter() - started, changes=describe_changes(None, runtime, result),
+            trigger="start", generation=self.generation)
         return runtime
 
-    async def reload(self) -> LoadStatus:
+    async def reload(self, trigger: str = "admin", rebuild_stores: bool = False) -> LoadStatus:
+        """Load, validate and build the config now; swap it in only if all of that worked."""
         async with self._lock:
             started = time.perf_counter()
             old = self._current
             try:
-                loaded = await asyncio.to_thread(load_config, self.config_path)
-                new = await build_runtime(loaded, previous=old, extra_context=self.extra_context)
+                if rebuild_stores:
+                    self.loader.forget()
+                result = await asyncio.to_thread(self.loader.load)
+                if result.unchanged and old is not None and not rebuild_stores:
+                    self._failed_files = []
+                    return self._record(LoadStatus(True, time.time(), time.perf_counter() - started,
+                                                   changes={"unchanged": True}, trigger=trigger,
+                                                   generation=self.generation), good=True)
+                new = await build_runtime(result.config, previous=old, extra_context=self.extra_context,
+                                          rebuild_stores=rebuild_stores)
             except ConfigError as exc:
                 log.error("config reload rejected; keeping the last good config:\n%s", exc)
-                self.last_load = LoadStatus(False, time.time(), time.perf_counter() - started, exc.to_json())
-                return self.last_load
+                self._failed_files = sorted({i.file for i in exc.issues if i.file})
+                return self._record(LoadStatus(False, time.time(), time.perf_counter() - started, exc.to_json(),
+                                               trigger=trigger, generation=self.generation), good=False)
             except Exception as exc:
                 log.exception("config reload failed while starting adapters; keeping the last good config")
                 message = getattr(exc, "message", None) or f"adapters failed to start: {type(exc).__name__}"
-                self.last_load = LoadStatus(False, time.time(), time.perf_counter() - started,
-                                            [{"file": None, "line": None, "key": "", "message": message}])
-                return self.last_load
+                return self._record(LoadStatus(False, time.time(), time.perf_counter() - started,
+                                               [{"file": None, "line": None, "key": "", "message": message}],
+                                               trigger=trigger, generation=self.generation), good=False)
             self._current = new
-            self.last_load = self.last_good_load = LoadStatus(True, time.time(), time.perf_counter() - started,
-                                                              changes=_changes(old, new))
+            self.generation += 1
+            self._failed_files = []
             if old is not None:
-                asyncio.get_running_loop().create_task(self._close_when_drained(old))
-            return self.last_load
+                self._retire(old)
+            changes = describe_changes(old, new, result)
+            status = LoadStatus(True, time.time(), time.perf_counter() - started, changes=changes,
+                                trigger=trigger, generation=self.generation)
+            log.info("config reloaded (%s) in %.3f s: %s", trigger, status.seconds, _summary(changes))
+            return self._record(status, good=True)
 
+    def _record(self, status: LoadStatus, good: bool) -> LoadStatus:
+        self.last_load = status
+        if good:
+            self.last_good_load = status
+        return status
+
+    # --- request accounting --------------------------------------------------------------------
     def acquire(self) -> Runtime:
         runtime = self.current
-        self._in_flight[id(runtime)] = self._in_flight.get(id(runtime), 0) + 1
+        runtime.in_flight += 1
         return runtime
 
     def release(self, runtime: Runtime) -> None:
-        self._in_flight[id(runtime)] -= 1
+        runtime.in_flight -= 1
 
-    async def _close_when_drained(self, runtime: Runtime, limit: float = 60.0) -> None:
-        deadline = time.monotonic() + limit
-        while self._in_flight.get(id(runtime), 0) > 0 and time.monotonic() < deadline:
+    # --- retiring old runtimes ------------------------------------------------------------------
+    def _retire(self, runtime: Runtime) -> None:
+        self._retiring.append(runtime)
+        task = asyncio.get_running_loop().create_task(self._close_when_drained(runtime))
+        self._closers.add(task)
+        task.add_done_callback(self._closers.discard)
+
+    async def _close_when_drained(self, runtime: Runtime) -> None:
+        await asyncio.sleep(self.close_grace)
+        deadline = time.monotonic() + self.drain_limit
+        while runtime.in_flight > 0 and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
-        self._in_flight.pop(id(runtime), None)
-        await runtime.close()
+        if runtime.in_flight > 0:
+            log.warning("closing a replaced config with %d requests still running", runtime.in_flight)
+        self._retiring.remove(runtime)
+        keep = [*self._retiring, *([self._current] if self._current is not None else [])]
+        await runtime.close(keep=keep, purge_removed=True)
 
     async def close(self) -> None:
+        for task in list(self._closers):
+            task.cancel()
+        await asyncio.gather(*self._closers, return_exceptions=True)
+        open_runtimes = [*self._retiring, *([self._current] if self._current is not None else [])]
+        self._retiring.clear()
+        self._current = None
+        while open_runtimes:
+            runtime = open_runtimes.pop(0)
+            await runtime.close(keep=open_runtimes)
+
+    # --- what to watch ---------------------------------------------------------------------------
+    def watch_paths(self) -> list[Path]:
+        """Directories whose changes may change the config: the config dir, every directory a library
+        of the serving config came from or its globs could match in, and where the last rejected load
+        found errors (so that fixing a file the good config does not use yet is noticed)."""
+        config_file, adapters_dir = resolve_config_path(self.config_path)
+        paths: set[Path] = {config_file.parent, adapters_dir}
         if self._current is not None:
-            await self._current.close()
-            self._current = None
+            config = self._current.config
+            for file in config.files:
+                paths.add(file.parent)
+            for settings in config.adapters:
+                for pattern in getattr(settings, "templates", None) or []:
+                    paths.add(_static_prefix(pattern, config.root))
+            root = config.root
+        else:
+            root = config_file.parent.parent
+        for name in self._failed_files:
+            file = Path(name)
+            paths.add((file if file.is_absolute() else root / file).parent)
+        return sorted(p for p in paths if p.is_dir())
 
 
-def _changes(old: Runtime | None, new: Runtime) -> dict[str, Any]:
+def _static_prefix(pattern: str, root: Path) -> Path:
+    """The deepest directory of a glob pattern that has no wildcard."""
+    parts: list[str] = []
+    for part in Path(pattern).parts[:-1]:
+        if any(c in part for c in "*?["):
+            break
+        parts.append(part)
+    base = Path(*parts) if parts else Path(".")
+    return base if base.is_absolute() else root / base
+
+
+def describe_changes(old: Runtime | None, new: Runtime, result: LoadResult | None = None) -> dict[str, Any]:
+    """What a reload changed, for operators: adapters and templates added, removed, changed, renamed."""
     old_settings = {a.name: a for a in old.config.adapters} if old else {}
     new_settings = {a.name: a for a in new.config.adapters}
+    added = sorted(set(new_settings) - set(old_settings))
+    removed = sorted(set(old_settings) - set(new_settings))
+    renamed: list[tuple[str, str]] = []
+    for name in list(added):
+        match = next((r for r in removed if _same_except_name(old_settings[r], new_settings[name])), None)
+        if match is not None:
+            renamed.append((match, name))
+            added.remove(name)
+            removed.remove(match)
+    changed = sorted(n for n in set(new_settings) & set(old_settings) if new_settings[n] != old_settings[n])
+    pairs = [(n, n) for n in sorted(set(new_settings) & set(old_settings))] + renamed
+    templates: dict[str, Any] = {}
+    for before, after in pairs:
+        old_list = old.config.templates.get(before) if old else None
+        new_list = new.config.templates.get(after)
+        if old_list is None or new_list is None or old_list is new_list:
+            continue
+        diff = _template_diff(old_list, new_list)
+        if any(diff.values()):
+            templates[after] = diff
+    reports = new.index_reports
     return {
-        "adapters_added": sorted(set(new_settings) - set(old_settings)),
-        "adapters_removed": sorted(set(old_settings) - set(new_settings)),
-        "adapters_changed": sorted(n for n in set(new_settings) & set(old_settings)
-                                   if new_settings[n] != old_settings[n]),
-        "templates": {name: report.to_json() for name, report in new.index_reports.items()
-                      if report.added or report.changed or report.removed},
+        "adapters": {
+            "added": added, "removed": removed, "changed": changed,
+            "renamed": [{"from": a, "to": b} for a, b in renamed],
+            "reused": sorted(new.reused_adapters),
+        },
+        "templates": templates,
+        "template_count": sum(len(t) for t in new.config.templates.values()),
+        "texts_embedded": sum(r.texts_embedded for r in reports.values()),
+        "vectors_reused": sum(r.vectors_reused for r in reports.values()),
+        "files_parsed": result.files_parsed if result else None,
+        "full_parse": result.full if result else None,
     }
+
+
+def _same_except_name(a, b) -> bool:
+    return type(a) is type(b) and a.model_dump(exclude={"name"}) == b.model_dump(exclude={"name"})
+
+
+def _content(template: Template) -> str:
+    """Everything but where the template sits and what it is called."""
+    return json.dumps(template.model_dump(exclude={"id", "source_file", "source_line"}), sort_keys=True, default=str)
+
+
+def _template_diff(old: list[Template], new: list[Template]) -> dict[str, list]:
+    before = {t.id: t for t in old}
+    after = {t.id: t for t in new}
+    added = [tid for tid in after if tid not in before]
+    removed = [tid for tid in before if tid not in after]
+    renamed = []
+    gone: dict[str, list[str]] = {}
+    for tid in removed:
+        gone.setdefault(_content(before[tid]), []).append(tid)
+    for tid in list(added):
+        matches = gone.get(_content(after[tid]))
+        if matches:
+            match = matches.pop(0)
+            renamed.append({"from": match, "to": tid})
+            added.remove(tid)
+            removed.remove(match)
+    changed = [tid for tid in after if tid in before and before[tid] is not after[tid]
+               and _content(before[tid]) != _content(after[tid])]
+    return {"added": added, "removed": removed, "changed": changed, "renamed": renamed}
+
+
+def _summary(changes: dict[str, Any]) -> str:
+    a = changes["adapters"]
+    parts = [f"{k} {v}" for k, v in a.items() if v and k != "reused"]
+    for name, diff in changes["templates"].items():
+        parts += [f"{name}: {k} {v}" for k, v in diff.items() if v]
+    return "; ".join(parts) or "no adapter or template changes"
