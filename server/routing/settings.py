@@ -51,7 +51,7 @@ class ScoringSettings(_Strict):
 class PerformanceSettings(_Strict):
     parallel_rerank: bool = True
     cache_rerank_results: bool = True
-    cache_ttl_seconds: float = Field(300, ge=0)
+    cache_ttl_seconds: float = Field(300, gt=0)  # 0 would be a cache that never hits: use cache_rerank_results: false
     cache_max_entries: int = Field(10_000, ge=1)
 
 
