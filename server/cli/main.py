@@ -27,8 +27,10 @@ def _parser() -> argparse.ArgumentParser:
     route.add_argument("question")
     route.add_argument("--adapter")
     route.add_argument("--execute", action="store_true", help="run the query and print the /v1/query response")
-    sub.add_parser("validate", help="check all YAML; exit 1 with file:line messages on errors")
-    sub.add_parser("reindex", help="rebuild every template store from scratch")
+    validate = sub.add_parser("validate", help="check all YAML; exit 1 with file:line messages on errors")
+    reindex = sub.add_parser("reindex", help="rebuild every template store from scratch")
+    for command in (validate, reindex):  # `validate --config PATH` works as well as `--config PATH validate`
+        command.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="config file or directory")
     fit = sub.add_parser("fit-thresholds", help="fit the confidence threshold and margin from labelled questions")
     fit.add_argument("--labelled", type=Path, required=True, help="YAML questions: [{question, adapter, template}]")
     fit.add_argument("--adapter")
@@ -64,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _validate(config: Path) -> int:
+    """Load and check everything a server would load, without building adapters or binding a port."""
     loaded = load_config(config)
     count = sum(len(t) for t in loaded.templates.values())
     print(f"OK: {len(loaded.adapters)} adapters, {count} templates, {len(loaded.files)} files")
@@ -89,13 +92,22 @@ async def _route(config: Path, question: str, adapter_name: str | None, execute:
 
 
 async def _reindex(config: Path) -> int:
+    """Empty every template store and index all templates again (vectors still come from the
+    embedding cache where the model already embedded the text)."""
     from ..runtime.build import build_runtime
 
     loaded = load_config(config)
     runtime = await build_runtime(loaded, rebuild_stores=True)
     try:
-        report = {name: r.to_json() | {"added": len(r.added)} for name, r in runtime.index_reports.items()}
-        print(json.dumps({"reindexed": report, "seconds": round(runtime.build_seconds, 3)}, indent=2))
+        adapters = {name: {"templates": len(loaded.templates.get(name, [])), "texts_embedded": r.texts_embedded}
+                    for name, r in runtime.index_reports.items()}
+        computed = sum(getattr(getattr(e, "stats", None), "computed", 0) for e in runtime.embedders.values())
+        body = {"reindexed": adapters, "store_backend": loaded.app.store.backend,
+                "texts_computed_by_model": computed, "seconds": round(runtime.build_seconds, 3)}
+        if loaded.app.store.backend == "memory":
+            body["note"] = ("the memory store lives inside the server process and is built when the server "
+                            "starts; this command refreshed the embedding cache and checked that every adapter starts")
+        print(json.dumps(body, indent=2))
         return 0
     finally:
         await runtime.close()

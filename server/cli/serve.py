@@ -11,6 +11,7 @@ from aiohttp import web
 
 from ..config.loader import load_config
 from ..runtime.holder import RuntimeHolder
+from ..runtime.watcher import attach_watcher
 from ..web.app import create_app
 from ..web.auth import is_loopback, missing_key_envs
 
@@ -41,6 +42,7 @@ async def _serve(config: Path, host: str, port: int) -> None:
     holder = RuntimeHolder(config)
     runtime = await holder.start()
     app = create_app(holder)
+    attach_watcher(app, holder)  # reload when config or template files change
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
