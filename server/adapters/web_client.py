@@ -1,0 +1,223 @@
+"""Shared HTTP plumbing for the http and graphql adapters: pooled aiohttp session, auth from the
+environment, bounded retries with backoff on 429/5xx, and errors that name the adapter, never the
+remote server's text."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import random
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import aiohttp
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from yarl import URL
+
+from ..config.errors import ConfigError, ConfigIssue
+from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
+from .sql import to_json_value
+
+log = logging.getLogger("intent_router.adapters.web")
+
+_ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+class AuthSettings(BaseModel):
+    """Credentials are named by environment variable, never written in the config."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: Literal["bearer", "api_key", "basic"]
+    token_env: str | None = Field(None, pattern=_ENV_NAME)  # bearer
+    header: str = Field("X-API-Key", pattern=r"^[A-Za-z0-9-]+$")  # api_key
+    key_env: str | None = Field(None, pattern=_ENV_NAME)  # api_key
+    username: str | None = None  # basic
+    username_env: str | None = Field(None, pattern=_ENV_NAME)  # basic, instead of username
+    password_env: str | None = Field(None, pattern=_ENV_NAME)  # basic
+
+    @model_validator(mode="after")
+    def _complete(self) -> AuthSettings:
+        needs = {"bearer": ["token_env"], "api_key": ["key_env"], "basic": ["password_env"]}[self.type]
+        absent = [k for k in needs if getattr(self, k) is None]
+        if self.type == "basic" and self.username is None and self.username_env is None:
+            absent.append("username or username_env")
+        if absent:
+            raise ValueError(f"auth type '{self.type}' needs {absent}")
+        return self
+
+    def headers(self, adapter: str) -> dict[str, str]:
+        """Read the secrets now; a missing variable is a config error naming it."""
+        def env(key: str, name: str | None) -> str:
+            value = os.environ.get(name or "")
+            if not value:
+                raise ConfigError([ConfigIssue(adapter, None, f"connection.auth.{key}",
+                                               f"environment variable {name} is not set")])
+            return value
+
+        if self.type == "bearer":
+            return {"Authorization": f"Bearer {env('token_env', self.token_env)}"}
+        if self.type == "api_key":
+            return {self.header: env("key_env", self.key_env)}
+        user = self.username if self.username is not None else env("username_env", self.username_env)
+        return {"Authorization": aiohttp.encode_basic_auth(user, env("password_env", self.password_env))}
+
+
+class RetrySettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_attempts: int = Field(3, ge=1, le=10)
+    backoff_initial: float = Field(0.1, ge=0)
+    backoff_max: float = Field(2.0, ge=0)
+    retry_on: list[int] = Field(default_factory=lambda: [429, 500, 502, 503, 504])
+
+    @field_validator("retry_on")
+    @classmethod
+    def _statuses(cls, value: list[int]) -> list[int]:
+        bad = [v for v in value if not (v == 429 or 500 <= v <= 599)]
+        if bad:
+            raise ValueError(f"only 429 and 5xx are retried (got {bad})")
+        return value
+
+    def delay(self, attempt: int, retry_after: str | None) -> float:
+        """Exponential backoff with jitter, or the server's Retry-After seconds; never above backoff_max."""
+        if retry_after is not None:
+            try:
+                return min(max(float(retry_after), 0.0), self.backoff_max)
+            except ValueError:
+                pass
+        base = self.backoff_initial * (2 ** attempt)
+        return min(base * (0.5 + random.random() / 2), self.backoff_max)
+
+
+class WebConnection(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: str = Field(description="base URL (http) or endpoint (graphql)")
+    headers: dict[str, str] = Field(default_factory=dict)
+    auth: AuthSettings | None = None
+    pool_size: int = Field(10, ge=1, le=500)
+    connect_timeout: float = Field(5.0, gt=0)
+    retries: RetrySettings = Field(default_factory=RetrySettings)
+    health_path: str | None = Field(None, pattern=r"^/[^?#]*$", description="GET this path for /health")
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        url = URL(value)
+        if url.scheme not in {"http", "https"} or not url.host:
+            raise ValueError("url must be an http:// or https:// URL with a host")
+        if url.query_string or url.fragment:
+            raise ValueError("url must not carry a query string or fragment")
+        return value
+
+
+@dataclass
+class Reply:
+    status: int
+    data: Any
+    attempts: int
+
+
+class WebClient:
+    """One pooled session per adapter; `call` returns parsed JSON or raises a safe, adapter-named error."""
+
+    def __init__(self, adapter: str, connection: WebConnection) -> None:
+        self.adapter = adapter
+        self.connection = connection
+        self._session: aiohttp.ClientSession | None = None
+
+    async def start(self) -> None:
+        conn = self.connection
+        headers = {"Accept": "application/json", "User-Agent": "intent-router", **conn.headers}
+        if conn.auth is not None:
+            headers.update(conn.auth.headers(self.adapter))
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=conn.pool_size),
+            headers=headers,
+            timeout=aiohttp.ClientTimeout(total=None, connect=conn.connect_timeout),
+            json_serialize=lambda v: json.dumps(v, default=to_json_value, ensure_ascii=False),
+        )
+
+    async def health(self, timeout: float) -> dict[str, Any]:
+        """GET `health_path` when configured; any answer below 500 means the source is up."""
+        if self._session is None:
+            return {"status": "down", "reason": "not started"}
+        path = self.connection.health_path
+        if path is None:
+            return {"status": "ok", "checked": False}
+        try:
+            async with asyncio.timeout(timeout), self._session.get(
+                    URL(self.connection.url.rstrip("/") + path), allow_redirects=False) as response:
+                if response.status < 500:
+                    return {"status": "ok"}
+                return {"status": "down", "reason": f"source answered HTTP {response.status}"}
+        except (TimeoutError, aiohttp.ClientError):
+            return {"status": "down", "reason": "cannot reach the source"}
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    @property
+    def started(self) -> bool:
+        return self._session is not None
+
+    async def call(self, method: str, url: URL, *, query: list[tuple[str, str]] | None = None,
+                   body: Any = None, headers: dict[str, str] | None = None, timeout: float,
+                   accept_error_json: bool = False) -> Reply:
+        """The request, retried on 429/5xx and connection failures within the timeout."""
+        if self._session is None:
+            raise SourceUnavailable(self.adapter, "adapter is not started")
+        try:
+            async with asyncio.timeout(timeout):
+                return await self._attempts(method, url, query, body, headers, accept_error_json)
+        except TimeoutError:
+            raise SourceTimeout(self.adapter, timeout) from None
+
+    async def _attempts(self, method, url, query, body, headers, accept_error_json) -> Reply:
+        assert self._session is not None
+        retries = self.connection.retries
+        kwargs: dict[str, Any] = {"params": query or None, "headers": headers or None}
+        if body is not None:
+            kwargs["json"] = body
+        for attempt in range(retries.max_attempts):
+            last = attempt == retries.max_attempts - 1
+            try:
+                async with self._session.request(method, url, allow_redirects=False, **kwargs) as response:
+                    status = response.status
+                    if status in retries.retry_on and not last:
+                        await asyncio.sleep(retries.delay(attempt, response.headers.get("Retry-After")))
+                        continue
+                    text = await response.text(errors="replace")
+            except aiohttp.ClientError as exc:
+                if isinstance(exc, aiohttp.ServerTimeoutError):
+                    raise TimeoutError from None
+                log.warning("adapter %s: cannot reach %s: %s", self.adapter, url.origin(), exc)
+                if last:
+                    raise SourceUnavailable(self.adapter, "cannot reach the source") from None
+                await asyncio.sleep(retries.delay(attempt, None))
+                continue
+            return self._reply(status, text, attempt + 1, accept_error_json)
+        raise AssertionError("unreachable: the last attempt always returns or raises")
+
+    def _reply(self, status: int, text: str, attempts: int, accept_error_json: bool) -> Reply:
+        if status == 429 or status >= 500:
+            log.warning("adapter %s: source answered HTTP %s after %s attempts", self.adapter, status, attempts)
+            raise SourceUnavailable(self.adapter, f"source answered HTTP {status} after {attempts} attempt(s)")
+        try:
+            data = json.loads(text) if text else None
+        except ValueError:
+            data = _NOT_JSON
+        if status >= 300 and not (accept_error_json and data is not _NOT_JSON):
+            log.warning("adapter %s: source answered HTTP %s: %.300s", self.adapter, status, text)
+            raise QueryFailed(self.adapter, f"source answered HTTP {status}")
+        if data is _NOT_JSON:
+            raise QueryFailed(self.adapter, "source answered with something that is not JSON")
+        return Reply(status=status, data=data, attempts=attempts)
+
+
+_NOT_JSON = object()

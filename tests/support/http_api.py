@@ -1,0 +1,116 @@
+"""A small JSON API on loopback for the http adapter's tests: books, a search endpoint, failure modes,
+and a log of every request exactly as the server received it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+BOOKS = [
+    {"isbn": "9780141439518", "title": "Pride and Prejudice", "author": "Jane Austen", "year": 1813,
+     "genre": "romance", "pages": 432},
+    {"isbn": "9780141439662", "title": "Sense and Sensibility", "author": "Jane Austen", "year": 1811,
+     "genre": "romance", "pages": 409},
+    {"isbn": "9780451524935", "title": "1984", "author": "George Orwell", "year": 1949,
+     "genre": "dystopia", "pages": 328},
+    {"isbn": "9780451526342", "title": "Animal Farm", "author": "George Orwell", "year": 1945,
+     "genre": "satire", "pages": 112},
+    {"isbn": "9780060850524", "title": "Brave New World", "author": "Aldous Huxley", "year": 1932,
+     "genre": "dystopia", "pages": 288},
+    {"isbn": "9780553283686", "title": "Hyperion", "author": "Dan Simmons", "year": 1989,
+     "genre": "science fiction", "pages": 482},
+]
+
+
+@dataclass
+class Received:
+    method: str
+    raw_path: str
+    match: dict[str, str]
+    query: list[tuple[str, str]]
+    json: Any
+    headers: dict[str, str]
+
+
+@dataclass
+class HttpApi:
+    url: str
+    log: list[Received] = field(default_factory=list)
+    failures: dict[str, list[int]] = field(default_factory=dict)  # path -> statuses to answer first
+    required_headers: dict[str, str] = field(default_factory=dict)
+    slow_seconds: float = 0.0
+
+    def last(self) -> Received:
+        return self.log[-1]
+
+
+def create_app(state: HttpApi) -> web.Application:
+    @web.middleware
+    async def record(request: web.Request, handler):
+        body = await request.json() if request.can_read_body else None
+        state.log.append(Received(request.method, request.raw_path, dict(request.match_info),
+                                  list(request.query.items()), body, dict(request.headers)))
+        for name, value in state.required_headers.items():
+            if request.headers.get(name) != value:
+                return web.json_response({"error": "unauthorized"}, status=401)
+        queued = state.failures.get(request.path)
+        if queued:
+            status = queued.pop(0)
+            return web.json_response({"error": "try later"}, status=status, headers={"Retry-After": "0"})
+        if state.slow_seconds:
+            await asyncio.sleep(state.slow_seconds)
+        return await handler(request)
+
+    async def list_books(request: web.Request) -> web.Response:
+        author = request.query.get("author")
+        genres = request.query.getall("genre", [])
+        found = [b for b in BOOKS if (author is None or b["author"] == author) and (not genres or b["genre"] in genres)]
+        limit = int(request.query.get("limit", "100"))
+        return web.json_response({"data": {"items": found[:limit]}, "total": len(found)})
+
+    async def one_book(request: web.Request) -> web.Response:
+        book = next((b for b in BOOKS if b["isbn"] == request.match_info["isbn"]), None)
+        if book is None:
+            return web.json_response({"error": "no such book"}, status=404)
+        return web.json_response({"book": book})
+
+    async def search(request: web.Request) -> web.Response:
+        query = await request.json()
+        found = [b for b in BOOKS if b["genre"] == query.get("genre") and b["pages"] <= query.get("max_pages", 10**9)]
+        return web.json_response({"results": found})
+
+    async def echo(request: web.Request) -> web.Response:
+        return web.json_response({"items": [{"segment": request.match_info["segment"],
+                                             "query": [list(p) for p in request.query.items()]}]})
+
+    async def html(_request: web.Request) -> web.Response:
+        return web.Response(text="<html>maintenance</html>", content_type="text/html")
+
+    app = web.Application(middlewares=[record])
+    app.router.add_get("/api/books", list_books)
+    app.router.add_get("/api/books/{isbn}", one_book)
+    app.router.add_post("/api/books/search", search)
+    app.router.add_get("/api/echo/{segment:[^/]+}", echo)
+    app.router.add_post("/api/echo/{segment:[^/]+}", echo)
+    app.router.add_get("/api/html", html)
+    return app
+
+
+@asynccontextmanager
+async def running_http_api() -> AsyncIterator[HttpApi]:
+    state = HttpApi(url="")
+    runner = web.AppRunner(create_app(state), access_log=None, max_line_size=65536)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    state.url = f"http://127.0.0.1:{port}"
+    try:
+        yield state
+    finally:
+        await runner.cleanup()
