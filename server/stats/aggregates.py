@@ -80,10 +80,11 @@ def compute(engine: Engine, t: sa.Table, w: Window, max_rows: int = 200_000,
         first_ts = conn.execute(sa.select(sa.func.min(t.c.ts_ms)).where(*where)).scalar()
         start = max(w.since, first_ts / 1000) if first_ts is not None else w.since
         step = bucket_seconds(w.until - start)
-        step_ms = step * 1000
-        series_key = sa.func.coalesce(t.c.selected_adapter, UNROUTED)
-        volume = conn.execute(sa.select(t.c.ts_ms // step_ms, series_key, count).where(*where)
-                              .group_by(t.c.ts_ms // step_ms, series_key)).all()
+        # literals, not bound parameters: PostgreSQL matches GROUP BY expressions textually
+        bucket = t.c.ts_ms // sa.literal_column(str(int(step * 1000)), sa.BigInteger)
+        series_key = sa.func.coalesce(t.c.selected_adapter, sa.literal_column(f"'{UNROUTED}'", sa.String))
+        volume = conn.execute(sa.select(bucket, series_key, count).where(*where)
+                              .group_by(bucket, series_key)).all()
         unmatched = conn.execute(
             sa.select(t.c.question, count, sa.func.max(t.c.ts_ms), sa.func.max(t.c.combined_score))
             .where(*where, t.c.outcome == NO_MATCH, t.c.question.is_not(None))

@@ -46,11 +46,16 @@ class RoutingLog:
         self._batch_ready = asyncio.Event()
         self._tasks: list[asyncio.Task] = []
         self._accepting = False
+        self._urgent = False  # flush/close: write partial batches now instead of waiting
         self._last_error_log = 0.0
 
     # --- lifecycle --------------------------------------------------------------------------
     async def start(self) -> None:
         await asyncio.to_thread(self.table.metadata.create_all, self.engine)
+        try:
+            await asyncio.to_thread(self.purge)
+        except Exception as exc:
+            self._warn(f"routing log retention failed: {type(exc).__name__}: {exc}")
         self._accepting = True
         self._tasks = [asyncio.create_task(self._write_loop(), name="routing-log-writer"),
                        asyncio.create_task(self._retention_loop(), name="routing-log-retention")]
@@ -59,7 +64,7 @@ class RoutingLog:
         """Stop accepting, write what is queued (bounded wait), release the engine."""
         self._accepting = False
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._queue.join(), drain_seconds)
+            await asyncio.wait_for(self.flush(), drain_seconds)
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -86,15 +91,20 @@ class RoutingLog:
         return True
 
     async def flush(self) -> None:
-        """Wait until everything accepted so far has been written (or failed)."""
-        await self._queue.join()
+        """Write partial batches now and wait until everything accepted so far is written (or failed)."""
+        self._urgent = True
+        self._batch_ready.set()
+        try:
+            await self._queue.join()
+        finally:
+            self._urgent = False
 
     # --- background -------------------------------------------------------------------------
     async def _write_loop(self) -> None:
         size = self.settings.batch_size
         while True:
             first = await self._queue.get()
-            if self._queue.qsize() + 1 < size:
+            if not self._urgent and self._queue.qsize() + 1 < size:
                 self._batch_ready.clear()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._batch_ready.wait(), self.settings.flush_interval)
@@ -117,12 +127,12 @@ class RoutingLog:
             conn.execute(sa.insert(self.table), rows)
 
     async def _retention_loop(self) -> None:
-        while True:
+        while True:  # the first purge ran in start()
+            await asyncio.sleep(self.settings.retention_check_seconds)
             try:
                 await asyncio.to_thread(self.purge)
             except Exception as exc:
                 self._warn(f"routing log retention failed: {type(exc).__name__}: {exc}")
-            await asyncio.sleep(self.settings.retention_check_seconds)
 
     def purge(self, now: float | None = None) -> int:
         """Delete entries older than retention_days; returns how many went."""

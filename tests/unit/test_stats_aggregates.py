@@ -1,0 +1,142 @@
+"""Statistics figures computed from a known sequence of routing-log entries."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.errors import BadRequest
+from server.stats import RoutingLog, RoutingRecord, StatsSettings
+from server.stats.aggregates import Window, bucket_seconds, compute, percentiles
+from server.stats.window import parse_since
+
+T0 = 1_800_000_000.0  # a fixed clock: bucket boundaries are multiples of 60 s
+
+
+def q(offset: float, outcome: str, template: str | None = None, score: float | None = None, *,
+      adapter: str = "company", source: str | None = None, kind: str = "query", question: str | None = None,
+      latency: float | None = None, embed: float | None = None, error: str | None = None) -> RoutingRecord:
+    return RoutingRecord(ts=T0 + offset, kind=kind, adapter=adapter, outcome=outcome, template_id=template,
+                         selected_adapter=source if template else (source if error else None),
+                         combined_score=score, embedding_score=score, threshold=0.4, question=question,
+                         latency_ms=latency, embed_ms=embed, error_code=error,
+                         http_status=503 if error else 200)
+
+
+# 12 entries over three minutes: what a composite "company" over hr and sales saw
+SEQUENCE = [
+    q(5, "executed", "staff_by_dept", 0.90, source="hr", question="who works in sales", latency=10, embed=2),
+    q(15, "executed", "staff_by_dept", 0.80, source="hr", question="who is in hr", latency=20, embed=2),
+    q(25, "executed", "revenue_by_month", 0.70, source="sales", question="revenue in may", latency=30, embed=4),
+    q(65, "needs_clarification", "person_by_name", 0.60, source="hr", question="find the person", latency=40,
+      embed=4),
+    q(70, "no_match", None, 0.20, question="weather tomorrow", latency=50, embed=6),
+    q(75, "no_match", None, 0.10, question="weather tomorrow", latency=60, embed=6),
+    q(80, "no_match", None, 0.30, question="tell me a joke", latency=70, embed=8),
+    q(85, "ambiguous", "staff_by_dept", 0.45, source="hr", question="staff", latency=80, embed=8),
+    q(130, "error", None, None, source="sales", question="revenue in june", latency=90, error="source_unavailable"),
+    q(135, "routed", "revenue_by_month", 0.75, source="sales", kind="test_routing", question="sales per month",
+      latency=100, embed=10),
+    q(140, "executed", "headcount", 0.95, adapter="hr", source="hr", question="headcount", latency=5, embed=1),
+    q(145, "no_match", None, 0.05, adapter="hr", question="weather tomorrow", latency=6, embed=1),
+]
+WINDOW = Window(T0, T0 + 179)
+
+
+async def write_sequence(rlog: RoutingLog) -> None:
+    for record in SEQUENCE:
+        assert rlog.record(record)
+    await rlog.flush()
+    assert rlog.counters.written == len(SEQUENCE)
+
+
+def check_figures(rlog: RoutingLog) -> None:
+    """The expected figures, worked out by hand from SEQUENCE."""
+    f = compute(rlog.engine, rlog.table, WINDOW)
+    assert f["total"] == 12
+    assert f["by_kind"] == {"query": 11, "test_routing": 1}
+    assert {k: v["count"] for k, v in f["outcomes"].items()} == {
+        "executed": 4, "no_match": 4, "ambiguous": 1, "needs_clarification": 1, "error": 1, "routed": 1}
+    assert f["outcomes"]["executed"]["rate"] == pytest.approx(4 / 12, abs=1e-4)
+    assert f["by_adapter"] == [{"adapter": "company", "count": 10}, {"adapter": "hr", "count": 2}]
+    assert f["by_selected_adapter"] == [{"adapter": "hr", "count": 5}, {"adapter": "sales", "count": 3}]
+
+    templates = {(t["adapter"], t["template_id"]): t for t in f["templates"]}
+    assert f["templates"][0]["template_id"] == "staff_by_dept"
+    staff = templates[("hr", "staff_by_dept")]
+    assert (staff["hits"], staff["executed"]) == (3, 2)
+    assert staff["mean_score"] == pytest.approx((0.9 + 0.8 + 0.45) / 3, abs=1e-4)
+    assert staff["min_score"] == pytest.approx(0.45)
+    assert templates[("sales", "revenue_by_month")]["hits"] == 2
+    assert templates[("sales", "revenue_by_month")]["mean_score"] == pytest.approx(0.725)
+    assert set(templates) == {("hr", "staff_by_dept"), ("sales", "revenue_by_month"), ("hr", "person_by_name"),
+                              ("hr", "headcount")}
+
+    scores = sorted(r.combined_score for r in SEQUENCE if r.combined_score is not None)
+    assert f["scores"]["combined"]["count"] == 11
+    assert f["scores"]["combined"]["p50"] == pytest.approx(scores[5])  # 11 values: the middle one
+    assert f["scores"]["rerank"]["count"] == 0
+
+    lat = f["latency_ms"]
+    assert lat["latency"]["count"] == 12
+    assert lat["latency"]["p50"] == pytest.approx(45.0)  # median of 5,6,10,...,100
+    assert lat["latency"]["p95"] == pytest.approx(94.5)  # linear interpolation between 90 and 100
+    assert lat["embed"]["count"] == 11 and lat["embed"]["p50"] == pytest.approx(4.0)
+    assert "execute" not in lat  # no entry had that stage
+
+    assert f["unmatched_questions"][0]["question"] == "weather tomorrow"
+    assert f["unmatched_questions"][0]["count"] == 3
+    assert f["unmatched_questions"][0]["best_score"] == pytest.approx(0.2)
+    assert [u["question"] for u in f["unmatched_questions"]] == ["weather tomorrow", "tell me a joke"]
+    assert f["errors"] == [{"code": "source_unavailable", "count": 1}]
+
+    hist = f["score_histogram"]
+    assert sum(hist["selected"]) == 7 and sum(hist["not_selected"]) == 4
+    assert hist["selected"][19] == 1 and hist["selected"][18] == 1  # 0.95 and 0.90
+    assert hist["not_selected"][1] == 1 and hist["not_selected"][4] == 1  # 0.05 and 0.20
+    assert hist["threshold"] == pytest.approx(0.4)
+
+    vol = f["volume"]
+    assert vol["bucket_seconds"] == 10  # 179 s window / 48 -> 10 s buckets
+    assert vol["buckets"][0] == T0 and len(vol["buckets"]) == 18
+    assert sum(vol["series"]["hr"]) == 5 and sum(vol["series"]["sales"]) == 3
+    assert sum(vol["series"]["(unrouted)"]) == 4
+    assert vol["series"]["hr"][0] == 1 and vol["series"]["hr"][1] == 1  # at +5 s and +15 s
+    assert list(vol["series"])[-1] == "(unrouted)"
+
+    only_hr = compute(rlog.engine, rlog.table, Window(T0, T0 + 179, adapter="hr"))
+    assert only_hr["total"] == 2 + 5 - 1  # asked hr (2) or answered by hr via company (4)
+    tests_only = compute(rlog.engine, rlog.table, Window(T0, T0 + 179, kind="test_routing"))
+    assert tests_only["total"] == 1 and tests_only["outcomes"]["routed"] == {"count": 1, "rate": 1.0}
+    assert sorted(tests_only["outcomes"]) == ["error", "executed", "no_match", "routed"]  # zeros kept for these
+    late = compute(rlog.engine, rlog.table, Window(T0 + 120, T0 + 179))
+    assert late["total"] == 4 and late["unmatched_questions"][0]["count"] == 1
+    empty = compute(rlog.engine, rlog.table, Window(T0 - 100, T0 - 1))
+    assert empty["total"] == 0 and empty["templates"] == [] and empty["latency_ms"] == {}
+
+
+async def test_figures_from_a_known_sequence_sqlite(tmp_path):
+    rlog = RoutingLog(StatsSettings(path=str(tmp_path / "log.sqlite3"), store_queries=True,
+                                    retention_days=36500), tmp_path)
+    await rlog.start()
+    try:
+        await write_sequence(rlog)
+        check_figures(rlog)
+    finally:
+        await rlog.close()
+
+
+def test_percentiles_and_buckets():
+    assert percentiles([1, 2, 3, 4], (50,)) == {"count": 4, "p50": 2.5, "mean": 2.5}
+    assert percentiles([None, float("nan")], (50,)) == {"count": 0, "p50": None, "mean": None}
+    assert bucket_seconds(3600) == 120 and bucket_seconds(86400) == 1800 and bucket_seconds(1) == 10
+
+
+def test_parse_since():
+    now = 1_800_000_000.0
+    assert parse_since(None, now) == now - 86400
+    assert parse_since("15m", now) == now - 900
+    assert parse_since("7d", now) == now - 7 * 86400
+    assert parse_since("1799999000", now) == 1_799_999_000
+    assert parse_since("2027-01-15T08:00:00Z", now) == parse_since("2027-01-15T08:00:00+00:00", now)
+    with pytest.raises(BadRequest):
+        parse_since("yesterday", now)

@@ -1,0 +1,131 @@
+"""The routing log writer: batching, overflow dropped and counted, failures contained, retention."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+import sqlalchemy as sa
+
+from server.stats import RoutingLog, RoutingRecord, StatsSettings
+from server.stats.record import EXECUTED, NO_MATCH
+
+
+def entry(i: int = 0, ts: float | None = None, question: str = "q") -> RoutingRecord:
+    return RoutingRecord(ts=ts if ts is not None else time.time(), kind="query", adapter="a", outcome=EXECUTED,
+                         selected_adapter="a", template_id=f"t{i % 3}", combined_score=0.5, question=question)
+
+
+def rows(rlog: RoutingLog) -> list[dict]:
+    with rlog.engine.connect() as conn:
+        return [dict(r._mapping) for r in conn.execute(sa.select(rlog.table).order_by(rlog.table.c.id))]
+
+
+@pytest.fixture
+async def make_log(tmp_path):
+    logs: list[RoutingLog] = []
+
+    async def make(**settings) -> RoutingLog:
+        rlog = RoutingLog(StatsSettings(path=str(tmp_path / f"log{len(logs)}.sqlite3"), **settings), tmp_path)
+        await rlog.start()
+        logs.append(rlog)
+        return rlog
+
+    yield make
+    for rlog in logs:
+        await rlog.close()
+
+
+async def test_entries_are_written_in_batches(make_log):
+    rlog = await make_log(batch_size=10, flush_interval=0.2)
+    for i in range(25):
+        assert rlog.record(entry(i))
+    await rlog.flush()
+    assert len(rows(rlog)) == 25
+    assert (rlog.counters.written, rlog.counters.batches, rlog.counters.dropped) == (25, 3, 0)
+
+
+async def test_a_partial_batch_waits_for_the_flush_interval(make_log):
+    rlog = await make_log(batch_size=100, flush_interval=0.4)
+    for i in range(3):
+        rlog.record(entry(i))
+    await asyncio.sleep(0.1)
+    assert rows(rlog) == []  # still gathering a batch
+    await asyncio.sleep(0.5)
+    assert len(rows(rlog)) == 3
+    assert rlog.counters.batches == 1
+
+
+async def test_a_full_queue_drops_and_counts(make_log):
+    rlog = await make_log(queue_size=5, batch_size=100, flush_interval=0.05)
+    accepted = [rlog.record(entry(i)) for i in range(8)]  # no await: the writer cannot drain meanwhile
+    assert accepted == [True] * 5 + [False] * 3
+    assert (rlog.counters.accepted, rlog.counters.dropped) == (5, 3)
+    await rlog.flush()
+    assert len(rows(rlog)) == 5
+    assert rlog.status()["dropped"] == 3
+
+
+async def test_a_failing_database_is_counted_not_raised(make_log):
+    rlog = await make_log(batch_size=4, flush_interval=0.05)
+    rlog.table.drop(rlog.engine)
+    for i in range(6):
+        rlog.record(entry(i))
+    await rlog.flush()
+    assert (rlog.counters.failed, rlog.counters.written) == (6, 0)
+    rlog.table.create(rlog.engine)
+    rlog.record(entry(9))
+    await rlog.flush()
+    assert rlog.counters.written == 1  # the writer survived
+
+
+async def test_question_text_only_when_store_queries(make_log):
+    private = await make_log(flush_interval=0.05)
+    kept = await make_log(flush_interval=0.05, store_queries=True)
+    for rlog in (private, kept):
+        rlog.record(entry(question="where is my salary?"))
+        await rlog.flush()
+    assert rows(private)[0]["question"] is None
+    assert rows(kept)[0]["question"] == "where is my salary?"
+
+
+async def test_retention_removes_only_old_entries(make_log):
+    rlog = await make_log(retention_days=30, flush_interval=0.05)
+    now = time.time()
+    for age_days in (45, 31, 29, 1, 0):
+        rlog.record(entry(ts=now - age_days * 86400))
+    await rlog.flush()
+    assert rlog.purge(now) == 2
+    ages = sorted(round((now - r["ts_ms"] / 1000) / 86400) for r in rows(rlog))
+    assert ages == [0, 1, 29]
+    assert rlog.counters.purged == 2
+
+
+async def test_retention_runs_at_start(tmp_path):
+    settings = StatsSettings(path=str(tmp_path / "log.sqlite3"), retention_days=7, flush_interval=0.05)
+    first = RoutingLog(settings, tmp_path)
+    await first.start()
+    first.record(entry(ts=time.time() - 10 * 86400))
+    first.record(RoutingRecord(ts=time.time(), kind="query", adapter="a", outcome=NO_MATCH))
+    await first.close()
+    second = RoutingLog(settings, tmp_path)
+    await second.start()
+    try:
+        assert [r["outcome"] for r in rows(second)] == [NO_MATCH]
+    finally:
+        await second.close()
+
+
+async def test_close_writes_what_is_queued(tmp_path):
+    rlog = RoutingLog(StatsSettings(path=str(tmp_path / "log.sqlite3"), flush_interval=10), tmp_path)
+    await rlog.start()
+    for i in range(7):
+        rlog.record(entry(i))
+    started = time.perf_counter()
+    await rlog.close(drain_seconds=30)
+    assert time.perf_counter() - started < 10  # close writes the partial batch at once
+    reopened = RoutingLog(rlog.settings, tmp_path)
+    assert len(rows(reopened)) == 7
+    assert not rlog.record(entry())  # closed: refused and counted
+    reopened.engine.dispose()
