@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..embedding.base import Embedder
 from ..embedding.settings import EmbeddingSettings
 from ..params.base import ParameterExtractor
+from ..params.settings import ParameterExtractionSettings
 from ..routing.policy import RoutingPolicy
 from ..routing.router import Router
 from ..stores.base import StoreHit, TemplateStore
@@ -45,6 +46,7 @@ class DataAdapterSettings(AdapterSettings):
     max_rows: int = Field(1000, ge=1)
     query_timeout: float = Field(10.0, gt=0)
     embedding: EmbeddingSettings | None = None  # a different model for this adapter's store
+    parameter_extraction: ParameterExtractionSettings | None = None  # fuzzy floor, clock, values cache, LLM pass
 
 
 @dataclass

@@ -11,26 +11,40 @@ from ..templates import Template
 
 @dataclass
 class ExtractedValue:
+    """One filled parameter and where it came from (for the trace in metadata and test_routing)."""
+
     name: str
     value: Any
-    extractor: str  # which extractor found it ("allowed_values", "number", "default", ...)
+    extractor: str  # "number", "date", "allowed_values", "alias", "fuzzy", "proper_name", "llm", "default", ...
     span: tuple[int, int] | None = None  # where in the question, if it came from the question
+    text: str | None = None  # the words of the question at `span`
+    score: float | None = None  # how sure the extractor was (0..1); None for defaults
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if self.span is not None:
+            out["span"] = list(self.span)
+        return {k: v for k, v in out.items() if v is not None or k in ("value", "span")}
 
 
 @dataclass
 class ParamProblem:
+    """Why a parameter cannot be used; `message` is safe to show to the person who asked."""
+
     name: str
-    problem: str  # "missing" | "invalid"
+    problem: str  # "missing" | "invalid" | "ambiguous"
     message: str
+    type: str | None = None
+    description: str | None = None
     allowed_values: list[Any] | None = None
     min: float | None = None
     max: float | None = None
+    pattern: str | None = None
+    given: str | None = None  # what the question said, for invalid/ambiguous values
+    suggestions: list[Any] | None = None  # close valid values, or the candidates of an ambiguous match
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        return {k: v for k, v in asdict(self).items() if v is not None and v != ""}
 
 
 @dataclass
@@ -38,10 +52,19 @@ class Extraction:
     values: dict[str, Any] = field(default_factory=dict)
     trace: list[ExtractedValue] = field(default_factory=list)
     problems: list[ParamProblem] = field(default_factory=list)
+    llm: dict[str, Any] | None = None  # what the optional LLM pass did: {"status", "asked", "filled", "reason"?}
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    def to_json(self) -> dict[str, Any]:
+        """The whole extraction, for test_routing and debugging."""
+        out: dict[str, Any] = {"values": self.values, "trace": [t.to_json() for t in self.trace],
+                               "problems": [p.to_json() for p in self.problems]}
+        if self.llm is not None:
+            out["llm"] = self.llm
+        return out
 
 
 class ParameterExtractor(ABC):

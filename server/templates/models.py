@@ -23,6 +23,27 @@ class ParameterType(StrEnum):
     ARRAY = "array"
 
 
+class ValuesFrom(BaseModel):
+    """A query on the parameter's own data source that lists its valid values (first column of each row).
+
+    `query` is written like the template body of the adapter (an SQL string for sql/duckdb, a mongodb
+    block, ...) and takes no parameters. With `strict: true` only listed values are accepted;
+    otherwise listed values are preferred and free text is still allowed (e.g. a LIKE search).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    query: Any
+    strict: bool = False
+
+    @field_validator("query")
+    @classmethod
+    def _not_empty(cls, value: Any) -> Any:
+        if value is None or (isinstance(value, str | dict | list) and not value):
+            raise ValueError("values_from.query must not be empty")
+        return value
+
+
 class ParameterSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -37,6 +58,7 @@ class ParameterSpec(BaseModel):
     pattern: str | None = None
     aliases: dict[str, Any] = Field(default_factory=dict)
     item_type: ParameterType | None = None  # element type of an array parameter
+    values_from: ValuesFrom | None = None  # valid values listed by a query on the same source
 
     @field_validator("pattern")
     @classmethod
@@ -50,12 +72,18 @@ class ParameterSpec(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> ParameterSpec:
-        if self.type is ParameterType.ENUM and not self.allowed_values:
+        if self.type is ParameterType.ENUM and not self.allowed_values and self.values_from is None:
             raise ValueError("an enum parameter needs allowed_values")
         if self.min is not None and self.max is not None and self.min > self.max:
             raise ValueError("min is greater than max")
         if self.item_type is not None and self.type is not ParameterType.ARRAY:
             raise ValueError("item_type only applies to array parameters")
+        if self.values_from is not None:
+            kind = self.item_type if self.type is ParameterType.ARRAY else self.type
+            if kind not in (ParameterType.STRING, ParameterType.ENUM, None):
+                raise ValueError("values_from applies to string (or array of string) parameters")
+            if self.allowed_values:
+                raise ValueError("use either allowed_values or values_from, not both")
         if self.required and self.default is not None:
             raise ValueError("a required parameter cannot have a default")
         if self.allowed_values:

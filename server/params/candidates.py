@@ -1,0 +1,172 @@
+"""Turn the mentions found in a question into scored candidate values for each parameter.
+
+A candidate is (parameter, value, span, extractor, score). Scores say how clearly the words
+around a mention point at this parameter: 'top 10' at a limit 0.95, a bare number at a required
+number 0.5, a bare number at an optional limit not at all (no guessing).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..templates import ParameterSpec, ParameterType
+from .choices import ChoiceMatch
+from .dates import DateMention
+from .numbers import NumberMention
+from .roles import Role
+from .strings import TextMatch
+from .text import Span, name_tokens, stem, words
+
+
+@dataclass
+class Candidate:
+    param: str
+    value: Any
+    span: Span | None
+    text: str
+    extractor: str
+    score: float
+    key: object = None  # the mention it came from; date ranges may fill a start and an end
+    shareable: bool = False
+
+
+def item_type(spec: ParameterSpec) -> ParameterType:
+    return spec.item_type or ParameterType.STRING if spec.type is ParameterType.ARRAY else spec.type
+
+
+# --- numbers -------------------------------------------------------------------------------
+def number_candidates(spec: ParameterSpec, role: Role, mentions: list[NumberMention]) -> list[Candidate]:
+    out = []
+    names = name_tokens(spec.name) - {"id", "no", "number", "min", "max", "limit"}
+    for m in mentions:
+        if m.time_unit:
+            continue
+        score = _number_score(spec, role, m, names)
+        if score > 0:
+            out.append(Candidate(spec.name, m.value, m.span, m.text, "number_words" if m.from_words else "number",
+                                 score, key=id(m)))
+    return out
+
+
+def _number_score(spec: ParameterSpec, role: Role, m: NumberMention, names: set[str]) -> float:
+    required = spec.required
+    named = bool(names) and bool(re.search(r"\b(?:" + "|".join(map(re.escape, names)) + r")s?\W*$", m.preceding))
+    match role:
+        case Role.YEAR:
+            if not m.year_like:
+                return 0.0
+            return 0.92 if re.search(r"\b(?:in|for|during|of|year|fy)\s*$", m.preceding) else 0.88
+        case Role.LIMIT:
+            if m.currency or m.cmp in ("gt", "lt") or m.range_role or m.id_cue:
+                return 0.0
+            if m.top:
+                return 0.95
+            if m.count_cue and not m.year_like:
+                return 0.85
+            return 0.4 if required and not m.year_like else 0.0
+        case Role.LOWER:
+            if m.cmp in ("gt", "gte"):
+                return 0.95
+            if m.cmp in ("lt", "lte") or m.top or m.id_cue:
+                return 0.0
+            return (0.6 if named else 0.5) if required and not (m.year_like and not m.currency) else 0.0
+        case Role.UPPER:
+            if m.cmp in ("lt", "lte"):
+                return 0.95
+            if m.cmp in ("gt", "gte") or m.top or m.id_cue:
+                return 0.0
+            return (0.6 if named else 0.5) if required and not (m.year_like and not m.currency) else 0.0
+        case Role.IDENTIFIER:
+            if m.currency or m.cmp or m.multiplied or m.range_role:
+                return 0.0
+            if m.id_cue or named:
+                return 0.95
+            return 0.55 if required else 0.0
+        case _:
+            if named:
+                return 0.85
+            if m.cmp or m.top:
+                return 0.6 if required else 0.0
+            return 0.5 if required else 0.0
+
+
+# --- dates ---------------------------------------------------------------------------------
+def date_candidates(spec: ParameterSpec, role: Role, mentions: list[DateMention]) -> list[Candidate]:
+    out = []
+    as_datetime = item_type(spec) is ParameterType.DATETIME
+    for d in mentions:
+        picked: tuple[dt.date, dt.time | None, float] | None = None
+        if role is Role.START and d.start is not None:
+            picked = (d.start, d.start_time, 0.95 if d.operator in ("since", "after", "between") else 0.9)
+        elif role is Role.END and d.end is not None and d.operator not in ("since", "after"):
+            picked = (d.end, d.end_time, 0.95 if d.operator in ("until", "before", "between") else 0.9)
+        elif role in (Role.POINT, Role.GENERIC) and d.single_day and d.operator is None:
+            picked = (d.start, d.start_time, 0.93)  # type: ignore[arg-type]
+        if picked is None:
+            continue
+        day, time, score = picked
+        if as_datetime:
+            default_time = dt.time(23, 59, 59) if role is Role.END else dt.time(0, 0)
+            value: Any = dt.datetime.combine(day, time or default_time).isoformat()
+        else:
+            value = day.isoformat()
+        out.append(Candidate(spec.name, value, d.span, d.text, "date", score, key=id(d), shareable=True))
+    return out
+
+
+def year_from_dates(spec: ParameterSpec, mentions: list[DateMention]) -> list[Candidate]:
+    """'this year', 'last year', 'fiscal year 2024' for an integer year parameter."""
+    out = []
+    for d in mentions:
+        if d.year is not None:
+            out.append(Candidate(spec.name, d.year, d.span, d.text, "date", 0.93, key=id(d)))
+        elif d.operator is None and d.start and d.end and d.start.year == d.end.year and d.grain != "span":
+            out.append(Candidate(spec.name, d.start.year, d.span, d.text, "date", 0.6, key=id(d)))
+    return out
+
+
+# --- closed lists --------------------------------------------------------------------------
+def choice_candidates(spec: ParameterSpec, matches: list[ChoiceMatch]) -> list[Candidate]:
+    return [Candidate(spec.name, m.value, m.span, m.text, m.extractor, m.score, key=("choice", m.span))
+            for m in matches]
+
+
+# --- free text -----------------------------------------------------------------------------
+def text_candidates(spec: ParameterSpec, role: Role, quoted: list[TextMatch], emails: list[TextMatch],
+                    names: list[TextMatch], cued: list[TextMatch], patterned: list[TextMatch]) -> list[Candidate]:
+    out = [_text(spec, t, t.score) for t in quoted + patterned]
+    for t in emails:
+        out.append(_text(spec, t, 0.95 if role is Role.EMAIL else 0.5))
+    if spec.pattern is None and role is not Role.EMAIL:
+        bonus = 0.05 if role is Role.NAME else -0.1
+        out += [_text(spec, t, t.score + bonus) for t in names]
+        out += [_text(spec, t, t.score + bonus) for t in cued]
+    return out
+
+
+def _text(spec: ParameterSpec, t: TextMatch, score: float) -> Candidate:
+    return Candidate(spec.name, t.value, t.span, t.value, t.extractor, round(score, 4), key=("text", t.span))
+
+
+# --- booleans ------------------------------------------------------------------------------
+_NEGATION = re.compile(r"\b(?:not|no|non|without|exclud(?:e|ing)|except|never|n't|isn't|aren't|don't)\W*(?:\w+\W+)?$")
+_GENERIC_BOOL_WORDS = {"is", "has", "include", "including", "only", "show", "with", "flag", "the", "a"}
+
+
+def boolean_candidates(spec: ParameterSpec, question: str) -> list[Candidate]:
+    """'active employees' -> active=true, 'not active' / 'without remote' -> false."""
+    keys = {stem(t) for t in name_tokens(spec.name)} - _GENERIC_BOOL_WORDS
+    out = []
+    low = question.lower()
+    for w in words(question):
+        if stem(w.text) in keys:
+            negated = bool(_NEGATION.search(low[max(0, w.start - 30):w.start]))
+            out.append(Candidate(spec.name, not negated, w.span, w.text, "boolean", 0.8, key=("bool", w.span)))
+    for m in re.finditer(r"\b(true|false|yes|no)\b", low):
+        if len(low.strip(" ?!.")) <= 5:  # the whole answer is 'yes' or 'no'
+            out.append(Candidate(spec.name, m.group() in ("true", "yes"), m.span(), m.group(), "boolean", 0.7,
+                                 key=("bool", m.span())))
+    return out

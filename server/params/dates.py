@@ -1,0 +1,376 @@
+"""Dates in a question: ISO and written dates, months, quarters, years, and relative phrases.
+
+Every mention resolves to a closed interval [start, end] of calendar days against an injected
+`today`, with open ends for 'since X' (no end) and 'before X' (no start). Operators are strict:
+'after March 5' starts on March 6, 'before 2024' ends on 2023-12-31, 'since'/'from' include
+the date, 'until'/'through' include it.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .text import Span, before
+
+Today = Callable[[], dt.date]
+
+_MONTHS = {
+    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4, "may": 5,
+    "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9, "sept": 9, "sep": 9,
+    "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
+}
+_WEEKDAYS = {"monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "tues": 1, "wednesday": 2, "wed": 2,
+             "thursday": 3, "thu": 3, "thur": 3, "thurs": 3, "friday": 4, "fri": 4, "saturday": 5,
+             "sunday": 6}
+_ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
+             "last": 4}
+_UNIT_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+               "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
+               "thirty": 30, "sixty": 60, "ninety": 90, "few": 3, "couple of": 2}
+
+MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+FULL_MONTH = r"(?P<month>january|february|march|april|may|june|july|august|september|october|november|december)"
+DAY = r"(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
+YEAR = r"(?P<year>(?:19|20)\d\d)"
+WEEKDAY = r"(?P<weekday>" + "|".join(sorted(_WEEKDAYS, key=len, reverse=True)) + r")"
+COUNT = r"(?P<count>\d+|" + "|".join(sorted(_UNIT_WORDS, key=len, reverse=True)) + r")"
+UNIT = r"(?P<unit>day|week|month|quarter|year)s?"
+
+
+@dataclass
+class Base:
+    """One date expression before operators: a closed interval and how precise it is."""
+
+    start: dt.date
+    end: dt.date
+    grain: str  # day | week | month | quarter | year | span
+    span: Span
+    year_given: bool = True
+    month: int | None = None
+    day: int | None = None
+    time: dt.time | None = None
+
+
+@dataclass
+class DateMention:
+    start: dt.date | None
+    end: dt.date | None
+    grain: str
+    span: Span
+    text: str
+    operator: str | None = None  # since | after | before | until | between | None
+    start_time: dt.time | None = None
+    end_time: dt.time | None = None
+
+    @property
+    def single_day(self) -> bool:
+        return self.start is not None and self.start == self.end
+
+    @property
+    def year(self) -> int | None:
+        if self.grain == "year" and self.start is not None and self.operator is None:
+            return self.start.year
+        return None
+
+
+def month_end(year: int, month: int) -> dt.date:
+    return dt.date(year, month, calendar.monthrange(year, month)[1])
+
+
+def add_months(day: dt.date, months: int) -> dt.date:
+    index = day.year * 12 + day.month - 1 + months
+    year, month = divmod(index, 12)
+    return dt.date(year, month + 1, min(day.day, calendar.monthrange(year, month + 1)[1]))
+
+
+def _year_range(year: int) -> tuple[dt.date, dt.date]:
+    return dt.date(year, 1, 1), dt.date(year, 12, 31)
+
+
+def _quarter_range(year: int, q: int) -> tuple[dt.date, dt.date]:
+    return dt.date(year, 3 * q - 2, 1), month_end(year, 3 * q)
+
+
+class _Parser:
+    """Collects Base expressions from one question; longest match wins where patterns overlap."""
+
+    def __init__(self, text: str, today: dt.date) -> None:
+        self.text = text
+        self.low = text.lower()
+        self.today = today
+        self.found: list[Base] = []
+
+    def add(self, base: Base | None) -> None:
+        if base is None:
+            return
+        a = base.span
+        for other in list(self.found):
+            b = other.span
+            if a[0] < b[1] and b[0] < a[1]:
+                if (b[1] - b[0]) >= (a[1] - a[0]):
+                    return
+                self.found.remove(other)
+        self.found.append(base)
+
+    def scan(self, pattern: str, build: Callable[[re.Match[str]], Base | None]) -> None:
+        for m in re.finditer(pattern, self.low):
+            try:
+                self.add(build(m))
+            except ValueError:  # 'February 30': not a date
+                continue
+
+    def parse(self) -> list[Base]:
+        t = self.today
+        b = r"(?<![\w.])"
+        e = r"(?![\w])"
+        time_part = r"(?:[t ](?P<hh>[01]\d|2[0-3]):(?P<mi>[0-5]\d)(?::(?P<ss>[0-5]\d))?)?"
+        self.scan(b + r"(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})" + time_part + e, self._iso)
+        self.scan(b + r"(?P<y>\d{4})/(?P<m>\d{1,2})/(?P<d>\d{1,2})" + e, self._iso)
+        self.scan(b + r"(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{4})" + e, self._slashed)
+        self.scan(rf"\b{MONTH}\s+{DAY},?\s+{YEAR}\b", self._mdy)
+        self.scan(rf"\b(?:the\s+)?{DAY}\s+(?:of\s+)?{MONTH},?\s+{YEAR}\b", self._mdy)
+        self.scan(rf"\b{MONTH}\s+{DAY}\b(?!\s*,?\s*\d)", self._md)
+        self.scan(rf"\b(?:the\s+)?{DAY}\s+of\s+{MONTH}\b(?!\s*,?\s*\d)", self._md)
+        self.scan(rf"\b{MONTH},?\s+(?:of\s+)?{YEAR}\b", self._my)
+        self.scan(rf"\b{FULL_MONTH}\b", self._month_only)
+        self.scan(rf"\bq(?P<q>[1-4])(?:\s+(?:of\s+)?|\s*-?\s*){YEAR}\b", self._quarter)
+        self.scan(rf"\b{YEAR}\s*-?\s*q(?P<q>[1-4])\b", self._quarter)
+        self.scan(r"\b(?:the\s+)?(?P<ord>first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter(?:\s+of)?\s+"
+                  + YEAR + r"\b", self._quarter)
+        self.scan(r"\bq(?P<q>[1-4])\b(?!\s*-?\s*(?:of\s+)?\d)", self._quarter_this_year)
+        self.scan(rf"(?<![\w$#.,/]){YEAR}(?![\w%]|,\d|\.\d)", self._year)
+        self.scan(r"\b(?:fy|fiscal year)\s?'?(?P<year>(?:19|20)\d\d)\b", self._year)
+        self.scan(r"\btoday\b|\btonight\b|\bthis morning\b", lambda m: self._day(m, t))
+        self.scan(r"\byesterday\b", lambda m: self._day(m, t - dt.timedelta(days=1)))
+        self.scan(r"\bthe day before yesterday\b", lambda m: self._day(m, t - dt.timedelta(days=2)))
+        self.scan(r"\btomorrow\b", lambda m: self._day(m, t + dt.timedelta(days=1)))
+        self.scan(rf"\b(?P<which>this|last|previous|past|next|current|the coming)\s+{UNIT}\b", self._named_period)
+        self.scan(rf"\b(?P<which>last|past|previous|the last|the past|over the last|over the past|in the last|"
+                  rf"in the past|within the last|within the past)\s+{COUNT}\s+{UNIT}\b", self._last_n)
+        self.scan(rf"\b{COUNT}\s+{UNIT}\s+ago\b", self._ago)
+        self.scan(rf"\b(?:(?P<which>last|this|next|coming)\s+)?{WEEKDAY}\b", self._weekday)
+        self.scan(r"\b(?:year to date|ytd|so far this year|this year so far)\b",
+                  lambda m: Base(dt.date(t.year, 1, 1), t, "span", m.span()))
+        self.scan(r"\b(?:month to date|mtd|so far this month)\b",
+                  lambda m: Base(t.replace(day=1), t, "span", m.span()))
+        self.scan(r"\b(?:the\s+)?(?P<edge>start|beginning|end)\s+of\s+(?:the\s+)?(?P<what>(?:this|last|next)\s+"
+                  r"(?:year|month|quarter)|year|month|" + YEAR + r"|" + FULL_MONTH + r"(?:\s+(?P<y2>\d{4}))?)\b",
+                  self._edge)
+        return sorted(self.found, key=lambda x: x.span)
+
+    # --- builders ---------------------------------------------------------------------
+    def _iso(self, m: re.Match[str]) -> Base:
+        day = dt.date(int(m["y"]), int(m["m"]), int(m["d"]))
+        time = None
+        if m.groupdict().get("hh"):
+            time = dt.time(int(m["hh"]), int(m["mi"]), int(m["ss"] or 0))
+        return Base(day, day, "day", m.span(), time=time)
+
+    def _slashed(self, m: re.Match[str]) -> Base:
+        a, b = int(m["a"]), int(m["b"])
+        month, day = (b, a) if a > 12 else (a, b)  # US order unless the first part cannot be a month
+        value = dt.date(int(m["y"]), month, day)
+        return Base(value, value, "day", m.span())
+
+    def _mdy(self, m: re.Match[str]) -> Base:
+        value = dt.date(int(m["year"]), _MONTHS[m["month"]], int(m["day"]))
+        return Base(value, value, "day", m.span(), month=value.month, day=value.day)
+
+    def _md(self, m: re.Match[str]) -> Base | None:
+        if m["month"] == "may" and not self.text[m.start()].isupper():
+            return None
+        month, day = _MONTHS[m["month"]], int(m["day"])
+        value = dt.date(self.today.year, month, day)
+        if value > self.today:
+            value = dt.date(self.today.year - 1, month, day)
+        return Base(value, value, "day", m.span(), year_given=False, month=month, day=day)
+
+    def _my(self, m: re.Match[str]) -> Base:
+        year, month = int(m["year"]), _MONTHS[m["month"]]
+        return Base(dt.date(year, month, 1), month_end(year, month), "month", m.span(), month=month)
+
+    def _month_only(self, m: re.Match[str]) -> Base | None:
+        name = m["month"]
+        if name == "may" and not (self.text[m.start()].isupper() and _month_context(self.low, m.start())):
+            return None
+        month = _MONTHS[name]
+        year = self.today.year if month <= self.today.month else self.today.year - 1
+        return Base(dt.date(year, month, 1), month_end(year, month), "month", m.span(), year_given=False, month=month)
+
+    def _quarter(self, m: re.Match[str]) -> Base:
+        q = int(m["q"]) if m.groupdict().get("q") else _ORDINALS[m["ord"]]
+        start, end = _quarter_range(int(m["year"]), q)
+        return Base(start, end, "quarter", m.span())
+
+    def _quarter_this_year(self, m: re.Match[str]) -> Base:
+        start, end = _quarter_range(self.today.year, int(m["q"]))
+        return Base(start, end, "quarter", m.span(), year_given=False)
+
+    def _year(self, m: re.Match[str]) -> Base | None:
+        pre = before(self.low, m.start(), 12)
+        if re.search(r"(?:order|invoice|number|no\.?|id|#|\$|top|first|last)\s*$", pre):
+            return None
+        start, end = _year_range(int(m["year"]))
+        return Base(start, end, "year", m.span())
+
+    def _day(self, m: re.Match[str], value: dt.date) -> Base:
+        return Base(value, value, "day", m.span())
+
+    def _named_period(self, m: re.Match[str]) -> Base:
+        t, which, unit = self.today, m["which"], m["unit"]
+        shift = {"this": 0, "current": 0, "last": -1, "previous": -1, "past": -1, "next": 1, "the coming": 1}[which]
+        if which == "past" and unit in ("year", "month", "week"):  # 'the past year' is the last 12 months
+            return self._rolling(m, 1, unit)
+        if unit == "day":
+            value = t + dt.timedelta(days=shift)
+            return Base(value, value, "day", m.span())
+        if unit == "week":
+            monday = t - dt.timedelta(days=t.weekday()) + dt.timedelta(weeks=shift)
+            return Base(monday, monday + dt.timedelta(days=6), "week", m.span())
+        if unit == "month":
+            first = add_months(t.replace(day=1), shift)
+            return Base(first, month_end(first.year, first.month), "month", m.span())
+        if unit == "quarter":
+            q_index = (t.year * 4 + (t.month - 1) // 3) + shift
+            year, q = divmod(q_index, 4)
+            start, end = _quarter_range(year, q + 1)
+            return Base(start, end, "quarter", m.span())
+        start, end = _year_range(t.year + shift)
+        return Base(start, end, "year", m.span())
+
+    def _rolling(self, m: re.Match[str], count: int, unit: str) -> Base:
+        t = self.today
+        if unit == "day":
+            start = t - dt.timedelta(days=count)
+        elif unit == "week":
+            start = t - dt.timedelta(weeks=count)
+        elif unit == "month":
+            start = add_months(t, -count)
+        elif unit == "quarter":
+            start = add_months(t, -3 * count)
+        else:
+            start = add_months(t, -12 * count)
+        return Base(start, t, "span", m.span())
+
+    def _last_n(self, m: re.Match[str]) -> Base:
+        count = m["count"]
+        n = int(count) if count.isdigit() else _UNIT_WORDS[count]
+        return self._rolling(m, n, m["unit"])
+
+    def _ago(self, m: re.Match[str]) -> Base:
+        rolled = self._rolling(m, int(m["count"]) if m["count"].isdigit() else _UNIT_WORDS[m["count"]], m["unit"])
+        return Base(rolled.start, rolled.start, "day", m.span())
+
+    def _weekday(self, m: re.Match[str]) -> Base | None:
+        name, which = m["weekday"], m["which"]
+        if len(name) <= 3 and not which:
+            return None  # 'sat', 'wed' alone are too often other words
+        t, wd = self.today, _WEEKDAYS[name]
+        if which == "last":
+            delta = (t.weekday() - wd) % 7 or 7
+            value = t - dt.timedelta(days=delta)
+        elif which == "this":
+            value = t - dt.timedelta(days=t.weekday()) + dt.timedelta(days=wd)
+        elif which in ("next", "coming"):
+            delta = (wd - t.weekday()) % 7 or 7
+            value = t + dt.timedelta(days=delta)
+        else:  # bare weekday: the past one after 'since', else the coming one (today counts)
+            if re.search(r"(?:since|from|after|last)\s*$", before(self.low, m.start(), 10)):
+                value = t - dt.timedelta(days=(t.weekday() - wd) % 7)
+            else:
+                value = t + dt.timedelta(days=(wd - t.weekday()) % 7)
+        return Base(value, value, "day", m.span())
+
+    def _edge(self, m: re.Match[str]) -> Base | None:
+        what = m["what"]
+        inner = _Parser(what, self.today).parse()
+        if what in ("year", "month"):
+            inner = _Parser("this " + what, self.today).parse()
+        if not inner:
+            return None
+        period = inner[0]
+        value = period.end if m["edge"] == "end" else period.start
+        return Base(value, value, "day", m.span())
+
+
+def _month_context(low: str, start: int) -> bool:
+    return bool(re.search(r"(?:in|since|from|of|during|until|till|before|after|between|and|to|through)\s*$",
+                          before(low, start, 12)))
+
+
+_SINCE = re.compile(r"(?:\bsince|\bfrom|\bstarting(?: from| on| in)?|\bbeginning(?: in| on)?|\bas of|\bon or after|"
+                    r"\bnot before)\s*$")
+_AFTER = re.compile(r"(?:\bafter|\blater than|\bpost)\s*$")
+_BEFORE = re.compile(r"(?:\bbefore|\bprior to|\bearlier than|\bpre)\s*$")
+_UNTIL = re.compile(r"(?:\buntil|\btill|\bthrough|\bthru|\bup to|\bup until|\bby|\bno later than|\bon or before|"
+                    r"\bnot after|\bending)\s*$")
+_RANGE_GAP = re.compile(r"^\s*(?:and|to|until|till|through|thru|-|–)\s*(?:the\s+)?(?:end\s+of\s+)?$")
+
+
+def find_dates(text: str, today: dt.date) -> list[DateMention]:
+    """Every date expression in `text` with operators and ranges applied, in order of appearance."""
+    bases = _Parser(text, today).parse()
+    low = text.lower()
+    out: list[DateMention] = []
+    i = 0
+    while i < len(bases):
+        cur = bases[i]
+        nxt = bases[i + 1] if i + 1 < len(bases) else None
+        if nxt is not None:
+            gap = low[cur.span[1]:nxt.span[0]]
+            pre = before(low, cur.span[0], 12)
+            joined = _RANGE_GAP.match(gap) and (gap.strip() not in ("and",) or re.search(r"between\s*$", pre))
+            if joined and gap.strip().startswith("-") and cur.grain == "year" and nxt.grain == "year":
+                joined = True
+            if joined:
+                first = _with_year(cur, nxt.start.year) if not cur.year_given and nxt.year_given else cur
+                if first.start <= nxt.end:
+                    span = (_operator_start(low, cur.span[0]), nxt.span[1])
+                    out.append(DateMention(first.start, nxt.end, "span", span, text[span[0]:span[1]], "between",
+                                           first.time, nxt.time))
+                    i += 2
+                    continue
+        out.append(_apply_operator(text, low, cur))
+        i += 1
+    return out
+
+
+def _operator_start(low: str, start: int) -> int:
+    m = re.search(r"(?:between|from)\s*$", before(low, start, 12))
+    return start - len(m.group()) if m else start
+
+
+def _with_year(base: Base, year: int) -> Base:
+    if base.grain == "month" and base.month:
+        return Base(dt.date(year, base.month, 1), month_end(year, base.month), "month", base.span, True, base.month)
+    if base.grain == "day" and base.month and base.day:
+        value = dt.date(year, base.month, base.day)
+        return Base(value, value, "day", base.span, True, base.month, base.day)
+    return base
+
+
+def _apply_operator(text: str, low: str, base: Base) -> DateMention:
+    pre = before(low, base.span[0], 24)
+    spec: tuple[str | None, dt.date | None, dt.date | None, re.Match[str] | None]
+    if m := _AFTER.search(pre):
+        spec = ("after", base.end + dt.timedelta(days=1), None, m)
+    elif m := _BEFORE.search(pre):
+        spec = ("before", None, base.start - dt.timedelta(days=1), m)
+    elif m := _UNTIL.search(pre):
+        spec = ("until", None, base.end, m)
+    elif m := _SINCE.search(pre):
+        spec = ("since", base.start, None, m)
+    else:
+        spec = (None, base.start, base.end, None)
+    operator, start, end, match = spec
+    span_start = base.span[0] - len(match.group()) + (len(match.group()) - len(match.group().lstrip())) \
+        if match else base.span[0]
+    span = (span_start, base.span[1])
+    grain = base.grain if operator is None else "open"
+    start_time = base.time if operator in (None, "since", "after") else None
+    end_time = base.time if operator in (None, "until", "before") else None
+    return DateMention(start, end, grain, span, text[span[0]:span[1]], operator, start_time, end_time)

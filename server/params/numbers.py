@@ -1,0 +1,220 @@
+"""Numbers in a question: digits, thousands separators, '$50k', '1.5 million', number words, ranges.
+
+Each mention carries the cues around it ('over', 'top', 'between ... and', '$') so that the
+assignment step can tell a salary threshold from a row limit or a year.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+
+from .text import Span, after, before, words
+
+_DIGITS = re.compile(
+    r"(?P<cur>[$€£])?\s?"
+    r"(?<![\w.,/])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    r"(?:\s?(?P<mult>k|K|m|M|mn|bn|B|thousand|million|billion|grand)(?![\w]))?"
+    r"(?![\w]|\.\d|,\d{3})"
+)
+_MULT = {"k": 1e3, "thousand": 1e3, "grand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "bn": 1e9, "b": 1e9,
+         "billion": 1e9}
+
+_UNITS = {w: i for i, w in enumerate(re.findall(r"\w+", "zero one two three four five six seven eight nine ten eleven "
+                                                       "twelve thirteen fourteen fifteen sixteen seventeen eighteen "
+                                                       "nineteen"))}
+_TENS = {w: 10 * (i + 2)
+         for i, w in enumerate(re.findall(r"\w+", "twenty thirty forty fifty sixty seventy eighty ninety"))}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
+_NUMBER_WORDS = set(_UNITS) | set(_TENS) | set(_SCALES) | {"dozen"}
+
+_GT = re.compile(r"(?:more than|greater than|over|above|exceeding|exceeds?|in excess of|bigger than|larger than|"
+                 r"higher than|north of|upwards of|beyond|>)\s*$")
+_GTE = re.compile(r"(?:at least|minimum(?: of)?|min\.?|starting at|no less than|not less than|>=|≥|from)\s*$")
+_LT = re.compile(r"(?:less than|fewer than|under|below|cheaper than|lower than|smaller than|beneath|<)\s*$")
+_LTE = re.compile(r"(?:at most|up to|upto|maximum(?: of)?|max\.?|no more than|not more than|not over|"
+                  r"within|<=|≤)\s*$")
+_GTE_AFTER = re.compile(r"^\s*(?:\+|or more\b|and up\b|and above\b|or higher\b|plus\b|or above\b)")
+_LTE_AFTER = re.compile(r"^\s*(?:or less\b|and under\b|and below\b|or lower\b|or cheaper\b|or under\b|max\b)")
+_CURRENCY_AFTER = re.compile(r"^\s*(?:dollars?|usd|bucks|euros?|eur|pounds?|gbp)\b")
+_TIME_UNIT_AFTER = re.compile(r"^\s*(?:days?|weeks?|months?|years?|quarters?|hours?|minutes?)\b")
+_TOP_BEFORE = re.compile(r"(?:\btop|\bfirst|\bbest|\bbiggest|\blargest|\bhighest|\bworst|\bbottom|\bleading|"
+                         r"\blast|\blatest|\bnewest|\bmost recent|\blowest)\s*$")
+_TOP_AFTER = re.compile(r"^\s*(?:best|biggest|largest|highest|most|top|worst|lowest|least|latest|newest|oldest|"
+                        r"most recent|recent|greatest|leading)\b")
+_COUNT_BEFORE = re.compile(r"(?:\bshow(?: me)?|\blist|\bgive me|\bget(?: me)?|\breturn|\bdisplay|\bfetch|\bsee|"
+                           r"\bonly|\bjust|\blimit(?:ed)?(?: it)?(?: to)?|\bcap(?: it)? at|\bmax(?:imum)? of)"
+                           r"(?: the| our| my)?\s*$")
+_COUNT_AFTER = re.compile(r"^\s*(?:results?|rows?|records?|entries|items|names|people|employees|staff|customers|"
+                          r"clients|accounts|products|orders|deals|sales|requests|persons|earners|rows)\b")
+_ID_BEFORE = re.compile(r"(?:#|\bno\.?|\bnumber|\bnr\.?|\bid|\bref(?:erence)?)\s*$")
+
+
+@dataclass
+class NumberMention:
+    value: float
+    span: Span
+    text: str
+    is_integer: bool
+    currency: bool = False
+    multiplied: bool = False  # '50k', '1.5 million'
+    from_words: bool = False
+    cmp: str | None = None  # 'gt' | 'gte' | 'lt' | 'lte'
+    range_role: str | None = None  # 'low' | 'high' for 'between 10 and 20'
+    range_id: int | None = None
+    top: bool = False  # 'top 10', '5 best'
+    count_cue: bool = False  # 'show 20', '20 results'
+    id_cue: bool = False  # '#42', 'number 4711'
+    time_unit: bool = False  # '15 days'
+    preceding: str = ""  # lower-cased text before the number
+    extra: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def year_like(self) -> bool:
+        return (self.is_integer and 1900 <= self.value <= 2100 and not self.currency and not self.multiplied
+                and "," not in self.text and not self.from_words)
+
+
+def find_numbers(text: str) -> list[NumberMention]:
+    """Every number in `text`, with its cues, in order of appearance."""
+    dated = [m.span() for m in _DATE_LIKE.finditer(text)]
+    found = [_from_digits(m) for m in _DIGITS.finditer(text)
+             if not _glued_to_word(text, m.start("num")) and not any(s <= m.start("num") < e for s, e in dated)]
+    taken = [m.span for m in found]
+    found += [m for m in _from_words(text) if not any(s[0] < m.span[1] and m.span[0] < s[1] for s in taken)]
+    found.sort(key=lambda m: m.span)
+    for mention in found:
+        _add_cues(text, mention)
+    _pair_ranges(text, found)
+    return found
+
+
+_DATE_LIKE = re.compile(r"\b\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\b|\b\d{1,2}[-/.]\d{1,2}[-/.]\d{4}\b")
+
+
+def _glued_to_word(text: str, start: int) -> bool:
+    """'X-15' or 'USB-3' are names, not numbers; '50-100' is a range."""
+    return start >= 2 and text[start - 1] == "-" and text[start - 2].isalpha()
+
+
+def _from_digits(m: re.Match[str]) -> NumberMention:
+    raw = m.group("num").replace(",", "")
+    value = float(raw)
+    mult = m.group("mult")
+    if mult:
+        value *= _MULT[mult.lower()]
+    start = m.start("cur") if m.group("cur") else m.start("num")
+    return NumberMention(value=_tidy(value), span=(start, m.end()), text=m.group().strip(),
+                         is_integer=float(_tidy(value)).is_integer(), currency=bool(m.group("cur")),
+                         multiplied=bool(mult))
+
+
+def _tidy(value: float) -> float:
+    rounded = round(value, 6)
+    return int(rounded) if float(rounded).is_integer() else rounded
+
+
+def _from_words(text: str) -> list[NumberMention]:
+    """'twenty-five', 'a hundred', 'one hundred and fifty', 'a dozen', 'three thousand'."""
+    out: list[NumberMention] = []
+    tokens = words(text)
+    i = 0
+    while i < len(tokens):
+        parts = tokens[i].lower.split("-")
+        starts_with_a = tokens[i].lower in ("a", "an") and i + 1 < len(tokens) and \
+            tokens[i + 1].lower in ("hundred", "thousand", "million", "dozen")
+        if not (all(p in _NUMBER_WORDS for p in parts) or starts_with_a):
+            i += 1
+            continue
+        j, seq = i, []
+        if starts_with_a:
+            seq.append("one")
+            j += 1
+        while j < len(tokens):
+            pieces = tokens[j].lower.split("-")
+            if all(p in _NUMBER_WORDS for p in pieces):
+                seq += pieces
+                j += 1
+            elif tokens[j].lower == "and" and seq and j + 1 < len(tokens) and \
+                    all(p in _NUMBER_WORDS for p in tokens[j + 1].lower.split("-")) and seq[-1] in _SCALES:
+                j += 1
+            else:
+                break
+        value = words_to_number(seq)
+        if value is not None and seq != ["one"]:  # a bare 'one' is nearly always a pronoun
+            span = (tokens[i].start, tokens[j - 1].end)
+            out.append(NumberMention(value=value, span=span, text=text[span[0]:span[1]], is_integer=True,
+                                     from_words=True))
+        i = max(j, i + 1)
+    return out
+
+
+def words_to_number(seq: list[str]) -> int | None:
+    """['two', 'hundred', 'fifty'] -> 250; None when the words do not form a number."""
+    if not seq:
+        return None
+    total, current, seen = 0, 0, False
+    for w in seq:
+        if w in _UNITS:
+            current += _UNITS[w]
+        elif w in _TENS:
+            current += _TENS[w]
+        elif w == "dozen":
+            current = (current or 1) * 12
+        elif w == "hundred":
+            current = (current or 1) * 100
+        elif w in _SCALES:
+            total += (current or 1) * _SCALES[w]
+            current = 0
+        else:
+            return None
+        seen = True
+    return total + current if seen else None
+
+
+def _add_cues(text: str, m: NumberMention) -> None:
+    pre, post = before(text, m.span[0]), after(text, m.span[1])
+    m.preceding = pre
+    m.time_unit = bool(_TIME_UNIT_AFTER.match(post))
+    if _CURRENCY_AFTER.match(post):
+        m.currency = True
+    if _GT.search(pre):
+        m.cmp = "gt"
+    elif _LT.search(pre):
+        m.cmp = "lt"
+    elif _LTE.search(pre):
+        m.cmp = "lte"
+    elif _GTE.search(pre) or _GTE_AFTER.match(post):
+        m.cmp = "gte"
+    elif _LTE_AFTER.match(post):
+        m.cmp = "lte"
+    if not m.time_unit:
+        m.top = bool(_TOP_BEFORE.search(pre) or _TOP_AFTER.match(post))
+        m.count_cue = bool(_COUNT_BEFORE.search(pre) or _COUNT_AFTER.match(post))
+    m.id_cue = bool(_ID_BEFORE.search(pre))
+
+
+_BETWEEN = re.compile(r"^\s*(?:and|to|-|–|through|thru|until)\s*$")
+
+
+def _pair_ranges(text: str, found: list[NumberMention]) -> None:
+    """'between 10 and 20', 'from 500 to 1000', '$200-$500', '50-100k': mark the low and the high end."""
+    for rid, (low, high) in enumerate(itertools.pairwise(found)):
+        gap = text[low.span[1]:high.span[0]]
+        if not _BETWEEN.match(gap) or low.range_role or low.time_unit:
+            continue
+        connector = gap.strip()
+        pre = before(text, low.span[0], 20)
+        if connector == "and" and not re.search(r"between\s*$", pre):
+            continue
+        if connector == "until" and not re.search(r"from\s*$", pre):
+            continue
+        if high.multiplied and not low.multiplied and low.value * 1000 <= high.value:
+            factor = high.value / float(re.sub(r"[^\d.]", "", high.text.split()[0]) or 1)
+            low.value = _tidy(low.value * factor)
+            low.multiplied = True
+        low.range_role, high.range_role = "low", "high"
+        low.range_id = high.range_id = rid
+        low.cmp, high.cmp = "gte", "lte"
+        low.currency = high.currency = low.currency or high.currency

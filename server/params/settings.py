@@ -1,0 +1,73 @@
+"""The `parameter_extraction:` block of a data adapter entry (all keys optional, unknown keys are errors)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class LLMExtractionSettings(BaseModel):
+    """Claude fills required values the deterministic pass could not find. Off unless `enabled: true`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = False
+    model: str = Field("claude-haiku-4-5", min_length=1)
+    api_key_env: str = "ANTHROPIC_API_KEY"  # NAME of the environment variable holding the key
+    base_url: str | None = None  # a proxy or a local stand-in of the API
+    timeout: float = Field(10.0, gt=0)  # seconds per attempt
+    max_retries: int = Field(0, ge=0, le=5)
+    max_tokens: int = Field(512, ge=64, le=4096)
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, value: str) -> str:
+        if not _ENV_NAME.match(value):
+            raise ValueError("api_key_env must be an environment variable NAME, not a key")
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("base_url must start with http:// or https://")
+        return value
+
+    @property
+    def total_timeout(self) -> float:
+        return self.timeout * (self.max_retries + 1)
+
+
+class ParameterExtractionSettings(BaseModel):
+    """How an adapter fills template parameters from a question."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fuzzy_score_floor: float = Field(85.0, ge=50.0, le=100.0,
+                                     description="rapidfuzz ratio (0-100) a misspelt value must reach")
+    today: dt.date | None = Field(None, description="pin the date relative phrases count from (demo data)")
+    timezone: str | None = Field(None, description="IANA zone for 'today'; the server's local zone if unset")
+    values_ttl_seconds: float | None = Field(None, gt=0, description="values_from cache lifetime; until reload "
+                                                                     "if unset")
+    llm: LLMExtractionSettings = Field(default_factory=LLMExtractionSettings)
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                ZoneInfo(value)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(f"unknown time zone '{value}'") from None
+        return value
+
+    @model_validator(mode="after")
+    def _pinned_or_zoned(self) -> ParameterExtractionSettings:
+        if self.today is not None and self.timezone is not None:
+            raise ValueError("set either today (a fixed date) or timezone, not both")
+        return self

@@ -1,0 +1,151 @@
+"""Free-text values: quoted strings, emails, pattern matches, and proper names.
+
+Proper names are runs of capitalised words (digits and model numbers allowed inside, so
+'Aero 15 Pro' and 'USB-C Docking Station' stay whole), minus the question words a sentence
+starts with. Lower-case names are taken only after a cue such as 'called' or 'named'.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .text import Span, Word, words, wordset
+
+_QUOTED = re.compile(r'"([^"]{1,200})"|“([^”]{1,200})”|‘([^’]{1,200})’|(?<![\w])\'([^\']{1,200})\'(?![\w])')
+_EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}(?![\w])")
+
+# Capitalised words that start questions and commands, or are otherwise never part of a name.
+_NOT_NAMES = wordset("""
+what who whom whose which where when why how show list find give get tell can could would will should do does did
+is are was were please i i'm i'd me my we our us you your the a an any all each every look lookup search display
+fetch pull return name names let let's hey hi hello okay ok employee employees staff customer customers product
+products order orders sales revenue total count number how's what's who's where's which's compare between and or
+in on at of for from to by with about since after before during until this that these those there here
+yes no not
+""")
+_MONTH_DAY = wordset("""january february march april may june july august september october november december
+jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday
+today yesterday tomorrow q1 q2 q3 q4 fy ytd""")
+_CONNECTORS = wordset("of and & de del la le van von der da di du y")
+_SUFFIX_DOT = re.compile(r"\.(?=\s|$|[?!,])")
+_CUES = re.compile(r"\b(?:called|named|name is|by the name of|for|of|about|is|find|look up|lookup|search for|"
+                   r"to|from|with|customer|client|employee|manager|product)\s+$", re.I)
+_LOWER_CUES = re.compile(r"\b(?:called|named|by the name of|look up|lookup|find|search for|reports? to|"
+                         r"managed by|reviews? (?:of|for)|history (?:of|for)|details (?:of|for)|"
+                         r"email (?:of|for)|(?:customer|client|employee|manager|product)(?: called| named)?)\s+$",
+                         re.I)
+_LOWER_STOP = wordset("""in on at for from to by with about since after before during until and or but the a an
+is are was were this that these those what who which where when how please their his her its our my your
+'s email emails address phone contact details review reviews history orders order sales team department
+manager reports report did do does has have had sell sold selling been called named""")
+
+
+@dataclass
+class TextMatch:
+    value: str
+    span: Span
+    extractor: str  # quoted | email | pattern | proper_name | cued_name
+    score: float
+
+
+def find_quoted(question: str) -> list[TextMatch]:
+    out = []
+    for m in _QUOTED.finditer(question):
+        group = next(i for i in range(1, 5) if m.group(i) is not None)
+        out.append(TextMatch(m.group(group).strip(), m.span(group), "quoted", 0.98))
+    return [t for t in out if t.value]
+
+
+def find_emails(question: str) -> list[TextMatch]:
+    return [TextMatch(m.group(), m.span(), "email", 0.9) for m in _EMAIL.finditer(question)]
+
+
+def find_pattern(question: str, pattern: str) -> list[TextMatch]:
+    """Substrings that fully match the parameter's pattern (anchors dropped for the search)."""
+    loose = pattern
+    if loose.startswith("^"):
+        loose = loose[1:]
+    if loose.endswith("$") and not loose.endswith("\\$"):
+        loose = loose[:-1]
+    try:
+        finder = re.compile(rf"(?<![\w-])(?:{loose})(?![\w-])")
+    except re.error:
+        return []
+    out = []
+    for m in finder.finditer(question):
+        if m.group() and re.fullmatch(pattern, m.group()):
+            out.append(TextMatch(m.group(), m.span(), "pattern", 0.95))
+    return out
+
+
+def _is_name_word(w: Word) -> bool:
+    first = w.text[0]
+    return (first.isupper() or (any(c.isdigit() for c in w.text) and any(c.isalpha() for c in w.text))) \
+        and w.lower not in _MONTH_DAY
+
+
+def find_proper_names(question: str) -> list[TextMatch]:
+    """Runs of capitalised words; 'Marcus Webb's' gives 'Marcus Webb'."""
+    toks = words(question)
+    out: list[TextMatch] = []
+    i = 0
+    while i < len(toks):
+        w = toks[i]
+        if not _is_name_word(w) or w.lower in _NOT_NAMES or w.text.isdigit() or w.text == "I":
+            i += 1
+            continue
+        j = i + 1
+        while j < len(toks):
+            gap = question[toks[j - 1].end:toks[j].start]
+            if gap.strip() not in ("", "-", "&", "'"):
+                break
+            nxt = toks[j]
+            if _is_name_word(nxt) or (nxt.text.isdigit() and len(nxt.text) <= 3) or \
+                    (nxt.text.isupper() and len(nxt.text) > 1):
+                j += 1
+            elif nxt.lower in _CONNECTORS and j + 1 < len(toks) and _is_name_word(toks[j + 1]):
+                j += 2
+            else:
+                break
+        start, end = w.start, toks[j - 1].end
+        value = question[start:end]
+        if _SUFFIX_DOT.match(question, end) and value.split()[-1].lower() in ("inc", "ltd", "co", "corp", "jr", "sr"):
+            end += 1
+            value += "."
+        value, end = _strip_possessive(value, end)
+        score = 0.8 if _CUES.search(question[:start]) else 0.72
+        if i == 0 or question[:start].strip().endswith((".", "?", "!")):
+            score -= 0.05  # a capital at the start of a sentence says less
+        out.append(TextMatch(value, (start, end), "proper_name", score))
+        i = j
+    return out
+
+
+def find_cued_names(question: str) -> list[TextMatch]:
+    """Lower-case names after a cue: 'look up priya raman', 'orders from acme corp'."""
+    toks = words(question)
+    out = []
+    for i, w in enumerate(toks):
+        if not _LOWER_CUES.search(question[:w.start]) or w.lower in _LOWER_STOP or w.lower in _NOT_NAMES:
+            continue
+        j = i
+        while j < len(toks) and toks[j].lower not in _LOWER_STOP and toks[j].lower not in _MONTH_DAY and j - i < 5:
+            if j > i and question[toks[j - 1].end:toks[j].start].strip() not in ("", "-", "&"):
+                break
+            j += 1
+        if j == i:
+            continue
+        value, end = _strip_possessive(question[w.start:toks[j - 1].end], toks[j - 1].end)
+        if value and not value.isdigit():
+            out.append(TextMatch(value, (w.start, end), "cued_name", 0.62))
+    return out
+
+
+def _strip_possessive(value: str, end: int) -> tuple[str, int]:
+    for suffix in ("'s", "’s"):
+        if value.endswith(suffix):
+            return value[: -len(suffix)], end - len(suffix)
+    if value.endswith(("'", "’")):
+        return value[:-1], end - 1
+    return value, end
