@@ -39,7 +39,7 @@ class RerankStage(ScoringStage):
     async def score(self, question: str, candidates: Sequence[Candidate]) -> StageReport:
         top = sorted(candidates, key=lambda c: -c.embedding_score)[: self.settings.top_candidates]
         keys = [c.key for c in top]
-        scores = self.cache.get_many(question, keys) if self.cache else {}
+        scores = self.cache.get_many(question, keys) if self.cache is not None else {}
         todo = [c for c in top if c.key not in scores]
         error = None
         if todo:
@@ -50,7 +50,7 @@ class RerankStage(ScoringStage):
                 log.warning("reranking failed, routing on the other stages: %s", exc)
                 error = str(exc)
                 fresh = {}
-            if self.cache and fresh:
+            if self.cache is not None and fresh:  # not `if self.cache`: an empty cache has len 0
                 self.cache.put_many(question, fresh)
             scores.update(fresh)
         for cand in top:
