@@ -29,7 +29,7 @@ from ..errors import NotFound
 from ..params.factory import build_extractor
 from ..stores.base import TemplateStore
 from ..stores.factory import build_store
-from ..stores.indexing import IndexReport, VectorDonors, index_digests, sync_store
+from ..stores.indexing import IndexReport, index_digests, sync_store
 from ..templates import Template
 
 log = logging.getLogger("intent_router.runtime")
@@ -160,7 +160,7 @@ def _index(name: str, templates: list[Template], embedder: Embedder, config: Loa
            previous: Runtime | None, rebuild: bool) -> tuple[TemplateStore, IndexReport]:
     """The store for one adapter, brought up to date with as little work as the change needs."""
     old = _previous_store(name, config, previous)
-    donors = VectorDonors(previous.stores.values()) if previous is not None else None
+    donors = list(previous.stores.values()) if previous is not None else []
     if old is None:
         store = build_store(config.app.store, name, config.root)
         if rebuild:

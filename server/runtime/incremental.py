@@ -101,7 +101,7 @@ class IncrementalLoader:
                 by_file.setdefault(template.source_file, []).append(template)
             for path in expand_globs(list(getattr(settings, "templates", [])), loaded.root):
                 digest = _settled_digest(path, started_ns)
-                library_digests[path] = digest
+                library_digests[path] = digest or "unsettled"  # never equal to a real digest
                 key = (settings.name, path)
                 if digest is None:
                     self._parsed.pop(key, None)

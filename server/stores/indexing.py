@@ -107,10 +107,11 @@ def sync_store(
     store: TemplateStore,
     templates: list[Template],
     embedder: Embedder,
-    donors: VectorDonors | None = None,
+    donors: Iterable[TemplateStore] = (),
     baseline: dict[str, str] | None = None,
 ) -> IndexReport:
-    """Make `store` hold exactly `templates`; embed only what neither the store nor a donor has.
+    """Make `store` hold exactly `templates`; embed only what neither the store itself nor a donor
+    store already holds vectors for (renamed templates, renamed adapters, copy-on-write reloads).
 
     `baseline` is what the report compares against (default: the store's own content); a copy-on-write
     reload fills an empty store but reports relative to the store it replaces.
@@ -119,14 +120,14 @@ def sync_store(
     digests = index_digests(templates, embedder)
     before = stored if baseline is None else baseline
     report = diff_hashes(before, digests)
-    store.delete(sorted(set(stored) - set(digests)))
+    sources = VectorDonors([store, *donors])
     to_embed: list[Template] = []
     for template in templates:
         digest = digests[template.id]
         if stored.get(template.id) == digest:
             continue
         texts = template.embedding_texts()
-        vectors = donors.vectors_for(digest, len(texts)) if donors is not None else None
+        vectors = sources.vectors_for(digest, len(texts))
         if vectors is None:
             to_embed.append(template)
         else:
@@ -141,4 +142,5 @@ def sync_store(
             own = template.embedding_texts()
             store.upsert(template.id, digests[template.id], own, np.asarray(vectors[offset:offset + len(own)]))
             offset += len(own)
+    store.delete(sorted(set(stored) - set(digests)))  # last: a removed id may have donated its vectors
     return report
