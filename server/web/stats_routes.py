@@ -3,7 +3,7 @@
 `install_stats(app, holder)` adds a hook (successful decisions), an inner middleware (decisions that
 end in a 5xx error or a timeout), the routes, and starts/stops the log with the app.
 
-Dashboard auth: with auth on, `/dashboard` answers 401 with a small login form. The form posts the
+Dashboard auth: with auth on, `/dashboard` redirects to a small login form. The form posts the
 admin or stats key once; the server replies with an HttpOnly, SameSite=Strict session cookie (an
 HMAC over role and expiry with a per-process secret, 12 h), so the key never sits in a URL, in
 browser history or in the page's JavaScript. API clients send the key as usual (Bearer / X-API-Key).
@@ -194,10 +194,13 @@ class StatsRoutes:
         try:
             require(self.principal(request), "stats")
         except Unauthorized:
-            return self._login_page(401)
+            raise web.HTTPSeeOther("/dashboard/login") from None
         except IntentRouterError as exc:
             return self._login_page(exc.status, exc.message)
         return _html(_read("index.html"))
+
+    async def login_form(self, request: web.Request) -> web.Response:
+        return self._login_page(200)
 
     async def login(self, request: web.Request) -> web.Response:
         form = await request.post()
@@ -288,6 +291,7 @@ def install_stats(app: web.Application, holder: RuntimeHolder, hooks: list) -> S
     app.middlewares.append(routes.middleware)
     app.router.add_get("/v1/routing/statistics", routes.statistics)
     app.router.add_get("/dashboard", routes.dashboard)
+    app.router.add_get("/dashboard/login", routes.login_form)
     app.router.add_post("/dashboard/login", routes.login)
     app.router.add_post("/dashboard/logout", routes.logout)
     app.router.add_get("/dashboard/assets/{name}", routes.asset)

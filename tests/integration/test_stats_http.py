@@ -173,8 +173,10 @@ async def test_statistics_and_dashboard_respect_auth(tmp_path, monkeypatch):
         resp = await client.post("/v1/query", json={"query": "x"}, headers={"X-API-Key": "stats-key"})
         assert resp.status == 403
 
+        page = await client.get("/dashboard", allow_redirects=False)
+        assert page.status == 303 and page.headers["Location"] == "/dashboard/login"
         page = await client.get("/dashboard")
-        assert page.status == 401 and "Sign in" in await page.text()
+        assert page.status == 200 and "Sign in" in await page.text() and "Routing volume" not in await page.text()
         assert (await client.get("/dashboard/assets/dashboard.js")).status == 200  # assets hold no data
         assert (await client.get("/dashboard/assets/..%2Fstats_routes.py")).status == 404
         resp = await client.post("/dashboard/login", data={"key": "chat-key"}, allow_redirects=False)
@@ -201,4 +203,5 @@ async def test_a_forged_session_cookie_is_refused(tmp_path, monkeypatch):
     async with running_app(people_tree(tmp_path, AUTH)) as (client, _):
         forged = {COOKIE: "admin.9999999999." + "0" * 64}
         assert (await client.get("/v1/routing/statistics", cookies=forged)).status == 401
-        assert (await client.get("/dashboard", cookies=forged)).status == 401
+        page = await client.get("/dashboard", cookies=forged, allow_redirects=False)
+        assert page.status == 303 and page.headers["Location"] == "/dashboard/login"

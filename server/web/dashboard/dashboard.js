@@ -115,7 +115,8 @@
   }
 
   function render(body) {
-    for (const a of body.adapters || []) colorFor(a.name);
+    // stable colours: data adapters in config order (composites never answer themselves)
+    for (const a of body.adapters || []) if (a.type !== "composite") colorFor(a.name);
     renderAdapterOptions(body.adapters || []);
     $("subtitle").textContent = state.adapter ? "Adapter " + state.adapter + " (" + (body.type || "") + ")"
       : "All adapters · default " + body.adapter;
@@ -263,7 +264,7 @@
     const totals = h.selected.map((s, i) => s + h.not_selected[i]);
     const all = totals.reduce((a, b) => a + b, 0);
     $("score-hint").textContent = fmtInt(all) + " decisions · best score each";
-    const W = 520, H = 230, L = 34, R = 10, T = 16, B = 26;
+    const W = 520, H = 230, L = 34, R = 22, T = 16, B = 26;
     const plotW = W - L - R, plotH = H - T - B;
     const ymax = niceMax(Math.max(1, ...totals));
     const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "Score histogram with threshold" });
