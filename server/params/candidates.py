@@ -66,6 +66,8 @@ def _number_score(spec: ParameterSpec, role: Role, m: NumberMention, names: set[
                 return 0.95
             if m.count_cue and not m.year_like:
                 return 0.85
+            if m.cmp == "lte" and not m.year_like:  # 'max 200', 'up to 20'
+                return 0.8
             return 0.4 if required and not m.year_like else 0.0
         case Role.LOWER:
             if m.cmp in ("gt", "gte"):
@@ -94,7 +96,8 @@ def _number_score(spec: ParameterSpec, role: Role, m: NumberMention, names: set[
 
 
 # --- dates ---------------------------------------------------------------------------------
-def date_candidates(spec: ParameterSpec, role: Role, mentions: list[DateMention]) -> list[Candidate]:
+def date_candidates(spec: ParameterSpec, role: Role, mentions: list[DateMention], today: dt.date) -> list[Candidate]:
+    """Start/end/point values from date mentions; a required end after 'since X' is today."""
     out = []
     as_datetime = item_type(spec) is ParameterType.DATETIME
     for d in mentions:
@@ -103,6 +106,8 @@ def date_candidates(spec: ParameterSpec, role: Role, mentions: list[DateMention]
             picked = (d.start, d.start_time, 0.95 if d.operator in ("since", "after", "between") else 0.9)
         elif role is Role.END and d.end is not None and d.operator not in ("since", "after"):
             picked = (d.end, d.end_time, 0.95 if d.operator in ("until", "before", "between") else 0.9)
+        elif role is Role.END and spec.required and d.operator in ("since", "after") and d.start and d.start <= today:
+            picked = (today, None, 0.7)
         elif role in (Role.POINT, Role.GENERIC) and d.single_day and d.operator is None:
             picked = (d.start, d.start_time, 0.93)  # type: ignore[arg-type]
         if picked is None:

@@ -302,12 +302,14 @@ def _month_context(low: str, start: int) -> bool:
                           before(low, start, 12)))
 
 
-_SINCE = re.compile(r"(?:\bsince|\bfrom|\bstarting(?: from| on| in)?|\bbeginning(?: in| on)?|\bas of|\bon or after|"
+_SINCE = re.compile(r"(?:\bsince|\bstarting(?: from| on| in)?|\bbeginning(?: in| on)?|\bas of|\bon or after|"
                     r"\bnot before)\s*$")
 _AFTER = re.compile(r"(?:\bafter|\blater than|\bpost)\s*$")
 _BEFORE = re.compile(r"(?:\bbefore|\bprior to|\bearlier than|\bpre)\s*$")
 _UNTIL = re.compile(r"(?:\buntil|\btill|\bthrough|\bthru|\bup to|\bup until|\bby|\bno later than|\bon or before|"
                     r"\bnot after|\bending)\s*$")
+_FROM = re.compile(r"\bfrom\s*$")
+_ONWARDS = re.compile(r"^\s*(?:on\b|onwards?\b|forward\b|until now\b|to date\b|till now\b)")
 _RANGE_GAP = re.compile(r"^\s*(?:and|to|until|till|through|thru|-|–)\s*(?:the\s+)?(?:end\s+of\s+)?$")
 
 
@@ -364,6 +366,8 @@ def _apply_operator(text: str, low: str, base: Base) -> DateMention:
         spec = ("until", None, base.end, m)
     elif m := _SINCE.search(pre):
         spec = ("since", base.start, None, m)
+    elif (m := _FROM.search(pre)) and (base.grain == "day" or _ONWARDS.match(low[base.span[1]:])):
+        spec = ("since", base.start, None, m)  # 'from March 3' starts there; 'orders from 2023' are in 2023
     else:
         spec = (None, base.start, base.end, None)
     operator, start, end, match = spec

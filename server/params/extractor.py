@@ -36,7 +36,14 @@ from .llm import AnthropicFiller, LLMError
 from .numbers import find_numbers
 from .roles import Role, role_of
 from .settings import ParameterExtractionSettings
-from .strings import find_cued_names, find_emails, find_pattern, find_proper_names, find_quoted
+from .strings import (
+    find_cued_names,
+    find_emails,
+    find_pattern,
+    find_proper_names,
+    find_quoted,
+    find_tail_names,
+)
 from .text import overlaps
 from .values_from import ValuesCache, ValuesRunner, adapter_values_runner
 
@@ -64,6 +71,7 @@ class _Mentions:
     """Everything the finders saw in one question, computed once per question."""
 
     question: str
+    today: dt.date
     numbers: list = field(default_factory=list)
     dates: list = field(default_factory=list)
     quoted: list = field(default_factory=list)
@@ -141,7 +149,7 @@ class TemplateParameterExtractor(ParameterExtractor):
 
     def _mentions(self, question: str, params: list[_Param], today: dt.date) -> _Mentions:
         kinds = {item_type(p.spec) for p in params}
-        seen = _Mentions(question)
+        seen = _Mentions(question, today)
         if kinds & {ParameterType.INTEGER, ParameterType.NUMBER, ParameterType.DATE, ParameterType.DATETIME}:
             seen.numbers = find_numbers(question)
             seen.dates = find_dates(question, today)
@@ -149,7 +157,7 @@ class TemplateParameterExtractor(ParameterExtractor):
             seen.quoted = find_quoted(question)
             seen.emails = find_emails(question)
             seen.names = find_proper_names(question)
-            seen.cued = find_cued_names(question)
+            seen.cued = find_cued_names(question) + find_tail_names(question)
         return seen
 
     def _candidates(self, p: _Param, seen: _Mentions) -> list[Candidate]:
@@ -164,7 +172,7 @@ class TemplateParameterExtractor(ParameterExtractor):
             if p.role is Role.YEAR:
                 out += year_from_dates(spec, seen.dates)
         elif kind in (ParameterType.DATE, ParameterType.DATETIME):
-            out += date_candidates(spec, p.role, seen.dates)
+            out += date_candidates(spec, p.role, seen.dates, seen.today)
         elif kind is ParameterType.BOOLEAN:
             out += boolean_candidates(spec, q)
         elif kind in (ParameterType.STRING, ParameterType.ENUM) and not spec.allowed_values:

@@ -7,6 +7,7 @@ starts with. Lower-case names are taken only after a cue such as 'called' or 'na
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -139,6 +140,29 @@ def find_cued_names(question: str) -> list[TextMatch]:
         value, end = _strip_possessive(question[w.start:toks[j - 1].end], toks[j - 1].end)
         if value and not value.isdigit():
             out.append(TextMatch(value, (w.start, end), "cued_name", 0.62))
+    return out
+
+
+_TAIL_CUE = re.compile(r"\b(?:of|for|by|from)\s+$", re.I)
+
+
+def find_tail_names(question: str) -> list[TextMatch]:
+    """A lower-case name closing the question after 'of/for/by/from': 'past ratings of aisha martin'."""
+    toks = words(question)
+    out = []
+    for i, w in enumerate(toks):
+        rest = toks[i:]
+        if not _TAIL_CUE.search(question[:w.start]) or not 1 <= len(rest) <= 3:
+            continue
+        if any(t.lower in _LOWER_STOP or t.lower in _NOT_NAMES or t.lower in _MONTH_DAY or t.text.isdigit()
+               for t in rest):
+            continue
+        if question[rest[-1].end:].strip(" ?!.") or any(
+                question[a.end:b.start].strip() not in ("", "-") for a, b in itertools.pairwise(rest)):
+            continue
+        value, end = _strip_possessive(question[w.start:rest[-1].end], rest[-1].end)
+        out.append(TextMatch(value, (w.start, end), "tail_name", 0.58))
+        break
     return out
 
 
