@@ -23,9 +23,10 @@ from ..config.loader import LoadedConfig, load_config, resolve_config_path
 from ..templates import Template
 from ..templates.library import expand_globs, load_library
 
-# A file modified this recently before a full load may have been parsed in a different version than
-# the one hashed afterwards; such files are not remembered and get parsed again next time.
-_SETTLE_NS = 1_000_000_000
+# A file modified this recently before a full load began (or later) may have been parsed in another
+# version than the one hashed afterwards; such files are not remembered and get parsed again next
+# time. File times come from a coarse kernel clock (a few ms behind), hence the margin.
+_SETTLE_NS = 100_000_000
 
 
 @dataclass
