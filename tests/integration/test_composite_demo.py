@@ -194,8 +194,9 @@ async def test_http_test_routing_statistics_and_no_execution(config_dir, tmp_pat
 
 async def test_cli_route_prints_test_routing_json(config_dir):
     question = "list pending orders"
-    proc = await asyncio.to_thread(subprocess.run, [sys.executable, str(REPO / "run.py"), "--config", str(config_dir), "--log-level",
-                           "WARNING", "route", question], capture_output=True, text=True, timeout=60, cwd=REPO)
+    argv = [sys.executable, str(REPO / "run.py"), "--config", str(config_dir), "--log-level", "WARNING",
+            "route", question]
+    proc = await asyncio.to_thread(subprocess.run, argv, capture_output=True, text=True, timeout=60, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     body = json.loads(proc.stdout)
     assert_test_routing_shape(body, question)
