@@ -1,4 +1,11 @@
-"""SQL adapter over SQLAlchemy (SQLite, PostgreSQL, MySQL/MariaDB): named binds, row cap, timeout."""
+"""SQL adapter over SQLAlchemy (SQLite, PostgreSQL, MySQL/MariaDB): named binds, row cap, timeout.
+
+Per dialect: the read-only guard is re-checked with the server's SQL dialect at start (plus a list of
+functions that reach outside the query: files, sleeps, locks, admin); every pooled connection is put
+in read-only transaction mode with a server-side statement timeout; the row cap is enforced by the
+server where it can be (MySQL's sql_select_limit) and by streaming otherwise (PostgreSQL cursors).
+Driver errors become 503 (source down), 504 (timeout) or 502 (query failed), never driver text.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +14,18 @@ import contextlib
 import datetime as dt
 import decimal
 import logging
+import math
 import uuid
 from typing import Any, ClassVar
 
+import sqlglot
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
+from sqlglot import exp
 
+from ..config.errors import ConfigError, ConfigIssue
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
 from ..templates.library import ParsedBody
@@ -24,6 +35,20 @@ from .sql_guard import parse_sql_body
 log = logging.getLogger("intent_router.adapters.sql")
 
 _DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres", "mysql": "mysql", "mariadb": "mysql"}
+
+# Functions that read files, sleep, take locks or act on the server: never in a template.
+_FORBIDDEN_FUNCTIONS = {
+    "postgres": {"pg_sleep", "pg_sleep_for", "pg_sleep_until", "pg_read_file", "pg_read_binary_file", "pg_ls_dir",
+                 "pg_stat_file", "lo_import", "lo_export", "lo_get", "dblink", "dblink_exec", "pg_terminate_backend",
+                 "pg_cancel_backend", "pg_reload_conf", "set_config", "pg_advisory_lock", "pg_advisory_xact_lock",
+                 "pg_try_advisory_lock", "nextval", "setval", "txid_current", "pg_notify", "query_to_xml"},
+    "mysql": {"sleep", "benchmark", "load_file", "get_lock", "release_lock", "release_all_locks", "is_free_lock",
+              "master_pos_wait", "source_pos_wait", "sys_exec", "sys_eval"},
+}
+# Error numbers / SQLSTATE classes by what they mean for a client.
+_MYSQL_TIMEOUT = {1969, 3024, 1317}  # max_statement_time, max_execution_time, query interrupted
+_PG_DOWN = {"28000", "28P01", "3D000"}  # authentication failed, no such database
+_MYSQL_DOWN = {1040, 1045, 1049, 1053, 2002, 2003, 2005, 2006, 2013, 2055}
 
 
 class SQLConnection(BaseModel):
@@ -61,8 +86,9 @@ class SQLAdapter(Adapter):
     async def start(self) -> None:
         dialect = _DIALECTS.get(self.backend)
         if dialect and dialect != "sqlite":
-            for template in self.templates.values():
-                parse_sql_body(template.body, dialect)
+            issues = [issue for t in self.templates.values() if (issue := check_for_dialect(t, dialect))]
+            if issues:
+                raise ConfigError(issues)
         self._engine = await asyncio.to_thread(self._create_engine)
 
     def _create_engine(self) -> Engine:
@@ -84,12 +110,37 @@ class SQLAdapter(Adapter):
             connect_args["timeout"] = conn.connect_timeout
             connect_args["check_same_thread"] = False
         else:
-            kwargs.update(pool_size=conn.pool_size, max_overflow=conn.pool_size)
+            kwargs.update(pool_size=conn.pool_size, max_overflow=conn.pool_size, pool_recycle=1800)
             connect_args["connect_timeout"] = int(max(1, conn.connect_timeout))
         engine = create_engine(url, connect_args=connect_args, **kwargs)
         if backend == "sqlite":
             event.listen(engine, "connect", _sqlite_query_only if conn.read_only else _noop)
+        elif backend == "postgresql":
+            event.listen(engine, "connect", self._postgres_session)
+        elif backend in {"mysql", "mariadb"}:
+            event.listen(engine, "connect", self._mysql_session)
         return engine
+
+    def _postgres_session(self, dbapi_connection, _record) -> None:
+        """Read-only transactions and a statement timeout for every pooled connection."""
+        ms = int(self.settings.query_timeout * 1000)
+        statements = [f"SET statement_timeout = {ms}"]
+        if self.settings.connection.read_only:
+            statements.append("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+        _run_session_statements(dbapi_connection, statements)
+
+    def _mysql_session(self, dbapi_connection, _record) -> None:
+        """Read-only transactions, a server-side row cap and a statement timeout (MariaDB or MySQL)."""
+        seconds = self.settings.query_timeout
+        with dbapi_connection.cursor() as cursor:
+            cursor.execute("SELECT VERSION()")
+            is_mariadb = "mariadb" in str(cursor.fetchone()[0]).lower()
+        statements = [f"SET SESSION sql_select_limit = {int(self.settings.max_rows) + 1}",
+                      f"SET SESSION max_statement_time = {seconds:.3f}" if is_mariadb
+                      else f"SET SESSION max_execution_time = {int(seconds * 1000)}"]
+        if self.settings.connection.read_only:
+            statements.append("SET SESSION TRANSACTION READ ONLY")
+        _run_session_statements(dbapi_connection, statements)
 
     async def close(self) -> None:
         if self._engine is not None:
@@ -119,11 +170,16 @@ class SQLAdapter(Adapter):
         except TimeoutError:
             _interrupt(holder)
             raise SourceTimeout(self.name, timeout) from None
-        except OperationalError as exc:
-            log.warning("sql adapter %s: %s", self.name, exc)
-            raise SourceUnavailable(self.name, _safe_reason(exc)) from None
         except (DBAPIError, SQLAlchemyError) as exc:
-            log.warning("sql adapter %s query %s failed: %s", self.name, template.id, exc)
+            kind = classify_error(exc, self.backend)
+            log.warning("sql adapter %s template %s (%s): %s", self.name, template.id, kind, exc)
+            if kind == "timeout":
+                raise SourceTimeout(self.name, timeout) from None
+            if kind == "down":
+                raise SourceUnavailable(self.name, _safe_reason(exc)) from None
+            if kind == "read_only":
+                raise QueryFailed(self.name, f"template '{template.id}' tried to write; the source is read-only") \
+                    from None
             raise QueryFailed(self.name, f"template '{template.id}' failed to run") from None
 
     def _run(self, sql: str, params: dict[str, Any], holder: dict[str, Any]) -> QueryResult:
@@ -131,14 +187,12 @@ class SQLAdapter(Adapter):
         cap = self.settings.max_rows
         with self._engine.connect() as conn:
             holder["dbapi"] = conn.connection.dbapi_connection
-            if self.backend == "postgresql":
-                ms = int(self.settings.query_timeout * 1000)
-                conn.exec_driver_sql(f"SET statement_timeout = {ms}")
-                if self.settings.connection.read_only:
-                    conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+            if self.backend == "postgresql":  # a server-side cursor: only cap + 1 rows ever cross the wire
+                conn = conn.execution_options(stream_results=True, max_row_buffer=cap + 1)
             result = conn.execute(text(sql), params)
             columns = list(result.keys())
             fetched = result.fetchmany(cap + 1)
+            result.close()
             conn.rollback()
         rows = [{c: to_json_value(v) for c, v in zip(columns, row, strict=True)} for row in fetched[:cap]]
         return QueryResult(rows=rows, columns=columns, truncated=len(fetched) > cap)
@@ -153,6 +207,58 @@ def _sqlite_query_only(dbapi_connection, _record) -> None:
 
 def _noop(*_args) -> None:
     return None
+
+
+def check_for_dialect(template: Template, dialect: str) -> ConfigIssue | None:
+    """Re-check a template's SQL with the server's dialect and its list of forbidden functions."""
+    where = (template.source_file or "templates", template.source_line, f"templates[id={template.id}].sql")
+    try:
+        parse_sql_body(template.body, dialect)
+    except ValueError as exc:
+        return ConfigIssue(*where, f"{exc} (checked as {dialect} SQL)")
+    tree = sqlglot.parse_one(template.body, read=dialect)
+    forbidden = _FORBIDDEN_FUNCTIONS.get(dialect, set())
+    for node in tree.find_all(exp.Func):
+        name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+        if name in forbidden:
+            return ConfigIssue(*where, f"function {name}() is not allowed in a template")
+    if any(True for _ in tree.find_all(exp.Lock)):
+        return ConfigIssue(*where, "locking clauses (FOR UPDATE / FOR SHARE) are not allowed in a template")
+    return None
+
+
+def _run_session_statements(dbapi_connection, statements: list[str]) -> None:
+    cursor = dbapi_connection.cursor()
+    try:
+        for statement in statements:
+            cursor.execute(statement)
+    finally:
+        cursor.close()
+    dbapi_connection.commit()
+
+
+def classify_error(exc: BaseException, backend: str) -> str:
+    """'timeout' | 'down' | 'read_only' | 'failed' from the driver's error code (never its text)."""
+    orig = getattr(exc, "orig", None)
+    sqlstate = getattr(orig, "sqlstate", None) or getattr(getattr(orig, "diag", None), "sqlstate", None)
+    if backend == "postgresql":
+        if sqlstate == "57014":
+            return "timeout"
+        if sqlstate == "25006":
+            return "read_only"
+        if sqlstate is not None and (sqlstate.startswith(("08", "57P", "53")) or sqlstate in _PG_DOWN):
+            return "down"
+        return "down" if sqlstate is None and isinstance(exc, OperationalError) else "failed"
+    if backend in {"mysql", "mariadb"}:
+        errno = orig.args[0] if orig is not None and orig.args and isinstance(orig.args[0], int) else None
+        if errno in _MYSQL_TIMEOUT:
+            return "timeout"
+        if errno == 1792:
+            return "read_only"
+        if errno in _MYSQL_DOWN or (errno is None and isinstance(exc, OperationalError)):
+            return "down"
+        return "failed"
+    return "down" if isinstance(exc, OperationalError) else "failed"
 
 
 def _interrupt(holder: dict[str, Any]) -> None:
@@ -174,9 +280,13 @@ def _safe_reason(exc: BaseException) -> str:
 
 def to_json_value(value: Any) -> Any:
     """Driver types (Decimal, dates, UUIDs, bytes) as plain JSON values."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # JSON has no NaN or infinity
     if value is None or isinstance(value, str | int | float | bool):
         return value
     if isinstance(value, decimal.Decimal):
+        if not value.is_finite():
+            return None
         return int(value) if value == value.to_integral_value() and abs(value) < 2**53 else float(value)
     if isinstance(value, dt.datetime | dt.date | dt.time):
         return value.isoformat()
@@ -188,6 +298,8 @@ def to_json_value(value: Any) -> Any:
         return bytes(value).hex()
     if isinstance(value, list | tuple):
         return [to_json_value(v) for v in value]
+    if isinstance(value, set | frozenset):  # MySQL SET columns
+        return sorted(to_json_value(v) for v in value)
     if isinstance(value, dict):
         return {str(k): to_json_value(v) for k, v in value.items()}
     return str(value)
