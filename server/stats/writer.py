@@ -34,6 +34,7 @@ class LogCounters:
     failed: int = 0  # entries in batches the database refused
     batches: int = 0
     purged: int = 0  # removed by retention
+    write_seconds: float = 0.0  # time spent in batch inserts (worker thread)
 
 
 class RoutingLog:
@@ -111,6 +112,7 @@ class RoutingLog:
             batch = [first]
             while len(batch) < size and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
+            started = time.perf_counter()
             try:
                 await asyncio.to_thread(self._insert, batch)
                 self.counters.written += len(batch)
@@ -119,6 +121,7 @@ class RoutingLog:
                 self.counters.failed += len(batch)
                 self._warn(f"routing log write of {len(batch)} entries failed: {type(exc).__name__}: {exc}")
             finally:
+                self.counters.write_seconds += time.perf_counter() - started
                 for _ in batch:
                     self._queue.task_done()
 
@@ -153,4 +156,4 @@ class RoutingLog:
         return {"backend": backend_name(self.engine), "url": safe_url(self.engine), "table": self.table.name,
                 "queue_length": self._queue.qsize(), "queue_capacity": self.settings.queue_size,
                 "batch_size": self.settings.batch_size, "retention_days": self.settings.retention_days,
-                **asdict(self.counters)}
+                **asdict(self.counters), "write_seconds": round(self.counters.write_seconds, 4)}
