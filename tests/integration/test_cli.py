@@ -1,0 +1,52 @@
+"""`python run.py validate` and `reindex` as an operator runs them (real subprocesses)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.configs import people_tree
+
+RUN = Path(__file__).resolve().parents[2] / "run.py"
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(RUN), "--log-level", "WARNING", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_validate_ok_with_config_after_the_command(tmp_path):
+    config_dir = people_tree(tmp_path)
+    done = run("validate", "--config", str(config_dir), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "OK: 1 adapters, 3 templates, 3 files"
+
+
+def test_validate_reports_every_problem_with_file_and_line_and_exits_1(tmp_path):
+    config_dir = people_tree(tmp_path)
+    library = tmp_path / "templates" / "people" / "people.yaml"
+    library.write_text(library.read_text().replace("    result_format: summary\n",
+                                                   "    result_format: summery\n    colour: blue\n"))
+    (config_dir / "config.yaml").write_text((config_dir / "config.yaml").read_text() + "srever: {port: 1}\n")
+    done = run("--config", str(config_dir), "validate", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert lines[0] == "configuration errors (3):"
+    assert "  config/config.yaml:5: srever: unknown key" in lines
+    assert "  templates/people/people.yaml:13: templates[1].colour: unknown key" in lines
+    assert any(line.startswith("  templates/people/people.yaml:12: templates[1].result_format: ") and
+               "summery" in line for line in lines)
+
+
+def test_reindex_rebuilds_every_store_and_says_what_it_did(tmp_path):
+    config_dir = people_tree(tmp_path)
+    done = run("reindex", "--config", str(config_dir), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)
+    assert body["reindexed"] == {"people": {"templates": 3, "texts_embedded": 10}}
+    assert body["texts_computed_by_model"] == 10  # a fresh tree: nothing in the embedding cache yet
+    again = json.loads(run("reindex", "--config", str(config_dir), cwd=tmp_path).stdout)
+    assert again["reindexed"] == body["reindexed"] and again["texts_computed_by_model"] == 0
