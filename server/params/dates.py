@@ -103,11 +103,14 @@ class _Parser:
         self.low = text.lower()
         self.today = today
         self.found: list[Base] = []
+        self.blocked: list[Span] = []  # text that looked like a date but is not one ('February 30, 2024')
 
     def add(self, base: Base | None) -> None:
         if base is None:
             return
         a = base.span
+        if any(a[0] < b[1] and b[0] < a[1] for b in self.blocked):
+            return
         for other in list(self.found):
             b = other.span
             if a[0] < b[1] and b[0] < a[1]:
@@ -120,8 +123,8 @@ class _Parser:
         for m in re.finditer(pattern, self.low):
             try:
                 self.add(build(m))
-            except ValueError:  # 'February 30': not a date
-                continue
+            except ValueError:  # 'February 30': not a date, and no shorter reading of it either
+                self.blocked.append(m.span())
 
     def parse(self) -> list[Base]:
         t = self.today

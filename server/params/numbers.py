@@ -35,8 +35,10 @@ _GTE = re.compile(r"(?:at least|minimum(?: of)?|min\.?|starting at|no less than|
 _LT = re.compile(r"(?:less than|fewer than|under|below|cheaper than|lower than|smaller than|beneath|<)\s*$")
 _LTE = re.compile(r"(?:at most|up to|upto|maximum(?: of)?|max\.?|no more than|not more than|not over|"
                   r"within|<=|≤)\s*$")
-_GTE_AFTER = re.compile(r"^\s*(?:\+|or more\b|and up\b|and above\b|or higher\b|plus\b|or above\b)")
-_LTE_AFTER = re.compile(r"^\s*(?:or less\b|and under\b|and below\b|or lower\b|or cheaper\b|or under\b|max\b)")
+_MONEY_WORD = r"(?:\s*(?:dollars?|usd|bucks|euros?|eur|pounds?|gbp)\b)?"
+_GTE_AFTER = re.compile(r"^" + _MONEY_WORD + r"\s*(?:\+|or more\b|and up\b|and above\b|or higher\b|plus\b|or above\b)")
+_LTE_AFTER = re.compile(r"^" + _MONEY_WORD
+                        + r"\s*(?:or less\b|and under\b|and below\b|or lower\b|or cheaper\b|or under\b|max\b)")
 _CURRENCY_AFTER = re.compile(r"^\s*(?:dollars?|usd|bucks|euros?|eur|pounds?|gbp)\b")
 _TIME_UNIT_AFTER = re.compile(r"^\s*(?:days?|weeks?|months?|years?|quarters?|hours?|minutes?)\b")
 _TOP_BEFORE = re.compile(r"(?:\btop|\bfirst|\bbest|\bbiggest|\blargest|\bhighest|\bworst|\bbottom|\bleading|"

@@ -1,0 +1,55 @@
+"""Closed lists: allowed values, aliases, stored values; exact, partial and fuzzy matching with a floor."""
+
+from __future__ import annotations
+
+from server.params.choices import find_choices, phrases_for, suggestions
+
+DEPARTMENTS = ["Engineering", "Sales", "HR", "Marketing"]
+ALIASES = {"engineers": "Engineering", "sales team": "Sales", "people team": "HR"}
+
+
+def best(question: str, phrases, floor: float = 85.0):
+    found = find_choices(question, phrases, floor)
+    return (found[0].value, found[0].extractor, found[0].text) if found else None
+
+
+def test_exact_values_and_aliases_case_insensitive():
+    phrases = phrases_for(DEPARTMENTS, ALIASES)
+    assert best("who works in engineering?", phrases) == ("Engineering", "allowed_values", "engineering")
+    assert best("list the Engineers", phrases) == ("Engineering", "alias", "Engineers")
+    assert best("what does the people team do", phrases) == ("HR", "alias", "people team")
+    assert best("who is in hr", phrases)[0] == "HR"
+
+
+def test_singular_and_plural_match():
+    phrases = phrases_for(["Laptops", "Monitors"], {})
+    assert best("which laptop is cheapest", phrases)[0] == "Laptops"
+
+
+def test_misspelling_above_the_floor_matches_and_below_does_not():
+    phrases = phrases_for(DEPARTMENTS, {})
+    value, extractor, text = best("what does the enginering team earn", phrases)
+    assert (value, extractor, text) == ("Engineering", "fuzzy", "enginering")
+    assert best("what does the engnring team earn", phrases, floor=95.0) is None
+    assert best("what does the weather look like", phrases) is None
+
+
+def test_capitalised_alias_that_is_a_common_word_needs_capitals():
+    phrases = phrases_for(["United States", "Germany"], {"US": "United States"})
+    assert best("customers in the US", phrases)[0] == "United States"
+    assert best("tell us about customers", phrases) is None
+
+
+def test_distinctive_words_of_stored_values():
+    stored = ["Tesla Inc.", "Orion Data Systems", "Stonegate Engineering Ltd.", "Stonegate Software Studio"]
+    phrases = phrases_for(None, {}, stored)
+    assert best("orders from Tesla", phrases)[:2] == ("Tesla Inc.", "partial_name")
+    assert best("what did orion data buy", phrases)[0] == "Orion Data Systems"
+    assert best("orders of stonegate", phrases) is None  # two customers share the word: not distinctive
+    assert best("Tesla Inc. orders", phrases)[:2] == ("Tesla Inc.", "values_from")
+
+
+def test_suggestions_are_the_closest_values():
+    stored = ["Stonegate Engineering Ltd.", "Stonegate Software Studio", "Orion Data Systems"]
+    assert set(suggestions("stonegate", stored)) == {"Stonegate Engineering Ltd.", "Stonegate Software Studio"}
+    assert suggestions("", stored) == []

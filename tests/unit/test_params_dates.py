@@ -1,0 +1,121 @@
+"""Dates in questions: absolute forms, months, quarters, years, relative phrases against an injected today."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from server.params.dates import add_months, find_dates, month_end
+
+TODAY = dt.date(2025, 12, 31)  # a Wednesday
+MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December"]
+
+days = st.dates(min_value=dt.date(1990, 1, 1), max_value=dt.date(2099, 12, 31))
+
+
+def ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def renderings(d: dt.date) -> list[str]:
+    month = MONTHS[d.month - 1]
+    return [d.isoformat(), f"{month} {d.day}, {d.year}", f"{d.day} {month} {d.year}",
+            f"{month[:3]} {ordinal(d.day)} {d.year}", f"the {ordinal(d.day)} of {month} {d.year}",
+            f"{d.month:02d}/{d.day:02d}/{d.year}", f"{d.year}/{d.month:02d}/{d.day:02d}"]
+
+
+def only(text: str, today: dt.date = TODAY):
+    found = find_dates(text, today)
+    assert len(found) == 1, found
+    return found[0]
+
+
+@given(days, st.sampled_from(range(7)))
+def test_a_day_written_several_ways_comes_back_exactly(day, which):
+    m = only(f"who was on leave on {renderings(day)[which]}?")
+    assert (m.start, m.end, m.operator) == (day, day, None)
+
+
+@given(days)
+def test_month_and_year_is_the_whole_month(day):
+    m = only(f"orders placed in {MONTHS[day.month - 1]} {day.year}")
+    assert (m.start, m.end) == (day.replace(day=1), month_end(day.year, day.month))
+
+
+@given(st.integers(min_value=1990, max_value=2099))
+def test_a_year_is_the_whole_year(year):
+    m = only(f"people we hired in {year}")
+    assert (m.start, m.end, m.year) == (dt.date(year, 1, 1), dt.date(year, 12, 31), year)
+
+
+@given(days, st.integers(min_value=1, max_value=400))
+def test_last_n_days_counts_back_from_the_injected_today(today, n):
+    m = only(f"orders in the last {n} days", today)
+    assert (m.start, m.end) == (today - dt.timedelta(days=n), today)
+
+
+@given(days, days)
+def test_between_two_days_is_a_closed_range(a, b):
+    a, b = min(a, b), max(a, b)
+    m = only(f"orders between {a.isoformat()} and {b.isoformat()}")
+    assert (m.start, m.end, m.operator) == (a, b, "between")
+
+
+@pytest.mark.parametrize("text, start, end, operator", [
+    ("yesterday", "2025-12-30", "2025-12-30", None),
+    ("today", "2025-12-31", "2025-12-31", None),
+    ("tomorrow", "2026-01-01", "2026-01-01", None),
+    ("since last Monday", "2025-12-29", None, "since"),
+    ("last Friday", "2025-12-26", "2025-12-26", None),
+    ("next Monday", "2026-01-05", "2026-01-05", None),
+    ("last week", "2025-12-22", "2025-12-28", None),
+    ("this month", "2025-12-01", "2025-12-31", None),
+    ("last month", "2025-11-01", "2025-11-30", None),
+    ("last quarter", "2025-07-01", "2025-09-30", None),
+    ("this year", "2025-01-01", "2025-12-31", None),
+    ("last year", "2024-01-01", "2024-12-31", None),
+    ("the past 6 months", "2025-06-30", "2025-12-31", None),
+    ("the past two weeks", "2025-12-17", "2025-12-31", None),
+    ("3 weeks ago", "2025-12-10", "2025-12-10", None),
+    ("year to date", "2025-01-01", "2025-12-31", None),
+    ("since the start of the year", "2025-01-01", None, "since"),
+    ("Q3 2025", "2025-07-01", "2025-09-30", None),
+    ("the first quarter of 2024", "2024-01-01", "2024-03-31", None),
+    ("fiscal year 2024", "2024-01-01", "2024-12-31", None),
+    ("after January 1st 2024", "2024-01-02", None, "after"),
+    ("after June 2025", "2025-07-01", None, "after"),
+    ("before 2024", None, "2023-12-31", "before"),
+    ("until March 2024", None, "2024-03-31", "until"),
+    ("since March", "2025-03-01", None, "since"),
+    ("from 1 March 2024", "2024-03-01", None, "since"),
+    ("orders from 2023", "2023-01-01", "2023-12-31", None),
+    ("between June and December 2022", "2022-06-01", "2022-12-31", "between"),
+    ("from Jan 1 to Jan 31 2025", "2025-01-01", "2025-01-31", "between"),
+    ("between 2019 and 2020", "2019-01-01", "2020-12-31", "between"),
+    ("on December 24th", "2025-12-24", "2025-12-24", None),
+])
+def test_relative_and_written_phrases(text, start, end, operator):
+    m = only(text)
+    assert (str(m.start) if m.start else None, str(m.end) if m.end else None, m.operator) == (start, end, operator)
+
+
+def test_words_that_look_like_dates_but_are_not():
+    assert find_dates("may I see the orders", TODAY) == []
+    assert find_dates("what was in order 2024", TODAY) == []
+    assert find_dates("earning over $2020", TODAY) == []
+    assert find_dates("February 30, 2024", TODAY) == []  # not a day
+
+
+def test_a_day_with_time_keeps_the_time():
+    m = only("events at 2024-03-05T10:30")
+    assert m.start == dt.date(2024, 3, 5) and m.start_time == dt.time(10, 30)
+
+
+def test_month_arithmetic_clamps_to_month_end():
+    assert add_months(dt.date(2025, 3, 31), -1) == dt.date(2025, 2, 28)
+    assert add_months(dt.date(2024, 1, 31), 1) == dt.date(2024, 2, 29)

@@ -1,0 +1,267 @@
+"""The extractor end to end on templates: roles, validation, defaults, clarification problems, values_from."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from server.adapters.base import DataAdapterSettings
+from server.params.extractor import TemplateParameterExtractor
+from server.params.factory import ExtractionConfigError, build_extractor
+from server.params.settings import ParameterExtractionSettings
+from server.templates import ParameterSpec, Template
+
+TODAY = dt.date(2025, 12, 31)
+
+
+def template(*params: dict, tid: str = "t") -> Template:
+    return Template(id=tid, description="test template", parameters=[ParameterSpec(**p) for p in params],
+                    body_key="sql", body="SELECT 1")
+
+
+def extractor(**settings) -> TemplateParameterExtractor:
+    return TemplateParameterExtractor(ParameterExtractionSettings(**settings), today=lambda: TODAY)
+
+
+DEPARTMENT = {"name": "department", "type": "string", "required": True, "description": "Department name",
+              "allowed_values": ["Engineering", "Sales", "HR"], "aliases": {"engineers": "Engineering"}}
+LIMIT = {"name": "limit", "type": "integer", "default": 10, "min": 1, "max": 100}
+YEAR = {"name": "year", "type": "integer", "default": 2025, "min": 2023, "max": 2025}
+SALARY = {"name": "min_salary", "type": "number", "required": True, "min": 0}
+
+
+async def test_limit_and_year_are_told_apart():
+    t = template(YEAR, LIMIT)
+    got = await extractor().extract("top 5 products by units sold in 2024", t)
+    assert got.values == {"year": 2024, "limit": 5} and got.ok
+    traced = {v.name: (v.extractor, v.text) for v in got.trace}
+    assert traced["limit"] == ("number", "5") and traced["year"][1] == "2024"
+
+
+async def test_defaults_fill_optional_parameters_and_are_traced():
+    got = await extractor().extract("best sellers please", template(YEAR, LIMIT))
+    assert got.values == {"year": 2025, "limit": 10}
+    assert [(v.name, v.extractor, v.span) for v in got.trace] == [("year", "default", None), ("limit", "default", None)]
+
+
+async def test_an_optional_parameter_without_default_is_bound_as_none():
+    got = await extractor().extract("anything", template({"name": "note", "type": "string"}))
+    assert got.values == {"note": None} and got.ok
+
+
+async def test_a_bare_number_does_not_become_an_optional_limit():
+    got = await extractor().extract("who earns more than 150000", template(SALARY, LIMIT))
+    assert got.values == {"min_salary": 150000.0, "limit": 10}
+
+
+async def test_between_fills_a_min_max_pair():
+    t = template({"name": "min_price", "type": "number", "default": 0, "min": 0},
+                 {"name": "max_price", "type": "number", "required": True, "min": 0})
+    got = await extractor().extract("items priced $1k-$2k", t)
+    assert got.values == {"min_price": 1000.0, "max_price": 2000.0}
+
+
+async def test_a_date_range_fills_start_and_end_from_one_span():
+    t = template({"name": "start_date", "type": "date", "required": True},
+                 {"name": "end_date", "type": "date", "required": True})
+    got = await extractor().extract("orders placed in March 2024", t)
+    assert got.values == {"start_date": "2024-03-01", "end_date": "2024-03-31"}
+    assert got.trace[0].span == got.trace[1].span
+    since = await extractor().extract("orders since December 1st", t)
+    assert since.values == {"start_date": "2025-12-01", "end_date": "2025-12-31"}  # 'since' runs to today
+
+
+async def test_datetime_parameters_get_day_bounds():
+    t = template({"name": "from_time", "type": "datetime", "required": True},
+                 {"name": "to_time", "type": "datetime", "required": True})
+    got = await extractor().extract("events between 2024-03-05 and 2024-03-06", t)
+    assert got.values == {"from_time": "2024-03-05T00:00:00", "to_time": "2024-03-06T23:59:59"}
+
+
+async def test_missing_required_value_is_a_problem_with_the_allowed_values():
+    got = await extractor().extract("who works in the department", template(DEPARTMENT))
+    assert not got.ok and "department" not in got.values
+    (problem,) = got.problems
+    assert problem.to_json() == {
+        "name": "department", "problem": "missing", "type": "string", "description": "Department name",
+        "allowed_values": ["Engineering", "Sales", "HR"],
+        "message": "department (Department name): one of Engineering, Sales, HR"}
+
+
+async def test_out_of_range_value_is_invalid_not_clamped_or_defaulted():
+    got = await extractor().extract("top 500 earners", template(LIMIT))
+    (problem,) = got.problems
+    assert (problem.name, problem.problem, problem.given, problem.max) == ("limit", "invalid", "500", 100)
+    assert "at most 100" in problem.message
+    year = await extractor().extract("revenue by region for 2019", template(YEAR))
+    assert year.problems[0].problem == "invalid" and year.problems[0].min == 2023
+
+
+async def test_pattern_is_enforced_and_used_to_find_the_value():
+    t = template({"name": "ticket", "type": "string", "required": True, "pattern": r"^[A-Z]{3}-\d{4}$"})
+    assert (await extractor().extract("status of ticket ABC-1234", t)).values == {"ticket": "ABC-1234"}
+    got = await extractor().extract('status of ticket "abc"', t)
+    assert got.problems[0].problem == "invalid" and got.problems[0].pattern == r"^[A-Z]{3}-\d{4}$"
+
+
+async def test_two_named_values_for_one_parameter_are_ambiguous():
+    got = await extractor().extract("compare Sales and Engineering", template(DEPARTMENT))
+    (problem,) = got.problems
+    assert problem.problem == "ambiguous" and problem.suggestions == ["Sales", "Engineering"]
+
+
+async def test_the_same_value_named_twice_is_not_ambiguous():
+    got = await extractor().extract("the engineers in Engineering", template(DEPARTMENT))
+    assert got.values == {"department": "Engineering"}
+
+
+async def test_fuzzy_floor_is_configurable():
+    t = template(DEPARTMENT)
+    assert (await extractor().extract("the enginering staff", t)).values == {"department": "Engineering"}
+    assert not (await extractor(fuzzy_score_floor=97).extract("the enginering staff", t)).ok
+
+
+async def test_booleans_and_negation():
+    t = template({"name": "active", "type": "boolean", "default": False})
+    assert (await extractor().extract("list active customers", t)).values == {"active": True}
+    assert (await extractor().extract("customers that are not active", t)).values == {"active": False}
+
+
+async def test_array_of_allowed_values_takes_every_named_value():
+    t = template({"name": "departments", "type": "array", "item_type": "string", "required": True,
+                  "allowed_values": ["Engineering", "Sales", "HR"]})
+    got = await extractor().extract("headcount in sales and hr", t)
+    assert got.values == {"departments": ["Sales", "HR"]}
+
+
+async def test_emails_fill_email_parameters():
+    t = template({"name": "email", "type": "string", "required": True})
+    assert (await extractor().extract("who owns jane@example.com?", t)).values == {"email": "jane@example.com"}
+
+
+async def test_pinned_today_from_settings():
+    t = template({"name": "on_date", "type": "date", "required": True})
+    pinned = TemplateParameterExtractor(ParameterExtractionSettings(today=dt.date(2024, 2, 29)))
+    assert (await pinned.extract("who is off yesterday", t)).values == {"on_date": "2024-02-28"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=1, max_value=100), st.integers(min_value=2023, max_value=2025),
+       st.sampled_from(["top {n} products in {y}", "the {n} best sellers of {y}", "show {n} results for {y}",
+                        "in {y}, which were the top {n}"]))
+async def test_property_limit_and_year_come_back_exactly(n, y, phrasing):
+    got = await extractor().extract(phrasing.format(n=n, y=y), template(YEAR, LIMIT))
+    assert got.values == {"year": y, "limit": n}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dates(min_value=dt.date(2000, 1, 1), max_value=dt.date(2030, 12, 31)),
+       st.sampled_from(["who is on leave on {iso}", "who was out on {long}", "anyone away {us}?"]))
+async def test_property_point_dates_come_back_exactly(day, phrasing):
+    long = f"{day.strftime('%B')} {day.day}, {day.year}"
+    us = f"{day.month}/{day.day}/{day.year}"
+    text = phrasing.format(iso=day.isoformat(), long=long, us=us)
+    got = await extractor().extract(text, template({"name": "on_date", "type": "date", "required": True}))
+    assert got.values == {"on_date": day.isoformat()}
+
+
+# --- values_from -------------------------------------------------------------------------------------------
+STORED = ["Tesla Inc.", "Orion Data Systems", "Stonegate Engineering Ltd.", "Stonegate Software Studio"]
+
+
+class CountingRunner:
+    """A values_from source that lists fixed values and counts how often it was asked."""
+
+    def __init__(self, values: list[str]) -> None:
+        self.values = values
+        self.calls: list[str] = []
+
+    async def __call__(self, query_id: str, raw_query):
+        self.calls.append(raw_query)
+        return list(self.values)
+
+
+def customer(strict: bool) -> dict:
+    return {"name": "customer", "type": "string", "required": True,
+            "values_from": {"query": "SELECT name FROM customers", "strict": strict}}
+
+
+async def test_values_from_resolves_partial_names_and_is_cached():
+    ex, runner = extractor(), CountingRunner(STORED)
+    ex.bind_values_source(runner)
+    t = template(customer(strict=True))
+    assert (await ex.extract("orders from Tesla", t)).values == {"customer": "Tesla Inc."}
+    assert (await ex.extract("what did orion data buy", t)).values == {"customer": "Orion Data Systems"}
+    assert runner.calls == ["SELECT name FROM customers"]  # one query, then the cache
+
+
+async def test_strict_values_from_rejects_unknown_names_with_suggestions():
+    ex = extractor()
+    ex.bind_values_source(CountingRunner(STORED))
+    got = await ex.extract("orders of Stonegate", template(customer(strict=True)))
+    (problem,) = got.problems
+    assert problem.problem == "invalid" and set(problem.suggestions) == {"Stonegate Engineering Ltd.",
+                                                                         "Stonegate Software Studio"}
+
+
+async def test_loose_values_from_keeps_free_text():
+    ex = extractor()
+    ex.bind_values_source(CountingRunner(STORED))
+    got = await ex.extract("orders from Acme Rockets", template(customer(strict=False)))
+    assert got.values == {"customer": "Acme Rockets"}
+
+
+async def test_values_from_cache_expires_after_ttl():
+    ex, runner = extractor(values_ttl_seconds=60), CountingRunner(STORED)
+    now = [0.0]
+    ex.values._clock = lambda: now[0]
+    ex.bind_values_source(runner)
+    t = template(customer(strict=True))
+    await ex.extract("orders from Tesla", t)
+    now[0] = 30.0
+    await ex.extract("orders from Tesla", t)
+    now[0] = 120.0
+    await ex.extract("orders from Tesla", t)
+    assert len(runner.calls) == 2
+
+
+def test_values_from_spec_rules():
+    with pytest.raises(ValidationError, match="either allowed_values or values_from"):
+        ParameterSpec(name="c", allowed_values=["a"], values_from={"query": "SELECT 1"})
+    with pytest.raises(ValidationError, match="string"):
+        ParameterSpec(name="c", type="integer", values_from={"query": "SELECT 1"})
+    with pytest.raises(ValidationError, match="must not be empty"):
+        ParameterSpec(name="c", values_from={"query": ""})
+    with pytest.raises(ValidationError, match="Extra inputs"):
+        ParameterSpec(name="c", values_from={"query": "SELECT 1", "cache": True})
+
+
+# --- settings and factory ----------------------------------------------------------------------------------
+def test_settings_reject_unknown_keys_and_bad_values():
+    with pytest.raises(ValidationError, match="Extra inputs"):
+        ParameterExtractionSettings(fuzzy_floor=80)
+    with pytest.raises(ValidationError, match="unknown time zone"):
+        ParameterExtractionSettings(timezone="Mars/Olympus")
+    with pytest.raises(ValidationError, match="either today"):
+        ParameterExtractionSettings(today="2025-01-01", timezone="UTC")
+    with pytest.raises(ValidationError, match="variable NAME"):
+        ParameterExtractionSettings(llm={"enabled": True, "api_key_env": "sk-ant-123 456"})
+
+
+def adapter_settings(block: dict | None) -> DataAdapterSettings:
+    extra = {"parameter_extraction": block} if block is not None else {}
+    return DataAdapterSettings(name="hr", type="sql", templates=["x/*.yaml"], **extra)
+
+
+def test_factory_builds_deterministic_by_default_and_llm_only_when_enabled():
+    plain = build_extractor(adapter_settings(None), None)
+    assert isinstance(plain, TemplateParameterExtractor) and plain.filler is None
+    with pytest.raises(ExtractionConfigError, match="LLM_KEY"):
+        build_extractor(adapter_settings({"llm": {"enabled": True, "api_key_env": "LLM_KEY"}}), None, environ={})
+    llm = build_extractor(adapter_settings({"llm": {"enabled": True, "api_key_env": "LLM_KEY"}}), None,
+                          environ={"LLM_KEY": "k"})
+    assert llm.filler is not None

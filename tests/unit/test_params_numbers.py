@@ -1,0 +1,104 @@
+"""Numbers in questions: digits, separators, money, number words, cues and ranges."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from server.params.numbers import find_numbers, words_to_number
+
+_UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+          "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+
+
+def spell(n: int) -> str:
+    """An English rendering of 0 <= n < 10**9, written independently of the parser."""
+    if n < 20:
+        return _UNITS[n]
+    if n < 100:
+        return _TENS[n // 10 - 2] + ("" if n % 10 == 0 else "-" + _UNITS[n % 10])
+    if n < 1000:
+        rest = n % 100
+        return _UNITS[n // 100] + " hundred" + ("" if rest == 0 else " and " + spell(rest))
+    for size, word in ((10**6, "million"), (1000, "thousand")):
+        if n >= size:
+            rest = n % size
+            return spell(n // size) + f" {word}" + ("" if rest == 0 else " " + spell(rest))
+    raise AssertionError(n)
+
+
+def values(text: str) -> list[float]:
+    return [m.value for m in find_numbers(text)]
+
+
+@given(st.integers(min_value=0, max_value=999_999_999))
+def test_digits_with_and_without_separators_come_back_exactly(n):
+    assert values(f"show me {n} rows") == [n]
+    assert values(f"show me {n:,} rows") == [n]
+
+
+@given(st.integers(min_value=2, max_value=999_999_999))
+def test_number_words_come_back_exactly(n):
+    assert values(f"give me {spell(n)} results") == [n]
+
+
+@given(st.integers(min_value=1, max_value=999))
+def test_money_with_k_and_thousand_comes_back_exactly(n):
+    assert values(f"earning over ${n}k") == [n * 1000]
+    assert values(f"earning over {n} thousand dollars") == [n * 1000]
+    assert values(f"earning over ${n},000") == [n * 1000]
+
+
+@given(st.integers(min_value=0, max_value=10**6), st.integers(min_value=0, max_value=99))
+def test_decimals_come_back_exactly(whole, cents):
+    text = f"priced at {whole}.{cents:02d}"
+    assert values(text) == [pytest.approx(whole + cents / 100)]
+
+
+@given(st.integers(min_value=1, max_value=10**6), st.integers(min_value=1, max_value=10**6))
+def test_between_marks_a_low_and_high_end(a, b):
+    low, high = find_numbers(f"products between {a} and {b} dollars")
+    assert (low.value, low.range_role, high.value, high.range_role) == (a, "low", b, "high")
+    assert low.currency and high.currency
+
+
+@pytest.mark.parametrize("text, cmp", [
+    ("more than 150000", "gt"), ("over $200k", "gt"), ("above 12", "gt"), ("in excess of 5", "gt"),
+    ("at least 95000", "gte"), ("175k or more", "gte"), ("100k+", "gte"),
+    ("under 50 bucks", "lt"), ("less than 30", "lt"), ("cheaper than 99", "lt"),
+    ("up to $400", "lte"), ("at most 75", "lte"), ("250 dollars or less", "lte"),
+])
+def test_comparison_cues(text, cmp):
+    (m,) = find_numbers(text)
+    assert m.cmp == cmp
+
+
+def test_cues_for_limits_ids_and_time_units():
+    top, year = find_numbers("top 5 products in 2024")
+    assert top.top and not year.top and year.year_like and not top.year_like
+    (best,) = find_numbers("the 10 best paid people")
+    assert best.top
+    (shown,) = find_numbers("show 20 results")
+    assert shown.count_cue
+    (order,) = find_numbers("details of order #42")
+    assert order.id_cue and order.value == 42
+    (days,) = find_numbers("in the last 15 days")
+    assert days.time_unit and not days.top
+
+
+def test_shapes_that_are_not_numbers():
+    assert values("hired on 2024-01-05") == []  # a date, not three numbers
+    assert values("the USB-3 hub and the M2 mouse") == []
+    assert values("which one is it") == []  # a bare 'one' is a pronoun
+    assert values("50-100k salaries") == [50_000, 100_000]
+    assert values("1.5 million dollars") == [1_500_000]
+    assert values("a dozen people") == [12]
+
+
+def test_words_to_number():
+    assert words_to_number(["two", "hundred", "fifty"]) == 250
+    assert words_to_number(["one", "thousand", "two", "hundred"]) == 1200
+    assert words_to_number(["banana"]) is None
+    assert words_to_number([]) is None

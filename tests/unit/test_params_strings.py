@@ -1,0 +1,57 @@
+"""Free text: quoted strings, emails, pattern matches, proper names (digits inside), cued lower-case names."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.params.strings import (
+    find_cued_names,
+    find_emails,
+    find_pattern,
+    find_proper_names,
+    find_quoted,
+    find_tail_names,
+)
+
+
+def names(question: str) -> list[str]:
+    return [m.value for m in find_proper_names(question)]
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("Find Priya Raman", ["Priya Raman"]),
+    ("what is Marcus Webb's email address?", ["Marcus Webb"]),
+    ("Who is Robert Kline and what does he do", ["Robert Kline"]),
+    ("sales of the Aero 15 Pro this year", ["Aero 15 Pro"]),
+    ("revenue from the USB-C Docking Station in 2023", ["USB-C Docking Station"]),
+    ("units sold of the ViewPro 27 QHD Monitor", ["ViewPro 27 QHD Monitor"]),
+    ("order history for Stonegate Engineering Ltd.", ["Stonegate Engineering Ltd."]),
+    ("Riley O'Brien reviews", ["Riley O'Brien"]),
+    ("orders from Bank of America in March", ["Bank of America"]),
+    ("How many orders in March 2024?", []),
+])
+def test_proper_names(question, expected):
+    assert names(question) == expected
+
+
+def test_quoted_strings_keep_their_exact_text():
+    (m,) = find_quoted('orders placed by "Horizon Energy & Co." last year')
+    assert m.value == "Horizon Energy & Co." and m.score > 0.95
+    assert [q.value for q in find_quoted("it's Ann's and Bob's")] == []  # apostrophes are not quotes
+
+
+def test_emails():
+    (m,) = find_emails("who is jane.doe+hr@example.co.uk?")
+    assert m.value == "jane.doe+hr@example.co.uk"
+
+
+def test_pattern_matches_are_whole():
+    found = find_pattern("status of ticket ABC-1234 and ABC-12345", r"^[A-Z]{3}-\d{4}$")
+    assert [m.value for m in found] == ["ABC-1234"]
+
+
+def test_lower_case_names_need_a_cue():
+    assert [m.value for m in find_cued_names("look up the employee called hannah brooks")] == ["hannah brooks"]
+    assert [m.value for m in find_cued_names("people managed by camila lewis")] == ["camila lewis"]
+    assert [m.value for m in find_tail_names("past ratings of aisha martin")] == ["aisha martin"]
+    assert find_tail_names("show the ratings of the whole team in 2024") == []
