@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -106,26 +107,17 @@ class MiniLMModel:
         # Spinning workers shave ~0.5 ms per query but burn the core the event loop needs.
         options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
 
-        t0 = time.perf_counter()
-        source = ensure_graph(files.weights, graph_dir, MODEL_NAME, _builder_tag(), lambda: _build_graph(files))
-        t1 = time.perf_counter()
         try:
-            self._session = _open_session(ort, source, options)
-        except Exception as exc:  # a damaged cached file: rebuild it once in memory
-            if source.path is None:
-                raise EmbeddingError(f"cannot load the local embedding model ({type(exc).__name__})") from exc
-            log.warning("cached model graph %s failed to load (%s); rebuilding", source.path, exc)
-            discard(source)
-            source = ensure_graph(files.weights, graph_dir, MODEL_NAME, _builder_tag(),
-                                  lambda: _build_graph(files))
-            t1 = time.perf_counter()
-            self._session = _open_session(ort, source, options)
-        t2 = time.perf_counter()
-        self.load_info = LoadInfo(source.path, source.built, t1 - t0, t2 - t1)
+            self._session, self.load_info = _load_session(ort, files, graph_dir, options)
+        except EmbeddingError:
+            raise
+        except Exception as exc:
+            log.exception("cannot load the local embedding model")
+            raise EmbeddingError(f"cannot load the local embedding model ({type(exc).__name__})") from exc
         self._lock = threading.Lock()
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minilm")
         log.info("loaded %s in %.2f s (graph %s in %.2f s)", MODEL_NAME, self.load_info.total_seconds,
-                 "built" if source.built else "reused", self.load_info.graph_seconds)
+                 "built" if self.load_info.graph_built else "reused", self.load_info.graph_seconds)
 
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
         """Embed `texts` in length-sorted batches (less padding), returning rows in input order."""
@@ -158,9 +150,27 @@ def _builder_tag() -> str:
     return "b" + hashlib.sha256(source).hexdigest()[:8]
 
 
-def _open_session(ort: object, source: GraphSource, options: object) -> object:
+def _open_session(ort: Any, source: GraphSource, options: Any) -> Any:
     model = str(source.path) if source.path is not None else source.data
-    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])  # type: ignore[attr-defined]
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+
+
+def _load_session(ort: Any, files: MiniLMFiles, graph_dir: Path | None, options: Any) -> tuple[Any, LoadInfo]:
+    """Open the cached graph, or build it; a cached file that fails to load is rebuilt once."""
+    t0 = time.perf_counter()
+    source = ensure_graph(files.weights, graph_dir, MODEL_NAME, _builder_tag(), lambda: _build_graph(files))
+    t1 = time.perf_counter()
+    try:
+        session = _open_session(ort, source, options)
+    except Exception as exc:
+        if source.path is None or not source.path.exists() or source.built:
+            raise
+        log.warning("cached model graph %s failed to load (%s); rebuilding it", source.path, exc)
+        discard(source)
+        source = ensure_graph(files.weights, graph_dir, MODEL_NAME, _builder_tag(), lambda: _build_graph(files))
+        t1 = time.perf_counter()
+        session = _open_session(ort, source, options)
+    return session, LoadInfo(source.path, source.built, t1 - t0, time.perf_counter() - t1)
 
 
 class MiniLMEmbedder(Embedder):
