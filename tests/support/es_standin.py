@@ -13,24 +13,15 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
 PRODUCT = {"X-Elastic-Product": "Elasticsearch"}
 
-TICKETS = [
-    {"id": "T1", "title": "Cannot log in after password reset", "product": "portal", "priority": "high",
-     "status": "open", "hours": 5},
-    {"id": "T2", "title": "Invoice PDF is blank", "product": "billing", "priority": "medium", "status": "open",
-     "hours": 2},
-    {"id": "T3", "title": "Login page slow on mobile", "product": "portal", "priority": "low", "status": "closed",
-     "hours": 8},
-    {"id": "T4", "title": "Refund not applied", "product": "billing", "priority": "high", "status": "open",
-     "hours": 3},
-    {"id": "T5", "title": "Export to CSV times out", "product": "reports", "priority": "medium", "status": "open",
-     "hours": 13},
-]
+EXAMPLES = Path(__file__).resolve().parents[2] / "templates"
+TICKETS = json.loads((EXAMPLES / "support_tickets" / "tickets.json").read_text(encoding="utf-8"))
 
 
 @dataclass

@@ -7,20 +7,16 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import strawberry
 from aiohttp import web
 from strawberry.aiohttp.views import GraphQLView
 
-FLIGHTS = [
-    {"number": "BA117", "origin": "LHR", "destination": "JFK", "price": 520.0, "airline": "British Airways"},
-    {"number": "VS3", "origin": "LHR", "destination": "JFK", "price": 480.0, "airline": "Virgin Atlantic"},
-    {"number": "LH400", "origin": "FRA", "destination": "JFK", "price": 610.0, "airline": "Lufthansa"},
-    {"number": "AF006", "origin": "CDG", "destination": "JFK", "price": 455.0, "airline": "Air France"},
-    {"number": "BA303", "origin": "LHR", "destination": "CDG", "price": 120.0, "airline": "British Airways"},
-]
-AIRPORTS = {"LHR": "London Heathrow", "JFK": "New York JFK", "FRA": "Frankfurt", "CDG": "Paris Charles de Gaulle"}
+EXAMPLES = Path(__file__).resolve().parents[2] / "templates"
+_DATA = json.loads((EXAMPLES / "flights" / "flights.json").read_text(encoding="utf-8"))
+FLIGHTS, AIRPORTS = _DATA["flights"], _DATA["airports"]
 
 
 @strawberry.type

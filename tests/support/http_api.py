@@ -4,27 +4,17 @@ and a log of every request exactly as the server received it."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
-BOOKS = [
-    {"isbn": "9780141439518", "title": "Pride and Prejudice", "author": "Jane Austen", "year": 1813,
-     "genre": "romance", "pages": 432},
-    {"isbn": "9780141439662", "title": "Sense and Sensibility", "author": "Jane Austen", "year": 1811,
-     "genre": "romance", "pages": 409},
-    {"isbn": "9780451524935", "title": "1984", "author": "George Orwell", "year": 1949,
-     "genre": "dystopia", "pages": 328},
-    {"isbn": "9780451526342", "title": "Animal Farm", "author": "George Orwell", "year": 1945,
-     "genre": "satire", "pages": 112},
-    {"isbn": "9780060850524", "title": "Brave New World", "author": "Aldous Huxley", "year": 1932,
-     "genre": "dystopia", "pages": 288},
-    {"isbn": "9780553283686", "title": "Hyperion", "author": "Dan Simmons", "year": 1989,
-     "genre": "science fiction", "pages": 482},
-]
+EXAMPLES = Path(__file__).resolve().parents[2] / "templates"
+BOOKS = json.loads((EXAMPLES / "books" / "books.json").read_text(encoding="utf-8"))
 
 
 @dataclass

@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from .servers import missing
 
-CARS = [
-    {"make": "Toyota", "model": "Corolla", "year": 2019, "price": 14500, "fuel": "petrol", "km": 62000},
-    {"make": "Toyota", "model": "Prius", "year": 2021, "price": 21900, "fuel": "hybrid", "km": 30500},
-    {"make": "Ford", "model": "Focus", "year": 2017, "price": 9800, "fuel": "petrol", "km": 98000},
-    {"make": "Ford", "model": "Kuga", "year": 2022, "price": 27400, "fuel": "diesel", "km": 18000},
-    {"make": "Volkswagen", "model": "Golf", "year": 2020, "price": 17900, "fuel": "petrol", "km": 45000},
-    {"make": "Volkswagen", "model": "ID.3", "year": 2023, "price": 31900, "fuel": "electric", "km": 6000},
-    {"make": "Tesla", "model": "Model 3", "year": 2022, "price": 35900, "fuel": "electric", "km": 21000},
-]
+EXAMPLES = Path(__file__).resolve().parents[2] / "templates"
+CARS = json.loads((EXAMPLES / "cars" / "cars.json").read_text(encoding="utf-8"))
 
 
 @dataclass
