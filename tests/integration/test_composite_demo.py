@@ -32,8 +32,10 @@ OUT_OF_SCOPE = [q for q in QUESTIONS if not q["adapter"]]
 
 
 def seed_demo_tree(root: Path) -> Path:
-    """A copy of the demo config and template libraries, with the demo databases built into it."""
-    shutil.copytree(REPO / "config", root / "config")
+    """A copy of the demo config (hr, sales, company) and libraries, with the demo databases built into it."""
+    (root / "config" / "adapters").mkdir(parents=True)
+    shutil.copy(REPO / "config" / "config.yaml", root / "config" / "config.yaml")
+    shutil.copy(REPO / "config" / "adapters" / "demo.yaml", root / "config" / "adapters" / "demo.yaml")
     for lib in ("hr", "sales"):
         (root / "templates" / lib).mkdir(parents=True)
         for path in (REPO / "templates" / lib).glob("*.yaml"):
