@@ -11,17 +11,20 @@ STAGE_FIELDS = {"embedding": "embedding_score", "rerank": "rerank_score",
                 "string_similarity": "string_similarity_score"}
 
 
-def combine(candidates: Sequence[Candidate], weights: dict[str, float], scoring: ScoringSettings) -> None:
+def combine(candidates: Sequence[Candidate], weights: dict[str, float], scoring: ScoringSettings,
+            failed: frozenset[str] = frozenset()) -> None:
     """Set `combined_score` and `scoring_details` on each candidate.
 
-    Only stages whose scores are present take part; their weights are renormalised to sum to one,
-    so a failed reranker leaves a meaningful combined score on the 0..1 scale instead of a
-    silently shrunken one. With `normalize_scores`, each stage's scores are clipped into 0..1 first
-    (cosine similarity can be negative).
+    Stages that failed for this question take no part and the other weights are renormalised to
+    sum to one, so a reranker outage leaves a meaningful combined score on the 0..1 scale instead
+    of a silently shrunken one. A stage that ran but did not judge a candidate (outside the
+    reranker's top_candidates) counts as 0 for it, so an unjudged candidate cannot outrank judged
+    ones. With `normalize_scores`, each stage's scores are clipped into 0..1 first (cosine
+    similarity can be negative).
     """
     for cand in candidates:
-        present = {stage: getattr(cand, field) for stage, field in STAGE_FIELDS.items()
-                   if stage in weights and getattr(cand, field) is not None}
+        present = {stage: getattr(cand, field) or 0.0 for stage, field in STAGE_FIELDS.items()
+                   if stage in weights and stage not in failed}
         total = sum(weights[s] for s in present)
         if total <= 0:
             cand.combined_score = cand.embedding_score

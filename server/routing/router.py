@@ -69,7 +69,8 @@ class Router:
         reports: list[StageReport] = []
         if candidates and self.stages:
             reports = await self._run_stages(question, candidates, timings)
-            combine(candidates, self.weights(), self.policy.retrieval.scoring)
+            failed = frozenset(r.stage for r in reports if r.error)
+            combine(candidates, self.weights(), self.policy.retrieval.scoring, failed)
 
         t = time.perf_counter()
         ranked = rank(candidates, self.policy)
@@ -93,7 +94,10 @@ class Router:
             return report
 
         if self.policy.retrieval.performance.parallel_rerank and len(self.stages) > 1:
-            return list(await asyncio.gather(*(timed(stage) for stage in self.stages)))
+            # network stages first, so their requests are in flight while the local stages compute
+            ordered = sorted(self.stages, key=lambda s: not s.remote)
+            reports = dict(zip(ordered, await asyncio.gather(*(timed(s) for s in ordered)), strict=True))
+            return [reports[s] for s in self.stages]
         return [await timed(stage) for stage in self.stages]
 
     async def _embed(self, question: str, sources: Sequence[TemplateSource]):

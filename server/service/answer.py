@@ -51,7 +51,7 @@ async def answer(adapter: Adapter, question: str) -> Answer:
     chosen = decision.selected
     timings = dict(outcome.timings_ms)
     metadata: dict[str, Any] = {"source": "intent", "adapter": adapter.name,
-                                "template_id": chosen.template.id if chosen and decision.execute else None,
+                                "template_id": chosen.template.id if chosen else None,
                                 "reason": decision.reason}
     is_composite = adapter.body_key is None
     if is_composite:

@@ -24,12 +24,19 @@ def test_all_stages_weighted_as_configured():
     assert c.score == c.combined_score
 
 
-def test_missing_stage_renormalises_the_others():
-    c = cand(0.9, None, 0.6)  # the reranker failed for this candidate
-    combine([c], WEIGHTS, ScoringSettings())
+def test_failed_stage_renormalises_the_others():
+    c = cand(0.9, None, 0.6)  # the reranker failed for this question
+    combine([c], WEIGHTS, ScoringSettings(), failed=frozenset({"rerank"}))
     assert c.combined_score == pytest.approx((0.4 * 0.9 + 0.2 * 0.6) / 0.6)
     assert c.scoring_details["effective_weights"] == {"embedding": pytest.approx(0.6667, abs=1e-4),
                                                       "string_similarity": pytest.approx(0.3333, abs=1e-4)}
+
+
+def test_candidate_the_reranker_did_not_judge_counts_zero_for_it():
+    judged, unjudged = cand(0.7, 0.9, 0.5, "judged"), cand(0.8, None, 0.5, "outside_top_candidates")
+    combine([judged, unjudged], WEIGHTS, ScoringSettings())
+    assert unjudged.combined_score == pytest.approx(0.4 * 0.8 + 0.2 * 0.5)
+    assert judged.combined_score > unjudged.combined_score
 
 
 def test_scoring_details_have_the_design_keys_even_when_a_stage_is_off():

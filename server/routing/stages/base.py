@@ -20,6 +20,7 @@ class StageReport:
 class ScoringStage(ABC):
     name: str  # "rerank" | "string_similarity" | ...
     weight: float
+    remote: bool = False  # waits on the network: started first when stages run in parallel
 
     @abstractmethod
     async def score(self, question: str, candidates: Sequence[Candidate]) -> StageReport:

@@ -27,6 +27,7 @@ def rerank_text(candidate: Candidate) -> str:
 
 class RerankStage(ScoringStage):
     name = "rerank"
+    remote = True
 
     def __init__(self, settings: RerankingSettings, performance: PerformanceSettings, reranker: Reranker) -> None:
         self.settings = settings
