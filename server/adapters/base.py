@@ -80,6 +80,8 @@ class Adapter(ABC):
         self.templates: dict[str, Template] = dict(context.templates)
         self._embedder = context.embedder
         self._store = context.store
+        if context.extractor is not None:
+            context.extractor.bind_values_source(self)  # values_from lists run on this adapter's source
 
     # --- identity -------------------------------------------------------------------------
     @property

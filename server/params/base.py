@@ -70,3 +70,9 @@ class Extraction:
 class ParameterExtractor(ABC):
     @abstractmethod
     async def extract(self, question: str, template: Template) -> Extraction: ...
+
+    def bind_values_source(self, source: Any) -> None:  # noqa: B027 - optional hook
+        """Where `values_from` queries run: the adapter that owns the templates."""
+
+    async def close(self) -> None:  # noqa: B027 - optional hook
+        """Release clients (the LLM pass holds one)."""

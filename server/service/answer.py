@@ -37,10 +37,17 @@ async def route(adapter: Adapter, question: str) -> RoutingOutcome:
 
 
 async def test_routing(adapter: Adapter, question: str) -> tuple[dict[str, Any], RoutingOutcome]:
-    """The decision with every candidate and score; nothing is executed."""
+    """The decision with every candidate and score, and the parameters the chosen template would get
+    (with the extraction trace); no query is executed."""
     router = adapter.router()
-    outcome = await router.route(question, adapter.routing_sources())
-    return test_routing_json(adapter, outcome, router), outcome
+    sources = _sources_by_name(adapter)
+    outcome = await router.route(question, list(sources.values()))
+    body = test_routing_json(adapter, outcome, router)
+    chosen = outcome.decision.selected
+    if chosen is not None:
+        extraction = await sources[chosen.adapter].extractor.extract(question, chosen.template)
+        body["routing_decision"]["parameters"] = extraction.to_json()
+    return body, outcome
 
 
 async def answer(adapter: Adapter, question: str) -> Answer:
@@ -83,6 +90,8 @@ async def answer(adapter: Adapter, question: str) -> Answer:
     timings["parameters"] = round((time.perf_counter() - t) * 1000, 3)
     metadata["parameters"] = extraction.values
     metadata["extraction"] = [step.to_json() for step in extraction.trace]
+    if extraction.llm is not None:
+        metadata["extraction_llm"] = extraction.llm
     if not extraction.ok:
         metadata["status"] = NEEDS_CLARIFICATION
         metadata["template_id"] = template.id
