@@ -140,8 +140,14 @@ class Adapter(ABC):
     async def start(self) -> None:  # noqa: B027 - optional hook
         """Open pools / clients. Called once before the adapter serves."""
 
-    async def close(self) -> None:  # noqa: B027 - optional hook
-        """Release pools / clients."""
+    async def close(self) -> None:
+        """Release the source's pools / clients, then the extractor's."""
+        await self.close_source()
+        if self.context.extractor is not None:
+            await self.context.extractor.close()
+
+    async def close_source(self) -> None:  # noqa: B027 - optional hook
+        """Release pools / clients of the data source."""
 
     async def health(self) -> dict[str, Any]:
         """Cheap liveness of the source: {'status': 'ok'|'down', 'reason'?: str}."""

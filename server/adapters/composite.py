@@ -78,7 +78,7 @@ class CompositeAdapter(Adapter):
     def router(self) -> Router:
         return self._router
 
-    async def close(self) -> None:
+    async def close_source(self) -> None:
         for stage in self._stages:
             await stage.close()
 

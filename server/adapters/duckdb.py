@@ -90,7 +90,7 @@ class DuckDBAdapter(Adapter):
             raise SourceUnavailable(self.name, "cannot open the database") from None
         return self._conn
 
-    async def close(self) -> None:
+    async def close_source(self) -> None:
         if self._conn is not None:
             self._conn.close()
             self._conn = None

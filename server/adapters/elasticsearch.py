@@ -180,7 +180,7 @@ class ElasticsearchAdapter(Adapter):
             retry_on_status=(429, 502, 503, 504), retry_on_timeout=False, connections_per_node=conn.pool_size,
             verify_certs=conn.verify_certs, ca_certs=conn.ca_certs, **self._auth())
 
-    async def close(self) -> None:
+    async def close_source(self) -> None:
         if self._client is not None:
             await self._client.close()
             self._client = None

@@ -107,7 +107,7 @@ class GraphQLAdapter(Adapter):
     async def start(self) -> None:
         await self.client.start()
 
-    async def close(self) -> None:
+    async def close_source(self) -> None:
         await self.client.close()
 
     async def health(self) -> dict[str, Any]:

@@ -127,7 +127,7 @@ class HTTPAdapter(Adapter):
     async def start(self) -> None:
         await self.client.start()
 
-    async def close(self) -> None:
+    async def close_source(self) -> None:
         await self.client.close()
 
     def render_request(self, template: Template, params: dict[str, Any]) -> dict[str, Any]:

@@ -173,7 +173,7 @@ class MongoDBAdapter(Adapter):
         self._client = AsyncMongoClient(conn.url, maxPoolSize=conn.pool_size, serverSelectionTimeoutMS=ms,
                                         connectTimeoutMS=ms, appname="intent-router", tz_aware=True)
 
-    async def close(self) -> None:
+    async def close_source(self) -> None:
         if self._client is not None:
             await self._client.close()
             self._client = None

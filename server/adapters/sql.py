@@ -142,7 +142,7 @@ class SQLAdapter(Adapter):
             statements.append("SET SESSION TRANSACTION READ ONLY")
         _run_session_statements(dbapi_connection, statements)
 
-    async def close(self) -> None:
+    async def close_source(self) -> None:
         if self._engine is not None:
             await asyncio.to_thread(self._engine.dispose)
             self._engine = None
