@@ -166,6 +166,9 @@ def _index(name: str, templates: list[Template], embedder: Embedder, config: Loa
         if rebuild:
             store.delete(list(store.template_hashes()))
         report = sync_store(store, templates, embedder, donors)
+    elif previous is not None and previous.config.templates.get(name) is templates and \
+            previous.adapters[name].context.embedder is embedder:
+        return old, IndexReport(unchanged=len(templates))  # the loader handed over the very same list
     else:
         stored = old.template_hashes()
         if stored == index_digests(templates, embedder):
