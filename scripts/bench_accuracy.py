@@ -42,6 +42,11 @@ OOS_INTENTS = 10
 CONFIGS: dict[str, dict] = {
     "embedding_only": {"string_similarity": {"enabled": False}},
     "embedding_string_similarity": {"string_similarity": {"enabled": True}},
+    "intent_model_only": {"string_similarity": {"enabled": False}, "intent_model": {"enabled": True},
+                          "scoring": {"embedding_weight": 0.0}},
+    "embedding_intent_model": {"string_similarity": {"enabled": False}, "intent_model": {"enabled": True}},
+    "embedding_string_similarity_intent_model": {"string_similarity": {"enabled": True},
+                                                 "intent_model": {"enabled": True}},
 }
 
 

@@ -3,6 +3,7 @@ winning template to the child that owns it (route once: the child never re-match
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
@@ -11,6 +12,7 @@ from ..routing.policy import RoutingPolicy
 from ..routing.router import Router
 from ..routing.settings import CompositeRetrievalSettings
 from ..routing.stages.factory import build_stages
+from ..routing.stages.intent_model import IntentModelStage
 from .base import Adapter, AdapterSettings
 
 
@@ -26,6 +28,7 @@ class CompositeAdapterSettings(AdapterSettings):
     # per-composite overrides of the global composite_retrieval block (deep-merged, then validated)
     reranking: dict[str, Any] | None = None
     string_similarity: dict[str, Any] | None = None
+    intent_model: dict[str, Any] | None = None
     scoring: dict[str, Any] | None = None
     performance: dict[str, Any] | None = None
 
@@ -38,7 +41,7 @@ class CompositeAdapterSettings(AdapterSettings):
         return value
 
     def overrides(self) -> dict[str, Any]:
-        return {k: v for k in ("reranking", "string_similarity", "scoring", "performance")
+        return {k: v for k in ("reranking", "string_similarity", "intent_model", "scoring", "performance")
                 if (v := getattr(self, k)) is not None}
 
 
@@ -78,6 +81,12 @@ class CompositeAdapter(Adapter):
     def router(self) -> Router:
         return self._router
 
+    async def start(self) -> None:
+        """Fit the intent model (if enabled) on the children as they are now, off the event loop."""
+        for stage in self._stages:
+            if isinstance(stage, IntentModelStage):
+                await asyncio.to_thread(stage.fit, self.routing_sources())
+
     async def close_source(self) -> None:
         for stage in self._stages:
             await stage.close()
@@ -106,9 +115,12 @@ class CompositeAdapter(Adapter):
                 "on_ambiguity": s.on_ambiguity,
             },
             "multistage_selection": {
-                "enabled": r.reranking.enabled or r.string_similarity.enabled,
+                "enabled": r.reranking.enabled or r.string_similarity.enabled or r.intent_model.enabled,
                 "reranking": {"enabled": r.reranking.enabled, "provider": r.reranking.provider,
                               "top_candidates": r.reranking.top_candidates, "weight": r.reranking.weight},
+                "intent_model": {"enabled": r.intent_model.enabled, "weight": r.intent_model.weight,
+                                 "fitted": any(isinstance(st, IntentModelStage) and st.model is not None
+                                               for st in self._stages)},
                 "string_similarity": {"enabled": r.string_similarity.enabled,
                                       "algorithm": r.string_similarity.algorithm,
                                       "weight": r.string_similarity.weight,

@@ -17,6 +17,8 @@ class Candidate:
     source_order: int = 0  # position of the owning child in config order: ties go to the first
     rerank_score: float | None = None
     string_similarity_score: float | None = None
+    intent_model_score: float | None = None
+    query_vector: Any = None  # the question's embedding in this candidate's model space
     combined_score: float | None = None
     scoring_details: dict[str, Any] = field(default_factory=dict)
 

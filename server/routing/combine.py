@@ -8,7 +8,8 @@ from .candidates import Candidate
 from .settings import ScoringSettings
 
 STAGE_FIELDS = {"embedding": "embedding_score", "rerank": "rerank_score",
-                "string_similarity": "string_similarity_score"}
+                "string_similarity": "string_similarity_score", "intent_model": "intent_model_score"}
+DESIGN_STAGES = ("embedding", "rerank", "string_similarity")  # always listed in scoring_details
 
 
 def combine(candidates: Sequence[Candidate], weights: dict[str, float], scoring: ScoringSettings,
@@ -36,5 +37,6 @@ def combine(candidates: Sequence[Candidate], weights: dict[str, float], scoring:
             value += weights[stage] / total * score
         cand.combined_score = value
         # the seed design's three keys, always present (0.0 for a stage that is off)
-        cand.scoring_details = {f"{stage}_weight": weights.get(stage, 0.0) for stage in STAGE_FIELDS}
+        cand.scoring_details = {f"{stage}_weight": weights.get(stage, 0.0)
+                                for stage in STAGE_FIELDS if stage in DESIGN_STAGES or stage in weights}
         cand.scoring_details["effective_weights"] = {s: round(weights[s] / total, 4) for s in present}

@@ -21,4 +21,5 @@ class RoutingPolicy:
 
     @property
     def multistage(self) -> bool:
-        return self.retrieval.reranking.enabled or self.retrieval.string_similarity.enabled
+        r = self.retrieval
+        return r.reranking.enabled or r.string_similarity.enabled or r.intent_model.enabled

@@ -148,7 +148,8 @@ class Router:
             for hit in result:
                 template = source.templates.get(hit.template_id)
                 if template is not None:
-                    candidates.append(Candidate(source.name, template, hit.score, hit.matched_text, order))
+                    candidates.append(Candidate(source.name, template, hit.score, hit.matched_text, order,
+                                                query_vector=vectors[source.embedder.model_id]))
         return candidates, failures
 
 

@@ -42,6 +42,14 @@ class StringSimilaritySettings(_Strict):
     )
 
 
+class IntentModelSettings(_Strict):
+    """A light model fitted at start on all children's nl_examples (see routing/intent_model.py)."""
+
+    enabled: bool = False
+    weight: float = Field(1.0, ge=0.0)
+    max_templates: int = Field(5000, ge=2)  # above this the fit is skipped (it grows with templates x examples)
+
+
 class ScoringSettings(_Strict):
     embedding_weight: float = Field(0.4, ge=0.0)
     normalize_scores: bool = True
@@ -58,6 +66,7 @@ class PerformanceSettings(_Strict):
 class CompositeRetrievalSettings(_Strict):
     reranking: RerankingSettings = Field(default_factory=RerankingSettings)
     string_similarity: StringSimilaritySettings = Field(default_factory=StringSimilaritySettings)
+    intent_model: IntentModelSettings = Field(default_factory=IntentModelSettings)
     scoring: ScoringSettings = Field(default_factory=ScoringSettings)
     performance: PerformanceSettings = Field(default_factory=PerformanceSettings)
 

@@ -19,6 +19,8 @@ def weights_json(router: Router) -> dict[str, float]:
     if router.policy.multistage:
         out["rerank_weight"] = w.get("rerank", 0.0)
         out["string_similarity_weight"] = w.get("string_similarity", 0.0)
+    if "intent_model" in w:
+        out["intent_model_weight"] = w["intent_model"]
     return out
 
 
@@ -30,6 +32,7 @@ def match_json(c: Candidate, threshold: float, router: Router) -> dict[str, Any]
         "combined_score": _r(c.score),
         "rerank_score": _r(c.rerank_score),
         "string_similarity_score": _r(c.string_similarity_score),
+        **({"intent_model_score": _r(c.intent_model_score)} if c.intent_model_score is not None else {}),
         "description": c.template.description,
         "nl_examples": list(c.template.nl_examples),
         "matched_text": c.matched_text,
@@ -45,6 +48,7 @@ def multistage_json(c: Candidate, router: Router) -> dict[str, Any]:
         "embedding_score": _r(c.embedding_score),
         "rerank_score": _r(c.rerank_score),
         "string_similarity_score": _r(c.string_similarity_score),
+        **({"intent_model_score": _r(c.intent_model_score)} if c.intent_model_score is not None else {}),
         "scoring_details": weights_json(router),
     }
 
@@ -109,8 +113,10 @@ def test_routing_json(adapter: Adapter, outcome: RoutingOutcome, router: Router)
             "reranking_enabled": retrieval.reranking.enabled,
             "string_similarity_enabled": retrieval.string_similarity.enabled,
             "ambiguity_margin": policy.ambiguity_margin,
+            "intent_model_enabled": retrieval.intent_model.enabled,
             "scoring_weights": {"embedding": weights.get("embedding", 1.0),
                                 "reranking": weights.get("rerank", 0.0),
-                                "string_similarity": weights.get("string_similarity", 0.0)},
+                                "string_similarity": weights.get("string_similarity", 0.0),
+                                **({"intent_model": weights["intent_model"]} if "intent_model" in weights else {})},
         },
     }

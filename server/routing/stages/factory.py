@@ -8,6 +8,7 @@ from ..rerankers.factory import build_reranker
 from ..rerankers.settings import RerankerSettings
 from ..settings import CompositeRetrievalSettings
 from .base import ScoringStage
+from .intent_model import IntentModelStage
 from .rerank import RerankStage
 from .string_similarity import StringSimilarityStage
 
@@ -15,10 +16,12 @@ from .string_similarity import StringSimilarityStage
 def build_stages(
     retrieval: CompositeRetrievalSettings, rerankers: Mapping[str, RerankerSettings]
 ) -> list[ScoringStage]:
-    """String similarity first (cheap, local), then the reranker when enabled."""
+    """Local stages first (string similarity, intent model), then the reranker when enabled."""
     stages: list[ScoringStage] = []
     if retrieval.string_similarity.enabled:
         stages.append(StringSimilarityStage(retrieval.string_similarity))
+    if retrieval.intent_model.enabled:
+        stages.append(IntentModelStage(retrieval.intent_model))
     rerank = retrieval.reranking
     if rerank.enabled:
         assert rerank.provider is not None  # checked when the config loaded
