@@ -32,7 +32,7 @@ class YamlFilter(DefaultFilter):
 
 
 class ConfigWatcher:
-    def __init__(self, holder: RuntimeHolder, debounce_ms: int = 1000, step_ms: int = 100,
+    def __init__(self, holder: RuntimeHolder, debounce_ms: int = 1000, step_ms: int = 50,
                  force_polling: bool | None = None) -> None:
         self.holder = holder
         self.debounce_ms = debounce_ms  # longest a burst of changes is collected before a reload
