@@ -9,7 +9,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from ..config.loader import load_config
+from ..config.loader import load_app_settings
 from ..runtime.holder import RuntimeHolder
 from ..runtime.watcher import attach_watcher
 from ..web.app import create_app
@@ -19,11 +19,11 @@ log = logging.getLogger("intent_router.serve")
 
 
 def serve(config: Path, host: str | None, port: int | None) -> int:
-    loaded = load_config(config)  # fail fast, with file:line, before anything binds
-    settings = loaded.app.server
+    app_settings = load_app_settings(config)  # auth and address checks before anything is built
+    settings = app_settings.server
     host = host or settings.host
     port = settings.port if port is None else port
-    auth = loaded.app.auth
+    auth = app_settings.auth
     if not auth.enabled and not is_loopback(host):
         print(f"refusing to listen on {host}: no API keys are configured (auth.client_keys / auth.admin_key_env). "
               "Configure keys, or listen on 127.0.0.1.", file=sys.stderr)

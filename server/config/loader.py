@@ -43,6 +43,20 @@ def resolve_config_path(path: Path) -> tuple[Path, Path]:
     return path, path.parent / "adapters"
 
 
+def load_app_settings(path: Path) -> AppSettings:
+    """Only config.yaml (no adapters, no libraries): what the server must know before it binds."""
+    config_file, _ = resolve_config_path(path)
+    root = config_file.parent.parent
+    try:
+        display = str(config_file.relative_to(root))
+    except ValueError:
+        display = str(config_file)
+    if not config_file.exists():
+        raise ConfigError([ConfigIssue(display, None, "", "config file not found")])
+    doc = load_yaml(config_file, display)
+    return validate_model(AppSettings, doc.data or {}, doc)
+
+
 def load_config(path: Path, registry: AdapterRegistry = default_registry) -> LoadedConfig:
     config_file, adapters_dir = resolve_config_path(path)
     root = config_file.parent.parent
