@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..embedding.base import Embedder
 from ..embedding.settings import EmbeddingSettings
+from ..errors import QueryFailed
 from ..params.base import ParameterExtractor
 from ..params.settings import ParameterExtractionSettings
 from ..routing.policy import RoutingPolicy
@@ -132,6 +133,17 @@ class Adapter(ABC):
         return Router(self.routing_policy())
 
     # --- execution ------------------------------------------------------------------------
+    def render_request(self, template: Template, params: dict[str, Any]) -> dict[str, Any]:
+        """The exact request a structured-body adapter sends (tests assert on it)."""
+        raise NotImplementedError(f"adapter type {self.type_name} renders no request")
+
+    def request_for(self, template: Template, params: dict[str, Any]) -> dict[str, Any]:
+        """`render_request`, with a value that does not fit the body reported as a failed query."""
+        try:
+            return self.render_request(template, params)
+        except ValueError as exc:
+            raise QueryFailed(self.name, f"template '{template.id}': {exc}") from None
+
     async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
         """Run exactly this template with these validated parameters."""
         raise NotImplementedError(f"adapter type {self.type_name} does not execute templates")

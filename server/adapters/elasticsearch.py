@@ -203,10 +203,7 @@ class ElasticsearchAdapter(Adapter):
 
         if self._client is None:
             raise SourceUnavailable(self.name, "adapter is not started")
-        try:
-            request = self.render_request(template, params)
-        except ValueError as exc:
-            raise QueryFailed(self.name, f"template '{template.id}': {exc}") from None
+        request = self.request_for(template, params)
         timeout = self.settings.query_timeout
         try:
             response = await asyncio.wait_for(

@@ -16,10 +16,10 @@ from yarl import URL
 from ..errors import QueryFailed
 from ..templates import Template
 from ..templates.library import ParsedBody
-from .base import Adapter, DataAdapterSettings, QueryResult
+from .base import DataAdapterSettings, QueryResult
 from .json_rows import MissingItems, ResponseMapping, extract_items, map_rows
 from .placeholders import parse_structure, render, static_value
-from .web_client import WebClient, WebConnection
+from .web_client import WebAPIAdapter, WebConnection
 
 log = logging.getLogger("intent_router.adapters.graphql")
 
@@ -89,7 +89,7 @@ def error_summary(errors: Any) -> str:
     return text + (f" (codes: {', '.join(codes)})" if codes else "")
 
 
-class GraphQLAdapter(Adapter):
+class GraphQLAdapter(WebAPIAdapter):
     type_name = "graphql"
     settings_model = GraphQLAdapterSettings
     body_key: ClassVar[str] = "graphql"
@@ -100,19 +100,6 @@ class GraphQLAdapter(Adapter):
     def parse_body(cls, raw: Any) -> ParsedBody:
         return parse_graphql_body(raw)
 
-    def __init__(self, settings, context) -> None:
-        super().__init__(settings, context)
-        self.client = WebClient(self.name, settings.connection)
-
-    async def start(self) -> None:
-        await self.client.start()
-
-    async def close_source(self) -> None:
-        await self.client.close()
-
-    async def health(self) -> dict[str, Any]:
-        return await self.client.health(self.settings.connection.connect_timeout)
-
     def render_request(self, template: Template, params: dict[str, Any]) -> dict[str, Any]:
         """The JSON document POSTed: the query exactly as written, parameters only in `variables`."""
         body: GraphQLBody = template.body
@@ -122,10 +109,7 @@ class GraphQLAdapter(Adapter):
         return request
 
     async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
-        try:
-            request = self.render_request(template, params)
-        except ValueError as exc:
-            raise QueryFailed(self.name, f"template '{template.id}': {exc}") from None
+        request = self.request_for(template, params)
         reply = await self.client.call("POST", URL(self.settings.connection.url), body=request,
                                        timeout=self.settings.query_timeout, accept_error_json=True)
         data = reply.data if isinstance(reply.data, dict) else {}

@@ -17,10 +17,10 @@ from yarl import URL
 from ..errors import QueryFailed
 from ..templates import Template
 from ..templates.library import ParsedBody
-from .base import Adapter, DataAdapterSettings, QueryResult
+from .base import DataAdapterSettings, QueryResult
 from .json_rows import MissingItems, ResponseMapping, extract_items, map_rows
 from .placeholders import Placeholder, literal_value, parse_structure, render, static_value
-from .web_client import WebClient, WebConnection
+from .web_client import WebAPIAdapter, WebConnection
 
 _SEGMENT_PARAM = re.compile(r"^\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$")
 _SAFE_SEGMENT = re.compile(r"^[A-Za-z0-9._~!$&'()*+,;=:@%-]*$")
@@ -109,7 +109,7 @@ def query_pairs(query: dict[str, Any], params: dict[str, Any]) -> list[tuple[str
     return pairs
 
 
-class HTTPAdapter(Adapter):
+class HTTPAdapter(WebAPIAdapter):
     type_name = "http"
     settings_model = HTTPAdapterSettings
     body_key: ClassVar[str] = "http"
@@ -119,16 +119,6 @@ class HTTPAdapter(Adapter):
     @classmethod
     def parse_body(cls, raw: Any) -> ParsedBody:
         return parse_http_body(raw)
-
-    def __init__(self, settings, context) -> None:
-        super().__init__(settings, context)
-        self.client = WebClient(self.name, settings.connection)
-
-    async def start(self) -> None:
-        await self.client.start()
-
-    async def close_source(self) -> None:
-        await self.client.close()
 
     def render_request(self, template: Template, params: dict[str, Any]) -> dict[str, Any]:
         """Method, URL, query pairs, headers and JSON body exactly as they will be sent."""
@@ -141,10 +131,7 @@ class HTTPAdapter(Adapter):
                 "headers": dict(body.headers), "body": render(body.body, params)}
 
     async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
-        try:
-            request = self.render_request(template, params)
-        except ValueError as exc:
-            raise QueryFailed(self.name, f"template '{template.id}': {exc}") from None
+        request = self.request_for(template, params)
         reply = await self.client.call(request["method"], request["url"], query=request["query"],
                                        body=request["body"], headers=request["headers"],
                                        timeout=self.settings.query_timeout)
@@ -156,9 +143,6 @@ class HTTPAdapter(Adapter):
                                          f"items_path '{mapping.items_path}'") from None
         rows, columns, truncated = map_rows(items, mapping, self.settings.max_rows)
         return QueryResult(rows=rows, columns=columns, truncated=truncated)
-
-    async def health(self) -> dict[str, Any]:
-        return await self.client.health(self.settings.connection.connect_timeout)
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "backend": "http", "url": self.settings.connection.url}

@@ -195,10 +195,7 @@ class MongoDBAdapter(Adapter):
 
         if self._client is None:
             raise SourceUnavailable(self.name, "adapter is not started")
-        try:
-            request = self.render_request(template, params)
-        except ValueError as exc:
-            raise QueryFailed(self.name, f"template '{template.id}': {exc}") from None
+        request = self.request_for(template, params)
         timeout = self.settings.query_timeout
         try:
             docs = await asyncio.wait_for(self._run(request, int(timeout * 1000)), timeout)

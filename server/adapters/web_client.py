@@ -18,6 +18,7 @@ from yarl import URL
 
 from ..config.errors import ConfigError, ConfigIssue
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
+from .base import Adapter
 from .sql import to_json_value
 
 log = logging.getLogger("intent_router.adapters.web")
@@ -221,3 +222,20 @@ class WebClient:
 
 
 _NOT_JSON = object()
+
+
+class WebAPIAdapter(Adapter):
+    """What the http and graphql adapters share: one pooled WebClient, its lifecycle and health."""
+
+    def __init__(self, settings, context) -> None:
+        super().__init__(settings, context)
+        self.client = WebClient(self.name, settings.connection)
+
+    async def start(self) -> None:
+        await self.client.start()
+
+    async def close_source(self) -> None:
+        await self.client.close()
+
+    async def health(self) -> dict[str, Any]:
+        return await self.client.health(self.settings.connection.connect_timeout)
