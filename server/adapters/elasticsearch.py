@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from yarl import URL
 
 from ..config.errors import ConfigError, ConfigIssue
+from ..config.types import EnvVarName
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
 from ..templates.library import ParsedBody
@@ -33,9 +34,9 @@ class ESConnection(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     url: str
-    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    api_key_env: EnvVarName | None = None
     username: str | None = None
-    password_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    password_env: EnvVarName | None = None
     verify_certs: bool = True
     ca_certs: str | None = None
     pool_size: int = Field(10, ge=1, le=500)

@@ -17,13 +17,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from yarl import URL
 
 from ..config.errors import ConfigError, ConfigIssue
+from ..config.types import EnvVarName
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from .base import Adapter
 from .sql import to_json_value
 
 log = logging.getLogger("intent_router.adapters.web")
 
-_ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 
 class AuthSettings(BaseModel):
@@ -32,12 +32,12 @@ class AuthSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     type: Literal["bearer", "api_key", "basic"]
-    token_env: str | None = Field(None, pattern=_ENV_NAME)  # bearer
+    token_env: EnvVarName | None = None  # bearer
     header: str = Field("X-API-Key", pattern=r"^[A-Za-z0-9-]+$")  # api_key
-    key_env: str | None = Field(None, pattern=_ENV_NAME)  # api_key
+    key_env: EnvVarName | None = None  # api_key
     username: str | None = None  # basic
-    username_env: str | None = Field(None, pattern=_ENV_NAME)  # basic, instead of username
-    password_env: str | None = Field(None, pattern=_ENV_NAME)  # basic
+    username_env: EnvVarName | None = None  # basic, instead of username
+    password_env: EnvVarName | None = None  # basic
 
     @model_validator(mode="after")
     def _complete(self) -> AuthSettings:

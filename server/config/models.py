@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..config.types import EnvVarName
 from ..embedding.settings import EmbeddingSettings
 from ..routing.rerankers.settings import RerankerSettings
 from ..routing.settings import CompositeRetrievalSettings
@@ -26,14 +27,14 @@ class ServerSettings(_Strict):
 
 class ClientKey(_Strict):
     name: str
-    key_env: str  # NAME of the environment variable holding the key
+    key_env: EnvVarName  # NAME of the environment variable holding the key
     adapters: list[str] | None = None  # restrict this key to these adapters; None = all
 
 
 class AuthSettings(_Strict):
     client_keys: list[ClientKey] = Field(default_factory=list)
-    admin_key_env: str | None = None
-    stats_key_env: str | None = None  # read-only key for statistics and the dashboard
+    admin_key_env: EnvVarName | None = None
+    stats_key_env: EnvVarName | None = None  # read-only key for statistics and the dashboard
 
     @property
     def enabled(self) -> bool:

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from ..config.types import EnvVarName
+
 # Names accepted for the bundled local model; all mean the same weights.
 MINILM_MODEL_NAMES = frozenset(
     {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
@@ -25,7 +27,7 @@ class EmbeddingSettings(BaseModel, extra="forbid"):
     provider: Literal["minilm", "openai_compatible"] = "minilm"
     model: str = "all-MiniLM-L6-v2"
     base_url: str | None = None
-    api_key_env: str | None = None
+    api_key_env: EnvVarName | None = None
     timeout: float = Field(default=30.0, gt=0)
     batch_size: int = Field(default=64, ge=1, le=4096)
     cache: EmbeddingCacheSettings = EmbeddingCacheSettings()

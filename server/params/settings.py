@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
-import re
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+from ..config.types import EnvVarName, HttpUrl
 
 
 class LLMExtractionSettings(BaseModel):
@@ -18,25 +17,11 @@ class LLMExtractionSettings(BaseModel):
 
     enabled: bool = False
     model: str = Field("claude-haiku-4-5", min_length=1)
-    api_key_env: str = "ANTHROPIC_API_KEY"  # NAME of the environment variable holding the key
-    base_url: str | None = None  # a proxy or a local stand-in of the API
+    api_key_env: EnvVarName = "ANTHROPIC_API_KEY"  # NAME of the environment variable holding the key
+    base_url: HttpUrl | None = None  # a proxy or a local stand-in of the API
     timeout: float = Field(10.0, gt=0)  # seconds per attempt
     max_retries: int = Field(0, ge=0, le=5)
     max_tokens: int = Field(512, ge=64, le=4096)
-
-    @field_validator("api_key_env")
-    @classmethod
-    def _env_name(cls, value: str) -> str:
-        if not _ENV_NAME.match(value):
-            raise ValueError("api_key_env must be an environment variable NAME, not a key")
-        return value
-
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError("base_url must start with http:// or https://")
-        return value
 
     @property
     def total_timeout(self) -> float:

@@ -7,12 +7,11 @@ silently ignored is an error instead.
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+from ...config.types import EnvVarName, HttpUrl
 
 # Settings that only one provider reads: name -> provider.
 _PROVIDER_ONLY = {"max_tokens": "anthropic"}
@@ -25,25 +24,11 @@ class RerankerSettings(BaseModel):
 
     provider: Literal["anthropic", "cohere"]
     model: str = Field(min_length=1)  # e.g. "claude-haiku-4-5" / "rerank-v3.5"
-    api_key_env: str  # NAME of the environment variable holding the API key
-    base_url: str | None = None  # a proxy or a local stand-in of the provider's API
+    api_key_env: EnvVarName  # NAME of the environment variable holding the API key
+    base_url: HttpUrl | None = None  # a proxy or a local stand-in of the provider's API
     timeout: float = Field(default=10.0, gt=0)  # seconds per attempt; the whole call is capped too
     max_retries: int = Field(default=0, ge=0, le=5)  # SDK retries on 429/5xx/connection errors
     max_tokens: int = Field(default=1024, ge=16, le=8192)  # anthropic only: room for the scores reply
-
-    @field_validator("api_key_env")
-    @classmethod
-    def _env_name(cls, value: str) -> str:
-        if not _ENV_NAME.match(value):
-            raise ValueError("api_key_env must be an environment variable NAME (letters, digits, _), not a key")
-        return value
-
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError("base_url must start with http:// or https://")
-        return value
 
     @model_validator(mode="after")
     def _provider_specific(self) -> RerankerSettings:
