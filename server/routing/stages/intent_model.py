@@ -28,7 +28,8 @@ class IntentModelStage(ScoringStage):
         self.fit_seconds: float | None = None
 
     def fit(self, children: Sequence[Any]) -> None:
-        """Fit on every template of every child (embeddings come from the children's caches)."""
+        """Fit on every template of every child (embeddings come from the children's caches; the
+        texts feed the model's lexical part)."""
         import time
 
         started = time.perf_counter()
@@ -37,18 +38,19 @@ class IntentModelStage(ScoringStage):
             self.unavailable = f"children use {len(models)} embedding models; the intent model needs one"
             log.warning("intent model off: %s", self.unavailable)
             return
-        keys, examples, descriptions = [], [], []
+        keys, examples, descriptions, texts = [], [], [], []  # texts: per template
         for child in children:
             templates = list(child.templates.values())
             if not templates:
                 continue
-            texts = [t.description for t in templates] + [e for t in templates for e in t.nl_examples]
-            vectors = child.embedder.embed_sync(texts)
+            batch = [t.description for t in templates] + [e for t in templates for e in t.nl_examples]
+            vectors = child.embedder.embed_sync(batch)
             offset = len(templates)
             for i, template in enumerate(templates):
                 n = len(template.nl_examples)
                 keys.append((child.name, template.id))
                 descriptions.append(vectors[i])
+                texts.append([template.description, *template.nl_examples])
                 examples.append(vectors[offset:offset + n] if n else vectors[i:i + 1])
                 offset += n
         if len(keys) > self.settings.max_templates:
@@ -59,7 +61,7 @@ class IntentModelStage(ScoringStage):
         if len(keys) < 2:
             self.unavailable = "fewer than two templates"
             return
-        self.model = IntentModel.fit(keys, examples, descriptions)
+        self.model = IntentModel.fit(keys, examples, descriptions, texts)
         self.model_id = next(iter(models))
         self.unavailable = None
         self.fit_seconds = time.perf_counter() - started
@@ -71,7 +73,7 @@ class IntentModelStage(ScoringStage):
         query = next((c.query_vector for c in candidates if c.query_vector is not None), None)
         if query is None:
             return StageReport(self.name, error="intent model unavailable: no query vector")
-        scores = self.model.confidences(np.asarray(query))
+        scores = self.model.confidences(np.asarray(query), question)
         for cand in candidates:
             cand.intent_model_score = scores.get(cand.key)
         return StageReport(self.name)
