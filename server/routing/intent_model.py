@@ -42,7 +42,11 @@ FUSION = {"regression": 1.0, "knn_lse": 0.25, "knn_max": 0.5}
 # 0.5 at ~130 (0.5 at k=8 costs 0.4 points); weight = LEXICAL_WEIGHT * min(1, sqrt(examples / 32))
 LEXICAL_WEIGHT = 0.5
 LEXICAL_FULL_WEIGHT_EXAMPLES = 32
-CALIBRATION = (0.81, 6.61, 0.03, -10.54)  # a, b, c, d in sigmoid(a*F + b*max_cos + c*margin + d)
+# confidence = sigmoid(a*F + b*best_cos + c*margin + d): a logistic fit of "top-1 is in scope and right"
+# on train-only validation (10 intents held out as out-of-scope; k=8 x 3 seeds and k=all pooled with
+# equal weight). AUROC in-scope-right vs rest: k=8 0.904 -> 0.908, k=all 0.935 -> 0.946 over the
+# previous coefficients. They depend on the number of examples per template: a default only.
+CALIBRATION = (0.61, 6.41, 0.70, -9.75)
 
 
 def _normalise(a: np.ndarray) -> np.ndarray:
@@ -253,7 +257,8 @@ class IntentModel:
     keys: list[Hashable]  # one per template, e.g. (adapter, template_id)
     mu: np.ndarray
     centred: np.ndarray  # examples, centred and re-normalised, grouped by template
-    raw: np.ndarray  # examples as embedded
+    norms: np.ndarray  # |x - mu| per example: with centred_mu, gives raw cosines from the centred ones
+    centred_mu: np.ndarray  # centred_x . mu per example
     starts: np.ndarray
     counts: np.ndarray
     w: np.ndarray
@@ -292,9 +297,10 @@ class IntentModel:
             labels = np.repeat(np.arange(len(keys)), [len(group) for group in texts])
             lexical = LexicalModel.fit(flat, labels, len(keys)) if flat else None
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        norms = np.linalg.norm(raw - mu, axis=1).astype(np.float32)
         per_template = len(raw) / len(keys)
         lexical_weight = LEXICAL_WEIGHT * min(1.0, float(np.sqrt(per_template / LEXICAL_FULL_WEIGHT_EXAMPLES)))
-        return cls(list(keys), mu, centred, raw, starts, counts, w, b, lexical, lexical_weight)
+        return cls(list(keys), mu, centred, norms, centred @ mu, starts, counts, w, b, lexical, lexical_weight)
 
     def fused(self, query: np.ndarray, text: str | None = None) -> tuple[np.ndarray, float]:
         """Fused standardised score per template, and the question's best raw cosine."""
@@ -304,7 +310,11 @@ class IntentModel:
         top = float(sims.max())
         sums = np.add.reduceat(np.exp((sims - top) / LSE_TEMPERATURE), self.starts)
         knn_lse = top + LSE_TEMPERATURE * np.log(sums / self.counts)
-        knn_max = np.maximum.reduceat(self.raw @ q, self.starts)
+        # raw cosines from the centred ones, saving a second pass over the examples (half the query cost):
+        # x = |x - mu| c + mu and c.q = |q - mu| (c.qc) + c.mu, so x.q = |x - mu| (|q - mu| sims + c.mu) + mu.q
+        offset = float(np.linalg.norm(q - self.mu))
+        raw_sims = self.norms * (offset * sims + self.centred_mu) + float(self.mu @ q)
+        knn_max = np.maximum.reduceat(raw_sims, self.starts)
         fused = (FUSION["regression"] * _standardise(qc @ self.w + self.b)
                  + FUSION["knn_lse"] * _standardise(knn_lse) + FUSION["knn_max"] * _standardise(knn_max))
         if self.lexical is not None and text is not None:
