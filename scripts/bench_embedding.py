@@ -98,6 +98,7 @@ def main() -> None:
         "cpu_count": os.cpu_count(),
         "intra_op_threads": args.threads or default_threads(),
         "spinning": args.spinning,
+        "loadavg_1min_at_start": round(os.getloadavg()[0], 2),  # other work on the box skews every figure
     }
     with tempfile.TemporaryDirectory() as tmp:
         graph_dir = Path(tmp) / "models"
@@ -159,6 +160,7 @@ def main() -> None:
         }
         asyncio.run(restarted.close())
         asyncio.run(fresh.close())
+    result["loadavg_1min_at_end"] = round(os.getloadavg()[0], 2)
     print(json.dumps(result))
 
 
