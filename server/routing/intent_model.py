@@ -90,7 +90,7 @@ def fit_softmax_regression(x: np.ndarray, y: np.ndarray, classes: int) -> tuple[
     return w, b
 
 
-_WORD = re.compile(r"[a-z0-9']+")
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")  # letters/digits of any script, inner apostrophes
 CHAR_NGRAMS = (2, 5)  # of " word " (with boundary spaces), like scikit-learn's char_wb
 
 

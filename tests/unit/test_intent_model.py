@@ -161,3 +161,10 @@ def test_sparse_softmax_learns_a_separable_problem() -> None:
     y = np.arange(20) % 2
     w, b = fit_sparse_softmax(rows, y, 2, 4, steps=50, batch=8, learning_rate=0.1)
     assert ((rows.dot(w) + b).argmax(1) == y).all()
+
+
+def test_words_of_any_script_become_features() -> None:
+    features = LexicalFeatures(max_features=10_000).fit(["überweisung storniert", "東京 口座"])
+    assert "w überweisung" in features.vocabulary and "w 東京" in features.vocabulary
+    rows = features.transform(["Überweisung"])
+    assert rows.indptr[1] > 0
