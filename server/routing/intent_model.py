@@ -336,5 +336,6 @@ class IntentModel:
         else:
             margin = np.zeros_like(fused)
         a, b, c, d = CALIBRATION
-        confidence = 1.0 / (1.0 + np.exp(-(a * fused + b * best_cosine + c * margin + d)))
+        logit = np.clip(a * fused + b * best_cosine + c * margin + d, -50.0, 50.0)  # no overflow warnings
+        confidence = 1.0 / (1.0 + np.exp(-logit))
         return dict(zip(self.keys, confidence.tolist(), strict=True))

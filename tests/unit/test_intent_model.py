@@ -114,7 +114,7 @@ def test_templates_without_examples_use_their_description() -> None:
 def test_calibration_stays_in_0_1_for_extreme_inputs() -> None:
     model, _ = _fit()
     for q in (np.full(24, 1e6, np.float32), np.zeros(24, np.float32), -np.ones(24, np.float32)):
-        with np.errstate(over="ignore"):
+        with np.errstate(all="raise"):
             scores = model.confidences(q, "")
         assert all(0.0 <= v <= 1.0 for v in scores.values())
 
