@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,43 +33,32 @@ class IntentModelStage(ScoringStage):
 
     def fit(self, children: Sequence[Any]) -> None:
         """Fit on every template of every child (embeddings come from the children's caches; the
-        texts feed the model's lexical part)."""
-        import time
-
+        texts feed the model's lexical part). A model fitted on exactly these templates before (by
+        another composite over the same children, or before a reload that did not touch them) is
+        reused: a fit costs seconds for hundreds of templates."""
         started = time.perf_counter()
         models = {child.embedder.model_id for child in children}
         if len(models) != 1:
             self.unavailable = f"children use {len(models)} embedding models; the intent model needs one"
             log.warning("intent model off: %s", self.unavailable)
             return
-        keys, examples, descriptions, texts = [], [], [], []  # texts: per template
-        for child in children:
-            templates = list(child.templates.values())
-            if not templates:
-                continue
-            batch = [t.description for t in templates] + [e for t in templates for e in t.nl_examples]
-            vectors = child.embedder.embed_sync(batch)
-            offset = len(templates)
-            for i, template in enumerate(templates):
-                n = len(template.nl_examples)
-                keys.append((child.name, template.id))
-                descriptions.append(vectors[i])
-                texts.append([template.description, *template.nl_examples])
-                examples.append(vectors[offset:offset + n] if n else vectors[i:i + 1])
-                offset += n
-        if len(keys) > self.settings.max_templates:
-            limit = self.settings.max_templates
-            self.unavailable = f"{len(keys)} templates exceed intent_model.max_templates ({limit})"
+        count = sum(len(child.templates) for child in children)
+        if count > self.settings.max_templates:
+            self.unavailable = f"{count} templates exceed intent_model.max_templates ({self.settings.max_templates})"
             log.warning("intent model off: %s", self.unavailable)
             return
-        if len(keys) < 2:
+        if count < 2:
             self.unavailable = "fewer than two templates"
             return
-        self.model = IntentModel.fit(keys, examples, descriptions, texts)
-        self.model_id = next(iter(models))
-        self.unavailable = None
+        model_id = next(iter(models))
+        key = _fingerprint(model_id, children)
+        model = _FITTED.get(key)
+        if model is None:
+            model = _fit(children)
+            _FITTED.put(key, model)
+        self.model, self.model_id, self.unavailable = model, model_id, None
         self.fit_seconds = time.perf_counter() - started
-        log.info("intent model fitted on %d templates in %.2f s", len(keys), self.fit_seconds)
+        log.info("intent model ready on %d templates in %.2f s", count, self.fit_seconds)
 
     async def score(self, question: str, candidates: Sequence[Candidate]) -> StageReport:
         if self.model is None or not candidates:
@@ -77,3 +70,57 @@ class IntentModelStage(ScoringStage):
         for cand in candidates:
             cand.intent_model_score = scores.get(cand.key)
         return StageReport(self.name)
+
+
+def _fit(children: Sequence[Any]) -> IntentModel:
+    keys, examples, descriptions, texts = [], [], [], []  # texts: per template
+    for child in children:
+        templates = list(child.templates.values())
+        if not templates:
+            continue
+        batch = [t.description for t in templates] + [e for t in templates for e in t.nl_examples]
+        vectors = child.embedder.embed_sync(batch)
+        offset = len(templates)
+        for i, template in enumerate(templates):
+            n = len(template.nl_examples)
+            keys.append((child.name, template.id))
+            descriptions.append(vectors[i])
+            texts.append([template.description, *template.nl_examples])
+            examples.append(vectors[offset:offset + n] if n else vectors[i:i + 1])
+            offset += n
+    return IntentModel.fit(keys, examples, descriptions, texts)
+
+
+def _fingerprint(model_id: str, children: Sequence[Any]) -> str:
+    digest = hashlib.sha256(model_id.encode())
+    for child in children:
+        digest.update(b"\x00" + child.name.encode())
+        for template in child.templates.values():
+            digest.update(b"\x01" + template.id.encode() + b"\x02" + template.content_hash().encode())
+    return digest.hexdigest()
+
+
+class _FittedModels:
+    """The last few fitted models by fingerprint (small: each holds its examples' vectors)."""
+
+    def __init__(self, size: int = 4) -> None:
+        self._models: OrderedDict[str, IntentModel] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> IntentModel | None:
+        with self._lock:
+            model = self._models.get(key)
+            if model is not None:
+                self._models.move_to_end(key)
+            return model
+
+    def put(self, key: str, model: IntentModel) -> None:
+        with self._lock:
+            self._models[key] = model
+            self._models.move_to_end(key)
+            while len(self._models) > self._size:
+                self._models.popitem(last=False)
+
+
+_FITTED = _FittedModels()

@@ -1,0 +1,89 @@
+"""The intent_model stage: fitted at start over all children, its keys change behaviour, fits are reused."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+
+from server.config.loader import load_config
+from server.runtime.build import Runtime, build_runtime
+from server.service import answer as answering
+from tests.integration.test_composite_fixtures import build_tree, make_composite, test_registry
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+CHILDREN = ["hr", "sales"]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def runtime(tmp_path_factory) -> AsyncIterator[Runtime]:
+    registry = test_registry()
+    root = tmp_path_factory.mktemp("intent_model")
+    rt = await build_runtime(load_config(build_tree(root), registry=registry), registry=registry)
+    yield rt
+    await rt.close()
+
+
+async def composite(runtime: Runtime, **keys):
+    c = make_composite(runtime, CHILDREN, **keys)
+    await c.start()
+    return c
+
+
+async def test_disabled_by_default_and_enabled_adds_a_score(runtime):
+    off = await composite(runtime)
+    body, _ = await answering.test_routing(off, "which customers are in the West region?")
+    assert all("intent_model_score" not in m for m in body["all_matches"])
+    assert body["configuration"]["intent_model_enabled"] is False
+
+    on = await composite(runtime, intent_model={"enabled": True})
+    body, _ = await answering.test_routing(on, "which customers are in the West region?")
+    assert body["configuration"]["intent_model_enabled"] is True
+    assert body["routing_decision"]["selected_template"] == "customers_by_region"
+    scores = {m["template_id"]: m["intent_model_score"] for m in body["all_matches"]}
+    assert min(scores.values()) >= 0.0 and max(scores.values()) <= 1.0
+    assert scores["customers_by_region"] == max(scores.values())
+    assert body["all_matches"][0]["scoring_details"]["intent_model_weight"] == 1.0
+
+
+async def test_weight_changes_the_combined_score(runtime):
+    q = "quarterly revenue please"
+    light = await composite(runtime, intent_model={"enabled": True, "weight": 0.1},
+                            string_similarity={"enabled": False})
+    heavy = await composite(runtime, intent_model={"enabled": True, "weight": 5.0},
+                            string_similarity={"enabled": False})
+    a, _ = await answering.test_routing(light, q)
+    b, _ = await answering.test_routing(heavy, q)
+    top_a, top_b = a["all_matches"][0], b["all_matches"][0]
+    assert top_a["template_id"] == top_b["template_id"] == "revenue_by_quarter"
+    for top, w in ((top_a, 0.1), (top_b, 5.0)):
+        expected = (0.4 * top["embedding_score"] + w * top["intent_model_score"]) / (0.4 + w)
+        assert top["combined_score"] == pytest.approx(expected, abs=2e-4)
+
+
+async def test_max_templates_turns_the_model_off_and_says_why(runtime):
+    capped = await composite(runtime, intent_model={"enabled": True, "max_templates": 2})
+    body, _ = await answering.test_routing(capped, "how many orders do we have?")
+    assert [e["stage"] for e in body["stage_errors"]] == ["intent_model"]
+    assert "exceed intent_model.max_templates (2)" in body["stage_errors"][0]["error"]
+    assert all("intent_model_score" not in m for m in body["all_matches"])
+    assert body["routing_decision"]["selected_template"] == "order_count"  # the other stages still route
+
+
+async def test_a_second_composite_over_the_same_children_reuses_the_fit(runtime):
+    first = await composite(runtime, intent_model={"enabled": True})
+    second = await composite(runtime, intent_model={"enabled": True}, confidence_threshold=0.9)
+    [stage_a] = [s for s in first.router().stages if s.name == "intent_model"]
+    [stage_b] = [s for s in second.router().stages if s.name == "intent_model"]
+    assert stage_a.model is stage_b.model
+
+
+async def test_executes_the_template_the_model_helped_choose(runtime):
+    c = await composite(runtime, intent_model={"enabled": True})
+    result = await answering.answer(c, "list the customers from the North region")
+    meta = result.body["metadata"]
+    assert meta["template_id"] == meta["composite_routing"]["template_id"] == "customers_by_region"
+    assert result.body["rows"] == [{"name": "Acme"}, {"name": "Initech"}]
+    assert meta["composite_routing"]["multistage_scoring"]["intent_model_score"] > 0
