@@ -99,7 +99,7 @@ async def test_route_once_over_every_demo_question(runtime):
 
 
 async def test_out_of_scope_questions_abstain_below_the_threshold(runtime):
-    """Abstention follows the combined score and the composite's threshold (0.4 in the demo config)."""
+    """Abstention follows the combined score and the composite's threshold (0.2 in the demo config)."""
     company = runtime.get("company")
     threshold = company.settings.confidence_threshold
     abstained = 0
@@ -143,7 +143,9 @@ def assert_test_routing_shape(body: dict, question: str) -> None:
     assert set(body["routing_decision"]) >= DECISION_KEYS
     assert set(body["configuration"]) >= CONFIG_KEYS
     assert body["configuration"]["adapters_searched"] == ["hr", "sales"]
-    assert body["configuration"]["scoring_weights"] == {"embedding": 0.4, "reranking": 0.0, "string_similarity": 0.2}
+    # the demo composite: embedding + intent model, string similarity off (config/adapters/demo.yaml)
+    assert body["configuration"]["scoring_weights"] == {"embedding": 0.4, "reranking": 0.0, "string_similarity": 0.0,
+                                                        "intent_model": 1.0}
     assert body["configuration"]["reranking_enabled"] is False
     assert body["total_matches"] == len(body["all_matches"]) == 6  # 2 children x max_templates_per_source 3
     scores = [m["combined_score"] for m in body["all_matches"]]
@@ -163,7 +165,8 @@ async def test_http_test_routing_statistics_and_no_execution(config_dir, tmp_pat
         decision = body["routing_decision"]
         assert (decision["would_route_to"], decision["selected_template"]) == ("hr", "department_salary_summary")
         assert decision["reason"] == "highest_combined_score_above_threshold"
-        assert decision["rerank_score"] is None and decision["string_similarity_score"] is not None
+        assert decision["rerank_score"] is None and decision["string_similarity_score"] is None
+        assert body["all_matches"][0]["intent_model_score"] is not None
 
         resp = await client.get("/v1/routing/statistics", params={"adapter": "company"})
         assert resp.status == 200
@@ -174,15 +177,16 @@ async def test_http_test_routing_statistics_and_no_execution(config_dir, tmp_pat
             child = stats["child_adapters"][name]
             assert child["total_templates"] == 22  # templates, not their ~6 example vectors each
             assert isinstance(child["collection_name"], str) and child["collection_name"]
-        for key, value in {"confidence_threshold": 0.4, "max_templates_per_source": 3, "parallel_search": True,
+        for key, value in {"confidence_threshold": 0.2, "max_templates_per_source": 3, "parallel_search": True,
                            "search_timeout": 5.0}.items():
             assert stats["configuration"][key] == value
         multistage = stats["multistage_selection"]
         assert multistage["enabled"] is True
         assert multistage["reranking"] == {"enabled": False, "provider": "anthropic", "top_candidates": 10,
                                            "weight": 0.4}
-        assert multistage["string_similarity"] == {"enabled": True, "algorithm": "jaro_winkler", "weight": 0.2,
+        assert multistage["string_similarity"] == {"enabled": False, "algorithm": "jaro_winkler", "weight": 0.2,
                                                    "compare_fields": ["description", "nl_examples"]}
+        assert multistage["intent_model"] == {"enabled": True, "weight": 1.0, "fitted": True}
         assert multistage["scoring"] == {"embedding_weight": 0.4, "normalize_scores": True,
                                          "tie_breaker": "embedding"}
 
