@@ -39,6 +39,10 @@ class Embedder(ABC):
     def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
         """Same as `embed`, for synchronous callers (CLI, indexing, benchmarks)."""
 
+    async def embed_query(self, text: str) -> np.ndarray:
+        """One question's vector on the request path (a cache may serve it from memory only)."""
+        return (await self.embed([text]))[0]
+
     async def close(self) -> None:  # noqa: B027 - providers without resources need nothing
         """Release sessions, connections or files held by this embedder."""
 

@@ -171,6 +171,22 @@ class CachedEmbedder(Embedder):
             await asyncio.to_thread(self._store, list(todo), vectors, found)
         return np.stack([found[k] for k in keys])
 
+    async def embed_query(self, text: str) -> np.ndarray:
+        """The request path: memory LRU only. Questions are mostly one-offs, so a disk read and a
+        committed write per question would cost more than they save (and keep every question's
+        vector on disk); repeated questions still hit the memory LRU."""
+        [text] = check_texts([text])
+        key = text_key(text)
+        found = self._from_memory([key])
+        if key not in found:
+            self.stats.misses += 1
+            vector = np.asarray((await self.inner.embed([text]))[0], dtype=np.float32)
+            self.stats.computed += 1
+            self._remember(key, vector)
+            return vector
+        self.stats.hits += 1
+        return found[key]
+
     def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
         texts = check_texts(texts)
         if not texts:

@@ -109,7 +109,7 @@ class Router:
         failures: list[SourceFailure] = []
         for model_id, embedder in by_model.items():
             try:
-                vectors[model_id] = (await embedder.embed([question]))[0]
+                vectors[model_id] = await embedder.embed_query(question)
             except Exception as exc:  # an embedding provider down must not hide the other models
                 log.warning("embedding with %s failed: %s", model_id, exc)
                 for source in sources:

@@ -123,3 +123,19 @@ def test_disk_cache_is_bounded_and_keeps_recently_used(tmp_path: Path, minilm: M
     reader = CachedEmbedder(minilm, path)
     reader.embed_sync(texts[:2])
     assert reader.stats.disk_hits == 2
+
+
+async def test_questions_stay_in_memory_and_never_reach_the_file(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    path = tmp_path / "cache.sqlite3"
+    first = CachedEmbedder(minilm, path)
+    vector = await first.embed_query("how many people work in Finance?")
+    assert np.allclose(vector, minilm.embed_sync(["how many people work in Finance?"])[0], atol=1e-6)
+    again = await first.embed_query("how many people work in Finance?")
+    assert (first.stats.computed, first.stats.hits) == (1, 1) and np.array_equal(vector, again)
+    await first.close()
+
+    second = CachedEmbedder(minilm, path)  # a restart: the question was not persisted
+    await second.embed_query("how many people work in Finance?")
+    assert second.stats.computed == 1
+    await second.close()
+    assert sqlite3.connect(path).execute("SELECT count(*) FROM embeddings").fetchone() == (0,)
