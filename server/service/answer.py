@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..adapters.base import Adapter
+from ..errors import IntentRouterError
 from ..routing.router import RoutingOutcome
 from .explain import alternative_json, composite_routing_json, test_routing_json
 from .formatting import render_content
@@ -45,8 +46,11 @@ async def test_routing(adapter: Adapter, question: str) -> tuple[dict[str, Any],
     body = test_routing_json(adapter, outcome, router)
     chosen = outcome.decision.selected
     if chosen is not None:
-        extraction = await sources[chosen.adapter].extractor.extract(question, chosen.template)
-        body["routing_decision"]["parameters"] = extraction.to_json()
+        try:
+            extraction = await sources[chosen.adapter].extractor.extract(question, chosen.template)
+            body["routing_decision"]["parameters"] = extraction.to_json()
+        except IntentRouterError as exc:  # a values_from list whose source is down: the decision still stands
+            body["routing_decision"]["parameters"] = {"error": exc.message}
     return body, outcome
 
 

@@ -123,3 +123,15 @@ def test_unknown_key_in_parameter_extraction_names_file_and_line(tmp_path):
         load_config(tree(tmp_path, bad))
     (issue,) = caught.value.issues
     assert issue.file.endswith("people.yaml") and issue.line == 7 and "fuzzy_floor" in issue.key
+
+
+async def test_test_routing_still_decides_when_the_values_source_is_down(people):
+    from server.service.answer import test_routing as routing_only
+
+    adapter, _, root = people
+    (root / "templates" / "people.db").unlink()
+    body, _ = await routing_only(adapter, "what does Grace earn?")
+    decision = body["routing_decision"]
+    assert decision["selected_template"] == "salary_of_person"
+    assert "'people'" in decision["parameters"]["error"]
+    assert "sqlite" not in decision["parameters"]["error"].lower()
