@@ -114,10 +114,17 @@ class Adapter(ABC):
         raise NotImplementedError(f"{cls.__name__} has no template body")
 
     async def search_templates(self, vector: np.ndarray, k: int) -> list[StoreHit]:
-        store = self.store
-        if not store.blocking:
-            return store.search(vector, k)
-        return await asyncio.to_thread(store.search, vector, k)
+        return await asyncio.to_thread(self.store.search, vector, k)
+
+    @property
+    def searches_inline(self) -> bool:
+        """True when a search is pure in-process arithmetic (the in-memory store, search not overridden):
+        the router then calls `search_inline` in place instead of paying a task and a timeout per child."""
+        return (self._store is not None and not self._store.blocking
+                and type(self).search_templates is Adapter.search_templates)
+
+    def search_inline(self, vector: np.ndarray, k: int) -> list[StoreHit]:
+        return self.store.search(vector, k)
 
     # --- routing --------------------------------------------------------------------------
     def routing_sources(self) -> list[Adapter]:

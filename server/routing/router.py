@@ -32,6 +32,11 @@ class TemplateSource(Protocol):
 
     async def search_templates(self, vector: np.ndarray, k: int) -> list[StoreHit]: ...
 
+    @property
+    def searches_inline(self) -> bool: ...
+
+    def search_inline(self, vector: np.ndarray, k: int) -> list[StoreHit]: ...
+
 
 @dataclass
 class RoutingOutcome:
@@ -125,11 +130,24 @@ class Router:
         async def one(source: TemplateSource):
             return await asyncio.wait_for(source.search_templates(vectors[source.embedder.model_id], k), timeout)
 
+        def inline(source: TemplateSource):
+            try:
+                return source.search_inline(vectors[source.embedder.model_id], k)
+            except Exception as exc:
+                return exc
+
+        # In-memory searches are microseconds of arithmetic that no timeout could interrupt: they run
+        # in place, in config order; only searches that wait (threads, network) get tasks and timeouts.
+        waiting = [s for _, s in usable if not s.searches_inline]
         if self.policy.parallel_search:
-            results = await asyncio.gather(*(one(s) for _, s in usable), return_exceptions=True)
+            waited = iter(await asyncio.gather(*(one(s) for s in waiting), return_exceptions=True))
+            results = [inline(s) if s.searches_inline else next(waited) for _, s in usable]
         else:
             results = []
             for _, source in usable:
+                if source.searches_inline:
+                    results.append(inline(source))
+                    continue
                 try:
                     results.append(await one(source))
                 except Exception as exc:
