@@ -1,7 +1,7 @@
 """Valid values of a parameter listed by a query on its own source, cached per runtime.
 
 The extractor is built before its adapter, so the adapter is bound afterwards with
-`bind_values_source(adapter)` (the runtime does this once the adapter exists). A reload builds a
+`bind_values_source(adapter)` (the Adapter base class does this when it is constructed). A reload builds a
 new runtime and so a new, empty cache: lists are refreshed on reload, and optionally after a TTL.
 """
 

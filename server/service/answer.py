@@ -33,10 +33,6 @@ def _sources_by_name(adapter: Adapter) -> dict[str, Adapter]:
     return {s.name: s for s in adapter.routing_sources()}
 
 
-async def route(adapter: Adapter, question: str) -> RoutingOutcome:
-    return await adapter.router().route(question, adapter.routing_sources())
-
-
 async def test_routing(adapter: Adapter, question: str) -> tuple[dict[str, Any], RoutingOutcome]:
     """The decision with every candidate and score, and the parameters the chosen template would get
     (with the extraction trace); no query is executed."""

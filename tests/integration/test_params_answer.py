@@ -48,7 +48,6 @@ def tree(root, adapter: str = ADAPTER):
 async def people(tmp_path):
     runtime = await build_runtime(load_config(tree(tmp_path)))
     adapter = runtime.get("people")
-    adapter.extractor.bind_values_source(adapter)  # the wiring runtime/build.py does once the adapter exists
     statements: list[str] = []
     event.listen(adapter._engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
     try:
@@ -110,7 +109,6 @@ async def test_a_reload_refreshes_stored_values(people):
     fresh = await build_runtime(load_config(root / "config"))
     try:
         reloaded = fresh.get("people")
-        reloaded.extractor.bind_values_source(reloaded)
         result = await answer(reloaded, "what does Barbara earn?")
         assert result.status == "executed" and result.body["rows"] == [{"name": "Barbara", "salary": 80000.0}]
     finally:
