@@ -102,6 +102,7 @@ class CompositeAdapter(Adapter):
                                     "collection_name": info.get("collection_name")}
         r = self.retrieval
         s = self.settings
+        fitted = next((st.model for st in self._stages if isinstance(st, IntentModelStage) and st.model), None)
         return {
             "type": self.type_name,
             "child_adapter_count": len(children),
@@ -119,8 +120,8 @@ class CompositeAdapter(Adapter):
                 "reranking": {"enabled": r.reranking.enabled, "provider": r.reranking.provider,
                               "top_candidates": r.reranking.top_candidates, "weight": r.reranking.weight},
                 "intent_model": {"enabled": r.intent_model.enabled, "weight": r.intent_model.weight,
-                                 "fitted": any(isinstance(st, IntentModelStage) and st.model is not None
-                                               for st in self._stages)},
+                                 "fitted": fitted is not None,
+                                 "token_views": fitted is not None and fitted.views is not None},
                 "string_similarity": {"enabled": r.string_similarity.enabled,
                                       "algorithm": r.string_similarity.algorithm,
                                       "weight": r.string_similarity.weight,

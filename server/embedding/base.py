@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,11 +26,23 @@ class EmbeddingError(IntentRouterError):
         super().__init__(message)
 
 
+@dataclass(frozen=True)
+class TokenViews:
+    """One text as a local encoder saw it: token ids (special tokens included) and the states of the
+    last two layers, one row per token. The intent model pools them its own way (token_views.py)."""
+
+    ids: np.ndarray  # (tokens,) int64
+    last: np.ndarray  # (tokens, dim) float32
+    penultimate: np.ndarray  # (tokens, dim) float32
+
+
 class Embedder(ABC):
     """Turns texts into unit-length float32 vectors of a fixed dimension."""
 
     model_id: str
     dim: int
+    # Local encoders can also hand out per-token states (TokenViews); remote APIs cannot.
+    supports_token_views: bool = False
 
     @abstractmethod
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -42,6 +55,14 @@ class Embedder(ABC):
     async def embed_query(self, text: str) -> np.ndarray:
         """One question's vector on the request path (a cache may serve it from memory only)."""
         return (await self.embed([text]))[0]
+
+    def token_views_sync(self, texts: Sequence[str]) -> list[TokenViews]:
+        """Per-token states of `texts` (only where `supports_token_views`)."""
+        raise EmbeddingError(f"{self.model_id} does not expose token states")
+
+    async def token_views(self, texts: Sequence[str]) -> list[TokenViews]:
+        """Same as `token_views_sync`, without blocking the event loop."""
+        raise EmbeddingError(f"{self.model_id} does not expose token states")
 
     async def close(self) -> None:  # noqa: B027 - providers without resources need nothing
         """Release sessions, connections or files held by this embedder."""

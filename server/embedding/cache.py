@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from server.embedding.base import Embedder, check_texts, empty
+from server.embedding.base import Embedder, TokenViews, check_texts, empty
 
 log = logging.getLogger(__name__)
 
@@ -155,6 +155,17 @@ class CachedEmbedder(Embedder):
     @property
     def persistent(self) -> bool:
         return self._disk is not None
+
+    @property
+    def supports_token_views(self) -> bool:  # type: ignore[override]
+        return self.inner.supports_token_views
+
+    def token_views_sync(self, texts: Sequence[str]) -> list[TokenViews]:
+        """Not cached: token states are large, and the provider keeps the last questions' own."""
+        return self.inner.token_views_sync(texts)
+
+    async def token_views(self, texts: Sequence[str]) -> list[TokenViews]:
+        return await self.inner.token_views(texts)
 
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = check_texts(texts)

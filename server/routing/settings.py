@@ -50,6 +50,8 @@ class IntentModelSettings(_Strict):
     # above this the model is not fitted (fit time grows with templates x examples: ~25 s CPU-bound
     # wall time for 1,000 templates of 10 examples on two cores)
     max_templates: int = Field(1000, ge=2)
+    # token views of the local encoder (routing/token_views.py), used at up to 32 examples per template
+    token_views: bool = True
 
 
 class ScoringSettings(_Strict):

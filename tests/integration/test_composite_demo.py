@@ -186,7 +186,7 @@ async def test_http_test_routing_statistics_and_no_execution(config_dir, tmp_pat
                                            "weight": 0.4}
         assert multistage["string_similarity"] == {"enabled": False, "algorithm": "jaro_winkler", "weight": 0.2,
                                                    "compare_fields": ["description", "nl_examples"]}
-        assert multistage["intent_model"] == {"enabled": True, "weight": 1.0, "fitted": True}
+        assert multistage["intent_model"] == {"enabled": True, "weight": 1.0, "fitted": True, "token_views": True}
         assert multistage["scoring"] == {"embedding_weight": 0.4, "normalize_scores": True,
                                          "tie_breaker": "embedding"}
 

@@ -87,3 +87,21 @@ async def test_executes_the_template_the_model_helped_choose(runtime):
     assert meta["template_id"] == meta["composite_routing"]["template_id"] == "customers_by_region"
     assert result.body["rows"] == [{"name": "Acme"}, {"name": "Initech"}]
     assert meta["composite_routing"]["multistage_scoring"]["intent_model_score"] > 0
+
+
+async def test_token_views_are_used_with_the_local_encoder_and_can_be_turned_off(runtime):
+    with_views = await composite(runtime, intent_model={"enabled": True})
+    without = await composite(runtime, intent_model={"enabled": True, "token_views": False})
+    [stage_on] = [s for s in with_views.router().stages if s.name == "intent_model"]
+    [stage_off] = [s for s in without.router().stages if s.name == "intent_model"]
+    assert stage_on.model.views is not None and stage_off.model.views is None
+    assert with_views.describe()["multistage_selection"]["intent_model"]["token_views"] is True
+    assert without.describe()["multistage_selection"]["intent_model"]["token_views"] is False
+    q = "show me the customers located in the west"
+    a, _ = await answering.test_routing(with_views, q)
+    b, _ = await answering.test_routing(without, q)
+    assert a["routing_decision"]["selected_template"] == b["routing_decision"]["selected_template"]
+    scores_a = {m["template_id"]: m["intent_model_score"] for m in a["all_matches"]}
+    scores_b = {m["template_id"]: m["intent_model_score"] for m in b["all_matches"]}
+    assert scores_a.keys() == scores_b.keys()
+    assert any(abs(scores_a[t] - scores_b[t]) > 1e-4 for t in scores_a)

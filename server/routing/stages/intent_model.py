@@ -15,6 +15,7 @@ import numpy as np
 from ..candidates import Candidate
 from ..intent_model import IntentModel
 from ..settings import IntentModelSettings
+from ..token_views import MAX_EXAMPLES_PER_TEMPLATE, TokenViewModel
 from .base import ScoringStage, StageReport
 
 log = logging.getLogger("intent_router.routing.intent_model")
@@ -30,6 +31,7 @@ class IntentModelStage(ScoringStage):
         self.model_id: str | None = None
         self.unavailable: str | None = "not fitted yet"
         self.fit_seconds: float | None = None
+        self.embedder: Any = None  # where the question's token views come from
 
     def fit(self, children: Sequence[Any]) -> None:
         """Fit on every template of every child (embeddings come from the children's caches; the
@@ -51,12 +53,13 @@ class IntentModelStage(ScoringStage):
             self.unavailable = "fewer than two templates"
             return
         model_id = next(iter(models))
-        key = _fingerprint(model_id, children)
+        key = _fingerprint(model_id, children, self.settings.token_views)
         model = _FITTED.get(key)
         if model is None:
-            model = _fit(children)
+            model = _fit(children, self.settings.token_views)
             _FITTED.put(key, model)
         self.model, self.model_id, self.unavailable = model, model_id, None
+        self.embedder = children[0].embedder
         self.fit_seconds = time.perf_counter() - started
         log.info("intent model ready on %d templates in %.2f s", count, self.fit_seconds)
 
@@ -66,20 +69,32 @@ class IntentModelStage(ScoringStage):
         query = next((c.query_vector for c in candidates if c.query_vector is not None), None)
         if query is None:
             return StageReport(self.name, error="intent model unavailable: no query vector")
-        scores = self.model.confidences(np.asarray(query), question)
+        views = None
+        if self.model.views is not None:
+            try:
+                [views] = await self.embedder.token_views([question])
+            except Exception as exc:  # the sentence-level model still scores without them
+                log.warning("intent model without token views for this question: %s", exc)
+        scores = self.model.confidences(np.asarray(query), question, views)
         for cand in candidates:
             cand.intent_model_score = scores.get(cand.key)
         return StageReport(self.name)
 
 
-def _fit(children: Sequence[Any]) -> IntentModel:
+def _fit(children: Sequence[Any], token_views: bool) -> IntentModel:
     keys, examples, descriptions, texts = [], [], [], []  # texts: per template
+    example_views, description_views = [], []
+    total = sum(len(t.nl_examples) or 1 for child in children for t in child.templates.values())
+    templates_count = sum(len(child.templates) for child in children)
+    token_views = (token_views and all(child.embedder.supports_token_views for child in children)
+                   and total <= MAX_EXAMPLES_PER_TEMPLATE * templates_count)
     for child in children:
         templates = list(child.templates.values())
         if not templates:
             continue
         batch = [t.description for t in templates] + [e for t in templates for e in t.nl_examples]
         vectors = child.embedder.embed_sync(batch)
+        views = child.embedder.token_views_sync(batch) if token_views else []
         offset = len(templates)
         for i, template in enumerate(templates):
             n = len(template.nl_examples)
@@ -87,12 +102,18 @@ def _fit(children: Sequence[Any]) -> IntentModel:
             descriptions.append(vectors[i])
             texts.append([template.description, *template.nl_examples])
             examples.append(vectors[offset:offset + n] if n else vectors[i:i + 1])
+            if views:
+                description_views.append(views[i])
+                example_views.append(views[offset:offset + n] if n else views[i:i + 1])
             offset += n
-    return IntentModel.fit(keys, examples, descriptions, texts)
+    model = IntentModel.fit(keys, examples, descriptions, texts)
+    if token_views:
+        model.views = TokenViewModel.fit(example_views, description_views)
+    return model
 
 
-def _fingerprint(model_id: str, children: Sequence[Any]) -> str:
-    digest = hashlib.sha256(model_id.encode())
+def _fingerprint(model_id: str, children: Sequence[Any], token_views: bool) -> str:
+    digest = hashlib.sha256(f"{model_id}|views={token_views}".encode())
     for child in children:
         digest.update(b"\x00" + child.name.encode())
         for template in child.templates.values():

@@ -1,0 +1,99 @@
+"""Token views: two more looks at each text from the encoder pass that embedded it, for the intent model.
+
+The sentence embedding weighs every token alike. With few examples per template, two other poolings
+of the same forward pass add signal. Validation on held-out BANKING77 train rows (k=8, 3 seeds x
+3,000 rows, never test): intent model 83.87 -> 84.39 top-1 with both views (each alone ~+0.3); at
+~130 examples per template they cost 0.1-0.2 points, so the intent model uses them only up to
+MAX_EXAMPLES_PER_TEMPLATE on average.
+- SIF pooling of the last layer: token weight a / (a + p), p the token's frequency in the templates'
+  own examples, so words every template uses ("card", "my", the special tokens) count less than the
+  words that tell templates apart. It feeds a regression and a max-cosine kNN, like the sentence view.
+- Max pooling of the penultimate layer over the real tokens (not [CLS]/[SEP]): a regression.
+Measured and dropped: mean/max/CLS pooling of other layers (each +0.0 to +0.3), ColBERT-style late
+interaction between question and example tokens (no gain), a fixed stop-word list instead of SIF
+weights (+0.3 with the max view, against +0.5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..embedding.base import TokenViews
+from .intent_model import fit_softmax_regression, normalise, standardise
+
+SIF_A = 3e-3  # 1e-3..3e-3 within 0.05 points on validation
+MAX_EXAMPLES_PER_TEMPLATE = 32
+# fused contribution = SIF_WEIGHT * (z(sif regression) + SIF_KNN * z(sif kNN)) + MAX_WEIGHT * z(max regression)
+SIF_WEIGHT = 0.5
+SIF_KNN = 0.5
+MAX_WEIGHT = 0.5
+
+
+def max_pool(views: TokenViews) -> np.ndarray:
+    states = views.penultimate[1:-1] if len(views.penultimate) > 2 else views.penultimate
+    return states.max(0)
+
+
+@dataclass
+class _Regression:
+    mu: np.ndarray
+    w: np.ndarray
+    b: np.ndarray
+
+    @classmethod
+    def fit(cls, x: np.ndarray, y: np.ndarray, classes: int) -> _Regression:
+        mu = x.mean(0)
+        w, b = fit_softmax_regression(normalise(x - mu).astype(np.float32), y, classes)
+        return cls(mu, w, b)
+
+    def logits(self, q: np.ndarray) -> np.ndarray:
+        return normalise(q - self.mu) @ self.w + self.b
+
+
+@dataclass
+class TokenViewModel:
+    vocabulary: np.ndarray  # sorted token ids seen in the examples
+    probability: np.ndarray  # their frequency among all example tokens
+    sif: _Regression
+    maxed: _Regression
+    sif_examples: np.ndarray  # normalised SIF vectors of the examples, grouped by template
+    starts: np.ndarray
+
+    @classmethod
+    def fit(cls, examples: Sequence[Sequence[TokenViews]], descriptions: Sequence[TokenViews]) -> TokenViewModel:
+        """`examples[i]`: template i's examples (at least one), `descriptions[i]`: its description."""
+        counts = np.array([len(e) for e in examples])
+        if len(examples) != len(descriptions) or len(examples) < 2 or (counts == 0).any():
+            raise ValueError("token views need one description and at least one example per template")
+        flat = [v for group in examples for v in group]
+        vocabulary, freq = np.unique(np.concatenate([v.ids for v in flat]), return_counts=True)
+        model = cls(vocabulary, (freq / freq.sum()).astype(np.float32), None, None,  # type: ignore[arg-type]
+                    np.zeros(0), np.concatenate([[0], np.cumsum(counts)[:-1]]))
+        rows = [*flat, *descriptions]
+        y = np.concatenate([np.repeat(np.arange(len(examples)), counts), np.arange(len(examples))])
+        sif = np.stack([model.sif_pool(v) for v in rows])
+        model.sif = _Regression.fit(sif, y, len(examples))
+        model.maxed = _Regression.fit(np.stack([max_pool(v) for v in rows]), y, len(examples))
+        model.sif_examples = normalise(sif[: len(flat)])
+        return model
+
+    @property
+    def weight(self) -> float:
+        """Sum of the weights of the standardised scores this model adds."""
+        return SIF_WEIGHT * (1 + SIF_KNN) + MAX_WEIGHT
+
+    def sif_pool(self, views: TokenViews) -> np.ndarray:
+        at = np.minimum(np.searchsorted(self.vocabulary, views.ids), len(self.vocabulary) - 1)
+        p = np.where(self.vocabulary[at] == views.ids, self.probability[at], 0.0)
+        weight = (SIF_A / (SIF_A + p)).astype(np.float32)
+        return weight @ views.last / max(float(weight.sum()), 1e-9)
+
+    def fused(self, views: TokenViews) -> np.ndarray:
+        """Per-template contribution to the intent model's fused score (standardised, weighted)."""
+        sif = self.sif_pool(views)
+        knn = np.maximum.reduceat(self.sif_examples @ normalise(sif), self.starts)
+        return (SIF_WEIGHT * (standardise(self.sif.logits(sif)) + SIF_KNN * standardise(knn))
+                + MAX_WEIGHT * standardise(self.maxed.logits(max_pool(views))))
