@@ -12,7 +12,7 @@ from server.embedding.cache import CachedEmbedder
 from server.embedding.factory import shared_minilm
 from server.embedding.minilm import MiniLMEmbedder
 from server.routing.intent_model import IntentModel
-from server.routing.token_views import TokenViewModel, max_pool
+from server.routing.token_views import TokenViewModel, max_pool, worth_fitting
 
 
 @pytest.fixture(scope="module")
@@ -122,3 +122,10 @@ def test_fit_rejects_mismatched_inputs() -> None:
         TokenViewModel.fit([[text(0)], [text(1)]], [text(0)])
     with pytest.raises(ValueError):
         TokenViewModel.fit([[text(0)], []], [text(0), text(1)])
+
+
+def test_views_are_fitted_only_with_few_examples_per_template_and_texts_in_all() -> None:
+    assert worth_fitting(77, 77 * 8)  # BANKING77 at k=8
+    assert not worth_fitting(77, 10_003)  # all ~130 examples per intent: no gain measured there
+    assert worth_fitting(100, 3200) and not worth_fitting(100, 3201)
+    assert not worth_fitting(1000, 10_000)  # fit cost: ~3 ms per text

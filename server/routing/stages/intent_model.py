@@ -15,7 +15,7 @@ import numpy as np
 from ..candidates import Candidate
 from ..intent_model import IntentModel
 from ..settings import IntentModelSettings
-from ..token_views import MAX_EXAMPLES_PER_TEMPLATE, TokenViewModel
+from ..token_views import TokenViewModel, worth_fitting
 from .base import ScoringStage, StageReport
 
 log = logging.getLogger("intent_router.routing.intent_model")
@@ -87,7 +87,7 @@ def _fit(children: Sequence[Any], token_views: bool) -> IntentModel:
     total = sum(len(t.nl_examples) or 1 for child in children for t in child.templates.values())
     templates_count = sum(len(child.templates) for child in children)
     token_views = (token_views and all(child.embedder.supports_token_views for child in children)
-                   and total <= MAX_EXAMPLES_PER_TEMPLATE * templates_count)
+                   and worth_fitting(templates_count, total))
     for child in children:
         templates = list(child.templates.values())
         if not templates:
