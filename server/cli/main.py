@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..config.errors import ConfigError
 from ..config.loader import load_config
+from ..errors import IntentRouterError
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "config"
 
@@ -29,11 +30,11 @@ def _parser() -> argparse.ArgumentParser:
     route.add_argument("--execute", action="store_true", help="run the query and print the /v1/query response")
     validate = sub.add_parser("validate", help="check all YAML; exit 1 with file:line messages on errors")
     reindex = sub.add_parser("reindex", help="rebuild every template store from scratch")
-    for command in (validate, reindex):  # `validate --config PATH` works as well as `--config PATH validate`
-        command.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="config file or directory")
     fit = sub.add_parser("fit-thresholds", help="fit the confidence threshold and margin from labelled questions")
     fit.add_argument("--labelled", type=Path, required=True, help="YAML questions: [{question, adapter, template}]")
     fit.add_argument("--adapter")
+    for command in (serve, route, validate, reindex, fit):  # `route ... --config PATH` works as well
+        command.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="config file or directory")
     return parser
 
 
@@ -62,6 +63,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"configuration errors ({len(exc.issues)}):", file=sys.stderr)
         for issue in exc.issues:
             print(f"  {issue}", file=sys.stderr)
+        return 1
+    except IntentRouterError as exc:  # a source down at start, an unknown adapter: say which, no traceback
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
+    except (OSError, ValueError) as exc:  # e.g. fit-thresholds' labelled file missing or malformed
+        print(f"error: {exc}", file=sys.stderr)
         return 1
 
 

@@ -1,4 +1,4 @@
-"""`python run.py validate` and `reindex` as an operator runs them (real subprocesses)."""
+"""The command line as an operator runs it (real subprocesses)."""
 
 from __future__ import annotations
 
@@ -50,3 +50,19 @@ def test_reindex_rebuilds_every_store_and_says_what_it_did(tmp_path):
     assert body["texts_computed_by_model"] == 10  # a fresh tree: nothing in the embedding cache yet
     again = json.loads(run("reindex", "--config", str(config_dir), cwd=tmp_path).stdout)
     assert again["reindexed"] == body["reindexed"] and again["texts_computed_by_model"] == 0
+
+
+def test_a_missing_source_is_named_without_a_traceback(tmp_path):
+    config_dir = people_tree(tmp_path)
+    (tmp_path / "templates" / "people.db").unlink()
+    done = run("route", "how many people are there?", "--execute", "--config", str(config_dir), cwd=tmp_path)
+    assert done.returncode == 1 and done.stdout == ""
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "error: adapter 'people': cannot connect to the database"
+
+
+def test_fit_thresholds_with_a_missing_labelled_file_says_so(tmp_path):
+    config_dir = people_tree(tmp_path)
+    done = run("fit-thresholds", "--labelled", str(tmp_path / "nope.yaml"), "--config", str(config_dir), cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "nope.yaml" in done.stderr.strip().splitlines()[-1]
