@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..config.errors import ConfigIssue
 from ..embedding.base import Embedder
 from ..embedding.settings import EmbeddingSettings
 from ..errors import QueryFailed
@@ -112,6 +113,12 @@ class Adapter(ABC):
     def parse_body(cls, raw: Any) -> ParsedBody:
         """Parse and check a template's query body; raise ValueError with a clear message."""
         raise NotImplementedError(f"{cls.__name__} has no template body")
+
+    @classmethod
+    def check_templates(cls, settings: Any, templates: list[Template]) -> list[ConfigIssue]:
+        """Checks that need the adapter's settings as well as the body (e.g. the SQL dialect of its
+        URL); run by the loader, so `validate` reports them without connecting to anything."""
+        return []
 
     async def search_templates(self, vector: np.ndarray, k: int) -> list[StoreHit]:
         return await asyncio.to_thread(self.store.search, vector, k)

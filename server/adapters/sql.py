@@ -73,7 +73,7 @@ class SQLAdapter(Adapter):
 
     @classmethod
     def parse_body(cls, raw: Any) -> ParsedBody:
-        return parse_sql_body(raw, "sqlite")  # dialect re-checked against the URL at start()
+        return parse_sql_body(raw, "sqlite")  # re-checked with the URL's dialect by check_templates
 
     def __init__(self, settings, context) -> None:
         super().__init__(settings, context)
@@ -83,12 +83,18 @@ class SQLAdapter(Adapter):
     def backend(self) -> str:
         return make_url(self.settings.connection.url).get_backend_name()
 
+    @classmethod
+    def check_templates(cls, settings: Any, templates: list[Template]) -> list[ConfigIssue]:
+        """Bodies were parsed as SQLite at load; re-check them with the dialect of the URL."""
+        dialect = _DIALECTS.get(make_url(settings.connection.url).get_backend_name())
+        if not dialect or dialect == "sqlite":
+            return []
+        return [issue for t in templates if (issue := check_for_dialect(t, dialect))]
+
     async def start(self) -> None:
-        dialect = _DIALECTS.get(self.backend)
-        if dialect and dialect != "sqlite":
-            issues = [issue for t in self.templates.values() if (issue := check_for_dialect(t, dialect))]
-            if issues:
-                raise ConfigError(issues)
+        issues = self.check_templates(self.settings, list(self.templates.values()))
+        if issues:  # a runtime built without the loader (tests, tools) gets the same check
+            raise ConfigError(issues)
         self._engine = await asyncio.to_thread(self._create_engine)
 
     def _create_engine(self) -> Engine:

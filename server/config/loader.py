@@ -112,6 +112,7 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
                 library = load_library(list(patterns), root, cls.body_key, cls.parse_body, settings.name)
                 templates[settings.name] = library.templates
                 files.extend(library.files)
+                issues.extend(cls.check_templates(settings, library.templates))
             except ConfigError as exc:
                 issues.extend(exc.issues)
         for child in getattr(settings, "child_adapters", None) or []:

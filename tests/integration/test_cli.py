@@ -66,3 +66,21 @@ def test_fit_thresholds_with_a_missing_labelled_file_says_so(tmp_path):
     done = run("fit-thresholds", "--labelled", str(tmp_path / "nope.yaml"), "--config", str(config_dir), cwd=tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "nope.yaml" in done.stderr.strip().splitlines()[-1]
+
+
+def test_validate_checks_sql_with_the_dialect_of_the_adapter_url(tmp_path):
+    """Nothing connects: the PostgreSQL URL below points at a port nobody listens on."""
+    config_dir = people_tree(tmp_path)
+    (config_dir / "adapters" / "warehouse.yaml").write_text(
+        "adapters:\n  - name: warehouse\n    type: sql\n"
+        "    connection: {url: \"postgresql+psycopg://nobody@127.0.0.1:9/none\"}\n"
+        "    templates: [\"templates/warehouse.yaml\"]\n")
+    (tmp_path / "templates" / "warehouse.yaml").write_text(
+        "templates:\n  - id: next_id\n    description: Take the next id\n    sql: \"SELECT nextval('s') AS n\"\n"
+        "  - id: fine\n    description: Count things\n    sql: \"SELECT count(*) AS n FROM things\"\n")
+    done = run("validate", "--config", str(config_dir), cwd=tmp_path)
+    assert done.returncode == 1, done.stdout
+    lines = done.stderr.strip().splitlines()
+    assert lines[0] == "configuration errors (1):"
+    assert lines[1].startswith("  templates/warehouse.yaml:2: ")
+    assert "nextval() is not allowed" in lines[1]
