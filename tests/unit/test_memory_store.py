@@ -13,8 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.stores import memory
-from server.stores.memory import INT8_ABOVE_FLOATS, MemoryTemplateStore, exact_scores
+from server.stores import bounded_scores
+from server.stores.bounded_scores import exact_scores
+from server.stores.memory import INT8_ABOVE_FLOATS, MemoryTemplateStore
 
 FLOAT32 = 10 ** 12  # int8_above_floats no store reaches: every vector in float32
 INT8_ALWAYS = 0
@@ -187,7 +188,7 @@ def test_int8_bound_holds_where_quantisation_errors_align():
     templates += corpus(rng, 40, 384)
     store = fill(templates, INT8_ALWAYS)
     int8 = store._pack().int8
-    approx, bound = int8.bounds(memory._query(q))
+    approx, bound = int8.bounds(bounded_scores.query_of(q))
     exact = np.array([max(round_to_float32(row, q) for row in t[2]) for t in templates])[int8.order]
     assert np.all(np.abs(exact - approx) <= bound)
     used = dict(zip(int8.order.tolist(), (np.abs(exact - approx) / bound).tolist(), strict=True))

@@ -1,0 +1,234 @@
+"""Dot products with proven error bounds, for the in-memory store's large-store search.
+
+An int8 first pass on onnxruntime (a quarter of the bytes of float32, exact integer arithmetic, one
+thread) bounds every template's best score; the few templates whose upper bound reaches the k-th
+best lower bound are then scored exactly, each score correctly rounded to float32. A threaded sgemv
+over the whole float32 matrix stalled for milliseconds whenever another process held a core, and
+its spinning worker slowed the next question's embedding. The float32 BLAS value of a dot product
+depends in its last bits on the matrix shape and thread split, so no pruned search can reproduce
+it; the correctly rounded value is within a few ulps of it.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+# (OpenBLAS splits a gemv over threads from 460,800 floats.) Exact scoring goes by blocks whose
+# rows x (dim + 1) x 2 stay under its threshold for a gemm (262,144).
+EXACT_FLOATS = 1 << 17
+_X_LEVELS = 63    # 7-bit template codes: u8 x s8 pair sums cannot saturate int16 (AVX2 vpmaddubsw)
+_Q_LEVELS = 127
+_EPS32 = 2.0 ** -24
+
+
+@dataclass
+class Query:
+    """A question vector and what every store needs of it (computed once for all children).
+
+    `pair` turns a float64 row [x, ||x||] into [q.x - E||x||, q.x + E||x||] in one product. Any
+    float64 summation of those n + 1 terms is within gamma_{n+1} (sum|q_i x_i| + E||x||) of its exact
+    value, and sum|q_i x_i| <= ||q|| ||x||, so with E >= gamma ||q|| / (1 - gamma) the two results
+    enclose the exact q.x: when both round to the same float32, that is q.x's correct rounding."""
+
+    q32: np.ndarray
+    q64: np.ndarray
+    norm: float        # >= ||q||_2
+    pair: np.ndarray   # (n + 1, 2): [[q, q], [-E, E]]
+    _int8: tuple | None = field(default=None, repr=False)
+
+    @classmethod
+    def of(cls, vector: np.ndarray) -> Query:
+        q32 = np.asarray(vector, dtype=np.float32)
+        q64 = q32.astype(np.float64)
+        squares = float(q64 @ q64)
+        if not math.isfinite(squares):
+            raise ValueError("query vector has non-finite values")
+        norm = math.sqrt(squares) * (1 + 1e-12)
+        n = len(q64) + 1
+        gamma = n * 2.0 ** -53 / (1 - n * 2.0 ** -53)
+        spread = 1.01 * gamma / (1 - gamma) * norm
+        pair = np.empty((len(q64) + 1, 2))
+        pair[:-1] = q64[:, None]
+        pair[-1] = (-spread, spread)
+        return cls(q32, q64, norm, pair)
+
+    def int8(self) -> tuple[np.ndarray, float, float, float]:
+        """u8 codes (zero point 128) of q = sq * codes + err, with sq, ||sq * codes||_2 and ||err||_2."""
+        if self._int8 is None:
+            top = float(np.abs(self.q64).max())
+            sq = top / _Q_LEVELS
+            codes = np.rint(self.q64 / sq)  # |q / sq| <= 127 up to one rounding: no clipping needed
+            err = self.q64 - sq * codes
+            tiny = 2.0 ** -50 * top * math.sqrt(len(codes))  # rounding of sq * codes and of err
+            self._int8 = ((codes + 128).astype(np.uint8)[None, :], sq,
+                          sq * math.sqrt(float(codes @ codes)) * (1 + 1e-12),
+                          (math.sqrt(float(err @ err)) + tiny) * (1 + 1e-12))
+        return self._int8
+
+
+_last_query: tuple[bytes, Query] | None = None  # the router searches every child with the same vector
+
+
+def query_of(vector: np.ndarray) -> Query:
+    global _last_query
+    key = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+    last = _last_query
+    if last is not None and last[0] == key:
+        return last[1]
+    query = Query.of(vector)
+    _last_query = (key, query)
+    return query
+
+
+def exact_rows(extended: np.ndarray, query: Query) -> np.ndarray:
+    """Correctly rounded float32 q.x of float64 rows [x, >= ||x||] (see Query)."""
+    ends = (extended @ query.pair).astype(np.float32)
+    scores = ends[:, 0]
+    unsure = scores != ends[:, 1]
+    if unsure.any():  # about one row in a million: rational arithmetic decides
+        for i in np.flatnonzero(unsure):
+            scores[i] = _round_exactly(extended[i, :-1], query.q64)
+    return scores
+
+
+def _round_exactly(row: np.ndarray, q64: np.ndarray) -> np.float32:
+    """The exact dot product (rationals) rounded to the nearest float32, ties to even."""
+    exact = sum(map(Fraction, (row * q64).tolist()), Fraction(0))  # float32 x float32 is exact in float64
+    guess = np.float32(float(exact))  # float(Fraction) rounds correctly, so the answer is a neighbour
+    if not np.isfinite(guess):
+        return guess
+    neighbours = (np.nextafter(guess, np.float32(-np.inf)), guess, np.nextafter(guess, np.float32(np.inf)))
+    return min(neighbours, key=lambda v: (abs(Fraction(float(v)) - exact), int(v.view(np.uint32)) & 1))
+
+
+def _extend(rows: np.ndarray, norms: np.ndarray) -> np.ndarray:
+    extended = np.empty((rows.shape[0], rows.shape[1] + 1))
+    extended[:, :-1] = rows
+    extended[:, -1] = norms
+    return extended
+
+
+def row_norms(rows: np.ndarray) -> np.ndarray:
+    """Upper bounds of the rows' 2-norms."""
+    return np.sqrt(np.einsum("ij,ij->i", rows, rows, dtype=np.float64)) * (1 + 1e-12)
+
+
+def exact_scores(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Correctly rounded float32 dot products of float32 rows with a float32 query: the definition of
+    a score, computed here without any first pass."""
+    q = Query.of(query)
+    step = max(1, EXACT_FLOATS // (rows.shape[1] + 1))
+    parts = [exact_rows(_extend(rows[i:i + step], row_norms(rows[i:i + step])), q) for i in range(0, len(rows), step)]
+    return np.concatenate(parts) + np.float32(0.0)  # -0.0 -> +0.0: an exact zero rounds to +0
+
+
+@dataclass(frozen=True)
+class Int8Pass:
+    """Template codes x_int = rint(x / s_t) in [-63, 63] (one scale per template) packed slot-major in
+    an onnxruntime MatMulInteger session: every template's first vector, then every second vector of
+    the templates that have one..., templates by vector count descending, so each slot is a prefix.
+    Per template (in that order): ||x - s_t x_int||_2 and ||x||_2, maxima over its vectors."""
+
+    session: object
+    order: np.ndarray  # packed position -> insertion index
+    slots: list[tuple[int, int]]  # (first column, number of templates)
+    scale: np.ndarray
+    err_l2: np.ndarray
+    l2: np.ndarray
+
+    def bounds(self, query: Query) -> tuple[np.ndarray, np.ndarray]:
+        """Per template (packed order), an estimate of its exact score and a proven bound on the gap."""
+        codes, sq, qh_l2, q_err_l2 = query.int8()
+        dots = self.session.run(None, {"A": codes})[0][0]  # type: ignore[attr-defined]
+        offset, size = self.slots[0]
+        best = dots[:size].copy()
+        for offset, size in self.slots[1:]:
+            np.maximum(best[:size], dots[offset:offset + size], out=best[:size])
+        approx = best * (sq * self.scale)  # = q^.x^ up to two float64 roundings, for the template's best x^
+        # |q.x - q^.x^| <= ||q^|| ||x - x^|| + ||q - q^|| ||x||; plus the float32 rounding of the exact
+        # score (2^-24 |q.x|), the float64 roundings above (2^-40 covers them) and of this bound itself.
+        slack = 1 + 2.0 ** -30
+        bound = ((qh_l2 + 2.0 ** -40 * query.norm) * slack) * self.err_l2
+        bound += ((q_err_l2 + (_EPS32 + 2.0 ** -40) * query.norm) * slack) * self.l2
+        return approx, bound
+
+    def candidates(self, query: Query, k: int) -> np.ndarray:
+        """Insertion indices of the templates that may be among the k best (a superset, proven)."""
+        approx, bound = self.bounds(query)
+        lower = approx - bound
+        n = len(lower)
+        kth = np.partition(lower, n - k)[n - k]
+        # 2^-139 absorbs float32 underflow (an exact score below 2^-126 rounds within 2^-150).
+        return self.order[np.flatnonzero(approx + bound >= kth - 2.0 ** -139)]
+
+
+def build_int8_pass(matrix: np.ndarray, bounds: np.ndarray, sizes: np.ndarray) -> Int8Pass | None:
+    """The int8 first pass, or None (every vector in float32 instead) when onnxruntime is missing or
+    not exact here."""
+    try:
+        starts = bounds[:-1]
+        m64 = matrix.astype(np.float64)
+        top = np.maximum.reduceat(np.abs(m64).max(axis=1), starts)
+        scale = np.where(top > 0, top / _X_LEVELS, 1.0)
+        row_scale = np.repeat(scale, sizes)[:, None]
+        codes = np.clip(np.rint(m64 / row_scale), -_X_LEVELS, _X_LEVELS)
+        err = m64 - codes * row_scale
+        tiny = 2.0 ** -50 * top * np.sqrt(matrix.shape[1])  # rounding of scale * codes and of err
+        err_l2 = (np.maximum.reduceat(np.sqrt(np.einsum("ij,ij->i", err, err)), starts) + tiny) * (1 + 1e-12)
+        l2 = np.maximum.reduceat(row_norms(matrix), starts)
+        order = np.argsort(-sizes, kind="stable")
+        slots, columns, offset = [], [], 0
+        for j in range(int(sizes.max())):
+            members = order[:int(np.count_nonzero(sizes > j))]
+            slots.append((offset, len(members)))
+            columns.append(starts[members] + j)
+            offset += len(members)
+        packed_codes = codes[np.concatenate(columns)].astype(np.int8)
+        session = _int8_session(packed_codes)
+        _check_int8(session, packed_codes)
+        return Int8Pass(session, order, slots, scale[order], err_l2[order], l2[order])
+    except Exception as exc:  # reading every vector is slower, not wrong
+        log.warning("int8 first pass unavailable, scoring every vector in float32: %s", exc)
+        return None
+
+
+def _int8_session(codes: np.ndarray):
+    """MatMulInteger(u8 question codes with zero point 128, s8 template codes): one thread, no spinning."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    rows, dim = codes.shape
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["A", "B", "zero"], ["Y"])], "template_codes",
+        [helper.make_tensor_value_info("A", TensorProto.UINT8, [1, dim])],
+        [helper.make_tensor_value_info("Y", TensorProto.INT32, [1, rows])],
+        [numpy_helper.from_array(np.ascontiguousarray(codes.T), "B"),
+         numpy_helper.from_array(np.array(128, dtype=np.uint8), "zero")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+def _check_int8(session, codes: np.ndarray) -> None:
+    """The bounds assume exact integer products: check extreme and random questions against numpy."""
+    dim = codes.shape[1]
+    rng = np.random.default_rng(0)
+    probes = [np.full(dim, _Q_LEVELS), np.full(dim, -_Q_LEVELS), np.resize([_Q_LEVELS, -_Q_LEVELS], dim),
+              rng.integers(-_Q_LEVELS, _Q_LEVELS + 1, dim)]
+    as_int = codes.astype(np.int64)
+    for probe in probes:
+        got = session.run(None, {"A": (probe + 128).astype(np.uint8)[None, :]})[0][0]
+        if not np.array_equal(got, as_int @ probe):
+            raise RuntimeError("onnxruntime MatMulInteger is not exact on this machine")
