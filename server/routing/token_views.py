@@ -60,10 +60,29 @@ class _Regression:
         return normalise(q - self.mu) @ self.w + self.b
 
 
-@dataclass
-class TokenViewModel:
+@dataclass(frozen=True)
+class SifWeights:
+    """Token weight a / (a + p), p the token's frequency among the examples' tokens (0 if unseen)."""
+
     vocabulary: np.ndarray  # sorted token ids seen in the examples
     probability: np.ndarray  # their frequency among all example tokens
+
+    @classmethod
+    def fit(cls, examples: Sequence[TokenViews]) -> SifWeights:
+        vocabulary, freq = np.unique(np.concatenate([v.ids for v in examples]), return_counts=True)
+        return cls(vocabulary, (freq / freq.sum()).astype(np.float32))
+
+    def pool(self, views: TokenViews) -> np.ndarray:
+        """The weighted mean of the last layer's token states."""
+        at = np.minimum(np.searchsorted(self.vocabulary, views.ids), len(self.vocabulary) - 1)
+        p = np.where(self.vocabulary[at] == views.ids, self.probability[at], 0.0)
+        weight = (SIF_A / (SIF_A + p)).astype(np.float32)
+        return weight @ views.last / max(float(weight.sum()), 1e-9)
+
+
+@dataclass
+class TokenViewModel:
+    sif_weights: SifWeights
     sif: _Regression
     maxed: _Regression
     sif_examples: np.ndarray  # normalised SIF vectors of the examples, grouped by template
@@ -76,31 +95,22 @@ class TokenViewModel:
         if len(examples) != len(descriptions) or len(examples) < 2 or (counts == 0).any():
             raise ValueError("token views need one description and at least one example per template")
         flat = [v for group in examples for v in group]
-        vocabulary, freq = np.unique(np.concatenate([v.ids for v in flat]), return_counts=True)
-        model = cls(vocabulary, (freq / freq.sum()).astype(np.float32), None, None,  # type: ignore[arg-type]
-                    np.zeros(0), np.concatenate([[0], np.cumsum(counts)[:-1]]))
+        weights = SifWeights.fit(flat)
         rows = [*flat, *descriptions]
         y = np.concatenate([np.repeat(np.arange(len(examples)), counts), np.arange(len(examples))])
-        sif = np.stack([model.sif_pool(v) for v in rows])
-        model.sif = _Regression.fit(sif, y, len(examples))
-        model.maxed = _Regression.fit(np.stack([max_pool(v) for v in rows]), y, len(examples))
-        model.sif_examples = normalise(sif[: len(flat)])
-        return model
+        sif = np.stack([weights.pool(v) for v in rows])
+        return cls(weights, _Regression.fit(sif, y, len(examples)),
+                   _Regression.fit(np.stack([max_pool(v) for v in rows]), y, len(examples)),
+                   normalise(sif[: len(flat)]), np.concatenate([[0], np.cumsum(counts)[:-1]]))
 
     @property
     def weight(self) -> float:
         """Sum of the weights of the standardised scores this model adds."""
         return SIF_WEIGHT * (1 + SIF_KNN) + MAX_WEIGHT
 
-    def sif_pool(self, views: TokenViews) -> np.ndarray:
-        at = np.minimum(np.searchsorted(self.vocabulary, views.ids), len(self.vocabulary) - 1)
-        p = np.where(self.vocabulary[at] == views.ids, self.probability[at], 0.0)
-        weight = (SIF_A / (SIF_A + p)).astype(np.float32)
-        return weight @ views.last / max(float(weight.sum()), 1e-9)
-
     def fused(self, views: TokenViews) -> np.ndarray:
         """Per-template contribution to the intent model's fused score (standardised, weighted)."""
-        sif = self.sif_pool(views)
+        sif = self.sif_weights.pool(views)
         knn = np.maximum.reduceat(self.sif_examples @ normalise(sif), self.starts)
         return (SIF_WEIGHT * (standardise(self.sif.logits(sif)) + SIF_KNN * standardise(knn))
                 + MAX_WEIGHT * standardise(self.maxed.logits(max_pool(views))))

@@ -82,7 +82,7 @@ def _toy(seed: int = 0):
 def test_sif_pooling_discounts_tokens_every_template_uses() -> None:
     model, text = _toy()
     views = text(2)
-    pooled = model.sif_pool(views)
+    pooled = model.sif_weights.pool(views)
     # the rare token dominates: its weight is far above the shared tokens'
     assert np.dot(pooled / np.linalg.norm(pooled), np.eye(24)[2]) > 0.9
     uniform = views.last.mean(0)
