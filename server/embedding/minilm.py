@@ -131,7 +131,7 @@ class MiniLMModel:
         intent model's token views of the same question cost no second forward pass."""
         out = np.empty((len(texts), DIM), dtype=np.float32)
         views = self._run(texts, batch_size, out)
-        if len(texts) == 1 and views[0] is not None:
+        if len(texts) == 1:
             self._remember_views(texts[0], views[0])
         return out
 
@@ -147,9 +147,10 @@ class MiniLMModel:
     def _run(self, texts: list[str], batch_size: int, out: np.ndarray | None) -> list[TokenViews]:
         """Forward passes in length-sorted batches; fills `out` with sentence vectors (if given) and
         returns the token views in input order (none for a batch that only wants vectors)."""
-        views: list[TokenViews | None] = [None] * len(texts)
         if not texts:
             return []
+        keep_views = out is None or len(texts) == 1  # a batch for indexing wants vectors only
+        views: dict[int, TokenViews] = {}  # by input position
         # encode() skips encode_batch's thread-pool hand-off, which dominates for a single query.
         tok = self._tokenizer
         encodings = [tok.encode(texts[0])] if len(texts) == 1 else tok.encode_batch(texts)
@@ -168,12 +169,12 @@ class MiniLMModel:
                                                                          "attention_mask": mask})
             if out is not None:
                 out[chunk] = vectors
-            if out is not None and len(texts) > 1:
-                continue  # batch embedding (indexing): nobody asked for the token states
-            for row, i in enumerate(chunk):
-                n = len(ids[i])
-                views[i] = TokenViews(input_ids[row, :n].copy(), last[row, :n].copy(), penultimate[row, :n].copy())
-        return views  # type: ignore[return-value]
+            if keep_views:
+                for row, i in enumerate(chunk):
+                    n = len(ids[i])
+                    views[i] = TokenViews(input_ids[row, :n].copy(), last[row, :n].copy(),
+                                          penultimate[row, :n].copy())
+        return [views[i] for i in range(len(views))]
 
     def _remember_views(self, text: str, views: TokenViews) -> None:
         with self._views_lock:
