@@ -81,12 +81,12 @@ class SQLAdapter(Adapter):
 
     @property
     def backend(self) -> str:
-        return make_url(self.settings.connection.url).get_backend_name()
+        return _backend(self.settings)
 
     @classmethod
     def check_templates(cls, settings: Any, templates: list[Template]) -> list[ConfigIssue]:
         """Bodies were parsed as SQLite at load; re-check them with the dialect of the URL."""
-        dialect = _DIALECTS.get(make_url(settings.connection.url).get_backend_name())
+        dialect = _DIALECTS.get(_backend(settings))
         if not dialect or dialect == "sqlite":
             return []
         return [issue for t in templates if (issue := check_for_dialect(t, dialect))]
@@ -205,6 +205,11 @@ class SQLAdapter(Adapter):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "backend": self.backend}
+
+
+def _backend(settings: SQLAdapterSettings) -> str:
+    """sqlite, postgresql, mysql, ... from the connection URL."""
+    return make_url(settings.connection.url).get_backend_name()
 
 
 def _sqlite_query_only(dbapi_connection, _record) -> None:
