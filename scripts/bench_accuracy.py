@@ -42,14 +42,21 @@ OOS_INTENTS = 10
 CONFIGS: dict[str, dict] = {
     "embedding_only": {"string_similarity": {"enabled": False}},
     "embedding_string_similarity": {"string_similarity": {"enabled": True}},
-    "intent_model_only": {"string_similarity": {"enabled": False}, "intent_model": {"enabled": True},
-                          "scoring": {"embedding_weight": 0.0}},
-    "intent_model_only_without_token_views": {"string_similarity": {"enabled": False},
-                                              "intent_model": {"enabled": True, "token_views": False},
-                                              "scoring": {"embedding_weight": 0.0}},
+    "intent_model_only": {
+        "string_similarity": {"enabled": False},
+        "intent_model": {"enabled": True},
+        "scoring": {"embedding_weight": 0.0},
+    },
+    "intent_model_only_without_token_views": {
+        "string_similarity": {"enabled": False},
+        "intent_model": {"enabled": True, "token_views": False},
+        "scoring": {"embedding_weight": 0.0},
+    },
     "embedding_intent_model": {"string_similarity": {"enabled": False}, "intent_model": {"enabled": True}},
-    "embedding_string_similarity_intent_model": {"string_similarity": {"enabled": True},
-                                                 "intent_model": {"enabled": True}},
+    "embedding_string_similarity_intent_model": {
+        "string_similarity": {"enabled": True},
+        "intent_model": {"enabled": True},
+    },
 }
 
 
@@ -66,21 +73,46 @@ def build_tree(root: Path, examples: dict[str, list[str]], cache: Path, configs:
     intents = sorted(examples)
     (root / "config" / "adapters").mkdir(parents=True)
     (root / "templates").mkdir()
-    (root / "config" / "config.yaml").write_text(yaml.safe_dump({
-        "embedding": {"provider": "minilm", "cache": {"enabled": True, "path": str(cache)}},
-        "store": {"backend": "memory"},
-    }))
+    (root / "config" / "config.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "embedding": {"provider": "minilm", "cache": {"enabled": True, "path": str(cache)}},
+                "store": {"backend": "memory"},
+            }
+        )
+    )
     adapters = []
     for child in range(CHILDREN):
         mine = intents[child::CHILDREN]
-        templates = [{"id": intent, "description": intent.replace("_", " "), "nl_examples": examples[intent],
-                      "sql": "SELECT 1 AS matched"} for intent in mine]
+        templates = [
+            {
+                "id": intent,
+                "description": intent.replace("_", " "),
+                "nl_examples": examples[intent],
+                "sql": "SELECT 1 AS matched",
+            }
+            for intent in mine
+        ]
         (root / "templates" / f"child{child}.yaml").write_text(yaml.safe_dump({"templates": templates}))
-        adapters.append({"name": f"child{child}", "type": "duckdb", "connection": {"path": ":memory:"},
-                         "templates": [f"templates/child{child}.yaml"]})
+        adapters.append(
+            {
+                "name": f"child{child}",
+                "type": "duckdb",
+                "connection": {"path": ":memory:"},
+                "templates": [f"templates/child{child}.yaml"],
+            }
+        )
     for name, overrides in configs.items():
-        adapters.append({"name": name, "type": "composite", "child_adapters": [f"child{i}" for i in range(CHILDREN)],
-                         "confidence_threshold": 0.0, "max_templates_per_source": 3, **overrides})
+        adapters.append(
+            {
+                "name": name,
+                "type": "composite",
+                "child_adapters": [f"child{i}" for i in range(CHILDREN)],
+                "confidence_threshold": 0.0,
+                "max_templates_per_source": 3,
+                **overrides,
+            }
+        )
     (root / "config" / "adapters" / "bench.yaml").write_text(yaml.safe_dump({"adapters": adapters}))
     return root / "config"
 
@@ -93,14 +125,16 @@ async def route_all(runtime, name: str, questions: list[tuple[str, str]]):
         body, _ = await test_routing(composite, text)
         matches = body["all_matches"]
         best = matches[0] if matches else None
-        rows.append({
-            "intent": intent,
-            "expected_adapter": owner.get(intent),
-            "predicted": best["template_id"] if best else None,
-            "predicted_adapter": best["source_adapter"] if best else None,
-            "score": best["combined_score"] if best else 0.0,
-            "runner_up": matches[1]["combined_score"] if len(matches) > 1 else None,
-        })
+        rows.append(
+            {
+                "intent": intent,
+                "expected_adapter": owner.get(intent),
+                "predicted": best["template_id"] if best else None,
+                "predicted_adapter": best["source_adapter"] if best else None,
+                "score": best["combined_score"] if best else 0.0,
+                "runner_up": matches[1]["combined_score"] if len(matches) > 1 else None,
+            }
+        )
     return rows
 
 
@@ -124,14 +158,22 @@ async def run(k: int | None, seed: int, limit: int | None, cache: Path) -> list[
             for name in CONFIGS:
                 t = time.perf_counter()
                 rows = await route_all(runtime, name, test)
-                results.append({
-                    "benchmark": "banking77_top1", "k": label, "config": name, "questions": len(rows),
-                    "top1_template_accuracy": round(sum(r["predicted"] == r["intent"] for r in rows) / len(rows), 4),
-                    "child_adapter_accuracy": round(
-                        sum(r["predicted_adapter"] == r["expected_adapter"] for r in rows) / len(rows), 4),
-                    "ms_per_question": round((time.perf_counter() - t) * 1000 / len(rows), 2),
-                    "build_seconds": round(build_seconds, 2),
-                })
+                results.append(
+                    {
+                        "benchmark": "banking77_top1",
+                        "k": label,
+                        "config": name,
+                        "questions": len(rows),
+                        "top1_template_accuracy": round(
+                            sum(r["predicted"] == r["intent"] for r in rows) / len(rows), 4
+                        ),
+                        "child_adapter_accuracy": round(
+                            sum(r["predicted_adapter"] == r["expected_adapter"] for r in rows) / len(rows), 4
+                        ),
+                        "ms_per_question": round((time.perf_counter() - t) * 1000 / len(rows), 2),
+                        "build_seconds": round(build_seconds, 2),
+                    }
+                )
         finally:
             await runtime.close()
 
@@ -144,21 +186,33 @@ async def run(k: int | None, seed: int, limit: int | None, cache: Path) -> list[
         try:
             for name in CONFIGS:
                 rows = await route_all(runtime, name, test)
-                obs = [Observation(None if r["intent"] in oos else (r["expected_adapter"], r["intent"]),
-                                   (r["predicted_adapter"], r["predicted"]) if r["predicted"] else None,
-                                   r["score"], r["runner_up"]) for r in rows]
+                obs = [
+                    Observation(
+                        None if r["intent"] in oos else (r["expected_adapter"], r["intent"]),
+                        (r["predicted_adapter"], r["predicted"]) if r["predicted"] else None,
+                        r["score"],
+                        r["runner_up"],
+                    )
+                    for r in rows
+                ]
                 fitted = fit_threshold(obs[:half])
                 held_out = evaluate(obs[half:], fitted.threshold)
                 no_threshold = evaluate(obs[half:], 0.0)
-                results.append({
-                    "benchmark": "banking77_out_of_scope", "k": label, "config": name,
-                    "out_of_scope_intents": sorted(oos), "fitted_on": half, "measured_on": len(obs) - half,
-                    "fitted_threshold": round(fitted.threshold, 4),
-                    "out_of_scope_rejection": round(held_out.out_of_scope_rejection or 0.0, 4),
-                    "in_scope_accuracy": round(held_out.in_scope_accuracy, 4),
-                    "in_scope_accuracy_without_threshold": round(no_threshold.in_scope_accuracy, 4),
-                    "overall_accuracy": round(held_out.accuracy, 4),
-                })
+                results.append(
+                    {
+                        "benchmark": "banking77_out_of_scope",
+                        "k": label,
+                        "config": name,
+                        "out_of_scope_intents": sorted(oos),
+                        "fitted_on": half,
+                        "measured_on": len(obs) - half,
+                        "fitted_threshold": round(fitted.threshold, 4),
+                        "out_of_scope_rejection": round(held_out.out_of_scope_rejection or 0.0, 4),
+                        "in_scope_accuracy": round(held_out.in_scope_accuracy, 4),
+                        "in_scope_accuracy_without_threshold": round(no_threshold.in_scope_accuracy, 4),
+                        "overall_accuracy": round(held_out.accuracy, 4),
+                    }
+                )
         finally:
             await runtime.close()
     return results

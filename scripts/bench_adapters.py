@@ -61,17 +61,24 @@ async def bench(adapter, calls: list[tuple[Any, dict[str, Any]]], rounds: int, w
             times.append((time.perf_counter() - started) * 1000)
     finally:
         await adapter.close()
-    return {"queries": rounds, "templates": len(calls), "median_ms": round(statistics.median(times), 3),
-            "p95_ms": round(percentile(times, 0.95), 3), "min_ms": round(min(times), 3)}
+    return {
+        "queries": rounds,
+        "templates": len(calls),
+        "median_ms": round(statistics.median(times), 3),
+        "p95_ms": round(percentile(times, 0.95), 3),
+        "min_ms": round(min(times), 3),
+    }
 
 
 def example_adapter(name: str, connection: dict[str, Any]):
-    raw = next(a for a in yaml.safe_load((REPO / "config/adapters/examples.yaml").read_text())["adapters"]
-               if a["name"] == name)
+    raw = next(
+        a for a in yaml.safe_load((REPO / "config/adapters/examples.yaml").read_text())["adapters"] if a["name"] == name
+    )
     cls = registry.get(raw["type"])
     library = load_library(raw["templates"], REPO, cls.body_key, cls.parse_body, name)
-    settings = cls.settings_model.model_validate({**raw, "enabled": True,
-                                                  "connection": {**raw["connection"], **connection}})
+    settings = cls.settings_model.model_validate(
+        {**raw, "enabled": True, "connection": {**raw["connection"], **connection}}
+    )
     adapter = cls(settings, AdapterContext(root=REPO, templates={t.id: t for t in library.templates}))
     return adapter, [(t, PARAMS[name][t.id]) for t in library.templates]
 
@@ -81,16 +88,26 @@ def local_adapter(root: Path, kind: str):
     if kind == "sql":
         configs.make_people_db(root / "people.db")
         settings = {"name": "sqlite", "type": "sql", "connection": {"url": f"sqlite:///{root / 'people.db'}"}}
-        library, params = configs.PEOPLE_LIBRARY, {"people_in_department": {"department": "Engineering"},
-                                                   "headcount_by_department": {}, "person_by_name": {"name": "Ada"}}
+        library, params = (
+            configs.PEOPLE_LIBRARY,
+            {
+                "people_in_department": {"department": "Engineering"},
+                "headcount_by_department": {},
+                "person_by_name": {"name": "Ada"},
+            },
+        )
     else:
         con = duckdb.connect(str(root / "orders.duckdb"))
-        con.execute("CREATE TABLE orders AS SELECT i AS id, ['North','South','East'][i % 3 + 1] AS region, "
-                    "i * 1.5 AS amount FROM range(1000) t(i)")
+        con.execute(
+            "CREATE TABLE orders AS SELECT i AS id, ['North','South','East'][i % 3 + 1] AS region, "
+            "i * 1.5 AS amount FROM range(1000) t(i)"
+        )
         con.close()
         settings = {"name": "duckdb", "type": "duckdb", "connection": {"path": str(root / "orders.duckdb")}}
-        library = ("templates:\n  - id: revenue\n    description: revenue by region\n"
-                   "    sql: \"SELECT region, SUM(amount) AS revenue FROM orders GROUP BY region ORDER BY region\"\n")
+        library = (
+            "templates:\n  - id: revenue\n    description: revenue by region\n"
+            '    sql: "SELECT region, SUM(amount) AS revenue FROM orders GROUP BY region ORDER BY region"\n'
+        )
         params = {"revenue": {}}
     path = root / f"{kind}.yaml"
     path.write_text(library)
@@ -176,8 +193,11 @@ async def run(rounds: int, warmup: int) -> list[dict[str, Any]]:
     finally:
         server.stop()
     async with running_es_standin() as es:
-        await record("support_tickets", "elasticsearch (stand-in)",
-                     example_adapter("support_tickets", {"url": es.url, "api_key_env": None}))
+        await record(
+            "support_tickets",
+            "elasticsearch (stand-in)",
+            example_adapter("support_tickets", {"url": es.url, "api_key_env": None}),
+        )
     async with running_http_api() as api:
         await record("books", "http", example_adapter("books", {"url": api.url, "auth": None}))
     async with running_graphql_api() as api:

@@ -21,13 +21,46 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-SUBJECTS = ["employees", "orders", "invoices", "customers", "refunds", "shipments", "my card", "my transfer",
-            "the sales team", "revenue", "support tickets", "warehouse stock", "my account", "the Berlin office"]
-ASKS = ["how many {s} are there", "show me {s}", "list all {s} from last week", "why is {s} late",
-        "what happened to {s}", "top 10 {s} by value", "who is responsible for {s}", "can I cancel {s}",
-        "total {s} in Q3", "{s} per region this year"]
-FILLER = ["please", "quickly", "for the board meeting", "in Engineering", "compared with last month",
-          "since January", "that were flagged", "with the highest amount", "grouped by country", "again"]
+SUBJECTS = [
+    "employees",
+    "orders",
+    "invoices",
+    "customers",
+    "refunds",
+    "shipments",
+    "my card",
+    "my transfer",
+    "the sales team",
+    "revenue",
+    "support tickets",
+    "warehouse stock",
+    "my account",
+    "the Berlin office",
+]
+ASKS = [
+    "how many {s} are there",
+    "show me {s}",
+    "list all {s} from last week",
+    "why is {s} late",
+    "what happened to {s}",
+    "top 10 {s} by value",
+    "who is responsible for {s}",
+    "can I cancel {s}",
+    "total {s} in Q3",
+    "{s} per region this year",
+]
+FILLER = [
+    "please",
+    "quickly",
+    "for the board meeting",
+    "in Engineering",
+    "compared with last month",
+    "since January",
+    "that were flagged",
+    "with the highest amount",
+    "grouped by country",
+    "again",
+]
 
 
 def short_queries(n: int, rng: random.Random) -> list[str]:
@@ -52,8 +85,12 @@ def sentences(n: int, rng: random.Random) -> list[str]:
 
 def ms_stats(seconds: list[float]) -> dict[str, float]:
     ms = sorted(s * 1000 for s in seconds)
-    return {"n": len(ms), "median_ms": round(statistics.median(ms), 3),
-            "p95_ms": round(ms[int(0.95 * (len(ms) - 1))], 3), "max_ms": round(ms[-1], 3)}
+    return {
+        "n": len(ms),
+        "median_ms": round(statistics.median(ms), 3),
+        "p95_ms": round(ms[int(0.95 * (len(ms) - 1))], 3),
+        "max_ms": round(ms[-1], 3),
+    }
 
 
 def timed_each(fn, items: list) -> list[float]:
@@ -90,6 +127,7 @@ def main() -> None:
 
     from server.embedding.cache import CachedEmbedder
     from server.embedding.minilm import MODEL_ID, MiniLMEmbedder, MiniLMModel, default_threads
+
     import_seconds = time.perf_counter() - t
 
     result: dict[str, object] = {
@@ -129,9 +167,12 @@ def main() -> None:
         t = time.perf_counter()
         embedder.embed_sync(corpus)
         batch_seconds = time.perf_counter() - t
-        result["batch"] = {"sentences": len(corpus), "batch_size": args.batch_size,
-                           "seconds": round(batch_seconds, 3),
-                           "sentences_per_second": round(len(corpus) / batch_seconds, 1)}
+        result["batch"] = {
+            "sentences": len(corpus),
+            "batch_size": args.batch_size,
+            "seconds": round(batch_seconds, 3),
+            "sentences_per_second": round(len(corpus) / batch_seconds, 1),
+        }
 
         cache_path = Path(tmp) / "embedding_cache.sqlite3"
         cache = CachedEmbedder(embedder, cache_path)

@@ -49,8 +49,14 @@ templates:
     nl_examples: ["Who earns the most?", "top salaries"]
     sql: "SELECT name, salary FROM people ORDER BY salary DESC LIMIT 5"
 """
-QUESTIONS = ["who works in Engineering?", "headcount per department", "who earns the most?",
-             "show me the people in Sales", "what is the boiling point of mercury?", "top salaries please"]
+QUESTIONS = [
+    "who works in Engineering?",
+    "headcount per department",
+    "who earns the most?",
+    "show me the people in Sales",
+    "what is the boiling point of mercury?",
+    "top salaries please",
+]
 
 
 def build_tree(root: Path, logging_on: bool) -> Path:
@@ -59,17 +65,20 @@ def build_tree(root: Path, logging_on: bool) -> Path:
     stats = "{store_queries: true}" if logging_on else "{enabled: false}"
     (root / "config" / "config.yaml").write_text(
         "embedding: {provider: minilm, cache: {enabled: true, path: data/embedding_cache.sqlite3}}\n"
-        f"store: {{backend: memory}}\nstats: {stats}\n")
+        f"store: {{backend: memory}}\nstats: {stats}\n"
+    )
     (root / "config" / "adapters" / "people.yaml").write_text(
-        "adapters:\n  - name: people\n    type: sql\n    connection: {url: \"sqlite:///templates/people.db\"}\n"
-        "    templates: [\"templates/people/*.yaml\"]\n    confidence_threshold: 0.3\n")
+        'adapters:\n  - name: people\n    type: sql\n    connection: {url: "sqlite:///templates/people.db"}\n'
+        '    templates: ["templates/people/*.yaml"]\n    confidence_threshold: 0.3\n'
+    )
     (root / "templates" / "people" / "people.yaml").write_text(LIBRARY)
     con = sqlite3.connect(root / "templates" / "people.db")
     con.executescript("CREATE TABLE people (name TEXT, department TEXT, salary REAL);")
     rng = random.Random(1)
-    con.executemany("INSERT INTO people VALUES (?, ?, ?)",
-                    [(f"person{i}", rng.choice(["Engineering", "Sales", "HR"]), rng.randint(40, 200) * 1000)
-                     for i in range(200)])
+    con.executemany(
+        "INSERT INTO people VALUES (?, ?, ?)",
+        [(f"person{i}", rng.choice(["Engineering", "Sales", "HR"]), rng.randint(40, 200) * 1000) for i in range(200)],
+    )
     con.commit()
     con.close()
     return root / "config"
@@ -107,9 +116,15 @@ async def burst(session: aiohttp.ClientSession, url: str, questions: list[str], 
 
 def summary(mode: str, lat: list[float], seconds: float) -> dict:
     lat = sorted(lat)
-    return {"mode": mode, "requests": len(lat), "mean_ms": round(statistics.fmean(lat), 3),
-            "p50_ms": round(statistics.median(lat), 3), "p95_ms": round(lat[int(0.95 * (len(lat) - 1))], 3),
-            "p99_ms": round(lat[int(0.99 * (len(lat) - 1))], 3), "rps": round(len(lat) / seconds, 1)}
+    return {
+        "mode": mode,
+        "requests": len(lat),
+        "mean_ms": round(statistics.fmean(lat), 3),
+        "p50_ms": round(statistics.median(lat), 3),
+        "p95_ms": round(lat[int(0.95 * (len(lat) - 1))], 3),
+        "p99_ms": round(lat[int(0.99 * (len(lat) - 1))], 3),
+        "rps": round(len(lat) / seconds, 1),
+    }
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -143,17 +158,25 @@ async def main(args: argparse.Namespace) -> None:
     on, off = summary("on", lat["on"], spent["on"]), summary("off", lat["off"], spent["off"])
     print(json.dumps({**on, "concurrency": args.concurrency}))
     print(json.dumps({**off, "concurrency": args.concurrency}))
-    print(json.dumps({
-        "bench": "routing_log_overhead", "concurrency": args.concurrency, "requests_per_mode": on["requests"],
-        "p50_overhead_ms": round(on["p50_ms"] - off["p50_ms"], 3),
-        "mean_overhead_ms": round(on["mean_ms"] - off["mean_ms"], 3),
-        "mean_overhead_pct": round(100 * (on["mean_ms"] - off["mean_ms"]) / off["mean_ms"], 2),
-        "p95_overhead_ms": round(on["p95_ms"] - off["p95_ms"], 3),
-        "throughput_change_pct": round(100 * (on["rps"] - off["rps"]) / off["rps"], 2),
-        "log_written": log_status["written"], "log_dropped": log_status["dropped"],
-        "log_batches": log_status["batches"], "log_backend": log_status["backend"],
-        "log_write_ms_per_entry": round(1000 * log_status["write_seconds"] / max(1, log_status["written"]), 4),
-    }))
+    print(
+        json.dumps(
+            {
+                "bench": "routing_log_overhead",
+                "concurrency": args.concurrency,
+                "requests_per_mode": on["requests"],
+                "p50_overhead_ms": round(on["p50_ms"] - off["p50_ms"], 3),
+                "mean_overhead_ms": round(on["mean_ms"] - off["mean_ms"], 3),
+                "mean_overhead_pct": round(100 * (on["mean_ms"] - off["mean_ms"]) / off["mean_ms"], 2),
+                "p95_overhead_ms": round(on["p95_ms"] - off["p95_ms"], 3),
+                "throughput_change_pct": round(100 * (on["rps"] - off["rps"]) / off["rps"], 2),
+                "log_written": log_status["written"],
+                "log_dropped": log_status["dropped"],
+                "log_batches": log_status["batches"],
+                "log_backend": log_status["backend"],
+                "log_write_ms_per_entry": round(1000 * log_status["write_seconds"] / max(1, log_status["written"]), 4),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -71,8 +71,9 @@ async def run(config: Path, data: Path, show_failures: bool) -> dict[str, Any]:
 
     for item in labelled["questions"]:
         template, adapter = templates[item["template"]]
-        extractor = extractors.setdefault(adapter.name, TemplateParameterExtractor(
-            extraction_settings(adapter), today=lambda: today))
+        extractor = extractors.setdefault(
+            adapter.name, TemplateParameterExtractor(extraction_settings(adapter), today=lambda: today)
+        )
         started = time.perf_counter()
         extraction = await extractor.extract(item["q"], template)
         latencies.append((time.perf_counter() - started) * 1000)
@@ -103,11 +104,16 @@ async def run(config: Path, data: Path, show_failures: bool) -> dict[str, Any]:
             every[0] += ok
             if not ok:
                 all_right = False
-                failures.append({"template": template.id, "q": item["q"], "param": name,
-                                 "expected": "clarify" if name in clarify else
-                                 _plain(expect.get(name, expected_default(spec))),
-                                 "got": _plain(got), "problems": [p.message for p in extraction.problems
-                                                                  if p.name == name]})
+                failures.append(
+                    {
+                        "template": template.id,
+                        "q": item["q"],
+                        "param": name,
+                        "expected": "clarify" if name in clarify else _plain(expect.get(name, expected_default(spec))),
+                        "got": _plain(got),
+                        "problems": [p.message for p in extraction.problems if p.name == name],
+                    }
+                )
         full += all_right
 
     total_stated = sum(t for _, t in stated.values())
@@ -131,12 +137,16 @@ async def run(config: Path, data: Path, show_failures: bool) -> dict[str, Any]:
         "questions_fully_correct": round(full / count, 4),
         "clarification_rate": round(questions_clarified / count, 4),
         "clarification": {
-            "expected": clar_expected, "asked": clar_asked, "asked_when_expected": clar_both,
+            "expected": clar_expected,
+            "asked": clar_asked,
+            "asked_when_expected": clar_both,
             "precision": round(clar_both / clar_asked, 4) if clar_asked else None,
             "recall": round(clar_both / clar_expected, 4) if clar_expected else None,
         },
-        "latency_ms": {"median": round(statistics.median(latencies), 3),
-                       "p95": round(sorted(latencies)[int(0.95 * (len(latencies) - 1))], 3)},
+        "latency_ms": {
+            "median": round(statistics.median(latencies), 3),
+            "p95": round(sorted(latencies)[int(0.95 * (len(latencies) - 1))], 3),
+        },
         "failures": len(failures),
     }
 

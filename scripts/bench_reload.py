@@ -36,11 +36,38 @@ from server.runtime.watcher import attach_watcher  # noqa: E402
 from server.web.app import create_app  # noqa: E402
 from tests.support.configs import make_people_db  # noqa: E402
 
-TOPICS = ["invoices", "shipments", "tickets", "payroll", "inventory", "leads", "contracts", "assets", "claims",
-          "subscriptions", "refunds", "audits", "budgets", "vendors", "trainings", "incidents", "returns"]
+TOPICS = [
+    "invoices",
+    "shipments",
+    "tickets",
+    "payroll",
+    "inventory",
+    "leads",
+    "contracts",
+    "assets",
+    "claims",
+    "subscriptions",
+    "refunds",
+    "audits",
+    "budgets",
+    "vendors",
+    "trainings",
+    "incidents",
+    "returns",
+]
 VERBS = ["List", "Count", "Summarise", "Show", "Total", "Rank", "Find", "Compare"]
-SLICES = ["by region", "per month", "for the last quarter", "by owner", "by status", "per customer segment",
-          "by priority", "per warehouse", "by product line", "per team"]
+SLICES = [
+    "by region",
+    "per month",
+    "for the last quarter",
+    "by owner",
+    "by status",
+    "per customer segment",
+    "by priority",
+    "per warehouse",
+    "by product line",
+    "per team",
+]
 
 
 def build_tree(root: Path, templates: int, adapters: int, files_per_adapter: int, cache: Path) -> Path:
@@ -48,11 +75,17 @@ def build_tree(root: Path, templates: int, adapters: int, files_per_adapter: int
     (root / "config" / "adapters").mkdir(parents=True, exist_ok=True)
     (root / "config" / "config.yaml").write_text(
         f"embedding:\n  provider: minilm\n  cache: {{enabled: true, path: {json.dumps(str(cache))}}}\n"
-        "store: {backend: memory}\n")
+        "store: {backend: memory}\n"
+    )
     lines = ["adapters:"]
     for a in range(adapters):
-        lines += [f"  - name: source{a}", "    type: sql", '    connection: {url: "sqlite:///templates/people.db"}',
-                  f'    templates: ["templates/source{a}/*.yaml"]', "    confidence_threshold: 0.3"]
+        lines += [
+            f"  - name: source{a}",
+            "    type: sql",
+            '    connection: {url: "sqlite:///templates/people.db"}',
+            f'    templates: ["templates/source{a}/*.yaml"]',
+            "    confidence_threshold: 0.3",
+        ]
     (root / "config" / "adapters" / "bench.yaml").write_text("\n".join(lines) + "\n")
     per_file = templates // (adapters * files_per_adapter)
     n = 0
@@ -64,13 +97,15 @@ def build_tree(root: Path, templates: int, adapters: int, files_per_adapter: int
             for _ in range(per_file):
                 verb, topic = VERBS[n % len(VERBS)], TOPICS[(n // 8) % len(TOPICS)]
                 piece = SLICES[(n // 136) % len(SLICES)]
-                out += [f"  - id: t{n}",
-                        f"    description: {verb} {topic} {piece} (report {n})",
-                        f'    nl_examples: ["{verb.lower()} the {topic} {piece}, report {n}", '
-                        f'"report {n}: {topic} {piece}"]',
-                        "    parameters:",
-                        "      - {name: department, type: string, default: Sales}",
-                        f'    sql: "SELECT name FROM people WHERE department = :department LIMIT {1 + n % 5}"']
+                out += [
+                    f"  - id: t{n}",
+                    f"    description: {verb} {topic} {piece} (report {n})",
+                    f'    nl_examples: ["{verb.lower()} the {topic} {piece}, report {n}", '
+                    f'"report {n}: {topic} {piece}"]',
+                    "    parameters:",
+                    "      - {name: department, type: string, default: Sales}",
+                    f'    sql: "SELECT name FROM people WHERE department = :department LIMIT {1 + n % 5}"',
+                ]
                 n += 1
             (folder / f"lib{f}.yaml").write_text("\n".join(out) + "\n")
     past = time.time() - 3600  # as if written long before the server started, like real files
@@ -133,8 +168,9 @@ async def measure_edits(config_dir: Path, trials: int, adapters: int, files: int
                 await asyncio.sleep(0.3)
             # an adapter-file edit: config.yaml / adapters/*.yaml changes take the full-parse path
             adapter_file = config_dir / "adapters" / "bench.yaml"
-            adapter_file.write_text(adapter_file.read_text().replace("confidence_threshold: 0.3",
-                                                                     "confidence_threshold: 0.31", 1))
+            adapter_file.write_text(
+                adapter_file.read_text().replace("confidence_threshold: 0.3", "confidence_threshold: 0.31", 1)
+            )
             t0 = time.perf_counter()
             full_status = await holder.reload()
             full_reload = time.perf_counter() - t0
@@ -144,8 +180,11 @@ async def measure_edits(config_dir: Path, trials: int, adapters: int, files: int
     return {
         "templates": count,
         "server_start_s": round(start_seconds, 3),
-        "edit_to_routable_s": {"median": round(statistics.median(latencies), 3), "max": round(max(latencies), 3),
-                               "all": [round(x, 3) for x in latencies]},
+        "edit_to_routable_s": {
+            "median": round(statistics.median(latencies), 3),
+            "max": round(max(latencies), 3),
+            "all": [round(x, 3) for x in latencies],
+        },
         "reload_s": {"median": round(statistics.median(reloads), 3), "max": round(max(reloads), 3)},
         "library_files_parsed_per_reload": parsed,
         "texts_embedded_per_reload": embedded,
@@ -163,9 +202,13 @@ async def measure_reindex(config_dir: Path) -> dict:
     try:
         computed = sum(e.stats.computed for e in runtime.embedders.values() if hasattr(e, "stats"))
         texts = sum(r.texts_embedded for r in runtime.index_reports.values())
-        return {"reindex_load_config_s": round(load_s, 3), "reindex_stores_s": round(runtime.build_seconds, 3),
-                "reindex_total_s": round(load_s + runtime.build_seconds, 3), "reindex_texts": texts,
-                "reindex_texts_computed_by_model": computed}
+        return {
+            "reindex_load_config_s": round(load_s, 3),
+            "reindex_stores_s": round(runtime.build_seconds, 3),
+            "reindex_total_s": round(load_s + runtime.build_seconds, 3),
+            "reindex_texts": texts,
+            "reindex_texts_computed_by_model": computed,
+        }
     finally:
         await runtime.close()
 
@@ -182,12 +225,17 @@ async def main() -> None:
     args.cache.parent.mkdir(parents=True, exist_ok=True)
     cold = not args.cache.exists()
     with tempfile.TemporaryDirectory(prefix="bench_reload_") as tmp:
-        config_dir = build_tree(Path(tmp), args.templates, args.adapters, args.files_per_adapter,
-                                args.cache.resolve())
-        result = {"bench": "reload", "embedding_cache_cold_at_start": cold,
-                  "layout": {"adapters": args.adapters, "files_per_adapter": args.files_per_adapter,
-                             "templates_per_file": args.templates // (args.adapters * args.files_per_adapter),
-                             "texts_per_template": 3}}
+        config_dir = build_tree(Path(tmp), args.templates, args.adapters, args.files_per_adapter, args.cache.resolve())
+        result = {
+            "bench": "reload",
+            "embedding_cache_cold_at_start": cold,
+            "layout": {
+                "adapters": args.adapters,
+                "files_per_adapter": args.files_per_adapter,
+                "templates_per_file": args.templates // (args.adapters * args.files_per_adapter),
+                "texts_per_template": 3,
+            },
+        }
         result |= await measure_edits(config_dir, args.trials, args.adapters, args.files_per_adapter)
         result |= await measure_reindex(config_dir)
         result["bar_edit_to_routable_under_1s"] = result["edit_to_routable_s"]["max"] < 1.0

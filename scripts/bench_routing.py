@@ -41,24 +41,46 @@ def texts(name: str) -> list[str]:
 def build_tree(root: Path, n_templates: int, cache: Path, pool: list[str]) -> Path:
     (root / "config" / "adapters").mkdir(parents=True)
     (root / "templates").mkdir()
-    (root / "config" / "config.yaml").write_text(yaml.safe_dump({
-        "embedding": {"provider": "minilm", "cache": {"enabled": True, "path": str(cache)}},
-        "store": {"backend": "memory"},
-    }))
+    (root / "config" / "config.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "embedding": {"provider": "minilm", "cache": {"enabled": True, "path": str(cache)}},
+                "store": {"backend": "memory"},
+            }
+        )
+    )
     per_child = n_templates // CHILDREN
     adapters = []
     for child in range(CHILDREN):
         templates = []
         for j in range(per_child):
             i = child * per_child + j
-            templates.append({"id": f"t{i}", "description": pool[(3 * i) % len(pool)],
-                              "nl_examples": [pool[(3 * i + 1) % len(pool)], pool[(3 * i + 2) % len(pool)]],
-                              "sql": "SELECT 1 AS matched"})
+            templates.append(
+                {
+                    "id": f"t{i}",
+                    "description": pool[(3 * i) % len(pool)],
+                    "nl_examples": [pool[(3 * i + 1) % len(pool)], pool[(3 * i + 2) % len(pool)]],
+                    "sql": "SELECT 1 AS matched",
+                }
+            )
         (root / "templates" / f"c{child}.yaml").write_text(yaml.safe_dump({"templates": templates}))
-        adapters.append({"name": f"c{child}", "type": "duckdb", "connection": {"path": ":memory:"},
-                         "templates": [f"templates/c{child}.yaml"]})
-    adapters.append({"name": "all", "type": "composite", "child_adapters": [f"c{i}" for i in range(CHILDREN)],
-                     "string_similarity": {"enabled": True}, "reranking": {"enabled": False}})
+        adapters.append(
+            {
+                "name": f"c{child}",
+                "type": "duckdb",
+                "connection": {"path": ":memory:"},
+                "templates": [f"templates/c{child}.yaml"],
+            }
+        )
+    adapters.append(
+        {
+            "name": "all",
+            "type": "composite",
+            "child_adapters": [f"c{i}" for i in range(CHILDREN)],
+            "string_similarity": {"enabled": True},
+            "reranking": {"enabled": False},
+        }
+    )
     (root / "config" / "adapters" / "bench.yaml").write_text(yaml.safe_dump({"adapters": adapters}))
     return root / "config"
 
@@ -93,9 +115,15 @@ async def bench(n: int, questions: list[str], pool: list[str], template_cache: P
             await runtime.close()
     total = stages["total"]
     return {
-        "benchmark": "test_routing_latency", "templates": n, "children": CHILDREN, "questions": len(total),
-        "string_similarity": True, "reranking": False,
-        "p50_ms": pct(total, 0.5), "p99_ms": pct(total, 0.99), "mean_ms": round(statistics.fmean(total), 3),
+        "benchmark": "test_routing_latency",
+        "templates": n,
+        "children": CHILDREN,
+        "questions": len(total),
+        "string_similarity": True,
+        "reranking": False,
+        "p50_ms": pct(total, 0.5),
+        "p99_ms": pct(total, 0.99),
+        "mean_ms": round(statistics.fmean(total), 3),
         "stages": {s: {"p50_ms": pct(v, 0.5), "p99_ms": pct(v, 0.99)} for s, v in stages.items() if s != "total"},
         "first_index_seconds": round(index_seconds, 2),
     }

@@ -47,6 +47,7 @@ class Table:
 
 # --------------------------------------------------------------------------- shared helpers
 
+
 def _stamp() -> str:
     """Changes whenever this file changes, so an edited generator rebuilds stale outputs."""
     digest = hashlib.sha256(Path(__file__).read_bytes())
@@ -62,21 +63,146 @@ def _weighted_year(rng: random.Random, weights: dict[int, float]) -> int:
     return rng.choices(list(weights), weights=list(weights.values()))[0]
 
 
-FEMALE = ["Olivia", "Emma", "Sophia", "Ava", "Isabella", "Mia", "Amelia", "Harper", "Evelyn", "Abigail",
-          "Emily", "Ella", "Grace", "Chloe", "Victoria", "Aisha", "Fatima", "Mei", "Yuki", "Ananya", "Priya",
-          "Sofia", "Lucia", "Camila", "Nadia", "Ingrid", "Leah", "Hannah", "Rachel", "Zoe", "Naomi", "Keiko"]
-MALE = ["Liam", "Noah", "Oliver", "Elijah", "James", "William", "Benjamin", "Lucas", "Henry", "Alexander",
-        "Daniel", "Matthew", "Samuel", "David", "Joseph", "Carlos", "Mateo", "Diego", "Ahmed", "Omar",
-        "Rahul", "Arjun", "Wei", "Hiroshi", "Kwame", "Tomasz", "Luca", "Ethan", "Nathan", "Isaac", "Marcus"]
+FEMALE = [
+    "Olivia",
+    "Emma",
+    "Sophia",
+    "Ava",
+    "Isabella",
+    "Mia",
+    "Amelia",
+    "Harper",
+    "Evelyn",
+    "Abigail",
+    "Emily",
+    "Ella",
+    "Grace",
+    "Chloe",
+    "Victoria",
+    "Aisha",
+    "Fatima",
+    "Mei",
+    "Yuki",
+    "Ananya",
+    "Priya",
+    "Sofia",
+    "Lucia",
+    "Camila",
+    "Nadia",
+    "Ingrid",
+    "Leah",
+    "Hannah",
+    "Rachel",
+    "Zoe",
+    "Naomi",
+    "Keiko",
+]
+MALE = [
+    "Liam",
+    "Noah",
+    "Oliver",
+    "Elijah",
+    "James",
+    "William",
+    "Benjamin",
+    "Lucas",
+    "Henry",
+    "Alexander",
+    "Daniel",
+    "Matthew",
+    "Samuel",
+    "David",
+    "Joseph",
+    "Carlos",
+    "Mateo",
+    "Diego",
+    "Ahmed",
+    "Omar",
+    "Rahul",
+    "Arjun",
+    "Wei",
+    "Hiroshi",
+    "Kwame",
+    "Tomasz",
+    "Luca",
+    "Ethan",
+    "Nathan",
+    "Isaac",
+    "Marcus",
+]
 NEUTRAL = ["Alex", "Jordan", "Taylor", "Casey", "Morgan", "Riley", "Jamie", "Avery", "Quinn", "Sam"]
-LAST = ["Smith", "Johnson", "Williams", "Brown", "Jones", "Garcia", "Miller", "Davis", "Rodriguez",
-        "Martinez", "Hernandez", "Lopez", "Gonzalez", "Wilson", "Anderson", "Thomas", "Moore", "Jackson",
-        "Martin", "Lee",
-        "Thompson", "White", "Harris", "Clark", "Lewis", "Robinson", "Walker", "Young", "Allen", "King",
-        "Wright", "Scott", "Nguyen", "Hill", "Flores", "Green", "Adams", "Nelson", "Baker", "Hall", "Rivera",
-        "Campbell", "Mitchell", "Carter", "Patel", "Shah", "Kim", "Chen", "Wang", "Singh", "Kowalski",
-        "Novak", "Rossi", "Bianchi", "Muller", "Schmidt", "Tanaka", "Sato", "Okafor", "Mensah", "O'Brien",
-        "Murphy", "Kelly", "Sullivan", "Cohen", "Larsen", "Andersson", "Dubois", "Silva", "Costa"]
+LAST = [
+    "Smith",
+    "Johnson",
+    "Williams",
+    "Brown",
+    "Jones",
+    "Garcia",
+    "Miller",
+    "Davis",
+    "Rodriguez",
+    "Martinez",
+    "Hernandez",
+    "Lopez",
+    "Gonzalez",
+    "Wilson",
+    "Anderson",
+    "Thomas",
+    "Moore",
+    "Jackson",
+    "Martin",
+    "Lee",
+    "Thompson",
+    "White",
+    "Harris",
+    "Clark",
+    "Lewis",
+    "Robinson",
+    "Walker",
+    "Young",
+    "Allen",
+    "King",
+    "Wright",
+    "Scott",
+    "Nguyen",
+    "Hill",
+    "Flores",
+    "Green",
+    "Adams",
+    "Nelson",
+    "Baker",
+    "Hall",
+    "Rivera",
+    "Campbell",
+    "Mitchell",
+    "Carter",
+    "Patel",
+    "Shah",
+    "Kim",
+    "Chen",
+    "Wang",
+    "Singh",
+    "Kowalski",
+    "Novak",
+    "Rossi",
+    "Bianchi",
+    "Muller",
+    "Schmidt",
+    "Tanaka",
+    "Sato",
+    "Okafor",
+    "Mensah",
+    "O'Brien",
+    "Murphy",
+    "Kelly",
+    "Sullivan",
+    "Cohen",
+    "Larsen",
+    "Andersson",
+    "Dubois",
+    "Silva",
+    "Costa",
+]
 
 
 def _person(rng: random.Random) -> tuple[str, str, str]:
@@ -92,6 +218,7 @@ def _person(rng: random.Random) -> tuple[str, str, str]:
 
 # --------------------------------------------------------------------------- HR data
 
+
 @dataclass(frozen=True)
 class Department:
     office: str
@@ -104,42 +231,114 @@ class Department:
 
 DEPARTMENTS: dict[str, Department] = {
     "Engineering": Department(
-        "San Francisco", 14_500_000, ("Priya", "Raman", "Female", "VP of Engineering"), "Engineering Manager",
-        (("Software Engineer", 98_000, 138_000, 40), ("Senior Software Engineer", 138_000, 178_000, 25),
-         ("Staff Engineer", 172_000, 215_000, 6), ("QA Engineer", 78_000, 108_000, 8),
-         ("DevOps Engineer", 112_000, 152_000, 8), ("Data Engineer", 115_000, 155_000, 7)), 94),
+        "San Francisco",
+        14_500_000,
+        ("Priya", "Raman", "Female", "VP of Engineering"),
+        "Engineering Manager",
+        (
+            ("Software Engineer", 98_000, 138_000, 40),
+            ("Senior Software Engineer", 138_000, 178_000, 25),
+            ("Staff Engineer", 172_000, 215_000, 6),
+            ("QA Engineer", 78_000, 108_000, 8),
+            ("DevOps Engineer", 112_000, 152_000, 8),
+            ("Data Engineer", 115_000, 155_000, 7),
+        ),
+        94,
+    ),
     "Sales": Department(
-        "New York", 6_800_000, ("Marcus", "Webb", "Male", "VP of Sales"), "Sales Manager",
-        (("Sales Development Representative", 55_000, 70_000, 12), ("Account Executive", 75_000, 110_000, 18),
-         ("Senior Account Executive", 105_000, 140_000, 8), ("Sales Engineer", 110_000, 145_000, 5)), 55),
+        "New York",
+        6_800_000,
+        ("Marcus", "Webb", "Male", "VP of Sales"),
+        "Sales Manager",
+        (
+            ("Sales Development Representative", 55_000, 70_000, 12),
+            ("Account Executive", 75_000, 110_000, 18),
+            ("Senior Account Executive", 105_000, 140_000, 8),
+            ("Sales Engineer", 110_000, 145_000, 5),
+        ),
+        55,
+    ),
     "HR": Department(
-        "Chicago", 2_300_000, ("Denise", "Okafor", "Female", "Head of People"), "HR Manager",
-        (("HR Coordinator", 50_000, 65_000, 5), ("Recruiter", 65_000, 90_000, 7),
-         ("HR Business Partner", 90_000, 120_000, 4), ("Payroll Specialist", 60_000, 80_000, 2)), 20),
+        "Chicago",
+        2_300_000,
+        ("Denise", "Okafor", "Female", "Head of People"),
+        "HR Manager",
+        (
+            ("HR Coordinator", 50_000, 65_000, 5),
+            ("Recruiter", 65_000, 90_000, 7),
+            ("HR Business Partner", 90_000, 120_000, 4),
+            ("Payroll Specialist", 60_000, 80_000, 2),
+        ),
+        20,
+    ),
     "Marketing": Department(
-        "New York", 4_100_000, ("Elena", "Petrova", "Female", "VP of Marketing"), "Marketing Manager",
-        (("Marketing Coordinator", 52_000, 68_000, 6), ("Content Strategist", 70_000, 95_000, 6),
-         ("Product Marketing Manager", 110_000, 145_000, 5), ("Growth Analyst", 80_000, 110_000, 5),
-         ("Graphic Designer", 65_000, 90_000, 4)), 30),
+        "New York",
+        4_100_000,
+        ("Elena", "Petrova", "Female", "VP of Marketing"),
+        "Marketing Manager",
+        (
+            ("Marketing Coordinator", 52_000, 68_000, 6),
+            ("Content Strategist", 70_000, 95_000, 6),
+            ("Product Marketing Manager", 110_000, 145_000, 5),
+            ("Growth Analyst", 80_000, 110_000, 5),
+            ("Graphic Designer", 65_000, 90_000, 4),
+        ),
+        30,
+    ),
     "Finance": Department(
-        "Chicago", 3_400_000, ("Robert", "Kline", "Male", "Chief Financial Officer"), "Finance Manager",
-        (("Accountant", 65_000, 90_000, 7), ("Financial Analyst", 75_000, 105_000, 7),
-         ("Senior Financial Analyst", 100_000, 130_000, 4), ("Controller", 130_000, 160_000, 1)), 25),
+        "Chicago",
+        3_400_000,
+        ("Robert", "Kline", "Male", "Chief Financial Officer"),
+        "Finance Manager",
+        (
+            ("Accountant", 65_000, 90_000, 7),
+            ("Financial Analyst", 75_000, 105_000, 7),
+            ("Senior Financial Analyst", 100_000, 130_000, 4),
+            ("Controller", 130_000, 160_000, 1),
+        ),
+        25,
+    ),
     "Operations": Department(
-        "Austin", 3_200_000, ("Samuel", "Ortiz", "Male", "Chief Operating Officer"), "Operations Manager",
-        (("Operations Analyst", 60_000, 85_000, 8), ("Office Manager", 55_000, 75_000, 4),
-         ("Logistics Coordinator", 50_000, 68_000, 6), ("IT Support Technician", 55_000, 75_000, 5)), 30),
+        "Austin",
+        3_200_000,
+        ("Samuel", "Ortiz", "Male", "Chief Operating Officer"),
+        "Operations Manager",
+        (
+            ("Operations Analyst", 60_000, 85_000, 8),
+            ("Office Manager", 55_000, 75_000, 4),
+            ("Logistics Coordinator", 50_000, 68_000, 6),
+            ("IT Support Technician", 55_000, 75_000, 5),
+        ),
+        30,
+    ),
     "Support": Department(
-        "Austin", 3_300_000, ("Hannah", "Brooks", "Female", "Director of Customer Support"),
+        "Austin",
+        3_300_000,
+        ("Hannah", "Brooks", "Female", "Director of Customer Support"),
         "Support Manager",
-        (("Support Specialist", 45_000, 60_000, 20), ("Senior Support Specialist", 58_000, 75_000, 10),
-         ("Technical Support Engineer", 70_000, 95_000, 8)), 45),
+        (
+            ("Support Specialist", 45_000, 60_000, 20),
+            ("Senior Support Specialist", 58_000, 75_000, 10),
+            ("Technical Support Engineer", 70_000, 95_000, 8),
+        ),
+        45,
+    ),
 }
 CEO = ("Catherine", "Holloway", "Female", "Chief Executive Officer", "Operations")
-EMPLOYEE_CITIES = ["San Francisco", "New York", "Chicago", "Austin", "Seattle", "Boston", "Denver", "Toronto",
-                   "London"]
-HIRE_YEAR_WEIGHTS = {2015: 3, 2016: 4, 2017: 5, 2018: 6, 2019: 7, 2020: 6, 2021: 9, 2022: 11, 2023: 10,
-                     2024: 11, 2025: 10}
+EMPLOYEE_CITIES = ["San Francisco", "New York", "Chicago", "Austin", "Seattle", "Boston", "Denver", "Toronto", "London"]
+HIRE_YEAR_WEIGHTS = {
+    2015: 3,
+    2016: 4,
+    2017: 5,
+    2018: 6,
+    2019: 7,
+    2020: 6,
+    2021: 9,
+    2022: 11,
+    2023: 10,
+    2024: 11,
+    2025: 10,
+}
 LEAVE_STATUSES = ("approved", "pending", "rejected")
 
 
@@ -160,9 +359,20 @@ class _Employee:
     talent: float = 3.4
 
     def row(self, email: str) -> Row:
-        return (self.id, self.first, self.last, email, self.department, self.title, self.salary,
-                self.hired.isoformat(), self.manager_id, self.city, "active" if self.active else "terminated",
-                self.gender)
+        return (
+            self.id,
+            self.first,
+            self.last,
+            email,
+            self.department,
+            self.title,
+            self.salary,
+            self.hired.isoformat(),
+            self.manager_id,
+            self.city,
+            "active" if self.active else "terminated",
+            self.gender,
+        )
 
 
 class _HrBuilder:
@@ -185,12 +395,35 @@ class _HrBuilder:
         value = self.rng.uniform(low, high) * (1 + min(tenure_bonus, 0.08))
         return int(round(value / 500.0) * 500)
 
-    def add(self, first: str, last: str, gender: str, dept: str, title: str, band: tuple[int, int],
-            hired: date, manager_id: int | None, city: str, active: bool = True) -> _Employee:
+    def add(
+        self,
+        first: str,
+        last: str,
+        gender: str,
+        dept: str,
+        title: str,
+        band: tuple[int, int],
+        hired: date,
+        manager_id: int | None,
+        city: str,
+        active: bool = True,
+    ) -> _Employee:
         left_year = None if active else self.rng.randint(max(hired.year, 2016), 2025)
-        person = _Employee(len(self.people) + 1, first, last, gender, dept, title,
-                           self._salary(*band, hired), hired, manager_id, city, active, left_year,
-                           talent=min(4.6, max(2.0, self.rng.gauss(3.4, 0.55))))
+        person = _Employee(
+            len(self.people) + 1,
+            first,
+            last,
+            gender,
+            dept,
+            title,
+            self._salary(*band, hired),
+            hired,
+            manager_id,
+            city,
+            active,
+            left_year,
+            talent=min(4.6, max(2.0, self.rng.gauss(3.4, 0.55))),
+        )
         self.names.add((first, last))
         self.people.append(person)
         return person
@@ -208,24 +441,38 @@ class _HrBuilder:
             h_first, h_last, h_gender, h_title = spec.head
             head_hired = _random_date(rng, date(2015, 2, 1), date(2018, 6, 30))
             head_low = max(int(top * 1.3), 175_000)  # executives are not paid like their team
-            boss = self.add(h_first, h_last, h_gender, dept, h_title, (head_low, int(head_low * 1.12)),
-                            head_hired, ceo.id, office)
+            boss = self.add(
+                h_first, h_last, h_gender, dept, h_title, (head_low, int(head_low * 1.12)), head_hired, ceo.id, office
+            )
             n_managers = max(1, round((headcount - 1) / 9))
             managers = []
             for _ in range(n_managers):
                 m_first, m_last, m_gender = self._unique_person()
                 hired = _random_date(rng, date(2015, 3, 1), date(2021, 12, 31))
                 band = (int(top * 0.95), int(top * 1.12))
-                managers.append(self.add(m_first, m_last, m_gender, dept, spec.manager_title, band, hired,
-                                         boss.id, self._city(office)))
+                managers.append(
+                    self.add(
+                        m_first, m_last, m_gender, dept, spec.manager_title, band, hired, boss.id, self._city(office)
+                    )
+                )
             for _ in range(headcount - 1 - n_managers):
                 p_first, p_last, p_gender = self._unique_person()
                 title_, low, high, _w = rng.choices(bands, weights=[b[3] for b in bands])[0]
                 year = _weighted_year(rng, HIRE_YEAR_WEIGHTS)
                 hired = _random_date(rng, date(year, 1, 1), min(date(year, 12, 31), AS_OF))
                 active = rng.random() > (0.05 + 0.02 * (2025 - year))  # older hires left more often
-                self.add(p_first, p_last, p_gender, dept, title_, (low, high), hired,
-                         rng.choice(managers).id, self._city(office), active)
+                self.add(
+                    p_first,
+                    p_last,
+                    p_gender,
+                    dept,
+                    title_,
+                    (low, high),
+                    hired,
+                    rng.choice(managers).id,
+                    self._city(office),
+                    active,
+                )
         return self.people
 
 
@@ -272,8 +519,9 @@ def _leave(rng: random.Random, people: list[_Employee]) -> list[Row]:
             if start_floor >= year_end:
                 continue
             for _ in range(rng.choices([0, 1, 2, 3], weights=[10, 35, 40, 15])[0]):
-                add(person, _random_date(rng, start_floor, year_end), rng.choice([1, 2, 3, 5, 5, 7, 10, 14]),
-                    "vacation")
+                add(
+                    person, _random_date(rng, start_floor, year_end), rng.choice([1, 2, 3, 5, 5, 7, 10, 14]), "vacation"
+                )
             for _ in range(rng.choices([0, 1, 2], weights=[45, 40, 15])[0]):
                 add(person, _random_date(rng, start_floor, year_end), rng.randint(1, 4), "sick")
             if rng.random() < 0.03:
@@ -288,34 +536,57 @@ def hr_tables(seed: int = SEED) -> list[Table]:
     people = _HrBuilder(rng).build()
     used: set[str] = set()
     employees = [p.row(_email(p, used)) for p in people]
-    departments = [(i, name, spec.office, spec.budget)
-                   for i, (name, spec) in enumerate(DEPARTMENTS.items(), start=1)]
+    departments = [(i, name, spec.office, spec.budget) for i, (name, spec) in enumerate(DEPARTMENTS.items(), start=1)]
     return [
-        Table("departments",
-              "CREATE TABLE departments (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, "
-              "location TEXT NOT NULL, budget INTEGER NOT NULL)",
-              ("id", "name", "location", "budget"), departments),
-        Table("employees",
-              "CREATE TABLE employees (id INTEGER PRIMARY KEY, first_name TEXT NOT NULL, "
-              "last_name TEXT NOT NULL, email TEXT NOT NULL UNIQUE, "
-              "department TEXT NOT NULL REFERENCES departments(name), "
-              "title TEXT NOT NULL, salary INTEGER NOT NULL, hire_date TEXT NOT NULL, "
-              "manager_id INTEGER REFERENCES employees(id), city TEXT NOT NULL, "
-              "status TEXT NOT NULL CHECK (status IN ('active', 'terminated')), gender TEXT NOT NULL)",
-              ("id", "first_name", "last_name", "email", "department", "title", "salary", "hire_date",
-               "manager_id", "city", "status", "gender"), employees),
-        Table("performance_reviews",
-              "CREATE TABLE performance_reviews (id INTEGER PRIMARY KEY, "
-              "employee_id INTEGER NOT NULL REFERENCES employees(id), review_date TEXT NOT NULL, "
-              "rating INTEGER NOT NULL CHECK (rating BETWEEN 1 AND 5), "
-              "reviewer_id INTEGER REFERENCES employees(id))",
-              ("id", "employee_id", "review_date", "rating", "reviewer_id"), _reviews(rng, people)),
-        Table("leave_requests",
-              "CREATE TABLE leave_requests (id INTEGER PRIMARY KEY, "
-              "employee_id INTEGER NOT NULL REFERENCES employees(id), start_date TEXT NOT NULL, "
-              "end_date TEXT NOT NULL, kind TEXT NOT NULL CHECK (kind IN ('vacation', 'sick', 'parental')), "
-              "status TEXT NOT NULL CHECK (status IN ('approved', 'pending', 'rejected')))",
-              ("id", "employee_id", "start_date", "end_date", "kind", "status"), _leave(rng, people)),
+        Table(
+            "departments",
+            "CREATE TABLE departments (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, "
+            "location TEXT NOT NULL, budget INTEGER NOT NULL)",
+            ("id", "name", "location", "budget"),
+            departments,
+        ),
+        Table(
+            "employees",
+            "CREATE TABLE employees (id INTEGER PRIMARY KEY, first_name TEXT NOT NULL, "
+            "last_name TEXT NOT NULL, email TEXT NOT NULL UNIQUE, "
+            "department TEXT NOT NULL REFERENCES departments(name), "
+            "title TEXT NOT NULL, salary INTEGER NOT NULL, hire_date TEXT NOT NULL, "
+            "manager_id INTEGER REFERENCES employees(id), city TEXT NOT NULL, "
+            "status TEXT NOT NULL CHECK (status IN ('active', 'terminated')), gender TEXT NOT NULL)",
+            (
+                "id",
+                "first_name",
+                "last_name",
+                "email",
+                "department",
+                "title",
+                "salary",
+                "hire_date",
+                "manager_id",
+                "city",
+                "status",
+                "gender",
+            ),
+            employees,
+        ),
+        Table(
+            "performance_reviews",
+            "CREATE TABLE performance_reviews (id INTEGER PRIMARY KEY, "
+            "employee_id INTEGER NOT NULL REFERENCES employees(id), review_date TEXT NOT NULL, "
+            "rating INTEGER NOT NULL CHECK (rating BETWEEN 1 AND 5), "
+            "reviewer_id INTEGER REFERENCES employees(id))",
+            ("id", "employee_id", "review_date", "rating", "reviewer_id"),
+            _reviews(rng, people),
+        ),
+        Table(
+            "leave_requests",
+            "CREATE TABLE leave_requests (id INTEGER PRIMARY KEY, "
+            "employee_id INTEGER NOT NULL REFERENCES employees(id), start_date TEXT NOT NULL, "
+            "end_date TEXT NOT NULL, kind TEXT NOT NULL CHECK (kind IN ('vacation', 'sick', 'parental')), "
+            "status TEXT NOT NULL CHECK (status IN ('approved', 'pending', 'rejected')))",
+            ("id", "employee_id", "start_date", "end_date", "kind", "status"),
+            _leave(rng, people),
+        ),
     ]
 
 
@@ -344,37 +615,117 @@ KEY_ACCOUNTS = [  # fixed names so that demo questions can refer to real custome
     ("Sakura Robotics", "Enterprise", "East", "Japan", date(2021, 6, 21)),
     ("Greenfield Grocers", "SMB", "South", "Spain", date(2021, 9, 9)),
 ]
-COMPANY_WORDS = ["Apex", "Bright", "Cedar", "Delta", "Evergreen", "Falcon", "Granite", "Horizon", "Ironwood",
-                 "Juniper", "Keystone", "Lighthouse", "Maple", "Northstar", "Oakridge", "Pinnacle", "Quantum",
-                 "Redwood", "Silverline", "Trident", "Unity", "Vertex", "Willow", "Zenith", "Copper",
-                 "Harbor", "Riverbend", "Stonegate", "Bluebird", "Crescent"]
-COMPANY_TRADES = ["Analytics", "Dental", "Logistics", "Manufacturing", "Consulting", "Media", "Foods",
-                  "Architects", "Energy", "Biotech", "Retail", "Insurance", "Engineering", "Design", "Labs",
-                  "Software", "Travel", "Legal", "Healthcare", "Outfitters"]
-SUFFIX = {"Enterprise": ["Corporation", "Group", "Holdings", "International", "Inc."],
-          "SMB": ["LLC", "& Co.", "Partners", "Studio", "Ltd."]}
+COMPANY_WORDS = [
+    "Apex",
+    "Bright",
+    "Cedar",
+    "Delta",
+    "Evergreen",
+    "Falcon",
+    "Granite",
+    "Horizon",
+    "Ironwood",
+    "Juniper",
+    "Keystone",
+    "Lighthouse",
+    "Maple",
+    "Northstar",
+    "Oakridge",
+    "Pinnacle",
+    "Quantum",
+    "Redwood",
+    "Silverline",
+    "Trident",
+    "Unity",
+    "Vertex",
+    "Willow",
+    "Zenith",
+    "Copper",
+    "Harbor",
+    "Riverbend",
+    "Stonegate",
+    "Bluebird",
+    "Crescent",
+]
+COMPANY_TRADES = [
+    "Analytics",
+    "Dental",
+    "Logistics",
+    "Manufacturing",
+    "Consulting",
+    "Media",
+    "Foods",
+    "Architects",
+    "Energy",
+    "Biotech",
+    "Retail",
+    "Insurance",
+    "Engineering",
+    "Design",
+    "Labs",
+    "Software",
+    "Travel",
+    "Legal",
+    "Healthcare",
+    "Outfitters",
+]
+SUFFIX = {
+    "Enterprise": ["Corporation", "Group", "Holdings", "International", "Inc."],
+    "SMB": ["LLC", "& Co.", "Partners", "Studio", "Ltd."],
+}
 PRODUCTS: dict[str, list[tuple[str, float, int]]] = {  # category -> (name, list price, popularity)
-    "Laptops": [("Aero 13 Ultrabook", 1199.0, 8), ("Aero 15 Pro", 1899.0, 5),
-                ("Titan 17 Workstation", 2799.0, 2), ("Scout 14 Laptop", 749.0, 9),
-                ("Scout 15 Laptop", 849.0, 7), ("Flex 2-in-1 Convertible", 999.0, 4),
-                ("Chromebook Go 11", 329.0, 5)],
-    "Monitors": [("ViewPro 24 FHD Monitor", 189.0, 9), ("ViewPro 27 QHD Monitor", 329.0, 8),
-                 ("ViewPro 32 4K Monitor", 549.0, 4), ("UltraWide 34 Curved Monitor", 699.0, 3),
-                 ("Portable 15 USB-C Monitor", 229.0, 3), ("ColorMaster 27 Designer Monitor", 899.0, 2)],
-    "Accessories": [("Wireless Mouse M2", 29.0, 14), ("Ergo Vertical Mouse", 59.0, 7),
-                    ("Mechanical Keyboard K8", 119.0, 8), ("Slim Wireless Keyboard", 69.0, 9),
-                    ("USB-C Docking Station", 229.0, 7), ("Noise-Cancelling Headset", 179.0, 8),
-                    ("HD Webcam 1080p", 89.0, 8), ("Laptop Backpack", 79.0, 6),
-                    ("65W USB-C Charger", 49.0, 9)],
-    "Software": [("Office Suite Annual License", 99.0, 10), ("Antivirus Pro 1-Year", 49.0, 7),
-                 ("Cloud Backup 1TB Annual", 119.0, 5), ("Design Studio License", 599.0, 2),
-                 ("Project Tracker Team Plan", 299.0, 3), ("Password Vault Business", 39.0, 4)],
-    "Networking": [("Wi-Fi 6 Router AX3000", 179.0, 6), ("Mesh Wi-Fi System 3-Pack", 349.0, 4),
-                   ("24-Port Gigabit Switch", 259.0, 3), ("8-Port PoE Switch", 149.0, 3),
-                   ("Business Firewall Appliance", 899.0, 2), ("Cat6 Cable 10-Pack", 39.0, 6)],
-    "Furniture": [("Ergonomic Office Chair", 449.0, 6), ("Standing Desk 60in", 799.0, 4),
-                  ("Standing Desk Frame", 599.0, 2), ("Dual Monitor Arm", 139.0, 5),
-                  ("Under-Desk Drawer", 119.0, 2), ("Adjustable Footrest", 49.0, 3)],
+    "Laptops": [
+        ("Aero 13 Ultrabook", 1199.0, 8),
+        ("Aero 15 Pro", 1899.0, 5),
+        ("Titan 17 Workstation", 2799.0, 2),
+        ("Scout 14 Laptop", 749.0, 9),
+        ("Scout 15 Laptop", 849.0, 7),
+        ("Flex 2-in-1 Convertible", 999.0, 4),
+        ("Chromebook Go 11", 329.0, 5),
+    ],
+    "Monitors": [
+        ("ViewPro 24 FHD Monitor", 189.0, 9),
+        ("ViewPro 27 QHD Monitor", 329.0, 8),
+        ("ViewPro 32 4K Monitor", 549.0, 4),
+        ("UltraWide 34 Curved Monitor", 699.0, 3),
+        ("Portable 15 USB-C Monitor", 229.0, 3),
+        ("ColorMaster 27 Designer Monitor", 899.0, 2),
+    ],
+    "Accessories": [
+        ("Wireless Mouse M2", 29.0, 14),
+        ("Ergo Vertical Mouse", 59.0, 7),
+        ("Mechanical Keyboard K8", 119.0, 8),
+        ("Slim Wireless Keyboard", 69.0, 9),
+        ("USB-C Docking Station", 229.0, 7),
+        ("Noise-Cancelling Headset", 179.0, 8),
+        ("HD Webcam 1080p", 89.0, 8),
+        ("Laptop Backpack", 79.0, 6),
+        ("65W USB-C Charger", 49.0, 9),
+    ],
+    "Software": [
+        ("Office Suite Annual License", 99.0, 10),
+        ("Antivirus Pro 1-Year", 49.0, 7),
+        ("Cloud Backup 1TB Annual", 119.0, 5),
+        ("Design Studio License", 599.0, 2),
+        ("Project Tracker Team Plan", 299.0, 3),
+        ("Password Vault Business", 39.0, 4),
+    ],
+    "Networking": [
+        ("Wi-Fi 6 Router AX3000", 179.0, 6),
+        ("Mesh Wi-Fi System 3-Pack", 349.0, 4),
+        ("24-Port Gigabit Switch", 259.0, 3),
+        ("8-Port PoE Switch", 149.0, 3),
+        ("Business Firewall Appliance", 899.0, 2),
+        ("Cat6 Cable 10-Pack", 39.0, 6),
+    ],
+    "Furniture": [
+        ("Ergonomic Office Chair", 449.0, 6),
+        ("Standing Desk 60in", 799.0, 4),
+        ("Standing Desk Frame", 599.0, 2),
+        ("Dual Monitor Arm", 139.0, 5),
+        ("Under-Desk Drawer", 119.0, 2),
+        ("Adjustable Footrest", 49.0, 3),
+    ],
 }
 ORDER_YEAR_WEIGHTS = {2023: 28, 2024: 33, 2025: 39}
 MONTH_WEIGHTS = [7, 7, 8, 8, 8, 8, 7, 8, 9, 9, 11, 12]  # Q4 peak
@@ -419,8 +770,7 @@ def _customers(rng: random.Random) -> list[Row]:
 
 def _products() -> list[Row]:
     ids = itertools.count(1)
-    return [(next(ids), name, category, price)
-            for category, items in PRODUCTS.items() for name, price, _pop in items]
+    return [(next(ids), name, category, price) for category, items in PRODUCTS.items() for name, price, _pop in items]
 
 
 def _orders(rng: random.Random, customers: list[Row], products: list[Row]) -> tuple[list[Row], list[Row]]:
@@ -428,9 +778,10 @@ def _orders(rng: random.Random, customers: list[Row], products: list[Row]) -> tu
     signups = [c[5] for c in by_signup]
     # a few customers buy a lot (Pareto-like weights, businesses more than households);
     # the key accounts are among the busiest
-    weights = [25.0 if c[0] <= len(KEY_ACCOUNTS)
-               else min(12.0, rng.paretovariate(1.6)) * SEGMENT_ACTIVITY[str(c[2])]
-               for c in by_signup]
+    weights = [
+        25.0 if c[0] <= len(KEY_ACCOUNTS) else min(12.0, rng.paretovariate(1.6)) * SEGMENT_ACTIVITY[str(c[2])]
+        for c in by_signup
+    ]
     cumulative = list(itertools.accumulate(weights))
     popularity = [pop for items in PRODUCTS.values() for _n, _p, pop in items]
 
@@ -438,7 +789,7 @@ def _orders(rng: random.Random, customers: list[Row], products: list[Row]) -> tu
     for _ in range(N_ORDERS):
         year = _weighted_year(rng, ORDER_YEAR_WEIGHTS)
         month = rng.choices(range(1, 13), weights=MONTH_WEIGHTS)[0]
-        month_end = (date(year + (month == 12), month % 12 + 1, 1) - timedelta(days=1))
+        month_end = date(year + (month == 12), month % 12 + 1, 1) - timedelta(days=1)
         dates.append(_random_date(rng, date(year, month, 1), min(month_end, AS_OF)))
     dates.sort()
 
@@ -478,32 +829,45 @@ def sales_tables(seed: int = SEED) -> list[Table]:
     products = _products()
     orders, items = _orders(rng, customers, products)
     return [
-        Table("customers",
-              "CREATE TABLE customers (id INTEGER PRIMARY KEY, name VARCHAR NOT NULL UNIQUE, "
-              "segment VARCHAR NOT NULL CHECK (segment IN ('Enterprise', 'SMB', 'Consumer')), "
-              "region VARCHAR NOT NULL CHECK (region IN ('North', 'South', 'East', 'West')), "
-              "country VARCHAR NOT NULL, signup_date DATE NOT NULL)",
-              ("id", "name", "segment", "region", "country", "signup_date"), customers),
-        Table("products",
-              "CREATE TABLE products (id INTEGER PRIMARY KEY, name VARCHAR NOT NULL UNIQUE, "
-              "category VARCHAR NOT NULL, unit_price DECIMAL(10, 2) NOT NULL)",
-              ("id", "name", "category", "unit_price"), products),
-        Table("orders",
-              "CREATE TABLE orders (id INTEGER PRIMARY KEY, "
-              "customer_id INTEGER NOT NULL REFERENCES customers(id), order_date DATE NOT NULL, "
-              "status VARCHAR NOT NULL CHECK (status IN ('completed', 'returned', 'pending')), "
-              "channel VARCHAR NOT NULL CHECK (channel IN ('online', 'retail', 'partner')))",
-              ("id", "customer_id", "order_date", "status", "channel"), orders),
-        Table("order_items",
-              "CREATE TABLE order_items (order_id INTEGER NOT NULL REFERENCES orders(id), "
-              "product_id INTEGER NOT NULL REFERENCES products(id), "
-              "quantity INTEGER NOT NULL CHECK (quantity > 0), unit_price DECIMAL(10, 2) NOT NULL, "
-              "PRIMARY KEY (order_id, product_id))",
-              ("order_id", "product_id", "quantity", "unit_price"), items),
+        Table(
+            "customers",
+            "CREATE TABLE customers (id INTEGER PRIMARY KEY, name VARCHAR NOT NULL UNIQUE, "
+            "segment VARCHAR NOT NULL CHECK (segment IN ('Enterprise', 'SMB', 'Consumer')), "
+            "region VARCHAR NOT NULL CHECK (region IN ('North', 'South', 'East', 'West')), "
+            "country VARCHAR NOT NULL, signup_date DATE NOT NULL)",
+            ("id", "name", "segment", "region", "country", "signup_date"),
+            customers,
+        ),
+        Table(
+            "products",
+            "CREATE TABLE products (id INTEGER PRIMARY KEY, name VARCHAR NOT NULL UNIQUE, "
+            "category VARCHAR NOT NULL, unit_price DECIMAL(10, 2) NOT NULL)",
+            ("id", "name", "category", "unit_price"),
+            products,
+        ),
+        Table(
+            "orders",
+            "CREATE TABLE orders (id INTEGER PRIMARY KEY, "
+            "customer_id INTEGER NOT NULL REFERENCES customers(id), order_date DATE NOT NULL, "
+            "status VARCHAR NOT NULL CHECK (status IN ('completed', 'returned', 'pending')), "
+            "channel VARCHAR NOT NULL CHECK (channel IN ('online', 'retail', 'partner')))",
+            ("id", "customer_id", "order_date", "status", "channel"),
+            orders,
+        ),
+        Table(
+            "order_items",
+            "CREATE TABLE order_items (order_id INTEGER NOT NULL REFERENCES orders(id), "
+            "product_id INTEGER NOT NULL REFERENCES products(id), "
+            "quantity INTEGER NOT NULL CHECK (quantity > 0), unit_price DECIMAL(10, 2) NOT NULL, "
+            "PRIMARY KEY (order_id, product_id))",
+            ("order_id", "product_id", "quantity", "unit_price"),
+            items,
+        ),
     ]
 
 
 # --------------------------------------------------------------------------- writers
+
 
 def _staging(target: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -550,8 +914,10 @@ def write_duckdb(target: Path, tables: Sequence[Table], stamp: str) -> None:
             for table in tables:
                 con.execute(table.ddl)
                 # column arrays in one INSERT ... SELECT: executemany is ~100x slower in DuckDB
-                columns = {name: np.array([_plain(row[i]) for row in table.rows], dtype=object)
-                           for i, name in enumerate(table.columns)}
+                columns = {
+                    name: np.array([_plain(row[i]) for row in table.rows], dtype=object)
+                    for i, name in enumerate(table.columns)
+                }
                 con.register("staging_rows", columns)
                 con.execute(f"INSERT INTO {table.name} SELECT * FROM staging_rows")
                 con.unregister("staging_rows")
@@ -576,8 +942,7 @@ def duckdb_stamp_matches(target: Path, stamp: str) -> bool:
 
         con = duckdb.connect(str(target), read_only=True)
         try:
-            found = con.execute(
-                "SELECT comment FROM duckdb_tables() WHERE table_name = 'orders'").fetchone()
+            found = con.execute("SELECT comment FROM duckdb_tables() WHERE table_name = 'orders'").fetchone()
         finally:
             con.close()
     except Exception:  # locked, corrupt or not a DuckDB file: rebuild
@@ -586,6 +951,7 @@ def duckdb_stamp_matches(target: Path, stamp: str) -> bool:
 
 
 # --------------------------------------------------------------------------- entry point
+
 
 @dataclass(frozen=True)
 class SeedResult:
@@ -615,8 +981,12 @@ def seed(root: Path, force: bool = False) -> list[SeedResult]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--force", action="store_true", help="rebuild even if the outputs are up to date")
-    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent,
-                        help="directory that holds templates/ (default: the repo root)")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        default=Path(__file__).resolve().parent.parent,
+        help="directory that holds templates/ (default: the repo root)",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     for result in seed(args.root, force=args.force):

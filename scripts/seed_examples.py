@@ -56,8 +56,13 @@ def seed_mariadb(url: str, database: str) -> dict:
 
     database = identifier(database)
     u = urlparse(url.replace("mysql+pymysql://", "mysql://"))
-    conn = pymysql.connect(host=u.hostname or "127.0.0.1", port=u.port or 3306, user=u.username or "root",
-                           password=u.password or "", autocommit=True)
+    conn = pymysql.connect(
+        host=u.hostname or "127.0.0.1",
+        port=u.port or 3306,
+        user=u.username or "root",
+        password=u.password or "",
+        autocommit=True,
+    )
     with conn.cursor() as cur:
         cur.execute(f"DROP DATABASE IF EXISTS `{database}`")
         cur.execute(f"CREATE DATABASE `{database}` CHARACTER SET utf8mb4")
@@ -88,9 +93,19 @@ def seed_elasticsearch(url: str) -> dict:
     key = os.environ.get("TICKETS_ES_API_KEY") or None
     with Elasticsearch(url, api_key=key) as es:
         es.options(ignore_status=404).indices.delete(index="tickets")
-        es.indices.create(index="tickets", mappings={"properties": {
-            "id": {"type": "keyword"}, "title": {"type": "text"}, "product": {"type": "keyword"},
-            "priority": {"type": "keyword"}, "status": {"type": "keyword"}, "hours": {"type": "integer"}}})
+        es.indices.create(
+            index="tickets",
+            mappings={
+                "properties": {
+                    "id": {"type": "keyword"},
+                    "title": {"type": "text"},
+                    "product": {"type": "keyword"},
+                    "priority": {"type": "keyword"},
+                    "status": {"type": "keyword"},
+                    "hours": {"type": "integer"},
+                }
+            },
+        )
         for ticket in tickets:
             es.index(index="tickets", id=ticket["id"], document=ticket)
         es.indices.refresh(index="tickets")

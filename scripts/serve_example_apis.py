@@ -23,14 +23,18 @@ from tests.support import graphql_api, http_api
 
 async def serve(host: str, books_port: int, flights_port: int) -> None:
     runners = []
-    for app, port in ((http_api.create_app(http_api.HttpApi(url="")), books_port),
-                      (graphql_api.create_app(graphql_api.GraphQLApi(url="")), flights_port)):
+    for app, port in (
+        (http_api.create_app(http_api.HttpApi(url="")), books_port),
+        (graphql_api.create_app(graphql_api.GraphQLApi(url="")), flights_port),
+    ):
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         await web.TCPSite(runner, host, port).start()
         runners.append(runner)
-    print(f"books API: http://{host}:{books_port}/api/books   flights GraphQL: http://{host}:{flights_port}/graphql",
-          flush=True)
+    print(
+        f"books API: http://{host}:{books_port}/api/books   flights GraphQL: http://{host}:{flights_port}/graphql",
+        flush=True,
+    )
     try:
         await asyncio.Event().wait()
     finally:

@@ -127,8 +127,11 @@ class Adapter(ABC):
     def searches_inline(self) -> bool:
         """True when a search is pure in-process arithmetic (the in-memory store, search not overridden):
         the router then calls `search_inline` in place instead of paying a task and a timeout per child."""
-        return (self._store is not None and not self._store.blocking
-                and type(self).search_templates is Adapter.search_templates)
+        return (
+            self._store is not None
+            and not self._store.blocking
+            and type(self).search_templates is Adapter.search_templates
+        )
 
     def search_inline(self, vector: np.ndarray, k: int) -> list[StoreHit]:
         return self.store.search(vector, k)

@@ -41,8 +41,11 @@ class CompositeAdapterSettings(AdapterSettings):
         return value
 
     def overrides(self) -> dict[str, Any]:
-        return {k: v for k in ("reranking", "string_similarity", "intent_model", "scoring", "performance")
-                if (v := getattr(self, k)) is not None}
+        return {
+            k: v
+            for k in ("reranking", "string_similarity", "intent_model", "scoring", "performance")
+            if (v := getattr(self, k)) is not None
+        }
 
 
 class CompositeAdapter(Adapter):
@@ -98,8 +101,10 @@ class CompositeAdapter(Adapter):
         children = {}
         for child in self.routing_sources():
             info = child.describe()
-            children[child.name] = {"total_templates": info.get("total_templates", 0),
-                                    "collection_name": info.get("collection_name")}
+            children[child.name] = {
+                "total_templates": info.get("total_templates", 0),
+                "collection_name": info.get("collection_name"),
+            }
         r = self.retrieval
         s = self.settings
         fitted = next((st.model for st in self._stages if isinstance(st, IntentModelStage) and st.model), None)
@@ -117,15 +122,24 @@ class CompositeAdapter(Adapter):
             },
             "multistage_selection": {
                 "enabled": r.reranking.enabled or r.string_similarity.enabled or r.intent_model.enabled,
-                "reranking": {"enabled": r.reranking.enabled, "provider": r.reranking.provider,
-                              "top_candidates": r.reranking.top_candidates, "weight": r.reranking.weight},
-                "intent_model": {"enabled": r.intent_model.enabled, "weight": r.intent_model.weight,
-                                 "fitted": fitted is not None,
-                                 "token_views": fitted is not None and fitted.views is not None},
-                "string_similarity": {"enabled": r.string_similarity.enabled,
-                                      "algorithm": r.string_similarity.algorithm,
-                                      "weight": r.string_similarity.weight,
-                                      "compare_fields": list(r.string_similarity.compare_fields)},
+                "reranking": {
+                    "enabled": r.reranking.enabled,
+                    "provider": r.reranking.provider,
+                    "top_candidates": r.reranking.top_candidates,
+                    "weight": r.reranking.weight,
+                },
+                "intent_model": {
+                    "enabled": r.intent_model.enabled,
+                    "weight": r.intent_model.weight,
+                    "fitted": fitted is not None,
+                    "token_views": fitted is not None and fitted.views is not None,
+                },
+                "string_similarity": {
+                    "enabled": r.string_similarity.enabled,
+                    "algorithm": r.string_similarity.algorithm,
+                    "weight": r.string_similarity.weight,
+                    "compare_fields": list(r.string_similarity.compare_fields),
+                },
                 "scoring": r.scoring.model_dump(),
             },
         }

@@ -41,7 +41,7 @@ def to_duckdb_binds(sql: str) -> str:
     for i, tok in enumerate(tokens[:-1]):
         nxt = tokens[i + 1]
         if tok.token_type == TokenType.COLON and nxt.start == tok.end + 1:
-            out.append(sql[last:tok.start])
+            out.append(sql[last : tok.start])
             out.append("$")
             last = tok.end + 1
     out.append(sql[last:])
@@ -83,8 +83,9 @@ class DuckDBAdapter(Adapter):
         if path != ":memory:" and not Path(path).exists():
             raise SourceUnavailable(self.name, "database file not found")
         try:
-            self._conn = duckdb.connect(path, read_only=conn.read_only and path != ":memory:",
-                                        config={"threads": conn.threads})
+            self._conn = duckdb.connect(
+                path, read_only=conn.read_only and path != ":memory:", config={"threads": conn.threads}
+            )
         except duckdb.Error as exc:
             log.warning("duckdb adapter %s cannot open %s: %s", self.name, path, exc)
             raise SourceUnavailable(self.name, "cannot open the database") from None

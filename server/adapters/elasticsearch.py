@@ -94,16 +94,18 @@ def parse_es_body(raw: Any) -> ParsedBody:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ValueError(f"elasticsearch{'.' + where if where else ''}: "
-                         f"{first['msg'].removeprefix('Value error, ')}") from None
+        raise ValueError(
+            f"elasticsearch{'.' + where if where else ''}: {first['msg'].removeprefix('Value error, ')}"
+        ) from None
     for path, holder in placeholders_in(body.body, ("body",)):
         keys = [p for p in path if isinstance(p, str)]
         if _SYNTAX_KEYS & set(keys):
-            raise ValueError(f"elasticsearch: placeholder '{holder.name}' inside query_string is parsed as "
-                             "query syntax; use match/term instead")
+            raise ValueError(
+                f"elasticsearch: placeholder '{holder.name}' inside query_string is parsed as "
+                "query syntax; use match/term instead"
+            )
         if "script" in keys and keys[-1] in _SCRIPT_TEXT and keys[-2:-1] == ["script"]:
-            raise ValueError(f"elasticsearch: placeholder '{holder.name}' cannot be script code; "
-                             "use script.params")
+            raise ValueError(f"elasticsearch: placeholder '{holder.name}' cannot be script code; use script.params")
     return ParsedBody(body, parsed.placeholders)
 
 
@@ -134,8 +136,10 @@ def bucket_rows(name: str, result: Any) -> list[dict[str, Any]]:
     items = buckets.items() if isinstance(buckets, dict) else ((None, b) for b in buckets)
     rows = []
     for key, bucket in items:
-        row = {"key": key if key is not None else bucket.get("key_as_string", bucket.get("key")),
-               "doc_count": bucket.get("doc_count")}
+        row = {
+            "key": key if key is not None else bucket.get("key_as_string", bucket.get("key")),
+            "doc_count": bucket.get("doc_count"),
+        }
         for sub, value in bucket.items():
             if isinstance(value, dict) and "value" in value:
                 row[sub] = value.get("value_as_string", value["value"])
@@ -168,8 +172,9 @@ class ElasticsearchAdapter(Adapter):
         secret = os.environ.get(env_name)
         if not secret:
             key = "api_key_env" if conn.api_key_env else "password_env"
-            raise ConfigError([ConfigIssue(self.name, None, f"connection.{key}",
-                                           f"environment variable {env_name} is not set")])
+            raise ConfigError(
+                [ConfigIssue(self.name, None, f"connection.{key}", f"environment variable {env_name} is not set")]
+            )
         return {"api_key": secret} if conn.api_key_env else {"basic_auth": (conn.username, secret)}
 
     async def start(self) -> None:
@@ -177,9 +182,16 @@ class ElasticsearchAdapter(Adapter):
 
         conn = self.settings.connection
         self._client = AsyncElasticsearch(
-            hosts=[conn.url], request_timeout=self.settings.query_timeout, max_retries=conn.max_retries,
-            retry_on_status=(429, 502, 503, 504), retry_on_timeout=False, connections_per_node=conn.pool_size,
-            verify_certs=conn.verify_certs, ca_certs=conn.ca_certs, **self._auth())
+            hosts=[conn.url],
+            request_timeout=self.settings.query_timeout,
+            max_retries=conn.max_retries,
+            retry_on_status=(429, 502, 503, 504),
+            retry_on_timeout=False,
+            connections_per_node=conn.pool_size,
+            verify_certs=conn.verify_certs,
+            ca_certs=conn.ca_certs,
+            **self._auth(),
+        )
 
     async def close_source(self) -> None:
         if self._client is not None:
@@ -208,7 +220,8 @@ class ElasticsearchAdapter(Adapter):
         timeout = self.settings.query_timeout
         try:
             response = await asyncio.wait_for(
-                self._client.search(index=request["index"], body=request["body"]), timeout + 1)
+                self._client.search(index=request["index"], body=request["body"]), timeout + 1
+            )
         except (TimeoutError, ConnectionTimeout):
             raise SourceTimeout(self.name, timeout) from None
         except UnsupportedProductError:
@@ -217,8 +230,9 @@ class ElasticsearchAdapter(Adapter):
             log.warning("elasticsearch adapter %s template %s: %s", self.name, template.id, exc)
             if exc.meta.status == 429 or exc.meta.status >= 500:
                 raise SourceUnavailable(self.name, f"Elasticsearch answered HTTP {exc.meta.status}") from None
-            raise QueryFailed(self.name, f"template '{template.id}': Elasticsearch answered "
-                                         f"HTTP {exc.meta.status}") from None
+            raise QueryFailed(
+                self.name, f"template '{template.id}': Elasticsearch answered HTTP {exc.meta.status}"
+            ) from None
         except TransportError as exc:
             log.warning("elasticsearch adapter %s cannot reach the server: %s", self.name, exc)
             raise SourceUnavailable(self.name, "cannot reach Elasticsearch") from None
@@ -241,4 +255,3 @@ class ElasticsearchAdapter(Adapter):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "backend": "elasticsearch"}
-

@@ -83,8 +83,13 @@ def parse_graphql_body(raw: Any) -> ParsedBody:
 def error_summary(errors: Any) -> str:
     """Count and codes of GraphQL errors; the servers' messages go to the log only."""
     items = errors if isinstance(errors, list) else [errors]
-    codes = sorted({str(e["extensions"]["code"]) for e in items
-                    if isinstance(e, dict) and isinstance(e.get("extensions"), dict) and "code" in e["extensions"]})
+    codes = sorted(
+        {
+            str(e["extensions"]["code"])
+            for e in items
+            if isinstance(e, dict) and isinstance(e.get("extensions"), dict) and "code" in e["extensions"]
+        }
+    )
     text = f"{len(items)} error{'s' if len(items) != 1 else ''}"
     return text + (f" (codes: {', '.join(codes)})" if codes else "")
 
@@ -110,22 +115,28 @@ class GraphQLAdapter(WebAPIAdapter):
 
     async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
         request = self.request_for(template, params)
-        reply = await self.client.call("POST", URL(self.settings.connection.url), body=request,
-                                       timeout=self.settings.query_timeout, accept_error_json=True)
+        reply = await self.client.call(
+            "POST",
+            URL(self.settings.connection.url),
+            body=request,
+            timeout=self.settings.query_timeout,
+            accept_error_json=True,
+        )
         data = reply.data if isinstance(reply.data, dict) else {}
         if data.get("errors"):
             log.warning("graphql adapter %s template %s: errors %s", self.name, template.id, data["errors"])
-            raise QueryFailed(self.name, f"template '{template.id}': the GraphQL server returned "
-                                         f"{error_summary(data['errors'])}")
+            raise QueryFailed(
+                self.name, f"template '{template.id}': the GraphQL server returned {error_summary(data['errors'])}"
+            )
         if reply.status >= 300 or not isinstance(data.get("data"), dict):
-            raise QueryFailed(self.name, f"template '{template.id}': the reply has no data "
-                                         f"(HTTP {reply.status})")
+            raise QueryFailed(self.name, f"template '{template.id}': the reply has no data (HTTP {reply.status})")
         mapping: ResponseMapping = template.body.response
         try:
             items = extract_items(data["data"], mapping.items_path)
         except MissingItems:
-            raise QueryFailed(self.name, f"template '{template.id}': the reply has nothing at "
-                                         f"items_path '{mapping.items_path}'") from None
+            raise QueryFailed(
+                self.name, f"template '{template.id}': the reply has nothing at items_path '{mapping.items_path}'"
+            ) from None
         rows, columns, truncated = map_rows(items, mapping, self.settings.max_rows)
         return QueryResult(rows=rows, columns=columns, truncated=truncated)
 

@@ -123,24 +123,34 @@ class HTTPAdapter(WebAPIAdapter):
     def render_request(self, template: Template, params: dict[str, Any]) -> dict[str, Any]:
         """Method, URL, query pairs, headers and JSON body exactly as they will be sent."""
         body: HTTPBody = template.body
-        segments = [encode_segment(s.name, params.get(s.name)) if isinstance(s, Placeholder) else s
-                    for s in body.path]
+        segments = [encode_segment(s.name, params.get(s.name)) if isinstance(s, Placeholder) else s for s in body.path]
         base = self.settings.connection.url.rstrip("/")
         url = URL(base + "/" + "/".join(segments), encoded=True)
-        return {"method": body.method, "url": url, "query": query_pairs(body.query, params),
-                "headers": dict(body.headers), "body": render(body.body, params)}
+        return {
+            "method": body.method,
+            "url": url,
+            "query": query_pairs(body.query, params),
+            "headers": dict(body.headers),
+            "body": render(body.body, params),
+        }
 
     async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
         request = self.request_for(template, params)
-        reply = await self.client.call(request["method"], request["url"], query=request["query"],
-                                       body=request["body"], headers=request["headers"],
-                                       timeout=self.settings.query_timeout)
+        reply = await self.client.call(
+            request["method"],
+            request["url"],
+            query=request["query"],
+            body=request["body"],
+            headers=request["headers"],
+            timeout=self.settings.query_timeout,
+        )
         mapping: ResponseMapping = template.body.response
         try:
             items = extract_items(reply.data, mapping.items_path)
         except MissingItems:
-            raise QueryFailed(self.name, f"template '{template.id}': the reply has nothing at "
-                                         f"items_path '{mapping.items_path}'") from None
+            raise QueryFailed(
+                self.name, f"template '{template.id}': the reply has nothing at items_path '{mapping.items_path}'"
+            ) from None
         rows, columns, truncated = map_rows(items, mapping, self.settings.max_rows)
         return QueryResult(rows=rows, columns=columns, truncated=truncated)
 

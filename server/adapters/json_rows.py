@@ -69,8 +69,11 @@ def map_rows(items: list[Any], mapping: ResponseMapping, cap: int) -> tuple[list
     columns: dict[str, None] = {}
     for item in items[:cap]:
         if spec is None:
-            row = ({str(k): to_json_value(v) for k, v in item.items()} if isinstance(item, dict)
-                   else {"value": to_json_value(item)})
+            row = (
+                {str(k): to_json_value(v) for k, v in item.items()}
+                if isinstance(item, dict)
+                else {"value": to_json_value(item)}
+            )
         else:
             row = {}
             for column, path in spec.items():

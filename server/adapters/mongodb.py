@@ -24,8 +24,19 @@ from .sql import to_json_value
 log = logging.getLogger("intent_router.adapters.mongodb")
 
 # Server-side JavaScript, writes and server introspection are never allowed in a template.
-FORBIDDEN_OPERATORS = frozenset({"$where", "$function", "$accumulator", "$out", "$merge", "$currentOp",
-                                 "$listSessions", "$listLocalSessions", "$planCacheStats"})
+FORBIDDEN_OPERATORS = frozenset(
+    {
+        "$where",
+        "$function",
+        "$accumulator",
+        "$out",
+        "$merge",
+        "$currentOp",
+        "$listSessions",
+        "$listLocalSessions",
+        "$planCacheStats",
+    }
+)
 _BARE_STAGES = frozenset({"$limit", "$skip", "$sample", "$sort"})  # stage arguments that are plain values
 
 
@@ -58,8 +69,12 @@ class MongoBody(BaseModel):
 
     @model_validator(mode="after")
     def _fits_operation(self) -> MongoBody:
-        allowed = {"find": {"filter", "projection", "sort", "limit"}, "aggregate": {"pipeline"},
-                   "count": {"filter"}, "distinct": {"filter", "key"}}[self.operation]
+        allowed = {
+            "find": {"filter", "projection", "sort", "limit"},
+            "aggregate": {"pipeline"},
+            "count": {"filter"},
+            "distinct": {"filter", "key"},
+        }[self.operation]
         used = {k for k in ("filter", "pipeline", "projection", "sort", "limit", "key") if getattr(self, k) is not None}
         stray = sorted(used - allowed)
         if stray:
@@ -170,8 +185,14 @@ class MongoDBAdapter(Adapter):
 
         conn = self.settings.connection
         ms = int(conn.connect_timeout * 1000)
-        self._client = AsyncMongoClient(conn.url, maxPoolSize=conn.pool_size, serverSelectionTimeoutMS=ms,
-                                        connectTimeoutMS=ms, appname="intent-router", tz_aware=True)
+        self._client = AsyncMongoClient(
+            conn.url,
+            maxPoolSize=conn.pool_size,
+            serverSelectionTimeoutMS=ms,
+            connectTimeoutMS=ms,
+            appname="intent-router",
+            tz_aware=True,
+        )
 
     async def close_source(self) -> None:
         if self._client is not None:
@@ -220,8 +241,9 @@ class MongoDBAdapter(Adapter):
         operation = request["operation"]
         if operation == "find":
             sort = list(request["sort"].items()) if request["sort"] else None
-            cursor = coll.find(request["filter"], request["projection"], sort=sort, limit=request["limit"],
-                               max_time_ms=max_ms)
+            cursor = coll.find(
+                request["filter"], request["projection"], sort=sort, limit=request["limit"], max_time_ms=max_ms
+            )
             return await cursor.to_list(None)
         if operation == "aggregate":
             cursor = await coll.aggregate(request["pipeline"], maxTimeMS=max_ms)

@@ -47,7 +47,7 @@ def _parse(node: Any, path: Path, names: set[str], where: str) -> Any:
     if isinstance(node, Mapping):
         if PARAM_KEY in node:
             if len(node) != 1 or not isinstance(node[PARAM_KEY], str) or not _NAME.match(node[PARAM_KEY]):
-                raise ValueError(f"{_show(where, path)}: a placeholder is exactly {{\"$param\": <parameter name>}}")
+                raise ValueError(f'{_show(where, path)}: a placeholder is exactly {{"$param": <parameter name>}}')
             names.add(node[PARAM_KEY])
             return Placeholder(node[PARAM_KEY])
         out: dict[str, Any] = {}
@@ -66,8 +66,9 @@ def _parse(node: Any, path: Path, names: set[str], where: str) -> Any:
             names.add(match.group(1))
             return Placeholder(match.group(1))
         if "{{" in node:
-            raise ValueError(f"{_show(where, path)}: a placeholder must be a whole value, "
-                             f"never part of a string ({node!r})")
+            raise ValueError(
+                f"{_show(where, path)}: a placeholder must be a whole value, never part of a string ({node!r})"
+            )
         return node
     if node is None or isinstance(node, bool | int | float | dt.date | dt.datetime):
         return node
@@ -122,8 +123,9 @@ def literal_value(name: str, value: Any, dates_as_text: bool = True) -> Any:
 OnValue = Callable[[Any, Path], Any]
 
 
-def render(tree: Any, params: Mapping[str, Any], on_value: OnValue | None = None, path: Path = (),
-           dates_as_text: bool = True) -> Any:
+def render(
+    tree: Any, params: Mapping[str, Any], on_value: OnValue | None = None, path: Path = (), dates_as_text: bool = True
+) -> Any:
     """A fresh copy of the tree with every placeholder replaced by its parameter's literal value.
 
     A parameter that has no value renders as null. `on_value(value, path)` lets an adapter wrap a value

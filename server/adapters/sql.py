@@ -38,12 +38,45 @@ _DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres", "mysql": "mysql", "ma
 
 # Functions that read files, sleep, take locks or act on the server: never in a template.
 _FORBIDDEN_FUNCTIONS = {
-    "postgres": {"pg_sleep", "pg_sleep_for", "pg_sleep_until", "pg_read_file", "pg_read_binary_file", "pg_ls_dir",
-                 "pg_stat_file", "lo_import", "lo_export", "lo_get", "dblink", "dblink_exec", "pg_terminate_backend",
-                 "pg_cancel_backend", "pg_reload_conf", "set_config", "pg_advisory_lock", "pg_advisory_xact_lock",
-                 "pg_try_advisory_lock", "nextval", "setval", "txid_current", "pg_notify", "query_to_xml"},
-    "mysql": {"sleep", "benchmark", "load_file", "get_lock", "release_lock", "release_all_locks", "is_free_lock",
-              "master_pos_wait", "source_pos_wait", "sys_exec", "sys_eval"},
+    "postgres": {
+        "pg_sleep",
+        "pg_sleep_for",
+        "pg_sleep_until",
+        "pg_read_file",
+        "pg_read_binary_file",
+        "pg_ls_dir",
+        "pg_stat_file",
+        "lo_import",
+        "lo_export",
+        "lo_get",
+        "dblink",
+        "dblink_exec",
+        "pg_terminate_backend",
+        "pg_cancel_backend",
+        "pg_reload_conf",
+        "set_config",
+        "pg_advisory_lock",
+        "pg_advisory_xact_lock",
+        "pg_try_advisory_lock",
+        "nextval",
+        "setval",
+        "txid_current",
+        "pg_notify",
+        "query_to_xml",
+    },
+    "mysql": {
+        "sleep",
+        "benchmark",
+        "load_file",
+        "get_lock",
+        "release_lock",
+        "release_all_locks",
+        "is_free_lock",
+        "master_pos_wait",
+        "source_pos_wait",
+        "sys_exec",
+        "sys_eval",
+    },
 }
 # Error numbers / SQLSTATE classes by what they mean for a client.
 _MYSQL_TIMEOUT = {1969, 3024, 1317}  # max_statement_time, max_execution_time, query interrupted
@@ -141,9 +174,12 @@ class SQLAdapter(Adapter):
         with dbapi_connection.cursor() as cursor:
             cursor.execute("SELECT VERSION()")
             is_mariadb = "mariadb" in str(cursor.fetchone()[0]).lower()
-        statements = [f"SET SESSION sql_select_limit = {int(self.settings.max_rows) + 1}",
-                      f"SET SESSION max_statement_time = {seconds:.3f}" if is_mariadb
-                      else f"SET SESSION max_execution_time = {int(seconds * 1000)}"]
+        statements = [
+            f"SET SESSION sql_select_limit = {int(self.settings.max_rows) + 1}",
+            f"SET SESSION max_statement_time = {seconds:.3f}"
+            if is_mariadb
+            else f"SET SESSION max_execution_time = {int(seconds * 1000)}",
+        ]
         if self.settings.connection.read_only:
             statements.append("SET SESSION TRANSACTION READ ONLY")
         _run_session_statements(dbapi_connection, statements)
@@ -184,8 +220,9 @@ class SQLAdapter(Adapter):
             if kind == "down":
                 raise SourceUnavailable(self.name, _safe_reason(exc)) from None
             if kind == "read_only":
-                raise QueryFailed(self.name, f"template '{template.id}' tried to write; the source is read-only") \
-                    from None
+                raise QueryFailed(
+                    self.name, f"template '{template.id}' tried to write; the source is read-only"
+                ) from None
             raise QueryFailed(self.name, f"template '{template.id}' failed to run") from None
 
     def _run(self, sql: str, params: dict[str, Any], holder: dict[str, Any]) -> QueryResult:

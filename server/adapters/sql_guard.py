@@ -8,9 +8,29 @@ from sqlglot.errors import ParseError
 
 from ..templates.library import ParsedBody
 
-_WRITES = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop, exp.Alter, exp.Command,
-           exp.TruncateTable, exp.Into, exp.Set, exp.Pragma, exp.Use, exp.Grant, exp.Copy, exp.LoadData,
-           exp.Attach, exp.Detach, exp.Transaction, exp.Commit, exp.Rollback)
+_WRITES = (
+    exp.Insert,
+    exp.Update,
+    exp.Delete,
+    exp.Merge,
+    exp.Create,
+    exp.Drop,
+    exp.Alter,
+    exp.Command,
+    exp.TruncateTable,
+    exp.Into,
+    exp.Set,
+    exp.Pragma,
+    exp.Use,
+    exp.Grant,
+    exp.Copy,
+    exp.LoadData,
+    exp.Attach,
+    exp.Detach,
+    exp.Transaction,
+    exp.Commit,
+    exp.Rollback,
+)
 _QUERIES = (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Subquery)
 
 

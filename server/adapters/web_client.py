@@ -25,7 +25,6 @@ from .sql import to_json_value
 log = logging.getLogger("intent_router.adapters.web")
 
 
-
 class AuthSettings(BaseModel):
     """Credentials are named by environment variable, never written in the config."""
 
@@ -51,11 +50,13 @@ class AuthSettings(BaseModel):
 
     def headers(self, adapter: str) -> dict[str, str]:
         """Read the secrets now; a missing variable is a config error naming it."""
+
         def env(key: str, name: str | None) -> str:
             value = os.environ.get(name or "")
             if not value:
-                raise ConfigError([ConfigIssue(adapter, None, f"connection.auth.{key}",
-                                               f"environment variable {name} is not set")])
+                raise ConfigError(
+                    [ConfigIssue(adapter, None, f"connection.auth.{key}", f"environment variable {name} is not set")]
+                )
             return value
 
         if self.type == "bearer":
@@ -89,7 +90,7 @@ class RetrySettings(BaseModel):
                 return min(max(float(retry_after), 0.0), self.backoff_max)
             except ValueError:
                 pass
-        base = self.backoff_initial * (2 ** attempt)
+        base = self.backoff_initial * (2**attempt)
         return min(base * (0.5 + random.random() / 2), self.backoff_max)
 
 
@@ -150,8 +151,10 @@ class WebClient:
         if path is None:
             return {"status": "ok", "checked": False}
         try:
-            async with asyncio.timeout(timeout), self._session.get(
-                    URL(self.connection.url.rstrip("/") + path), allow_redirects=False) as response:
+            async with (
+                asyncio.timeout(timeout),
+                self._session.get(URL(self.connection.url.rstrip("/") + path), allow_redirects=False) as response,
+            ):
                 if response.status < 500:
                     return {"status": "ok"}
                 return {"status": "down", "reason": f"source answered HTTP {response.status}"}
@@ -167,9 +170,17 @@ class WebClient:
     def started(self) -> bool:
         return self._session is not None
 
-    async def call(self, method: str, url: URL, *, query: list[tuple[str, str]] | None = None,
-                   body: Any = None, headers: dict[str, str] | None = None, timeout: float,
-                   accept_error_json: bool = False) -> Reply:
+    async def call(
+        self,
+        method: str,
+        url: URL,
+        *,
+        query: list[tuple[str, str]] | None = None,
+        body: Any = None,
+        headers: dict[str, str] | None = None,
+        timeout: float,
+        accept_error_json: bool = False,
+    ) -> Reply:
         """The request, retried on 429/5xx and connection failures within the timeout."""
         if self._session is None:
             raise SourceUnavailable(self.adapter, "adapter is not started")

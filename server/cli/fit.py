@@ -46,8 +46,14 @@ async def observe(adapter: Adapter, items: list[dict[str, Any]]) -> list[Observa
         if item.get("template"):
             expected = (adapter.name if single else item.get("adapter"), item["template"])
         best = ranked[0] if ranked else None
-        out.append(Observation(expected, best.key if best else None, best.score if best else 0.0,
-                               ranked[1].score if len(ranked) > 1 else None))
+        out.append(
+            Observation(
+                expected,
+                best.key if best else None,
+                best.score if best else 0.0,
+                ranked[1].score if len(ranked) > 1 else None,
+            )
+        )
     return out
 
 
@@ -62,8 +68,12 @@ async def fit_command(config: Path, labelled: Path, adapter_name: str | None) ->
         current = evaluate(obs, policy.confidence_threshold, policy.ambiguity_margin)
         best = fit_threshold(obs)
         with_margin = fit_threshold(obs, MARGINS)
-        return {"adapter": adapter.name, "questions": len(obs),
-                "current": current.to_json(), "fitted_threshold": best.to_json(),
-                "fitted_threshold_and_margin": with_margin.to_json()}
+        return {
+            "adapter": adapter.name,
+            "questions": len(obs),
+            "current": current.to_json(),
+            "fitted_threshold": best.to_json(),
+            "fitted_threshold_and_margin": with_margin.to_json(),
+        }
     finally:
         await runtime.close()

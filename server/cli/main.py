@@ -106,14 +106,22 @@ async def _reindex(config: Path) -> int:
     loaded = load_config(config)
     runtime = await build_runtime(loaded, rebuild_stores=True)
     try:
-        adapters = {name: {"templates": len(loaded.templates.get(name, [])), "texts_embedded": r.texts_embedded}
-                    for name, r in runtime.index_reports.items()}
+        adapters = {
+            name: {"templates": len(loaded.templates.get(name, [])), "texts_embedded": r.texts_embedded}
+            for name, r in runtime.index_reports.items()
+        }
         computed = sum(getattr(getattr(e, "stats", None), "computed", 0) for e in runtime.embedders.values())
-        body = {"reindexed": adapters, "store_backend": loaded.app.store.backend,
-                "texts_computed_by_model": computed, "seconds": round(runtime.build_seconds, 3)}
+        body = {
+            "reindexed": adapters,
+            "store_backend": loaded.app.store.backend,
+            "texts_computed_by_model": computed,
+            "seconds": round(runtime.build_seconds, 3),
+        }
         if loaded.app.store.backend == "memory":
-            body["note"] = ("the memory store lives inside the server process and is built when the server "
-                            "starts; this command refreshed the embedding cache and checked that every adapter starts")
+            body["note"] = (
+                "the memory store lives inside the server process and is built when the server "
+                "starts; this command refreshed the embedding cache and checked that every adapter starts"
+            )
         print(json.dumps(body, indent=2))
         return 0
     finally:

@@ -25,8 +25,11 @@ def serve(config: Path, host: str | None, port: int | None) -> int:
     port = settings.port if port is None else port
     auth = app_settings.auth
     if not auth.enabled and not is_loopback(host):
-        print(f"refusing to listen on {host}: no API keys are configured (auth.client_keys / auth.admin_key_env). "
-              "Configure keys, or listen on 127.0.0.1.", file=sys.stderr)
+        print(
+            f"refusing to listen on {host}: no API keys are configured (auth.client_keys / auth.admin_key_env). "
+            "Configure keys, or listen on 127.0.0.1.",
+            file=sys.stderr,
+        )
         return 2
     missing = missing_key_envs(auth)
     if missing:
@@ -47,8 +50,13 @@ async def _serve(config: Path, host: str, port: int) -> None:
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
-    log.info("Intent Router listening on http://%s:%d (%d adapters, started in %.2f s)", host, port,
-             len(runtime.adapters), runtime.build_seconds)
+    log.info(
+        "Intent Router listening on http://%s:%d (%d adapters, started in %.2f s)",
+        host,
+        port,
+        len(runtime.adapters),
+        runtime.build_seconds,
+    )
     try:
         await asyncio.Event().wait()
     finally:

@@ -94,8 +94,13 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
                 continue
             if settings.name in where:
                 first_doc, first_path = where[settings.name]
-                issues.append(doc.issue((*path, "name"), f"duplicate adapter name '{settings.name}' "
-                                        f"(first defined in {first_doc.file}:{first_doc.line_of(first_path)})"))
+                issues.append(
+                    doc.issue(
+                        (*path, "name"),
+                        f"duplicate adapter name '{settings.name}' "
+                        f"(first defined in {first_doc.file}:{first_doc.line_of(first_path)})",
+                    )
+                )
                 continue
             where[settings.name] = (doc, path)
             if settings.enabled:
@@ -120,8 +125,9 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
                 known = "disabled" if child in where else "unknown"
                 issues.append(doc.issue((*path, "child_adapters"), f"{known} child adapter '{child}'"))
             elif registry.get(by_name[child].type).body_key is None:
-                issues.append(doc.issue((*path, "child_adapters"),
-                                        f"child '{child}' has no templates (composites cannot nest)"))
+                issues.append(
+                    doc.issue((*path, "child_adapters"), f"child '{child}' has no templates (composites cannot nest)")
+                )
         if hasattr(settings, "overrides"):
             try:
                 merged = app.composite_retrieval.merged(settings.overrides())
@@ -130,12 +136,17 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
                 continue
             provider = merged.reranking.provider
             if merged.reranking.enabled and provider not in app.rerankers:
-                issues.append(doc.issue((*path, "reranking", "provider"),
-                                        f"reranker '{provider}' is not in config.yaml's rerankers section"))
+                issues.append(
+                    doc.issue(
+                        (*path, "reranking", "provider"),
+                        f"reranker '{provider}' is not in config.yaml's rerankers section",
+                    )
+                )
     if issues:
         raise ConfigError(issues)
-    return LoadedConfig(root=root, config_file=config_file, app=app, adapters=adapters,
-                        templates=templates, files=files)
+    return LoadedConfig(
+        root=root, config_file=config_file, app=app, adapters=adapters, templates=templates, files=files
+    )
 
 
 def _adapters_in(doc: YamlDocument, registry: AdapterRegistry):
@@ -158,8 +169,11 @@ def _adapters_in(doc: YamlDocument, registry: AdapterRegistry):
         try:
             cls = registry.get(type_name)
         except UnknownAdapterType:
-            yield None, path, [doc.issue((*path, "type"),
-                                         f"unknown adapter type '{type_name}' (known: {registry.names()})")]
+            yield (
+                None,
+                path,
+                [doc.issue((*path, "type"), f"unknown adapter type '{type_name}' (known: {registry.names()})")],
+            )
             continue
         try:
             yield cls.settings_model.model_validate(raw), path, []

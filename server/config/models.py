@@ -54,6 +54,8 @@ class AppSettings(_Strict):
     def _reranker_exists(self) -> AppSettings:
         provider = self.composite_retrieval.reranking.provider
         if self.composite_retrieval.reranking.enabled and provider not in self.rerankers:
-            raise ValueError(f"composite_retrieval.reranking.provider '{provider}' is not in the rerankers section "
-                             f"(have: {sorted(self.rerankers)})")
+            raise ValueError(
+                f"composite_retrieval.reranking.provider '{provider}' is not in the rerankers section "
+                f"(have: {sorted(self.rerankers)})"
+            )
         return self

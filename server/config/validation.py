@@ -36,7 +36,7 @@ def _message(err: dict[str, Any]) -> str:
     if kind == "literal_error":
         return f"{msg} (got {err.get('input')!r})"
     if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
+        msg = msg[len("Value error, ") :]
     return msg
 
 

@@ -65,14 +65,18 @@ class _Builder:
             for key_node, value_node in node.value:
                 key = self._scalar.construct_object(key_node)
                 if not isinstance(key, str | int | float | bool) or key is None:
-                    self.issues.append(ConfigIssue(self.file, key_node.start_mark.line + 1,
-                                                   format_path(path), "mapping keys must be scalars"))
+                    self.issues.append(
+                        ConfigIssue(
+                            self.file, key_node.start_mark.line + 1, format_path(path), "mapping keys must be scalars"
+                        )
+                    )
                     continue
                 key = str(key)
                 child = (*path, key)
                 if key in out:
-                    self.issues.append(ConfigIssue(self.file, key_node.start_mark.line + 1,
-                                                   format_path(child), "duplicate key"))
+                    self.issues.append(
+                        ConfigIssue(self.file, key_node.start_mark.line + 1, format_path(child), "duplicate key")
+                    )
                 self.lines[child] = key_node.start_mark.line + 1
                 out[key] = self.build(value_node, child)
             return out
@@ -92,8 +96,9 @@ class _Builder:
                 return self.environ[name]
             if default is not None:
                 return default
-            self.issues.append(ConfigIssue(self.file, line, format_path(path),
-                                           f"environment variable {name} is not set"))
+            self.issues.append(
+                ConfigIssue(self.file, line, format_path(path), f"environment variable {name} is not set")
+            )
             return ""
 
         return _ENV.sub(repl, text)

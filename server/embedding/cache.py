@@ -70,7 +70,7 @@ class _DiskCache:
         found: dict[bytes, np.ndarray] = {}
         with self._lock:
             for start in range(0, len(keys), _LOOKUP_CHUNK):
-                chunk = keys[start:start + _LOOKUP_CHUNK]
+                chunk = keys[start : start + _LOOKUP_CHUNK]
                 marks = ",".join("?" * len(chunk))
                 rows = self._db.execute(
                     f"SELECT text_sha256, dim, vector FROM embeddings WHERE model_id = ? AND text_sha256 IN ({marks})",
@@ -88,8 +88,9 @@ class _DiskCache:
 
     def put(self, model_id: str, items: list[tuple[bytes, np.ndarray]]) -> None:
         now = time.time()
-        rows = [(model_id, k, int(v.shape[0]), np.ascontiguousarray(v, dtype=np.float32).tobytes(), now)
-                for k, v in items]
+        rows = [
+            (model_id, k, int(v.shape[0]), np.ascontiguousarray(v, dtype=np.float32).tobytes(), now) for k, v in items
+        ]
         with self._lock:
             self._db.execute("BEGIN")
             try:

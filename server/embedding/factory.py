@@ -46,8 +46,9 @@ def build_provider(settings: EmbeddingSettings, base_dir: Path) -> Embedder:
         if not api_key:
             raise EmbeddingError(f"environment variable {settings.api_key_env} (embedding API key) is not set")
     assert settings.base_url is not None  # guaranteed by EmbeddingSettings' validator
-    return OpenAICompatibleEmbedder(settings.base_url, settings.model, api_key=api_key,
-                                    timeout=settings.timeout, batch_size=settings.batch_size)
+    return OpenAICompatibleEmbedder(
+        settings.base_url, settings.model, api_key=api_key, timeout=settings.timeout, batch_size=settings.batch_size
+    )
 
 
 def build_embedder(settings: EmbeddingSettings, base_dir: Path) -> Embedder:

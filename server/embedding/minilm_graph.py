@@ -80,25 +80,44 @@ def _layer(g: _GraphWriter, x: str, mask: str, w: dict[str, np.ndarray], p: str,
     a = f"{p}.attention.self"
     qkv_w = np.concatenate([w[f"{a}.query.weight"], w[f"{a}.key.weight"], w[f"{a}.value.weight"]], axis=0)
     qkv_b = np.concatenate([w[f"{a}.query.bias"], w[f"{a}.key.bias"], w[f"{a}.value.bias"]])
-    ctx = g.op("Attention", [x, g.const(f"{a}.qkv.wt", qkv_w.T), g.const(f"{a}.qkv.b", qkv_b), mask],
-               domain=MS, num_heads=s.heads)
+    ctx = g.op(
+        "Attention",
+        [x, g.const(f"{a}.qkv.wt", qkv_w.T), g.const(f"{a}.qkv.b", qkv_b), mask],
+        domain=MS,
+        num_heads=s.heads,
+    )
 
     o = f"{p}.attention.output"
     attn = g.matmul(ctx, w[f"{o}.dense.weight"], f"{o}.dense.wt")
-    x = g.op("SkipLayerNormalization",
-             [attn, x, g.const(f"{o}.ln.gamma", w[f"{o}.LayerNorm.weight"]),
-              g.const(f"{o}.ln.beta", w[f"{o}.LayerNorm.bias"]), g.const(f"{o}.dense.b", w[f"{o}.dense.bias"])],
-             domain=MS, epsilon=s.layer_norm_eps)
+    x = g.op(
+        "SkipLayerNormalization",
+        [
+            attn,
+            x,
+            g.const(f"{o}.ln.gamma", w[f"{o}.LayerNorm.weight"]),
+            g.const(f"{o}.ln.beta", w[f"{o}.LayerNorm.bias"]),
+            g.const(f"{o}.dense.b", w[f"{o}.dense.bias"]),
+        ],
+        domain=MS,
+        epsilon=s.layer_norm_eps,
+    )
 
     inter = g.matmul(x, w[f"{p}.intermediate.dense.weight"], f"{p}.intermediate.wt")
     inter = g.op("BiasGelu", [inter, g.const(f"{p}.intermediate.b", w[f"{p}.intermediate.dense.bias"])], domain=MS)
 
     out = g.matmul(inter, w[f"{p}.output.dense.weight"], f"{p}.output.wt")
-    return g.op("SkipLayerNormalization",
-                [out, x, g.const(f"{p}.output.ln.gamma", w[f"{p}.output.LayerNorm.weight"]),
-                 g.const(f"{p}.output.ln.beta", w[f"{p}.output.LayerNorm.bias"]),
-                 g.const(f"{p}.output.b", w[f"{p}.output.dense.bias"])],
-                domain=MS, epsilon=s.layer_norm_eps)
+    return g.op(
+        "SkipLayerNormalization",
+        [
+            out,
+            x,
+            g.const(f"{p}.output.ln.gamma", w[f"{p}.output.LayerNorm.weight"]),
+            g.const(f"{p}.output.ln.beta", w[f"{p}.output.LayerNorm.bias"]),
+            g.const(f"{p}.output.b", w[f"{p}.output.dense.bias"]),
+        ],
+        domain=MS,
+        epsilon=s.layer_norm_eps,
+    )
 
 
 def _i64(*values: int) -> np.ndarray:
@@ -115,10 +134,16 @@ def build_sentence_encoder(weights: dict[str, np.ndarray], shape: BertShape) -> 
     position_table = w["embeddings.position_embeddings.weight"] + w["embeddings.token_type_embeddings.weight"][0]
     seq_len = g.op("Slice", [g.op("Shape", ["input_ids"]), g.const("one", _i64(1)), g.const("two", _i64(2))])
     positions = g.op("Slice", [g.const("position_table", position_table), g.const("zero", _i64(0)), seq_len])
-    x = g.op("LayerNormalization",
-             [g.op("Add", [word, positions]), g.const("embeddings.ln.gamma", w["embeddings.LayerNorm.weight"]),
-              g.const("embeddings.ln.beta", w["embeddings.LayerNorm.bias"])],
-             axis=-1, epsilon=shape.layer_norm_eps)
+    x = g.op(
+        "LayerNormalization",
+        [
+            g.op("Add", [word, positions]),
+            g.const("embeddings.ln.gamma", w["embeddings.LayerNorm.weight"]),
+            g.const("embeddings.ln.beta", w["embeddings.LayerNorm.bias"]),
+        ],
+        axis=-1,
+        epsilon=shape.layer_norm_eps,
+    )
 
     mask_i32 = g.op("Cast", ["attention_mask"], to=TensorProto.INT32)  # raw 0/1 mask for Attention
     for i in range(shape.layers):
@@ -131,18 +156,23 @@ def build_sentence_encoder(weights: dict[str, np.ndarray], shape: BertShape) -> 
     mask3 = g.op("Unsqueeze", [g.op("Cast", ["attention_mask"], to=TensorProto.FLOAT), g.const("axis2", _i64(2))])
     axis1 = g.const("axis1", _i64(1))
     summed = g.op("ReduceSum", [g.op("Mul", [x, mask3]), axis1], keepdims=0)
-    counts = g.op("Max", [g.op("ReduceSum", [mask3, axis1], keepdims=0),
-                          g.const("min_count", np.array(1e-9, dtype=np.float32))])
+    counts = g.op(
+        "Max", [g.op("ReduceSum", [mask3, axis1], keepdims=0), g.const("min_count", np.array(1e-9, dtype=np.float32))]
+    )
     pooled = g.op("Div", [summed, counts])
-    norm = g.op("Max", [g.op("ReduceL2", [pooled], axes=[-1], keepdims=1),
-                        g.const("min_norm", np.array(1e-12, dtype=np.float32))])
+    norm = g.op(
+        "Max",
+        [g.op("ReduceL2", [pooled], axes=[-1], keepdims=1), g.const("min_norm", np.array(1e-12, dtype=np.float32))],
+    )
     g.nodes.append(helper.make_node("Div", [pooled, norm], ["sentence_embedding"], name="normalise"))
 
-    inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"])
-              for n in ("input_ids", "attention_mask")]
+    inputs = [
+        helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"]) for n in ("input_ids", "attention_mask")
+    ]
     outputs = [helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", shape.hidden])]
-    outputs += [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["batch", "seq", shape.hidden])
-                for n in TOKEN_OUTPUTS]
+    outputs += [
+        helper.make_tensor_value_info(n, TensorProto.FLOAT, ["batch", "seq", shape.hidden]) for n in TOKEN_OUTPUTS
+    ]
     graph = helper.make_graph(g.nodes, "sentence_encoder", inputs, outputs, initializer=g.inits)
     return helper.make_model(
         graph,

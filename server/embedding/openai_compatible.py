@@ -89,8 +89,9 @@ class OpenAICompatibleEmbedder(Embedder):
         return self._session
 
     async def _embed_with(self, session: aiohttp.ClientSession, texts: list[str]) -> np.ndarray:
-        parts = [await self._post(session, texts[i:i + self.batch_size])
-                 for i in range(0, len(texts), self.batch_size)]
+        parts = [
+            await self._post(session, texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)
+        ]
         return l2_normalise(np.concatenate(parts))
 
     async def _post(self, session: aiohttp.ClientSession, batch: list[str]) -> np.ndarray:

@@ -9,9 +9,7 @@ from pydantic import BaseModel, Field, model_validator
 from ..config.types import EnvVarName
 
 # Names accepted for the bundled local model; all mean the same weights.
-MINILM_MODEL_NAMES = frozenset(
-    {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
-)
+MINILM_MODEL_NAMES = frozenset({"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"})
 
 
 class EmbeddingCacheSettings(BaseModel, extra="forbid"):

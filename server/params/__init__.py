@@ -4,5 +4,12 @@ from .base import ExtractedValue, Extraction, ParameterExtractor, ParamProblem
 from .extractor import TemplateParameterExtractor
 from .settings import LLMExtractionSettings, ParameterExtractionSettings
 
-__all__ = ["ExtractedValue", "Extraction", "LLMExtractionSettings", "ParamProblem", "ParameterExtractionSettings",
-           "ParameterExtractor", "TemplateParameterExtractor"]
+__all__ = [
+    "ExtractedValue",
+    "Extraction",
+    "LLMExtractionSettings",
+    "ParamProblem",
+    "ParameterExtractionSettings",
+    "ParameterExtractor",
+    "TemplateParameterExtractor",
+]

@@ -60,8 +60,11 @@ class Extraction:
 
     def to_json(self) -> dict[str, Any]:
         """The whole extraction, for test_routing and debugging."""
-        out: dict[str, Any] = {"values": self.values, "trace": [t.to_json() for t in self.trace],
-                               "problems": [p.to_json() for p in self.problems]}
+        out: dict[str, Any] = {
+            "values": self.values,
+            "trace": [t.to_json() for t in self.trace],
+            "problems": [p.to_json() for p in self.problems],
+        }
         if self.llm is not None:
             out["llm"] = self.llm
         return out

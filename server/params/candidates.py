@@ -46,8 +46,11 @@ def number_candidates(spec: ParameterSpec, role: Role, mentions: list[NumberMent
             continue
         score = _number_score(spec, role, m, names)
         if score > 0:
-            out.append(Candidate(spec.name, m.value, m.span, m.text, "number_words" if m.from_words else "number",
-                                 score, key=id(m)))
+            out.append(
+                Candidate(
+                    spec.name, m.value, m.span, m.text, "number_words" if m.from_words else "number", score, key=id(m)
+                )
+            )
     return out
 
 
@@ -135,13 +138,21 @@ def year_from_dates(spec: ParameterSpec, mentions: list[DateMention]) -> list[Ca
 
 # --- closed lists --------------------------------------------------------------------------
 def choice_candidates(spec: ParameterSpec, matches: list[ChoiceMatch]) -> list[Candidate]:
-    return [Candidate(spec.name, m.value, m.span, m.text, m.extractor, m.score, key=("choice", m.span))
-            for m in matches]
+    return [
+        Candidate(spec.name, m.value, m.span, m.text, m.extractor, m.score, key=("choice", m.span)) for m in matches
+    ]
 
 
 # --- free text -----------------------------------------------------------------------------
-def text_candidates(spec: ParameterSpec, role: Role, quoted: list[TextMatch], emails: list[TextMatch],
-                    names: list[TextMatch], cued: list[TextMatch], patterned: list[TextMatch]) -> list[Candidate]:
+def text_candidates(
+    spec: ParameterSpec,
+    role: Role,
+    quoted: list[TextMatch],
+    emails: list[TextMatch],
+    names: list[TextMatch],
+    cued: list[TextMatch],
+    patterned: list[TextMatch],
+) -> list[Candidate]:
     out = [_text(spec, t, t.score) for t in quoted + patterned]
     for t in emails:
         out.append(_text(spec, t, 0.95 if role is Role.EMAIL else 0.5))
@@ -168,10 +179,13 @@ def boolean_candidates(spec: ParameterSpec, question: str) -> list[Candidate]:
     low = question.lower()
     for w in words(question):
         if stem(w.text) in keys:
-            negated = bool(_NEGATION.search(low[max(0, w.start - 30):w.start]))
+            negated = bool(_NEGATION.search(low[max(0, w.start - 30) : w.start]))
             out.append(Candidate(spec.name, not negated, w.span, w.text, "boolean", 0.8, key=("bool", w.span)))
     for m in re.finditer(r"\b(true|false|yes|no)\b", low):
         if len(low.strip(" ?!.")) <= 5:  # the whole answer is 'yes' or 'no'
-            out.append(Candidate(spec.name, m.group() in ("true", "yes"), m.span(), m.group(), "boolean", 0.7,
-                                 key=("bool", m.span())))
+            out.append(
+                Candidate(
+                    spec.name, m.group() in ("true", "yes"), m.span(), m.group(), "boolean", 0.7, key=("bool", m.span())
+                )
+            )
     return out

@@ -19,8 +19,10 @@ from .text import Span, Word, stem, words, wordset
 # Aliases written in capitals that are also everyday words only match in capitals ('US' vs 'us').
 _COMMON_WORDS = wordset("us it in on at as no so am me we be do go up or an is of to by my oh ok id")
 # Words that identify nothing in a stored name.
-_GENERIC = wordset("the a an of and & inc inc. ltd ltd. llc co co. corp corp. corporation company group plc "
-                     "gmbh ag sa studio studios services solutions systems team department dept")
+_GENERIC = wordset(
+    "the a an of and & inc inc. ltd ltd. llc co co. corp corp. corporation company group plc "
+    "gmbh ag sa studio studios services solutions systems team department dept"
+)
 
 
 @dataclass(frozen=True)
@@ -56,8 +58,9 @@ def find_choices(question: str, phrases: list[Phrase], floor: float) -> list[Cho
     matches.sort(key=lambda m: (-m.score, -(m.span[1] - m.span[0]), m.span[0]))
     kept: list[ChoiceMatch] = []
     for m in matches:
-        if not any(k.span[0] < m.span[1] and m.span[0] < k.span[1] and k.value != m.value and k.score >= m.score
-                   for k in kept) and not any(k.span == m.span for k in kept):
+        if not any(
+            k.span[0] < m.span[1] and m.span[0] < k.span[1] and k.value != m.value and k.score >= m.score for k in kept
+        ) and not any(k.span == m.span for k in kept):
             kept.append(m)
     return kept
 
@@ -82,9 +85,9 @@ def _exact(question: str, toks: list[Word], phrases: list[Phrase]) -> list[Choic
         if not n:
             continue
         for i in range(len(toks) - n + 1):
-            if stems[i:i + n] == target:
+            if stems[i : i + n] == target:
                 span = (toks[i].start, toks[i + n - 1].end)
-                out.append(ChoiceMatch(p.value, span, question[span[0]:span[1]], p.source, 0.93))
+                out.append(ChoiceMatch(p.value, span, question[span[0] : span[1]], p.source, 0.93))
     return out
 
 
@@ -107,7 +110,7 @@ def _partial_names(question: str, toks: list[Word], phrases: list[Phrase]) -> li
         span = (hits[0].start, hits[-1].end)
         significant = [w for w in words(str(value)) if w.lower not in _GENERIC]
         coverage = len(hits) / max(1, len(significant))
-        out.append(ChoiceMatch(value, span, question[span[0]:span[1]], "partial_name", 0.78 + 0.1 * min(coverage, 1)))
+        out.append(ChoiceMatch(value, span, question[span[0] : span[1]], "partial_name", 0.78 + 0.1 * min(coverage, 1)))
     return out
 
 
@@ -122,14 +125,14 @@ def _fuzzy(question: str, toks: list[Word], phrases: list[Phrase], floor: float)
         choices = [p.text.lower() for p in group]
         for i in range(len(toks) - n + 1):
             span = (toks[i].start, toks[i + n - 1].end)
-            window = question[span[0]:span[1]].lower()
+            window = question[span[0] : span[1]].lower()
             if len(window) < 4:
                 continue
             best = process.extractOne(window, choices, scorer=fuzz.ratio, score_cutoff=floor)
             if best is None:
                 continue
             phrase = group[best[2]]
-            out.append(ChoiceMatch(phrase.value, span, question[span[0]:span[1]], "fuzzy", 0.6 + 0.3 * best[1] / 100))
+            out.append(ChoiceMatch(phrase.value, span, question[span[0] : span[1]], "fuzzy", 0.6 + 0.3 * best[1] / 100))
     return out
 
 
@@ -137,6 +140,7 @@ def suggestions(given: str, values: list[Any], limit: int = 3) -> list[Any]:
     """The valid values closest to what was asked, for a clarification."""
     if not given or not values:
         return []
-    found = process.extract(given.lower(), [str(v).lower() for v in values], scorer=fuzz.WRatio, limit=limit,
-                            score_cutoff=60)
+    found = process.extract(
+        given.lower(), [str(v).lower() for v in values], scorer=fuzz.WRatio, limit=limit, score_cutoff=60
+    )
     return [values[i] for _, _, i in found]

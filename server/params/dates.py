@@ -19,18 +19,72 @@ from .text import Span, before
 Today = Callable[[], dt.date]
 
 _MONTHS = {
-    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4, "may": 5,
-    "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9, "sept": 9, "sep": 9,
-    "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
+    "january": 1,
+    "jan": 1,
+    "february": 2,
+    "feb": 2,
+    "march": 3,
+    "mar": 3,
+    "april": 4,
+    "apr": 4,
+    "may": 5,
+    "june": 6,
+    "jun": 6,
+    "july": 7,
+    "jul": 7,
+    "august": 8,
+    "aug": 8,
+    "september": 9,
+    "sept": 9,
+    "sep": 9,
+    "october": 10,
+    "oct": 10,
+    "november": 11,
+    "nov": 11,
+    "december": 12,
+    "dec": 12,
 }
-_WEEKDAYS = {"monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "tues": 1, "wednesday": 2, "wed": 2,
-             "thursday": 3, "thu": 3, "thur": 3, "thurs": 3, "friday": 4, "fri": 4, "saturday": 5,
-             "sunday": 6}
-_ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
-             "last": 4}
-_UNIT_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-               "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20,
-               "thirty": 30, "sixty": 60, "ninety": 90, "few": 3, "couple of": 2}
+_WEEKDAYS = {
+    "monday": 0,
+    "mon": 0,
+    "tuesday": 1,
+    "tue": 1,
+    "tues": 1,
+    "wednesday": 2,
+    "wed": 2,
+    "thursday": 3,
+    "thu": 3,
+    "thur": 3,
+    "thurs": 3,
+    "friday": 4,
+    "fri": 4,
+    "saturday": 5,
+    "sunday": 6,
+}
+_ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": 4}
+_UNIT_WORDS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "fifteen": 15,
+    "twenty": 20,
+    "thirty": 30,
+    "sixty": 60,
+    "ninety": 90,
+    "few": 3,
+    "couple of": 2,
+}
 
 MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 FULL_MONTH = r"(?P<month>january|february|march|april|may|june|july|august|september|october|november|december)"
@@ -142,8 +196,10 @@ class _Parser:
         self.scan(rf"\b{FULL_MONTH}\b", self._month_only)
         self.scan(rf"\bq(?P<q>[1-4])(?:\s+(?:of\s+)?|\s*-?\s*){YEAR}\b", self._quarter)
         self.scan(rf"\b{YEAR}\s*-?\s*q(?P<q>[1-4])\b", self._quarter)
-        self.scan(r"\b(?:the\s+)?(?P<ord>first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter(?:\s+of)?\s+"
-                  + YEAR + r"\b", self._quarter)
+        self.scan(
+            r"\b(?:the\s+)?(?P<ord>first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter(?:\s+of)?\s+" + YEAR + r"\b",
+            self._quarter,
+        )
         self.scan(r"\bq(?P<q>[1-4])\b(?!\s*-?\s*(?:of\s+)?\d)", self._quarter_this_year)
         self.scan(rf"(?<![\w$#.,/]){YEAR}(?![\w%]|,\d|\.\d)", self._year)
         self.scan(r"\b(?:fy|fiscal year)\s?'?(?P<year>(?:19|20)\d\d)\b", self._year)
@@ -152,17 +208,23 @@ class _Parser:
         self.scan(r"\bthe day before yesterday\b", lambda m: self._day(m, t - dt.timedelta(days=2)))
         self.scan(r"\btomorrow\b", lambda m: self._day(m, t + dt.timedelta(days=1)))
         self.scan(rf"\b(?P<which>this|last|previous|past|next|current|the coming)\s+{UNIT}\b", self._named_period)
-        self.scan(rf"\b(?P<which>last|past|previous|the last|the past|over the last|over the past|in the last|"
-                  rf"in the past|within the last|within the past)\s+{COUNT}\s+{UNIT}\b", self._last_n)
+        self.scan(
+            rf"\b(?P<which>last|past|previous|the last|the past|over the last|over the past|in the last|"
+            rf"in the past|within the last|within the past)\s+{COUNT}\s+{UNIT}\b",
+            self._last_n,
+        )
         self.scan(rf"\b{COUNT}\s+{UNIT}\s+ago\b", self._ago)
         self.scan(rf"\b(?:(?P<which>last|this|next|coming)\s+)?{WEEKDAY}\b", self._weekday)
-        self.scan(r"\b(?:year to date|ytd|so far this year|this year so far)\b",
-                  lambda m: Base(dt.date(t.year, 1, 1), t, "span", m.span()))
-        self.scan(r"\b(?:month to date|mtd|so far this month)\b",
-                  lambda m: Base(t.replace(day=1), t, "span", m.span()))
-        self.scan(r"\b(?:the\s+)?(?P<edge>start|beginning|end)\s+of\s+(?:the\s+)?(?P<what>(?:this|last|next)\s+"
-                  r"(?:year|month|quarter)|year|month|" + YEAR + r"|" + FULL_MONTH + r"(?:\s+(?P<y2>\d{4}))?)\b",
-                  self._edge)
+        self.scan(
+            r"\b(?:year to date|ytd|so far this year|this year so far)\b",
+            lambda m: Base(dt.date(t.year, 1, 1), t, "span", m.span()),
+        )
+        self.scan(r"\b(?:month to date|mtd|so far this month)\b", lambda m: Base(t.replace(day=1), t, "span", m.span()))
+        self.scan(
+            r"\b(?:the\s+)?(?P<edge>start|beginning|end)\s+of\s+(?:the\s+)?(?P<what>(?:this|last|next)\s+"
+            r"(?:year|month|quarter)|year|month|" + YEAR + r"|" + FULL_MONTH + r"(?:\s+(?P<y2>\d{4}))?)\b",
+            self._edge,
+        )
         return sorted(self.found, key=lambda x: x.span)
 
     # --- builders ---------------------------------------------------------------------
@@ -301,16 +363,23 @@ class _Parser:
 
 
 def _month_context(low: str, start: int) -> bool:
-    return bool(re.search(r"(?:in|since|from|of|during|until|till|before|after|between|and|to|through)\s*$",
-                          before(low, start, 12)))
+    return bool(
+        re.search(
+            r"(?:in|since|from|of|during|until|till|before|after|between|and|to|through)\s*$", before(low, start, 12)
+        )
+    )
 
 
-_SINCE = re.compile(r"(?:\bsince|\bstarting(?: from| on| in)?|\bbeginning(?: in| on)?|\bas of|\bon or after|"
-                    r"\bnot before)\s*$")
+_SINCE = re.compile(
+    r"(?:\bsince|\bstarting(?: from| on| in)?|\bbeginning(?: in| on)?|\bas of|\bon or after|"
+    r"\bnot before)\s*$"
+)
 _AFTER = re.compile(r"(?:\bafter|\blater than|\bpost)\s*$")
 _BEFORE = re.compile(r"(?:\bbefore|\bprior to|\bearlier than|\bpre)\s*$")
-_UNTIL = re.compile(r"(?:\buntil|\btill|\bthrough|\bthru|\bup to|\bup until|\bby|\bno later than|\bon or before|"
-                    r"\bnot after|\bending)\s*$")
+_UNTIL = re.compile(
+    r"(?:\buntil|\btill|\bthrough|\bthru|\bup to|\bup until|\bby|\bno later than|\bon or before|"
+    r"\bnot after|\bending)\s*$"
+)
 _FROM = re.compile(r"\bfrom\s*$")
 _ONWARDS = re.compile(r"^\s*(?:on\b|onwards?\b|forward\b|until now\b|to date\b|till now\b)")
 _RANGE_GAP = re.compile(r"^\s*(?:and|to|until|till|through|thru|-|–)\s*(?:the\s+)?(?:end\s+of\s+)?$")
@@ -326,7 +395,7 @@ def find_dates(text: str, today: dt.date) -> list[DateMention]:
         cur = bases[i]
         nxt = bases[i + 1] if i + 1 < len(bases) else None
         if nxt is not None:
-            gap = low[cur.span[1]:nxt.span[0]]
+            gap = low[cur.span[1] : nxt.span[0]]
             pre = before(low, cur.span[0], 12)
             joined = _RANGE_GAP.match(gap) and (gap.strip() not in ("and",) or re.search(r"between\s*$", pre))
             if joined and gap.strip().startswith("-") and cur.grain == "year" and nxt.grain == "year":
@@ -335,8 +404,11 @@ def find_dates(text: str, today: dt.date) -> list[DateMention]:
                 first = _with_year(cur, nxt.start.year) if not cur.year_given and nxt.year_given else cur
                 if first.start <= nxt.end:
                     span = (_operator_start(low, cur.span[0]), nxt.span[1])
-                    out.append(DateMention(first.start, nxt.end, "span", span, text[span[0]:span[1]], "between",
-                                           first.time, nxt.time))
+                    out.append(
+                        DateMention(
+                            first.start, nxt.end, "span", span, text[span[0] : span[1]], "between", first.time, nxt.time
+                        )
+                    )
                     i += 2
                     continue
         out.append(_apply_operator(text, low, cur))
@@ -369,15 +441,18 @@ def _apply_operator(text: str, low: str, base: Base) -> DateMention:
         spec = ("until", None, base.end, m)
     elif m := _SINCE.search(pre):
         spec = ("since", base.start, None, m)
-    elif (m := _FROM.search(pre)) and (base.grain == "day" or _ONWARDS.match(low[base.span[1]:])):
+    elif (m := _FROM.search(pre)) and (base.grain == "day" or _ONWARDS.match(low[base.span[1] :])):
         spec = ("since", base.start, None, m)  # 'from March 3' starts there; 'orders from 2023' are in 2023
     else:
         spec = (None, base.start, base.end, None)
     operator, start, end, match = spec
-    span_start = base.span[0] - len(match.group()) + (len(match.group()) - len(match.group().lstrip())) \
-        if match else base.span[0]
+    span_start = (
+        base.span[0] - len(match.group()) + (len(match.group()) - len(match.group().lstrip()))
+        if match
+        else base.span[0]
+    )
     span = (span_start, base.span[1])
     grain = base.grain if operator is None else "open"
     start_time = base.time if operator in (None, "since", "after") else None
     end_time = base.time if operator in (None, "until", "before") else None
-    return DateMention(start, end, grain, span, text[span[0]:span[1]], operator, start_time, end_time)
+    return DateMention(start, end, grain, span, text[span[0] : span[1]], operator, start_time, end_time)

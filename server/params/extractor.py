@@ -96,8 +96,12 @@ class _Param:
 class TemplateParameterExtractor(ParameterExtractor):
     """Deterministic extraction with an optional LLM pass for required values it could not fill."""
 
-    def __init__(self, settings: ParameterExtractionSettings | None = None, today: Today | None = None,
-                 filler: AnthropicFiller | None = None) -> None:
+    def __init__(
+        self,
+        settings: ParameterExtractionSettings | None = None,
+        today: Today | None = None,
+        filler: AnthropicFiller | None = None,
+    ) -> None:
         self.settings = settings or ParameterExtractionSettings()
         self.today = today or today_from(self.settings)
         self.values = ValuesCache(self.settings.values_ttl_seconds)
@@ -136,8 +140,9 @@ class TemplateParameterExtractor(ParameterExtractor):
             if name in chosen:
                 cand, value = chosen[name]
                 result.values[name] = value
-                result.trace.append(ExtractedValue(name, value, cand.extractor, cand.span, cand.text,
-                                                   round(cand.score, 4)))
+                result.trace.append(
+                    ExtractedValue(name, value, cand.extractor, cand.span, cand.text, round(cand.score, 4))
+                )
             elif name in rejected and rejected[name][0].score >= EXPLICIT:
                 cand, reason = rejected[name]
                 allowed = p.strict_list
@@ -205,8 +210,9 @@ class TemplateParameterExtractor(ParameterExtractor):
                 names.add(p.spec.name)
         return names
 
-    def _assign(self, params: list[_Param]) -> tuple[dict[str, tuple[Candidate, Any]],
-                                                     dict[str, tuple[Candidate, str]]]:
+    def _assign(
+        self, params: list[_Param]
+    ) -> tuple[dict[str, tuple[Candidate, Any]], dict[str, tuple[Candidate, str]]]:
         order = {p.spec.name: i for i, p in enumerate(params)}
         by_name = {p.spec.name: p for p in params}
         pool = [c for p in params for c in p.candidates]
@@ -217,8 +223,9 @@ class TemplateParameterExtractor(ParameterExtractor):
         for cand in pool:
             if cand.param in chosen:
                 continue
-            if cand.span and any(u.span and overlaps(u.span, cand.span) and not (cand.shareable and u.key == cand.key)
-                                 for u in used):
+            if cand.span and any(
+                u.span and overlaps(u.span, cand.span) and not (cand.shareable and u.key == cand.key) for u in used
+            ):
                 continue
             try:
                 value = validate(by_name[cand.param], cand.value)
@@ -245,8 +252,9 @@ class TemplateParameterExtractor(ParameterExtractor):
             result.values[spec.name] = None  # optional and unset: bound as NULL
 
     # --- LLM -----------------------------------------------------------------------------
-    async def _llm_pass(self, question: str, template: Template, params: list[_Param], result: Extraction,
-                        today: dt.date) -> None:
+    async def _llm_pass(
+        self, question: str, template: Template, params: list[_Param], result: Extraction, today: dt.date
+    ) -> None:
         missing = {p.name for p in result.problems if p.problem == "missing"}
         wanted = [p for p in params if p.spec.name in missing and p.spec.required]
         if not wanted:
@@ -270,13 +278,14 @@ class TemplateParameterExtractor(ParameterExtractor):
             try:
                 value = validate(p, raw[name])
             except InvalidValue as exc:
-                result.problems.append(problems.invalid(p.spec, given, str(exc), p.strict_list,
-                                                        suggestions(given, p.strict_list or [])))
+                result.problems.append(
+                    problems.invalid(p.spec, given, str(exc), p.strict_list, suggestions(given, p.strict_list or []))
+                )
                 continue
             at = question.lower().find(given.lower()) if given else -1
             span = (at, at + len(given)) if at >= 0 else None
             result.values[name] = value
-            result.trace.append(ExtractedValue(name, value, "llm", span, question[span[0]:span[1]] if span else None))
+            result.trace.append(ExtractedValue(name, value, "llm", span, question[span[0] : span[1]] if span else None))
             filled.append(name)
         result.llm = {"status": "ok", "asked": asked, "filled": filled}
 
@@ -311,8 +320,17 @@ def _as_list(spec: ParameterSpec, cands: list[Candidate]) -> list[Candidate]:
     spans = [c.span for c in picked if c.span]
     span = (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else None
     text = ", ".join(c.text for c in picked)
-    return [Candidate(spec.name, [c.value for c in picked], span, text, picked[0].extractor,
-                      min(c.score for c in picked), key=("list", span))]
+    return [
+        Candidate(
+            spec.name,
+            [c.value for c in picked],
+            span,
+            text,
+            picked[0].extractor,
+            min(c.score for c in picked),
+            key=("list", span),
+        )
+    ]
 
 
 __all__ = ["ParamProblem", "TemplateParameterExtractor", "today_from", "validate"]

@@ -20,8 +20,9 @@ def extraction_settings(adapter_settings: Any) -> ParameterExtractionSettings:
     return found if isinstance(found, ParameterExtractionSettings) else ParameterExtractionSettings()
 
 
-def build_extractor(adapter_settings: Any, app_settings: Any, *, today: Today | None = None,
-                    environ: Mapping[str, str] | None = None) -> ParameterExtractor:
+def build_extractor(
+    adapter_settings: Any, app_settings: Any, *, today: Today | None = None, environ: Mapping[str, str] | None = None
+) -> ParameterExtractor:
     """The adapter's extractor; the LLM pass is built only when `parameter_extraction.llm.enabled`."""
     settings = extraction_settings(adapter_settings)
     filler = None
@@ -32,7 +33,8 @@ def build_extractor(adapter_settings: Any, app_settings: Any, *, today: Today | 
             name = getattr(adapter_settings, "name", "?")
             raise ExtractionConfigError(
                 f"adapter '{name}': parameter_extraction.llm is enabled but environment variable "
-                f"{settings.llm.api_key_env} is not set or empty (it must hold the Anthropic API key)")
+                f"{settings.llm.api_key_env} is not set or empty (it must hold the Anthropic API key)"
+            )
         from .llm import AnthropicFiller
 
         filler = AnthropicFiller(settings.llm, api_key)

@@ -36,11 +36,18 @@ class AnthropicFiller:
 
         self._anthropic = anthropic
         self.settings = settings
-        self._client = anthropic.AsyncAnthropic(api_key=api_key, base_url=settings.base_url,
-                                                max_retries=settings.max_retries, timeout=settings.timeout)
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key, base_url=settings.base_url, max_retries=settings.max_retries, timeout=settings.timeout
+        )
 
-    async def fill(self, question: str, template: Template, specs: list[ParameterSpec], today: str,
-                   allowed: Mapping[str, list[Any]] | None = None) -> dict[str, Any]:
+    async def fill(
+        self,
+        question: str,
+        template: Template,
+        specs: list[ParameterSpec],
+        today: str,
+        allowed: Mapping[str, list[Any]] | None = None,
+    ) -> dict[str, Any]:
         try:
             async with asyncio.timeout(self.settings.total_timeout):
                 message = await self._client.messages.create(
@@ -54,8 +61,9 @@ class AnthropicFiller:
         except Exception as exc:  # every SDK/transport failure is mapped; provider text is never kept
             raise self._map_error(exc) from None
         try:
-            return parse_reply(getattr(message, "stop_reason", None), getattr(message, "content", None),
-                               {s.name for s in specs})
+            return parse_reply(
+                getattr(message, "stop_reason", None), getattr(message, "content", None), {s.name for s in specs}
+            )
         except LLMReplyError as exc:
             raise LLMError(str(exc)) from None
 

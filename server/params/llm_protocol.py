@@ -25,8 +25,12 @@ SYSTEM_PROMPT = (
 )
 
 _JSON_TYPES = {
-    ParameterType.STRING: "string", ParameterType.ENUM: "string", ParameterType.INTEGER: "integer",
-    ParameterType.NUMBER: "number", ParameterType.BOOLEAN: "boolean", ParameterType.DATE: "string",
+    ParameterType.STRING: "string",
+    ParameterType.ENUM: "string",
+    ParameterType.INTEGER: "integer",
+    ParameterType.NUMBER: "number",
+    ParameterType.BOOLEAN: "boolean",
+    ParameterType.DATE: "string",
     ParameterType.DATETIME: "string",
 }
 
@@ -56,8 +60,10 @@ def _item_schema(kind: ParameterType, spec: ParameterSpec, allowed: list[Any] | 
 
 def parameter_schema(spec: ParameterSpec, allowed: list[Any] | None = None) -> dict[str, Any]:
     if spec.type is ParameterType.ARRAY:
-        schema: dict[str, Any] = {"type": "array",
-                                  "items": _item_schema(spec.item_type or ParameterType.STRING, spec, allowed)}
+        schema: dict[str, Any] = {
+            "type": "array",
+            "items": _item_schema(spec.item_type or ParameterType.STRING, spec, allowed),
+        }
     else:
         schema = _item_schema(spec.type, spec, allowed)
     if spec.description:
@@ -83,11 +89,13 @@ def tool_choice() -> dict[str, Any]:
 
 
 def build_user_message(question: str, template: Template, today: str) -> str:
-    return "\n".join([
-        f"<today>{today}</today>",
-        f"<template>{html.escape(template.description)}</template>",
-        f"<question>{html.escape(question)}</question>",
-    ])
+    return "\n".join(
+        [
+            f"<today>{today}</today>",
+            f"<template>{html.escape(template.description)}</template>",
+            f"<question>{html.escape(question)}</question>",
+        ]
+    )
 
 
 def parse_reply(stop_reason: object, content: object, wanted: set[str]) -> dict[str, Any]:

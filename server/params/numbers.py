@@ -18,38 +18,69 @@ _DIGITS = re.compile(
     r"(?:\s?(?P<mult>k|K|m|M|mn|bn|B|thousand|million|billion|grand)(?![\w]))?"
     r"(?![\w]|\.\d|,\d{3})"
 )
-_MULT = {"k": 1e3, "thousand": 1e3, "grand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "bn": 1e9, "b": 1e9,
-         "billion": 1e9}
+_MULT = {
+    "k": 1e3,
+    "thousand": 1e3,
+    "grand": 1e3,
+    "m": 1e6,
+    "mn": 1e6,
+    "million": 1e6,
+    "bn": 1e9,
+    "b": 1e9,
+    "billion": 1e9,
+}
 
-_UNITS = {w: i for i, w in enumerate(re.findall(r"\w+", "zero one two three four five six seven eight nine ten eleven "
-                                                       "twelve thirteen fourteen fifteen sixteen seventeen eighteen "
-                                                       "nineteen"))}
-_TENS = {w: 10 * (i + 2)
-         for i, w in enumerate(re.findall(r"\w+", "twenty thirty forty fifty sixty seventy eighty ninety"))}
+_UNITS = {
+    w: i
+    for i, w in enumerate(
+        re.findall(
+            r"\w+",
+            "zero one two three four five six seven eight nine ten eleven "
+            "twelve thirteen fourteen fifteen sixteen seventeen eighteen "
+            "nineteen",
+        )
+    )
+}
+_TENS = {
+    w: 10 * (i + 2) for i, w in enumerate(re.findall(r"\w+", "twenty thirty forty fifty sixty seventy eighty ninety"))
+}
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
 _NUMBER_WORDS = set(_UNITS) | set(_TENS) | set(_SCALES) | {"dozen"}
 
-_GT = re.compile(r"(?:more than|greater than|over|above|exceeding|exceeds?|in excess of|bigger than|larger than|"
-                 r"higher than|north of|upwards of|beyond|>)\s*$")
+_GT = re.compile(
+    r"(?:more than|greater than|over|above|exceeding|exceeds?|in excess of|bigger than|larger than|"
+    r"higher than|north of|upwards of|beyond|>)\s*$"
+)
 _GTE = re.compile(r"(?:at least|minimum(?: of)?|min\.?|starting at|no less than|not less than|>=|≥|from)\s*$")
 _LT = re.compile(r"(?:less than|fewer than|under|below|cheaper than|lower than|smaller than|beneath|<)\s*$")
-_LTE = re.compile(r"(?:at most|up to|upto|maximum(?: of)?|max\.?|no more than|not more than|not over|"
-                  r"within|<=|≤)\s*$")
+_LTE = re.compile(
+    r"(?:at most|up to|upto|maximum(?: of)?|max\.?|no more than|not more than|not over|"
+    r"within|<=|≤)\s*$"
+)
 _MONEY_WORD = r"(?:\s*(?:dollars?|usd|bucks|euros?|eur|pounds?|gbp)\b)?"
 _GTE_AFTER = re.compile(r"^" + _MONEY_WORD + r"\s*(?:\+|or more\b|and up\b|and above\b|or higher\b|plus\b|or above\b)")
-_LTE_AFTER = re.compile(r"^" + _MONEY_WORD
-                        + r"\s*(?:or less\b|and under\b|and below\b|or lower\b|or cheaper\b|or under\b|max\b)")
+_LTE_AFTER = re.compile(
+    r"^" + _MONEY_WORD + r"\s*(?:or less\b|and under\b|and below\b|or lower\b|or cheaper\b|or under\b|max\b)"
+)
 _CURRENCY_AFTER = re.compile(r"^\s*(?:dollars?|usd|bucks|euros?|eur|pounds?|gbp)\b")
 _TIME_UNIT_AFTER = re.compile(r"^\s*(?:days?|weeks?|months?|years?|quarters?|hours?|minutes?)\b")
-_TOP_BEFORE = re.compile(r"(?:\btop|\bfirst|\bbest|\bbiggest|\blargest|\bhighest|\bworst|\bbottom|\bleading|"
-                         r"\blast|\blatest|\bnewest|\bmost recent|\blowest)\s*$")
-_TOP_AFTER = re.compile(r"^\s*(?:best|biggest|largest|highest|most|top|worst|lowest|least|latest|newest|oldest|"
-                        r"most recent|recent|greatest|leading)\b")
-_COUNT_BEFORE = re.compile(r"(?:\bshow(?: me)?|\blist|\bgive me|\bget(?: me)?|\breturn|\bdisplay|\bfetch|\bsee|"
-                           r"\bonly|\bjust|\blimit(?:ed)?(?: it)?(?: to)?|\bcap(?: it)? at|\bmax(?:imum)? of)"
-                           r"(?: the| our| my)?\s*$")
-_COUNT_AFTER = re.compile(r"^\s*(?:results?|rows?|records?|entries|items|names|people|employees|staff|customers|"
-                          r"clients|accounts|products|orders|deals|sales|requests|persons|earners|rows)\b")
+_TOP_BEFORE = re.compile(
+    r"(?:\btop|\bfirst|\bbest|\bbiggest|\blargest|\bhighest|\bworst|\bbottom|\bleading|"
+    r"\blast|\blatest|\bnewest|\bmost recent|\blowest)\s*$"
+)
+_TOP_AFTER = re.compile(
+    r"^\s*(?:best|biggest|largest|highest|most|top|worst|lowest|least|latest|newest|oldest|"
+    r"most recent|recent|greatest|leading)\b"
+)
+_COUNT_BEFORE = re.compile(
+    r"(?:\bshow(?: me)?|\blist|\bgive me|\bget(?: me)?|\breturn|\bdisplay|\bfetch|\bsee|"
+    r"\bonly|\bjust|\blimit(?:ed)?(?: it)?(?: to)?|\bcap(?: it)? at|\bmax(?:imum)? of)"
+    r"(?: the| our| my)?\s*$"
+)
+_COUNT_AFTER = re.compile(
+    r"^\s*(?:results?|rows?|records?|entries|items|names|people|employees|staff|customers|"
+    r"clients|accounts|products|orders|deals|sales|requests|persons|earners|rows)\b"
+)
 _ID_BEFORE = re.compile(r"(?:#|\bno\.?|\bnumber|\bnr\.?|\bid|\bref(?:erence)?)\s*$")
 
 
@@ -74,15 +105,24 @@ class NumberMention:
 
     @property
     def year_like(self) -> bool:
-        return (self.is_integer and 1900 <= self.value <= 2100 and not self.currency and not self.multiplied
-                and "," not in self.text and not self.from_words)
+        return (
+            self.is_integer
+            and 1900 <= self.value <= 2100
+            and not self.currency
+            and not self.multiplied
+            and "," not in self.text
+            and not self.from_words
+        )
 
 
 def find_numbers(text: str) -> list[NumberMention]:
     """Every number in `text`, with its cues, in order of appearance."""
     dated = [m.span() for m in _DATE_LIKE.finditer(text)]
-    found = [_from_digits(m) for m in _DIGITS.finditer(text)
-             if not _glued_to_word(text, m.start("num")) and not any(s <= m.start("num") < e for s, e in dated)]
+    found = [
+        _from_digits(m)
+        for m in _DIGITS.finditer(text)
+        if not _glued_to_word(text, m.start("num")) and not any(s <= m.start("num") < e for s, e in dated)
+    ]
     taken = [m.span for m in found]
     found += [m for m in _from_words(text) if not any(s[0] < m.span[1] and m.span[0] < s[1] for s in taken)]
     found.sort(key=lambda m: m.span)
@@ -107,9 +147,14 @@ def _from_digits(m: re.Match[str]) -> NumberMention:
     if mult:
         value *= _MULT[mult.lower()]
     start = m.start("cur") if m.group("cur") else m.start("num")
-    return NumberMention(value=_tidy(value), span=(start, m.end()), text=m.group().strip(),
-                         is_integer=float(_tidy(value)).is_integer(), currency=bool(m.group("cur")),
-                         multiplied=bool(mult))
+    return NumberMention(
+        value=_tidy(value),
+        span=(start, m.end()),
+        text=m.group().strip(),
+        is_integer=float(_tidy(value)).is_integer(),
+        currency=bool(m.group("cur")),
+        multiplied=bool(mult),
+    )
 
 
 def _tidy(value: float) -> float:
@@ -124,8 +169,11 @@ def _from_words(text: str) -> list[NumberMention]:
     i = 0
     while i < len(tokens):
         parts = tokens[i].lower.split("-")
-        starts_with_a = tokens[i].lower in ("a", "an") and i + 1 < len(tokens) and \
-            tokens[i + 1].lower in ("hundred", "thousand", "million", "dozen")
+        starts_with_a = (
+            tokens[i].lower in ("a", "an")
+            and i + 1 < len(tokens)
+            and tokens[i + 1].lower in ("hundred", "thousand", "million", "dozen")
+        )
         if not (all(p in _NUMBER_WORDS for p in parts) or starts_with_a):
             i += 1
             continue
@@ -138,16 +186,22 @@ def _from_words(text: str) -> list[NumberMention]:
             if all(p in _NUMBER_WORDS for p in pieces):
                 seq += pieces
                 j += 1
-            elif tokens[j].lower == "and" and seq and j + 1 < len(tokens) and \
-                    all(p in _NUMBER_WORDS for p in tokens[j + 1].lower.split("-")) and seq[-1] in _SCALES:
+            elif (
+                tokens[j].lower == "and"
+                and seq
+                and j + 1 < len(tokens)
+                and all(p in _NUMBER_WORDS for p in tokens[j + 1].lower.split("-"))
+                and seq[-1] in _SCALES
+            ):
                 j += 1
             else:
                 break
         value = words_to_number(seq)
         if value is not None and seq != ["one"]:  # a bare 'one' is nearly always a pronoun
             span = (tokens[i].start, tokens[j - 1].end)
-            out.append(NumberMention(value=value, span=span, text=text[span[0]:span[1]], is_integer=True,
-                                     from_words=True))
+            out.append(
+                NumberMention(value=value, span=span, text=text[span[0] : span[1]], is_integer=True, from_words=True)
+            )
         i = max(j, i + 1)
     return out
 
@@ -203,7 +257,7 @@ _BETWEEN = re.compile(r"^\s*(?:and|to|-|–|through|thru|until)\s*$")
 def _pair_ranges(text: str, found: list[NumberMention]) -> None:
     """'between 10 and 20', 'from 500 to 1000', '$200-$500', '50-100k': mark the low and the high end."""
     for rid, (low, high) in enumerate(itertools.pairwise(found)):
-        gap = text[low.span[1]:high.span[0]]
+        gap = text[low.span[1] : high.span[0]]
         if not _BETWEEN.match(gap) or low.range_role or low.time_unit:
             continue
         connector = gap.strip()

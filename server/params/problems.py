@@ -43,9 +43,14 @@ def hint(spec: ParameterSpec, allowed: list[Any] | None = None) -> str:
 
 def _fields(spec: ParameterSpec, allowed: list[Any] | None) -> dict[str, Any]:
     values = allowed if allowed is not None else spec.allowed_values
-    return {"type": spec.type.value, "description": spec.description or None,
-            "allowed_values": list(values[:_SHOWN_VALUES]) if values else None,
-            "min": spec.min, "max": spec.max, "pattern": spec.pattern}
+    return {
+        "type": spec.type.value,
+        "description": spec.description or None,
+        "allowed_values": list(values[:_SHOWN_VALUES]) if values else None,
+        "min": spec.min,
+        "max": spec.max,
+        "pattern": spec.pattern,
+    }
 
 
 def missing(spec: ParameterSpec, allowed: list[Any] | None = None) -> ParamProblem:
@@ -53,16 +58,24 @@ def missing(spec: ParameterSpec, allowed: list[Any] | None = None) -> ParamProbl
     return ParamProblem(spec.name, "missing", f"{label}: {hint(spec, allowed)}", **_fields(spec, allowed))
 
 
-def invalid(spec: ParameterSpec, given: str, reason: str, allowed: list[Any] | None = None,
-            suggestions: list[Any] | None = None) -> ParamProblem:
+def invalid(
+    spec: ParameterSpec, given: str, reason: str, allowed: list[Any] | None = None, suggestions: list[Any] | None = None
+) -> ParamProblem:
     message = f"{spec.name}: '{given}' does not work ({reason})"
     if suggestions:
         message += "; did you mean " + " or ".join(str(s) for s in suggestions) + "?"
-    return ParamProblem(spec.name, "invalid", message, given=given, suggestions=suggestions or None,
-                        **_fields(spec, allowed))
+    return ParamProblem(
+        spec.name, "invalid", message, given=given, suggestions=suggestions or None, **_fields(spec, allowed)
+    )
 
 
 def ambiguous(spec: ParameterSpec, given: str, options: list[Any]) -> ParamProblem:
     shown = " or ".join(str(o) for o in options)
-    return ParamProblem(spec.name, "ambiguous", f"{spec.name}: '{given}' could mean {shown}; which one?",
-                        given=given, suggestions=list(options), **_fields(spec, None))
+    return ParamProblem(
+        spec.name,
+        "ambiguous",
+        f"{spec.name}: '{given}' could mean {shown}; which one?",
+        given=given,
+        suggestions=list(options),
+        **_fields(spec, None),
+    )

@@ -42,11 +42,13 @@ def role_of(spec: ParameterSpec) -> Role:
             return Role.LIMIT
         if tokens & {"id", "no", "number", "nr"} or "number" in desc.split()[:2]:
             return Role.IDENTIFIER
-        if tokens & {"min", "minimum", "from", "above", "over", "threshold", "floor", "least", "lowest"} or \
-                re.search(r"\b(threshold|lowest|at least|minimum)\b", desc):
+        if tokens & {"min", "minimum", "from", "above", "over", "threshold", "floor", "least", "lowest"} or re.search(
+            r"\b(threshold|lowest|at least|minimum)\b", desc
+        ):
             return Role.LOWER
-        if tokens & {"max", "maximum", "to", "below", "under", "ceiling", "most", "highest"} or \
-                re.search(r"\b(highest|at most|maximum|ceiling)\b", desc):
+        if tokens & {"max", "maximum", "to", "below", "under", "ceiling", "most", "highest"} or re.search(
+            r"\b(highest|at most|maximum|ceiling)\b", desc
+        ):
             return Role.UPPER
         return Role.GENERIC
     if kind in (ParameterType.DATE, ParameterType.DATETIME):
@@ -62,7 +64,8 @@ def role_of(spec: ParameterSpec) -> Role:
     if kind is ParameterType.STRING:
         if "email" in tokens or "email" in desc:
             return Role.EMAIL
-        if tokens & {"name", "customer", "client", "employee", "manager", "person", "product", "company"} or \
-                re.search(r"\bname\b", desc):
+        if tokens & {"name", "customer", "client", "employee", "manager", "person", "product", "company"} or re.search(
+            r"\bname\b", desc
+        ):
             return Role.NAME
     return Role.GENERIC

@@ -33,12 +33,14 @@ class ParameterExtractionSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    fuzzy_score_floor: float = Field(85.0, ge=50.0, le=100.0,
-                                     description="rapidfuzz ratio (0-100) a misspelt value must reach")
+    fuzzy_score_floor: float = Field(
+        85.0, ge=50.0, le=100.0, description="rapidfuzz ratio (0-100) a misspelt value must reach"
+    )
     today: dt.date | None = Field(None, description="pin the date relative phrases count from (demo data)")
     timezone: str | None = Field(None, description="IANA zone for 'today'; the server's local zone if unset")
-    values_ttl_seconds: float | None = Field(None, gt=0, description="values_from cache lifetime; until reload "
-                                                                     "if unset")
+    values_ttl_seconds: float | None = Field(
+        None, gt=0, description="values_from cache lifetime; until reload if unset"
+    )
     llm: LLMExtractionSettings = Field(default_factory=LLMExtractionSettings)
 
     @field_validator("timezone")

@@ -30,12 +30,17 @@ jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursd
 today yesterday tomorrow q1 q2 q3 q4 fy ytd""")
 _CONNECTORS = wordset("of and & de del la le van von der da di du y")
 _SUFFIX_DOT = re.compile(r"\.(?=\s|$|[?!,])")
-_CUES = re.compile(r"\b(?:called|named|name is|by the name of|for|of|about|is|find|look up|lookup|search for|"
-                   r"to|from|with|customer|client|employee|manager|product)\s+$", re.I)
-_LOWER_CUES = re.compile(r"\b(?:called|named|by the name of|look up|lookup|find|search for|reports? to|"
-                         r"managed by|reviews? (?:of|for)|history (?:of|for)|details (?:of|for)|"
-                         r"email (?:of|for)|(?:customer|client|employee|manager|product)(?: called| named)?)\s+$",
-                         re.I)
+_CUES = re.compile(
+    r"\b(?:called|named|name is|by the name of|for|of|about|is|find|look up|lookup|search for|"
+    r"to|from|with|customer|client|employee|manager|product)\s+$",
+    re.I,
+)
+_LOWER_CUES = re.compile(
+    r"\b(?:called|named|by the name of|look up|lookup|find|search for|reports? to|"
+    r"managed by|reviews? (?:of|for)|history (?:of|for)|details (?:of|for)|"
+    r"email (?:of|for)|(?:customer|client|employee|manager|product)(?: called| named)?)\s+$",
+    re.I,
+)
 _LOWER_STOP = wordset("""in on at for from to by with about since after before during until and or but the a an
 is are was were this that these those what who which where when how please their his her its our my your
 's email emails address phone contact details review reviews history orders order sales team department
@@ -82,8 +87,9 @@ def find_pattern(question: str, pattern: str) -> list[TextMatch]:
 
 def _is_name_word(w: Word) -> bool:
     first = w.text[0]
-    return (first.isupper() or (any(c.isdigit() for c in w.text) and any(c.isalpha() for c in w.text))) \
-        and w.lower not in _MONTH_DAY
+    return (
+        first.isupper() or (any(c.isdigit() for c in w.text) and any(c.isalpha() for c in w.text))
+    ) and w.lower not in _MONTH_DAY
 
 
 def find_proper_names(question: str) -> list[TextMatch]:
@@ -98,12 +104,15 @@ def find_proper_names(question: str) -> list[TextMatch]:
             continue
         j = i + 1
         while j < len(toks):
-            gap = question[toks[j - 1].end:toks[j].start]
+            gap = question[toks[j - 1].end : toks[j].start]
             if gap.strip() not in ("", "-", "&", "'"):
                 break
             nxt = toks[j]
-            if _is_name_word(nxt) or (nxt.text.isdigit() and len(nxt.text) <= 3) or \
-                    (nxt.text.isupper() and len(nxt.text) > 1):
+            if (
+                _is_name_word(nxt)
+                or (nxt.text.isdigit() and len(nxt.text) <= 3)
+                or (nxt.text.isupper() and len(nxt.text) > 1)
+            ):
                 j += 1
             elif nxt.lower in _CONNECTORS and j + 1 < len(toks) and _is_name_word(toks[j + 1]):
                 j += 2
@@ -128,16 +137,16 @@ def find_cued_names(question: str) -> list[TextMatch]:
     toks = words(question)
     out = []
     for i, w in enumerate(toks):
-        if not _LOWER_CUES.search(question[:w.start]) or w.lower in _LOWER_STOP or w.lower in _NOT_NAMES:
+        if not _LOWER_CUES.search(question[: w.start]) or w.lower in _LOWER_STOP or w.lower in _NOT_NAMES:
             continue
         j = i
         while j < len(toks) and toks[j].lower not in _LOWER_STOP and toks[j].lower not in _MONTH_DAY and j - i < 5:
-            if j > i and question[toks[j - 1].end:toks[j].start].strip() not in ("", "-", "&"):
+            if j > i and question[toks[j - 1].end : toks[j].start].strip() not in ("", "-", "&"):
                 break
             j += 1
         if j == i:
             continue
-        value, end = _strip_possessive(question[w.start:toks[j - 1].end], toks[j - 1].end)
+        value, end = _strip_possessive(question[w.start : toks[j - 1].end], toks[j - 1].end)
         if value and not value.isdigit():
             out.append(TextMatch(value, (w.start, end), "cued_name", 0.62))
     return out
@@ -152,15 +161,17 @@ def find_tail_names(question: str) -> list[TextMatch]:
     out = []
     for i, w in enumerate(toks):
         rest = toks[i:]
-        if not _TAIL_CUE.search(question[:w.start]) or not 1 <= len(rest) <= 3:
+        if not _TAIL_CUE.search(question[: w.start]) or not 1 <= len(rest) <= 3:
             continue
-        if any(t.lower in _LOWER_STOP or t.lower in _NOT_NAMES or t.lower in _MONTH_DAY or t.text.isdigit()
-               for t in rest):
+        if any(
+            t.lower in _LOWER_STOP or t.lower in _NOT_NAMES or t.lower in _MONTH_DAY or t.text.isdigit() for t in rest
+        ):
             continue
-        if question[rest[-1].end:].strip(" ?!.") or any(
-                question[a.end:b.start].strip() not in ("", "-") for a, b in itertools.pairwise(rest)):
+        if question[rest[-1].end :].strip(" ?!.") or any(
+            question[a.end : b.start].strip() not in ("", "-") for a, b in itertools.pairwise(rest)
+        ):
             continue
-        value, end = _strip_possessive(question[w.start:rest[-1].end], rest[-1].end)
+        value, end = _strip_possessive(question[w.start : rest[-1].end], rest[-1].end)
         out.append(TextMatch(value, (w.start, end), "tail_name", 0.58))
         break
     return out

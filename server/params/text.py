@@ -52,11 +52,11 @@ def name_tokens(name: str) -> set[str]:
 
 def before(text: str, start: int, width: int = 40) -> str:
     """The lower-cased text just before `start`, for cue words like 'over' or 'top'."""
-    return text[max(0, start - width):start].lower()
+    return text[max(0, start - width) : start].lower()
 
 
 def after(text: str, end: int, width: int = 40) -> str:
-    return text[end:end + width].lower()
+    return text[end : end + width].lower()
 
 
 def wordset(text: str) -> frozenset[str]:

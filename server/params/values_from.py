@@ -33,8 +33,9 @@ def adapter_values_runner(adapter: Adapter) -> ValuesRunner:
         if parsed.placeholders:
             raise ValueError(f"values_from query {query_id} must not take parameters")
         assert adapter.body_key is not None
-        template = Template(id=query_id, description=f"valid values ({query_id})", body_key=adapter.body_key,
-                            body=parsed.value)
+        template = Template(
+            id=query_id, description=f"valid values ({query_id})", body_key=adapter.body_key, body=parsed.value
+        )
         result = await adapter.execute(template, {})
         values: list[Any] = []
         seen: set[str] = set()

@@ -7,13 +7,21 @@ from collections.abc import Sequence
 from .candidates import Candidate
 from .settings import ScoringSettings
 
-STAGE_FIELDS = {"embedding": "embedding_score", "rerank": "rerank_score",
-                "string_similarity": "string_similarity_score", "intent_model": "intent_model_score"}
+STAGE_FIELDS = {
+    "embedding": "embedding_score",
+    "rerank": "rerank_score",
+    "string_similarity": "string_similarity_score",
+    "intent_model": "intent_model_score",
+}
 DESIGN_STAGES = ("embedding", "rerank", "string_similarity")  # always listed in scoring_details
 
 
-def combine(candidates: Sequence[Candidate], weights: dict[str, float], scoring: ScoringSettings,
-            failed: frozenset[str] = frozenset()) -> None:
+def combine(
+    candidates: Sequence[Candidate],
+    weights: dict[str, float],
+    scoring: ScoringSettings,
+    failed: frozenset[str] = frozenset(),
+) -> None:
     """Set `combined_score` and `scoring_details` on each candidate.
 
     Stages that failed for this question take no part and the other weights are renormalised to
@@ -24,8 +32,11 @@ def combine(candidates: Sequence[Candidate], weights: dict[str, float], scoring:
     similarity can be negative).
     """
     for cand in candidates:
-        present = {stage: getattr(cand, field) or 0.0 for stage, field in STAGE_FIELDS.items()
-                   if stage in weights and stage not in failed}
+        present = {
+            stage: getattr(cand, field) or 0.0
+            for stage, field in STAGE_FIELDS.items()
+            if stage in weights and stage not in failed
+        }
         total = sum(weights[s] for s in present)
         if total <= 0:
             cand.combined_score = cand.embedding_score
@@ -37,6 +48,9 @@ def combine(candidates: Sequence[Candidate], weights: dict[str, float], scoring:
             value += weights[stage] / total * score
         cand.combined_score = value
         # the seed design's three keys, always present (0.0 for a stage that is off)
-        cand.scoring_details = {f"{stage}_weight": weights.get(stage, 0.0)
-                                for stage in STAGE_FIELDS if stage in DESIGN_STAGES or stage in weights}
+        cand.scoring_details = {
+            f"{stage}_weight": weights.get(stage, 0.0)
+            for stage in STAGE_FIELDS
+            if stage in DESIGN_STAGES or stage in weights
+        }
         cand.scoring_details["effective_weights"] = {s: round(weights[s] / total, 4) for s in present}

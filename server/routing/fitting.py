@@ -50,8 +50,14 @@ def evaluate(obs: Sequence[Observation], threshold: float, margin: float | None 
             in_correct += ok
             correct += ok
     n = len(obs)
-    return Fit(threshold, margin, correct / n if n else 0.0, in_correct / in_total if in_total else 0.0,
-               oos_rejected / oos_total if oos_total else None, n)
+    return Fit(
+        threshold,
+        margin,
+        correct / n if n else 0.0,
+        in_correct / in_total if in_total else 0.0,
+        oos_rejected / oos_total if oos_total else None,
+        n,
+    )
 
 
 def fit_threshold(obs: Sequence[Observation], margins: Sequence[float | None] = (None,)) -> Fit:

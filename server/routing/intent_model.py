@@ -130,7 +130,7 @@ class SparseRows:
 def _char_grams(word: str) -> list[str]:
     padded = f" {word} "
     lo, hi = CHAR_NGRAMS
-    return [padded[i:i + n] for n in range(lo, hi + 1) for i in range(len(padded) - n + 1)]
+    return [padded[i : i + n] for n in range(lo, hi + 1) for i in range(len(padded) - n + 1)]
 
 
 class LexicalFeatures:
@@ -179,7 +179,7 @@ class LexicalFeatures:
             ids.extend(grams.setdefault(f"b {a} {b}", len(grams)) for a, b in pairwise(words))
             feat_ids.append(np.unique(np.array(ids, np.int64)))
         df = np.bincount(np.concatenate(feat_ids), minlength=len(grams)) if grams else np.zeros(0, np.int64)
-        keep = np.argsort(-df, kind="stable")[:self.max_features]
+        keep = np.argsort(-df, kind="stable")[: self.max_features]
         names = list(grams)
         self.vocabulary = {names[i]: n for n, i in enumerate(keep)}
         n = len(texts)
@@ -196,12 +196,24 @@ class LexicalFeatures:
             indices.append(ids)
             data.append(values)
             indptr.append(indptr[-1] + len(ids))
-        return SparseRows(np.array(indptr), np.concatenate(indices) if indices else np.zeros(0, np.int64),
-                          np.concatenate(data).astype(np.float32) if data else np.zeros(0, np.float32))
+        return SparseRows(
+            np.array(indptr),
+            np.concatenate(indices) if indices else np.zeros(0, np.int64),
+            np.concatenate(data).astype(np.float32) if data else np.zeros(0, np.float32),
+        )
 
 
-def fit_sparse_softmax(x: SparseRows, y: np.ndarray, classes: int, features: int, *, steps: int,
-                       batch: int, learning_rate: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def fit_sparse_softmax(
+    x: SparseRows,
+    y: np.ndarray,
+    classes: int,
+    features: int,
+    *,
+    steps: int,
+    batch: int,
+    learning_rate: float,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
     """Multinomial logistic regression on sparse rows: mini-batch Adam, updating only touched rows.
 
     Each step densifies the batch over the features it uses (a few thousand), so the cost per step
@@ -217,7 +229,7 @@ def fit_sparse_softmax(x: SparseRows, y: np.ndarray, classes: int, features: int
     for t in range(1, steps + 1):
         if cursor >= len(order):
             order, cursor = rng.permutation(x.rows), 0
-        rows = order[cursor:cursor + batch]
+        rows = order[cursor : cursor + batch]
         cursor += batch
         starts, ends = x.indptr[rows], x.indptr[rows + 1]
         spans = np.concatenate([np.arange(s, e) for s, e in zip(starts, ends, strict=True)])
@@ -257,8 +269,15 @@ class LexicalModel:
         if features.size == 0:
             return None
         rows = features.transform(texts)
-        w, b = fit_sparse_softmax(rows, y, classes, features.size, steps=LEXICAL_STEPS, batch=LEXICAL_BATCH,
-                                  learning_rate=LEXICAL_LEARNING_RATE)
+        w, b = fit_sparse_softmax(
+            rows,
+            y,
+            classes,
+            features.size,
+            steps=LEXICAL_STEPS,
+            batch=LEXICAL_BATCH,
+            learning_rate=LEXICAL_LEARNING_RATE,
+        )
         return cls(features, w, b)
 
     def logits(self, text: str) -> np.ndarray:
@@ -281,8 +300,13 @@ class IntentModel:
     views: TokenViewModel | None = None  # attached by the caller when the embedder has token states
 
     @classmethod
-    def fit(cls, keys: Sequence[Hashable], examples: Sequence[np.ndarray], descriptions: Sequence[np.ndarray],
-            texts: Sequence[Sequence[str]] | None = None) -> IntentModel:
+    def fit(
+        cls,
+        keys: Sequence[Hashable],
+        examples: Sequence[np.ndarray],
+        descriptions: Sequence[np.ndarray],
+        texts: Sequence[Sequence[str]] | None = None,
+    ) -> IntentModel:
         """`examples[i]` holds template i's example vectors (at least one row), `descriptions[i]` one vector.
 
         `texts[i]` (optional) are template i's texts (description and examples) for the lexical model;
@@ -316,8 +340,9 @@ class IntentModel:
         lexical_weight = LEXICAL_WEIGHT * min(1.0, float(np.sqrt(per_template / LEXICAL_FULL_WEIGHT_EXAMPLES)))
         return cls(list(keys), mu, centred, norms, centred @ mu, starts, counts, w, b, lexical, lexical_weight)
 
-    def fused(self, query: np.ndarray, text: str | None = None,
-              views: TokenViews | None = None) -> tuple[np.ndarray, float]:
+    def fused(
+        self, query: np.ndarray, text: str | None = None, views: TokenViews | None = None
+    ) -> tuple[np.ndarray, float]:
         """Fused standardised score per template, and the question's best raw cosine."""
         q = np.asarray(query, np.float32)
         qc = normalise(q - self.mu)
@@ -330,8 +355,11 @@ class IntentModel:
         offset = float(np.linalg.norm(q - self.mu))
         raw_sims = self.norms * (offset * sims + self.centred_mu) + float(self.mu @ q)
         knn_max = np.maximum.reduceat(raw_sims, self.starts)
-        fused = (FUSION["regression"] * standardise(qc @ self.w + self.b)
-                 + FUSION["knn_lse"] * standardise(knn_lse) + FUSION["knn_max"] * standardise(knn_max))
+        fused = (
+            FUSION["regression"] * standardise(qc @ self.w + self.b)
+            + FUSION["knn_lse"] * standardise(knn_lse)
+            + FUSION["knn_max"] * standardise(knn_max)
+        )
         weight = sum(FUSION.values())
         if self.lexical is not None and text is not None:
             fused += self.lexical_weight * standardise(self.lexical.logits(text))
@@ -341,8 +369,9 @@ class IntentModel:
             fused = (fused + self.views.fused(views)) * (weight / (weight + self.views.weight))
         return fused, float(knn_max.max())
 
-    def confidences(self, query: np.ndarray, text: str | None = None,
-                    views: TokenViews | None = None) -> dict[Hashable, float]:
+    def confidences(
+        self, query: np.ndarray, text: str | None = None, views: TokenViews | None = None
+    ) -> dict[Hashable, float]:
         """0..1 confidence for every template, in the order of the fused score."""
         fused, best_cosine = self.fused(query, text, views)
         if len(fused) > 1:

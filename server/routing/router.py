@@ -82,8 +82,7 @@ class Router:
         decision = decide(ranked, self.policy)
         timings["decision"] = _ms(t)
         timings["total"] = _ms(started)
-        outcome = RoutingOutcome(question, ranked, decision, [s.name for s in sources], failures,
-                                 reports, timings)
+        outcome = RoutingOutcome(question, ranked, decision, [s.name for s in sources], failures, reports, timings)
         if self.policy.verbose:
             _log_verbose(outcome, self.policy)
         return outcome
@@ -158,16 +157,27 @@ class Router:
             if isinstance(result, BaseException):
                 if isinstance(result, asyncio.CancelledError):
                     raise result
-                reason = (f"search timed out after {timeout:g} s" if isinstance(result, TimeoutError)
-                          else f"search failed: {_reason(result)}")
+                reason = (
+                    f"search timed out after {timeout:g} s"
+                    if isinstance(result, TimeoutError)
+                    else f"search failed: {_reason(result)}"
+                )
                 log.warning("template search in %s: %s", source.name, reason)
                 failures.append(SourceFailure(source.name, reason))
                 continue
             for hit in result:
                 template = source.templates.get(hit.template_id)
                 if template is not None:
-                    candidates.append(Candidate(source.name, template, hit.score, hit.matched_text, order,
-                                                query_vector=vectors[source.embedder.model_id]))
+                    candidates.append(
+                        Candidate(
+                            source.name,
+                            template,
+                            hit.score,
+                            hit.matched_text,
+                            order,
+                            query_vector=vectors[source.embedder.model_id],
+                        )
+                    )
         return candidates, failures
 
 
@@ -182,12 +192,12 @@ def _ms(since: float) -> float:
 
 def _log_verbose(outcome: RoutingOutcome, policy: RoutingPolicy) -> None:
     log.info("[Composite] Processing query: '%s'", outcome.question)
-    log.info("[Composite] Searching across %d adapters: %s", len(outcome.adapters_searched),
-             outcome.adapters_searched)
+    log.info("[Composite] Searching across %d adapters: %s", len(outcome.adapters_searched), outcome.adapters_searched)
     chosen = outcome.decision.selected
     if chosen is None:
-        log.info("[Composite] No template above threshold %.3f (%s)", policy.confidence_threshold,
-                 outcome.decision.reason)
+        log.info(
+            "[Composite] No template above threshold %.3f (%s)", policy.confidence_threshold, outcome.decision.reason
+        )
         return
     log.info("[Composite] Routed to: %s", chosen.adapter)
     log.info("[Composite] Template: %s", chosen.template.id)

@@ -99,9 +99,13 @@ class TokenViewModel:
         rows = [*flat, *descriptions]
         y = np.concatenate([np.repeat(np.arange(len(examples)), counts), np.arange(len(examples))])
         sif = np.stack([weights.pool(v) for v in rows])
-        return cls(weights, _Regression.fit(sif, y, len(examples)),
-                   _Regression.fit(np.stack([max_pool(v) for v in rows]), y, len(examples)),
-                   normalise(sif[: len(flat)]), np.concatenate([[0], np.cumsum(counts)[:-1]]))
+        return cls(
+            weights,
+            _Regression.fit(sif, y, len(examples)),
+            _Regression.fit(np.stack([max_pool(v) for v in rows]), y, len(examples)),
+            normalise(sif[: len(flat)]),
+            np.concatenate([[0], np.cumsum(counts)[:-1]]),
+        )
 
     @property
     def weight(self) -> float:
@@ -112,5 +116,6 @@ class TokenViewModel:
         """Per-template contribution to the intent model's fused score (standardised, weighted)."""
         sif = self.sif_weights.pool(views)
         knn = np.maximum.reduceat(self.sif_examples @ normalise(sif), self.starts)
-        return (SIF_WEIGHT * (standardise(self.sif.logits(sif)) + SIF_KNN * standardise(knn))
-                + MAX_WEIGHT * standardise(self.maxed.logits(max_pool(views))))
+        return SIF_WEIGHT * (standardise(self.sif.logits(sif)) + SIF_KNN * standardise(knn)) + MAX_WEIGHT * standardise(
+            self.maxed.logits(max_pool(views))
+        )

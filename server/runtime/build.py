@@ -109,14 +109,17 @@ async def build_runtime(
     try:
         for settings in config.adapters:
             cls = registry.get(settings.type)
-            context = AdapterContext(root=config.root, lookup=runtime.get,
-                                     extra={"retrieval": app.composite_retrieval, "app": app,
-                                            **(extra_context or {})})
+            context = AdapterContext(
+                root=config.root,
+                lookup=runtime.get,
+                extra={"retrieval": app.composite_retrieval, "app": app, **(extra_context or {})},
+            )
             if cls.body_key is not None:
                 embedder = _embedder_for(settings, runtime, previous)
                 templates = config.templates.get(settings.name, [])
-                store, report = await asyncio.to_thread(_index, settings.name, templates, embedder, config,
-                                                        previous, rebuild_stores)
+                store, report = await asyncio.to_thread(
+                    _index, settings.name, templates, embedder, config, previous, rebuild_stores
+                )
                 runtime.index_reports[settings.name] = report
                 runtime.stores[settings.name] = store
                 reusable = _reusable_adapter(settings, cls, store, embedder, templates, config, previous)
@@ -156,8 +159,14 @@ def _embedder_for(settings: AdapterSettings, runtime: Runtime, previous: Runtime
     return runtime.embedders[key]
 
 
-def _index(name: str, templates: list[Template], embedder: Embedder, config: LoadedConfig,
-           previous: Runtime | None, rebuild: bool) -> tuple[TemplateStore, IndexReport]:
+def _index(
+    name: str,
+    templates: list[Template],
+    embedder: Embedder,
+    config: LoadedConfig,
+    previous: Runtime | None,
+    rebuild: bool,
+) -> tuple[TemplateStore, IndexReport]:
     """The store for one adapter, brought up to date with as little work as the change needs."""
     old = _previous_store(name, config, previous)
     donors = list(previous.stores.values()) if previous is not None else []
@@ -166,8 +175,11 @@ def _index(name: str, templates: list[Template], embedder: Embedder, config: Loa
         if rebuild:
             store.delete(list(store.template_hashes()))
         report = sync_store(store, templates, embedder, donors)
-    elif previous is not None and previous.config.templates.get(name) is templates and \
-            previous.adapters[name].context.embedder is embedder:
+    elif (
+        previous is not None
+        and previous.config.templates.get(name) is templates
+        and previous.adapters[name].context.embedder is embedder
+    ):
         return old, IndexReport(unchanged=len(templates))  # the loader handed over the very same list
     else:
         stored = old.template_hashes()
@@ -202,8 +214,15 @@ def _warm(store: TemplateStore, embedder: Embedder) -> None:
         store.search(np.zeros(dim, dtype=np.float32), 1)
 
 
-def _reusable_adapter(settings: AdapterSettings, cls: type[Adapter], store: TemplateStore, embedder: Embedder,
-                      templates: list[Template], config: LoadedConfig, previous: Runtime | None) -> Adapter | None:
+def _reusable_adapter(
+    settings: AdapterSettings,
+    cls: type[Adapter],
+    store: TemplateStore,
+    embedder: Embedder,
+    templates: list[Template],
+    config: LoadedConfig,
+    previous: Runtime | None,
+) -> Adapter | None:
     """The previous runtime's adapter when nothing it depends on changed (no new pool, no re-check)."""
     if previous is None:
         return None

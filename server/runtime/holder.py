@@ -37,13 +37,25 @@ class LoadStatus:
     generation: int = 0  # which config serves: increases with every swap
 
     def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "at": self.at, "seconds": round(self.seconds, 4), "errors": self.errors,
-                "changes": self.changes, "trigger": self.trigger, "generation": self.generation}
+        return {
+            "ok": self.ok,
+            "at": self.at,
+            "seconds": round(self.seconds, 4),
+            "errors": self.errors,
+            "changes": self.changes,
+            "trigger": self.trigger,
+            "generation": self.generation,
+        }
 
 
 class RuntimeHolder:
-    def __init__(self, config_path: Path, extra_context: dict[str, Any] | None = None,
-                 close_grace: float = 1.0, drain_limit: float = 60.0) -> None:
+    def __init__(
+        self,
+        config_path: Path,
+        extra_context: dict[str, Any] | None = None,
+        close_grace: float = 1.0,
+        drain_limit: float = 60.0,
+    ) -> None:
         self.config_path = config_path
         self.extra_context = extra_context or {}
         self.close_grace = close_grace  # an old runtime lives at least this long after a swap
@@ -72,8 +84,13 @@ class RuntimeHolder:
         self._current = runtime
         self.generation = 1
         self.last_load = self.last_good_load = LoadStatus(
-            True, time.time(), time.perf_counter() - started, changes=describe_changes(None, runtime, result),
-            trigger="start", generation=self.generation)
+            True,
+            time.time(),
+            time.perf_counter() - started,
+            changes=describe_changes(None, runtime, result),
+            trigger="start",
+            generation=self.generation,
+        )
         return runtime
 
     async def reload(self, trigger: str = "admin", rebuild_stores: bool = False) -> LoadStatus:
@@ -87,30 +104,62 @@ class RuntimeHolder:
                 result = await asyncio.to_thread(self.loader.load)
                 if result.unchanged and old is not None and not rebuild_stores:
                     self._failed_files = []
-                    return self._record(LoadStatus(True, time.time(), time.perf_counter() - started,
-                                                   changes={"unchanged": True}, trigger=trigger,
-                                                   generation=self.generation), good=True)
-                new = await build_runtime(result.config, previous=old, extra_context=self.extra_context,
-                                          rebuild_stores=rebuild_stores)
+                    return self._record(
+                        LoadStatus(
+                            True,
+                            time.time(),
+                            time.perf_counter() - started,
+                            changes={"unchanged": True},
+                            trigger=trigger,
+                            generation=self.generation,
+                        ),
+                        good=True,
+                    )
+                new = await build_runtime(
+                    result.config, previous=old, extra_context=self.extra_context, rebuild_stores=rebuild_stores
+                )
             except ConfigError as exc:
                 log.error("config reload rejected; keeping the last good config:\n%s", exc)
                 self._failed_files = sorted({i.file for i in exc.issues if i.file})
-                return self._record(LoadStatus(False, time.time(), time.perf_counter() - started, exc.to_json(),
-                                               trigger=trigger, generation=self.generation), good=False)
+                return self._record(
+                    LoadStatus(
+                        False,
+                        time.time(),
+                        time.perf_counter() - started,
+                        exc.to_json(),
+                        trigger=trigger,
+                        generation=self.generation,
+                    ),
+                    good=False,
+                )
             except Exception as exc:
                 log.exception("config reload failed while starting adapters; keeping the last good config")
                 message = getattr(exc, "message", None) or f"adapters failed to start: {type(exc).__name__}"
-                return self._record(LoadStatus(False, time.time(), time.perf_counter() - started,
-                                               [{"file": None, "line": None, "key": "", "message": message}],
-                                               trigger=trigger, generation=self.generation), good=False)
+                return self._record(
+                    LoadStatus(
+                        False,
+                        time.time(),
+                        time.perf_counter() - started,
+                        [{"file": None, "line": None, "key": "", "message": message}],
+                        trigger=trigger,
+                        generation=self.generation,
+                    ),
+                    good=False,
+                )
             self._current = new
             self.generation += 1
             self._failed_files = []
             if old is not None:
                 self._retire(old)
             changes = describe_changes(old, new, result)
-            status = LoadStatus(True, time.time(), time.perf_counter() - started, changes=changes,
-                                trigger=trigger, generation=self.generation)
+            status = LoadStatus(
+                True,
+                time.time(),
+                time.perf_counter() - started,
+                changes=changes,
+                trigger=trigger,
+                generation=self.generation,
+            )
             log.info("config reloaded (%s) in %.3f s: %s", trigger, status.seconds, _summary(changes))
             return self._record(status, good=True)
 
@@ -219,7 +268,9 @@ def describe_changes(old: Runtime | None, new: Runtime, result: LoadResult | Non
     reports = new.index_reports
     return {
         "adapters": {
-            "added": added, "removed": removed, "changed": changed,
+            "added": added,
+            "removed": removed,
+            "changed": changed,
             "renamed": [{"from": a, "to": b} for a, b in renamed],
             "reused": sorted(new.reused_adapters),
         },
@@ -257,8 +308,11 @@ def _template_diff(old: list[Template], new: list[Template]) -> dict[str, list]:
             renamed.append({"from": match, "to": tid})
             added.remove(tid)
             removed.remove(match)
-    changed = [tid for tid in after if tid in before and before[tid] is not after[tid]
-               and _content(before[tid]) != _content(after[tid])]
+    changed = [
+        tid
+        for tid in after
+        if tid in before and before[tid] is not after[tid] and _content(before[tid]) != _content(after[tid])
+    ]
     return {"added": added, "removed": removed, "changed": changed, "renamed": renamed}
 
 

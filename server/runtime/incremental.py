@@ -176,9 +176,14 @@ def _merge(entries: list[_Parsed], adapter: str) -> tuple[list[Template], list[C
         issues.extend(entry.issues)
         for template in entry.templates:
             if template.id in seen:
-                issues.append(ConfigIssue(template.source_file, template.source_line, f"templates[id={template.id}]",
-                                          f"duplicate template id in adapter '{adapter}' "
-                                          f"(first defined in {seen[template.id]})"))
+                issues.append(
+                    ConfigIssue(
+                        template.source_file,
+                        template.source_line,
+                        f"templates[id={template.id}]",
+                        f"duplicate template id in adapter '{adapter}' (first defined in {seen[template.id]})",
+                    )
+                )
                 continue
             seen[template.id] = f"{template.source_file}:{template.source_line}"
             templates.append(template)

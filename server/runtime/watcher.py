@@ -32,8 +32,9 @@ class YamlFilter(DefaultFilter):
 
 
 class ConfigWatcher:
-    def __init__(self, holder: RuntimeHolder, debounce_ms: int = 1000, step_ms: int = 50,
-                 force_polling: bool | None = None) -> None:
+    def __init__(
+        self, holder: RuntimeHolder, debounce_ms: int = 1000, step_ms: int = 50, force_polling: bool | None = None
+    ) -> None:
         self.holder = holder
         self.debounce_ms = debounce_ms  # longest a burst of changes is collected before a reload
         self.step_ms = step_ms  # quiet time that ends a burst
@@ -79,9 +80,16 @@ class ConfigWatcher:
         if not paths:
             await self._stop.wait()
             return
-        changes_iter = awatch(*paths, watch_filter=YamlFilter(), debounce=self.debounce_ms, step=self.step_ms,
-                              stop_event=self._stop, force_polling=self.force_polling, yield_on_timeout=True,
-                              rust_timeout=500)
+        changes_iter = awatch(
+            *paths,
+            watch_filter=YamlFilter(),
+            debounce=self.debounce_ms,
+            step=self.step_ms,
+            stop_event=self._stop,
+            force_polling=self.force_polling,
+            yield_on_timeout=True,
+            rust_timeout=500,
+        )
         async with contextlib.aclosing(changes_iter) as batches:
             async for changes in batches:
                 self.ready.set()

@@ -57,16 +57,20 @@ async def answer(adapter: Adapter, question: str) -> Answer:
     decision = outcome.decision
     chosen = decision.selected
     timings = dict(outcome.timings_ms)
-    metadata: dict[str, Any] = {"source": "intent", "adapter": adapter.name,
-                                "template_id": chosen.template.id if chosen else None,
-                                "reason": decision.reason}
+    metadata: dict[str, Any] = {
+        "source": "intent",
+        "adapter": adapter.name,
+        "template_id": chosen.template.id if chosen else None,
+        "reason": decision.reason,
+    }
     is_composite = adapter.body_key is None
     if is_composite:
         metadata["composite_routing"] = composite_routing_json(outcome, router)
     elif chosen is not None:
         metadata["similarity_score"] = round(chosen.embedding_score, 4)
-    confidence = round(chosen.score, 4) if chosen else (
-        round(outcome.candidates[0].score, 4) if outcome.candidates else 0.0)
+    confidence = (
+        round(chosen.score, 4) if chosen else (round(outcome.candidates[0].score, 4) if outcome.candidates else 0.0)
+    )
 
     if not decision.execute:
         status = AMBIGUOUS if chosen is not None else NO_MATCH
@@ -74,14 +78,20 @@ async def answer(adapter: Adapter, question: str) -> Answer:
         if chosen is not None:
             options = [alternative_json(chosen)] + [alternative_json(c) for c in decision.alternatives]
             metadata["alternatives"] = options
-            content = "The question matches several templates equally well: " + "; ".join(
-                f"{o['description']} ({o['adapter']}/{o['template_id']})" for o in options
-            ) + ". Please be more specific."
+            content = (
+                "The question matches several templates equally well: "
+                + "; ".join(f"{o['description']} ({o['adapter']}/{o['template_id']})" for o in options)
+                + ". Please be more specific."
+            )
         else:
             metadata["best_candidates"] = [alternative_json(c) for c in decision.alternatives]
             content = "No query template matches this question closely enough."
-        return Answer({"content": content, "rows": [], "metadata": metadata, "confidence": confidence},
-                      outcome, status, timings_ms=timings)
+        return Answer(
+            {"content": content, "rows": [], "metadata": metadata, "confidence": confidence},
+            outcome,
+            status,
+            timings_ms=timings,
+        )
 
     owner = sources[chosen.adapter]
     template = chosen.template
@@ -97,14 +107,36 @@ async def answer(adapter: Adapter, question: str) -> Answer:
         metadata["template_id"] = template.id
         metadata["clarification"] = [p.to_json() for p in extraction.problems]
         content = "To answer this I need: " + "; ".join(p.message for p in extraction.problems) + "."
-        return Answer({"content": content, "rows": [], "metadata": metadata, "confidence": confidence,
-                       "status": NEEDS_CLARIFICATION}, outcome, NEEDS_CLARIFICATION, timings_ms=timings)
+        return Answer(
+            {
+                "content": content,
+                "rows": [],
+                "metadata": metadata,
+                "confidence": confidence,
+                "status": NEEDS_CLARIFICATION,
+            },
+            outcome,
+            NEEDS_CLARIFICATION,
+            timings_ms=timings,
+        )
 
     t = time.perf_counter()
     result = await owner.execute(template, extraction.values)
     timings["execute"] = round((time.perf_counter() - t) * 1000, 3)
-    metadata.update({"status": EXECUTED, "executed_by": owner.name, "row_count": len(result.rows),
-                     "truncated": result.truncated, "columns": result.columns, "timings_ms": timings})
-    body = {"content": render_content(template, result.rows, result.truncated), "rows": result.rows,
-            "metadata": metadata, "confidence": confidence}
+    metadata.update(
+        {
+            "status": EXECUTED,
+            "executed_by": owner.name,
+            "row_count": len(result.rows),
+            "truncated": result.truncated,
+            "columns": result.columns,
+            "timings_ms": timings,
+        }
+    )
+    body = {
+        "content": render_content(template, result.rows, result.truncated),
+        "rows": result.rows,
+        "metadata": metadata,
+        "confidence": confidence,
+    }
     return Answer(body, outcome, EXECUTED, row_count=len(result.rows), timings_ms=timings)

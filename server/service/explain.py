@@ -75,8 +75,12 @@ def composite_routing_json(outcome: RoutingOutcome, router: Router) -> dict[str,
 
 
 def alternative_json(c: Candidate) -> dict[str, Any]:
-    return {"adapter": c.adapter, "template_id": c.template.id, "description": c.template.description,
-            "score": _r(c.score)}
+    return {
+        "adapter": c.adapter,
+        "template_id": c.template.id,
+        "description": c.template.description,
+        "score": _r(c.score),
+    }
 
 
 def test_routing_json(adapter: Adapter, outcome: RoutingOutcome, router: Router) -> dict[str, Any]:
@@ -114,9 +118,11 @@ def test_routing_json(adapter: Adapter, outcome: RoutingOutcome, router: Router)
             "string_similarity_enabled": retrieval.string_similarity.enabled,
             "ambiguity_margin": policy.ambiguity_margin,
             "intent_model_enabled": retrieval.intent_model.enabled,
-            "scoring_weights": {"embedding": weights.get("embedding", 1.0),
-                                "reranking": weights.get("rerank", 0.0),
-                                "string_similarity": weights.get("string_similarity", 0.0),
-                                **({"intent_model": weights["intent_model"]} if "intent_model" in weights else {})},
+            "scoring_weights": {
+                "embedding": weights.get("embedding", 1.0),
+                "reranking": weights.get("rerank", 0.0),
+                "string_similarity": weights.get("string_similarity", 0.0),
+                **({"intent_model": weights["intent_model"]} if "intent_model" in weights else {}),
+            },
         },
     }

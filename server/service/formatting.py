@@ -16,9 +16,11 @@ def render_content(template: Template, rows: list[dict[str, Any]], truncated: bo
         parts = [f"{k.replace('_', ' ')}: {_fmt(v)}" for k, v in rows[0].items()]
         return f"{template.description}. " + "; ".join(parts) + "."
     columns = list(rows[0].keys())
-    lines = [f"{template.description} ({len(rows)} row{'s' if len(rows) != 1 else ''}"
-             f"{', truncated' if truncated else ''}):",
-             " | ".join(columns), " | ".join("---" for _ in columns)]
+    lines = [
+        f"{template.description} ({len(rows)} row{'s' if len(rows) != 1 else ''}{', truncated' if truncated else ''}):",
+        " | ".join(columns),
+        " | ".join("---" for _ in columns),
+    ]
     for row in rows[:MAX_TABLE_ROWS]:
         lines.append(" | ".join(_fmt(row.get(c)) for c in columns))
     if len(rows) > MAX_TABLE_ROWS:

@@ -17,8 +17,17 @@ from sqlalchemy.engine import Engine
 
 from .record import ERROR, NO_MATCH, OUTCOMES
 
-LATENCY_STAGES = ("embed", "search", "rerank", "string_similarity", "decision", "routing", "parameters",
-                  "execute", "latency")
+LATENCY_STAGES = (
+    "embed",
+    "search",
+    "rerank",
+    "string_similarity",
+    "decision",
+    "routing",
+    "parameters",
+    "execute",
+    "latency",
+)
 SCORE_FIELDS = ("combined", "embedding", "rerank", "string_similarity")
 NICE_BUCKETS = (10, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 604800)
 HISTOGRAM_BINS = 20
@@ -58,44 +67,70 @@ def _where(t: sa.Table, w: Window) -> list:
     return clauses
 
 
-def compute(engine: Engine, t: sa.Table, w: Window, max_rows: int = 200_000,
-            unmatched_limit: int = 15) -> dict[str, Any]:
+def compute(
+    engine: Engine, t: sa.Table, w: Window, max_rows: int = 200_000, unmatched_limit: int = 15
+) -> dict[str, Any]:
     where = _where(t, w)
     count = sa.func.count()
     with engine.connect() as conn:
         outcomes = dict(conn.execute(sa.select(t.c.outcome, count).where(*where).group_by(t.c.outcome)).all())
         total = sum(outcomes.values())
         kinds = dict(conn.execute(sa.select(t.c.kind, count).where(*where).group_by(t.c.kind)).all())
-        asked = conn.execute(sa.select(t.c.adapter, count).where(*where).group_by(t.c.adapter)
-                             .order_by(count.desc())).all()
-        answered = conn.execute(sa.select(t.c.selected_adapter, count)
-                                .where(*where, t.c.selected_adapter.is_not(None))
-                                .group_by(t.c.selected_adapter).order_by(count.desc())).all()
+        asked = conn.execute(
+            sa.select(t.c.adapter, count).where(*where).group_by(t.c.adapter).order_by(count.desc())
+        ).all()
+        answered = conn.execute(
+            sa.select(t.c.selected_adapter, count)
+            .where(*where, t.c.selected_adapter.is_not(None))
+            .group_by(t.c.selected_adapter)
+            .order_by(count.desc())
+        ).all()
         executed = sa.func.sum(sa.case((t.c.outcome == "executed", 1), else_=0))
         templates = conn.execute(
-            sa.select(t.c.selected_adapter, t.c.template_id, count, executed, sa.func.avg(t.c.combined_score),
-                      sa.func.avg(t.c.embedding_score), sa.func.min(t.c.combined_score), sa.func.max(t.c.ts_ms))
+            sa.select(
+                t.c.selected_adapter,
+                t.c.template_id,
+                count,
+                executed,
+                sa.func.avg(t.c.combined_score),
+                sa.func.avg(t.c.embedding_score),
+                sa.func.min(t.c.combined_score),
+                sa.func.max(t.c.ts_ms),
+            )
             .where(*where, t.c.template_id.is_not(None))
-            .group_by(t.c.selected_adapter, t.c.template_id).order_by(count.desc(), t.c.template_id)).all()
+            .group_by(t.c.selected_adapter, t.c.template_id)
+            .order_by(count.desc(), t.c.template_id)
+        ).all()
         first_ts = conn.execute(sa.select(sa.func.min(t.c.ts_ms)).where(*where)).scalar()
         start = max(w.since, first_ts / 1000) if first_ts is not None else w.since
         step = bucket_seconds(w.until - start)
         # literals, not bound parameters: PostgreSQL matches GROUP BY expressions textually
         bucket = t.c.ts_ms // sa.literal_column(str(int(step * 1000)), sa.BigInteger)
         series_key = sa.func.coalesce(t.c.selected_adapter, sa.literal_column(f"'{UNROUTED}'", sa.String))
-        volume = conn.execute(sa.select(bucket, series_key, count).where(*where)
-                              .group_by(bucket, series_key)).all()
+        volume = conn.execute(sa.select(bucket, series_key, count).where(*where).group_by(bucket, series_key)).all()
         unmatched = conn.execute(
             sa.select(t.c.question, count, sa.func.max(t.c.ts_ms), sa.func.max(t.c.combined_score))
             .where(*where, t.c.outcome == NO_MATCH, t.c.question.is_not(None))
-            .group_by(t.c.question).order_by(count.desc(), sa.func.max(t.c.ts_ms).desc())
-            .limit(unmatched_limit)).all()
-        errors = conn.execute(sa.select(t.c.error_code, count).where(*where, t.c.outcome == ERROR)
-                              .group_by(t.c.error_code).order_by(count.desc())).all()
-        sample_cols = [t.c.combined_score, t.c.embedding_score, t.c.rerank_score, t.c.string_similarity_score,
-                       t.c.threshold, t.c.template_id, *(t.c[f"{s}_ms"] for s in LATENCY_STAGES)]
-        sample = conn.execute(sa.select(*sample_cols).where(*where).order_by(t.c.ts_ms.desc())
-                              .limit(max_rows)).all()
+            .group_by(t.c.question)
+            .order_by(count.desc(), sa.func.max(t.c.ts_ms).desc())
+            .limit(unmatched_limit)
+        ).all()
+        errors = conn.execute(
+            sa.select(t.c.error_code, count)
+            .where(*where, t.c.outcome == ERROR)
+            .group_by(t.c.error_code)
+            .order_by(count.desc())
+        ).all()
+        sample_cols = [
+            t.c.combined_score,
+            t.c.embedding_score,
+            t.c.rerank_score,
+            t.c.string_similarity_score,
+            t.c.threshold,
+            t.c.template_id,
+            *(t.c[f"{s}_ms"] for s in LATENCY_STAGES),
+        ]
+        sample = conn.execute(sa.select(*sample_cols).where(*where).order_by(t.c.ts_ms.desc()).limit(max_rows)).all()
 
     cols = list(zip(*sample, strict=True)) if sample else [[] for _ in sample_cols]
     scores = {name: percentiles(list(cols[i]), (10, 25, 50, 75, 90)) for i, name in enumerate(SCORE_FIELDS)}
@@ -106,19 +141,34 @@ def compute(engine: Engine, t: sa.Table, w: Window, max_rows: int = 200_000,
         "window": {"since": w.since, "until": w.until, "adapter": w.adapter, "kind": w.kind},
         "total": total,
         "by_kind": kinds,
-        "outcomes": {o: {"count": outcomes.get(o, 0), "rate": round(outcomes.get(o, 0) / total, 4) if total else 0.0}
-                     for o in OUTCOMES if o in outcomes or o in ("executed", "no_match", "error")},
+        "outcomes": {
+            o: {"count": outcomes.get(o, 0), "rate": round(outcomes.get(o, 0) / total, 4) if total else 0.0}
+            for o in OUTCOMES
+            if o in outcomes or o in ("executed", "no_match", "error")
+        },
         "by_adapter": [{"adapter": a, "count": n} for a, n in asked],
         "by_selected_adapter": [{"adapter": a, "count": n} for a, n in answered],
-        "templates": [{"adapter": a, "template_id": tid, "hits": n, "executed": int(ex or 0),
-                       "mean_score": _r(mean), "mean_embedding_score": _r(emb), "min_score": _r(low),
-                       "last_seen": last / 1000} for a, tid, n, ex, mean, emb, low, last in templates],
+        "templates": [
+            {
+                "adapter": a,
+                "template_id": tid,
+                "hits": n,
+                "executed": int(ex or 0),
+                "mean_score": _r(mean),
+                "mean_embedding_score": _r(emb),
+                "min_score": _r(low),
+                "last_seen": last / 1000,
+            }
+            for a, tid, n, ex, mean, emb, low, last in templates
+        ],
         "scores": scores,
         "score_histogram": _histogram(cols[0], cols[5], thresholds.most_common(1)[0][0] if thresholds else None),
         "latency_ms": latency,
         "volume": _volume(volume, start, w.until, step),
-        "unmatched_questions": [{"question": q, "count": n, "last_seen": last / 1000, "best_score": _r(best)}
-                                for q, n, last, best in unmatched],
+        "unmatched_questions": [
+            {"question": q, "count": n, "last_seen": last / 1000, "best_score": _r(best)}
+            for q, n, last, best in unmatched
+        ],
         "errors": [{"code": code, "count": n} for code, n in errors],
         "sample": {"rows": len(sample), "limited": len(sample) >= max_rows},
     }
@@ -150,5 +200,8 @@ def _volume(rows, start: float, until: float, step: int) -> dict[str, Any]:
         idx = int(bucket) - first
         if 0 <= idx < len(buckets):
             series.setdefault(name, [0] * len(buckets))[idx] += n
-    return {"bucket_seconds": step, "buckets": buckets,
-            "series": dict(sorted(series.items(), key=lambda kv: (kv[0] == UNROUTED, -sum(kv[1]))))}
+    return {
+        "bucket_seconds": step,
+        "buckets": buckets,
+        "series": dict(sorted(series.items(), key=lambda kv: (kv[0] == UNROUTED, -sum(kv[1])))),
+    }

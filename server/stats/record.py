@@ -14,7 +14,13 @@ from ..routing.router import RoutingOutcome
 
 # outcomes of /v1/query; a test_routing entry is "routed" when the decision would execute
 EXECUTED, NO_MATCH, AMBIGUOUS, NEEDS_CLARIFICATION, ERROR, ROUTED = (
-    "executed", "no_match", "ambiguous", "needs_clarification", "error", "routed")
+    "executed",
+    "no_match",
+    "ambiguous",
+    "needs_clarification",
+    "error",
+    "routed",
+)
 OUTCOMES = (EXECUTED, NO_MATCH, AMBIGUOUS, NEEDS_CLARIFICATION, ERROR, ROUTED)
 
 # router / answer timing keys -> log columns (milliseconds)
@@ -69,26 +75,47 @@ class RoutingRecord:
 def _scores(c: Candidate | None) -> dict[str, float | None]:
     if c is None:
         return {}
-    return {"combined_score": float(c.score), "embedding_score": float(c.embedding_score),
-            "rerank_score": c.rerank_score, "string_similarity_score": c.string_similarity_score}
+    return {
+        "combined_score": float(c.score),
+        "embedding_score": float(c.embedding_score),
+        "rerank_score": c.rerank_score,
+        "string_similarity_score": c.string_similarity_score,
+    }
 
 
 def _timings(timings: dict[str, float]) -> dict[str, float]:
     return {col: float(timings[key]) for key, col in STAGE_COLUMNS.items() if key in timings}
 
 
-def from_outcome(kind: str, adapter: str, question: str | None, outcome: RoutingOutcome, status: str,
-                 threshold: float | None, timings: dict[str, float], latency_ms: float | None,
-                 row_count: int | None = None) -> RoutingRecord:
+def from_outcome(
+    kind: str,
+    adapter: str,
+    question: str | None,
+    outcome: RoutingOutcome,
+    status: str,
+    threshold: float | None,
+    timings: dict[str, float],
+    latency_ms: float | None,
+    row_count: int | None = None,
+) -> RoutingRecord:
     decision = outcome.decision
     chosen = decision.selected
     best = chosen or (outcome.candidates[0] if outcome.candidates else None)
     return RoutingRecord(
-        ts=time.time(), kind=kind, adapter=adapter, outcome=status, reason=decision.reason,
+        ts=time.time(),
+        kind=kind,
+        adapter=adapter,
+        outcome=status,
+        reason=decision.reason,
         selected_adapter=chosen.adapter if chosen else None,
         template_id=chosen.template.id if chosen else None,
-        threshold=threshold, candidates=len(outcome.candidates), row_count=row_count,
-        question=question, latency_ms=latency_ms, **_scores(best), **_timings(timings),
+        threshold=threshold,
+        candidates=len(outcome.candidates),
+        row_count=row_count,
+        question=question,
+        latency_ms=latency_ms,
+        **_scores(best),
+        **_timings(timings),
     )
 
 
@@ -99,8 +126,24 @@ def test_routing_status(outcome: RoutingOutcome) -> str:
     return AMBIGUOUS if decision.selected is not None else NO_MATCH
 
 
-def from_error(kind: str, adapter: str | None, question: str | None, code: str, status: int,
-               source: str | None, latency_ms: float | None) -> RoutingRecord:
-    return RoutingRecord(ts=time.time(), kind=kind, adapter=adapter or "", outcome=ERROR, reason=code,
-                         selected_adapter=source, http_status=status, error_code=code, question=question,
-                         latency_ms=latency_ms)
+def from_error(
+    kind: str,
+    adapter: str | None,
+    question: str | None,
+    code: str,
+    status: int,
+    source: str | None,
+    latency_ms: float | None,
+) -> RoutingRecord:
+    return RoutingRecord(
+        ts=time.time(),
+        kind=kind,
+        adapter=adapter or "",
+        outcome=ERROR,
+        reason=code,
+        selected_adapter=source,
+        http_status=status,
+        error_code=code,
+        question=question,
+        latency_ms=latency_ms,
+    )

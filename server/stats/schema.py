@@ -14,7 +14,8 @@ def log_table(name: str, metadata: sa.MetaData | None = None) -> sa.Table:
     metadata = metadata or sa.MetaData()
     score, ms = sa.Float, sa.Float
     return sa.Table(
-        name, metadata,
+        name,
+        metadata,
         sa.Column("id", sa.BigInteger().with_variant(sa.Integer, "sqlite"), primary_key=True, autoincrement=True),
         sa.Column("ts_ms", sa.BigInteger, nullable=False, index=True),  # integer: buckets by integer division
         sa.Column("kind", sa.String(16), nullable=False),

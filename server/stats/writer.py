@@ -58,8 +58,10 @@ class RoutingLog:
         except Exception as exc:
             self._warn(f"routing log retention failed: {type(exc).__name__}: {exc}")
         self._accepting = True
-        self._tasks = [asyncio.create_task(self._write_loop(), name="routing-log-writer"),
-                       asyncio.create_task(self._retention_loop(), name="routing-log-retention")]
+        self._tasks = [
+            asyncio.create_task(self._write_loop(), name="routing-log-writer"),
+            asyncio.create_task(self._retention_loop(), name="routing-log-retention"),
+        ]
 
     async def close(self, drain_seconds: float = 5.0) -> None:
         """Stop accepting, write what is queued (bounded wait), release the engine."""
@@ -153,7 +155,14 @@ class RoutingLog:
 
     # --- status -----------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
-        return {"backend": backend_name(self.engine), "url": safe_url(self.engine), "table": self.table.name,
-                "queue_length": self._queue.qsize(), "queue_capacity": self.settings.queue_size,
-                "batch_size": self.settings.batch_size, "retention_days": self.settings.retention_days,
-                **asdict(self.counters), "write_seconds": round(self.counters.write_seconds, 4)}
+        return {
+            "backend": backend_name(self.engine),
+            "url": safe_url(self.engine),
+            "table": self.table.name,
+            "queue_length": self._queue.qsize(),
+            "queue_capacity": self.settings.queue_size,
+            "batch_size": self.settings.batch_size,
+            "retention_days": self.settings.retention_days,
+            **asdict(self.counters),
+            "write_seconds": round(self.counters.write_seconds, 4),
+        }

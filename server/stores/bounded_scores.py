@@ -23,9 +23,9 @@ log = logging.getLogger(__name__)
 # (OpenBLAS splits a gemv over threads from 460,800 floats.) Exact scoring goes by blocks whose
 # rows x (dim + 1) x 2 stay under its threshold for a gemm (262,144).
 EXACT_FLOATS = 1 << 17
-_X_LEVELS = 63    # 7-bit template codes: u8 x s8 pair sums cannot saturate int16 (AVX2 vpmaddubsw)
+_X_LEVELS = 63  # 7-bit template codes: u8 x s8 pair sums cannot saturate int16 (AVX2 vpmaddubsw)
 _Q_LEVELS = 127
-_EPS32 = 2.0 ** -24
+_EPS32 = 2.0**-24
 
 
 @dataclass
@@ -39,8 +39,8 @@ class Query:
 
     q32: np.ndarray
     q64: np.ndarray
-    norm: float        # >= ||q||_2
-    pair: np.ndarray   # (n + 1, 2): [[q, q], [-E, E]]
+    norm: float  # >= ||q||_2
+    pair: np.ndarray  # (n + 1, 2): [[q, q], [-E, E]]
     _int8: tuple | None = field(default=None, repr=False)
 
     @classmethod
@@ -52,7 +52,7 @@ class Query:
             raise ValueError("query vector has non-finite values")
         norm = math.sqrt(squares) * (1 + 1e-12)
         n = len(q64) + 1
-        gamma = n * 2.0 ** -53 / (1 - n * 2.0 ** -53)
+        gamma = n * 2.0**-53 / (1 - n * 2.0**-53)
         spread = 1.01 * gamma / (1 - gamma) * norm
         pair = np.empty((len(q64) + 1, 2))
         pair[:-1] = q64[:, None]
@@ -66,10 +66,13 @@ class Query:
             sq = top / _Q_LEVELS
             codes = np.rint(self.q64 / sq)  # |q / sq| <= 127 up to one rounding: no clipping needed
             err = self.q64 - sq * codes
-            tiny = 2.0 ** -50 * top * math.sqrt(len(codes))  # rounding of sq * codes and of err
-            self._int8 = ((codes + 128).astype(np.uint8)[None, :], sq,
-                          sq * math.sqrt(float(codes @ codes)) * (1 + 1e-12),
-                          (math.sqrt(float(err @ err)) + tiny) * (1 + 1e-12))
+            tiny = 2.0**-50 * top * math.sqrt(len(codes))  # rounding of sq * codes and of err
+            self._int8 = (
+                (codes + 128).astype(np.uint8)[None, :],
+                sq,
+                sq * math.sqrt(float(codes @ codes)) * (1 + 1e-12),
+                (math.sqrt(float(err @ err)) + tiny) * (1 + 1e-12),
+            )
         return self._int8
 
 
@@ -125,7 +128,9 @@ def exact_scores(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
     a score, computed here without any first pass."""
     q = Query.of(query)
     step = max(1, EXACT_FLOATS // (rows.shape[1] + 1))
-    parts = [exact_rows(_extend(rows[i:i + step], row_norms(rows[i:i + step])), q) for i in range(0, len(rows), step)]
+    parts = [
+        exact_rows(_extend(rows[i : i + step], row_norms(rows[i : i + step])), q) for i in range(0, len(rows), step)
+    ]
     return np.concatenate(parts) + np.float32(0.0)  # -0.0 -> +0.0: an exact zero rounds to +0
 
 
@@ -150,13 +155,13 @@ class Int8Pass:
         offset, size = self.slots[0]
         best = dots[:size].copy()
         for offset, size in self.slots[1:]:
-            np.maximum(best[:size], dots[offset:offset + size], out=best[:size])
+            np.maximum(best[:size], dots[offset : offset + size], out=best[:size])
         approx = best * (sq * self.scale)  # = q^.x^ up to two float64 roundings, for the template's best x^
         # |q.x - q^.x^| <= ||q^|| ||x - x^|| + ||q - q^|| ||x||; plus the float32 rounding of the exact
         # score (2^-24 |q.x|), the float64 roundings above (2^-40 covers them) and of this bound itself.
-        slack = 1 + 2.0 ** -30
-        bound = ((qh_l2 + 2.0 ** -40 * query.norm) * slack) * self.err_l2
-        bound += ((q_err_l2 + (_EPS32 + 2.0 ** -40) * query.norm) * slack) * self.l2
+        slack = 1 + 2.0**-30
+        bound = ((qh_l2 + 2.0**-40 * query.norm) * slack) * self.err_l2
+        bound += ((q_err_l2 + (_EPS32 + 2.0**-40) * query.norm) * slack) * self.l2
         return approx, bound
 
     def candidates(self, query: Query, k: int) -> np.ndarray:
@@ -166,7 +171,7 @@ class Int8Pass:
         n = len(lower)
         kth = np.partition(lower, n - k)[n - k]
         # 2^-139 absorbs float32 underflow (an exact score below 2^-126 rounds within 2^-150).
-        return self.order[np.flatnonzero(approx + bound >= kth - 2.0 ** -139)]
+        return self.order[np.flatnonzero(approx + bound >= kth - 2.0**-139)]
 
 
 def build_int8_pass(matrix: np.ndarray, bounds: np.ndarray, sizes: np.ndarray) -> Int8Pass | None:
@@ -180,13 +185,13 @@ def build_int8_pass(matrix: np.ndarray, bounds: np.ndarray, sizes: np.ndarray) -
         row_scale = np.repeat(scale, sizes)[:, None]
         codes = np.clip(np.rint(m64 / row_scale), -_X_LEVELS, _X_LEVELS)
         err = m64 - codes * row_scale
-        tiny = 2.0 ** -50 * top * np.sqrt(matrix.shape[1])  # rounding of scale * codes and of err
+        tiny = 2.0**-50 * top * np.sqrt(matrix.shape[1])  # rounding of scale * codes and of err
         err_l2 = (np.maximum.reduceat(np.sqrt(np.einsum("ij,ij->i", err, err)), starts) + tiny) * (1 + 1e-12)
         l2 = np.maximum.reduceat(row_norms(matrix), starts)
         order = np.argsort(-sizes, kind="stable")
         slots, columns, offset = [], [], 0
         for j in range(int(sizes.max())):
-            members = order[:int(np.count_nonzero(sizes > j))]
+            members = order[: int(np.count_nonzero(sizes > j))]
             slots.append((offset, len(members)))
             columns.append(starts[members] + j)
             offset += len(members)
@@ -206,11 +211,15 @@ def _int8_session(codes: np.ndarray):
 
     rows, dim = codes.shape
     graph = helper.make_graph(
-        [helper.make_node("MatMulInteger", ["A", "B", "zero"], ["Y"])], "template_codes",
+        [helper.make_node("MatMulInteger", ["A", "B", "zero"], ["Y"])],
+        "template_codes",
         [helper.make_tensor_value_info("A", TensorProto.UINT8, [1, dim])],
         [helper.make_tensor_value_info("Y", TensorProto.INT32, [1, rows])],
-        [numpy_helper.from_array(np.ascontiguousarray(codes.T), "B"),
-         numpy_helper.from_array(np.array(128, dtype=np.uint8), "zero")])
+        [
+            numpy_helper.from_array(np.ascontiguousarray(codes.T), "B"),
+            numpy_helper.from_array(np.array(128, dtype=np.uint8), "zero"),
+        ],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     options = ort.SessionOptions()
@@ -225,8 +234,12 @@ def _check_int8(session, codes: np.ndarray) -> None:
     """The bounds assume exact integer products: check extreme and random questions against numpy."""
     dim = codes.shape[1]
     rng = np.random.default_rng(0)
-    probes = [np.full(dim, _Q_LEVELS), np.full(dim, -_Q_LEVELS), np.resize([_Q_LEVELS, -_Q_LEVELS], dim),
-              rng.integers(-_Q_LEVELS, _Q_LEVELS + 1, dim)]
+    probes = [
+        np.full(dim, _Q_LEVELS),
+        np.full(dim, -_Q_LEVELS),
+        np.resize([_Q_LEVELS, -_Q_LEVELS], dim),
+        rng.integers(-_Q_LEVELS, _Q_LEVELS + 1, dim),
+    ]
     as_int = codes.astype(np.int64)
     for probe in probes:
         got = session.run(None, {"A": (probe + 128).astype(np.uint8)[None, :]})[0][0]

@@ -81,8 +81,9 @@ class ChromaTemplateStore(TemplateStore):
         fetch = min(total, max(4 * k, 16))
         query = [np.asarray(vector, dtype=np.float32).tolist()]
         while True:
-            got = self._collection.query(query_embeddings=query, n_results=fetch,
-                                         include=["metadatas", "distances", "documents"])
+            got = self._collection.query(
+                query_embeddings=query, n_results=fetch, include=["metadatas", "distances", "documents"]
+            )
             best: dict[str, StoreHit] = {}
             for meta, dist, doc in zip(got["metadatas"][0], got["distances"][0], got["documents"][0], strict=True):
                 tid = meta["template_id"]

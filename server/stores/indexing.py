@@ -33,10 +33,15 @@ class IndexReport:
         return bool(self.added or self.changed or self.removed or self.renamed)
 
     def to_json(self) -> dict:
-        return {"added": self.added, "changed": self.changed, "removed": self.removed,
-                "renamed": [{"from": old, "to": new} for old, new in self.renamed],
-                "unchanged": self.unchanged, "texts_embedded": self.texts_embedded,
-                "vectors_reused": self.vectors_reused}
+        return {
+            "added": self.added,
+            "changed": self.changed,
+            "removed": self.removed,
+            "renamed": [{"from": old, "to": new} for old, new in self.renamed],
+            "unchanged": self.unchanged,
+            "texts_embedded": self.texts_embedded,
+            "vectors_reused": self.vectors_reused,
+        }
 
 
 class VectorDonors:
@@ -140,7 +145,7 @@ def sync_store(
         offset = 0
         for template in to_embed:
             own = template.embedding_texts()
-            store.upsert(template.id, digests[template.id], own, np.asarray(vectors[offset:offset + len(own)]))
+            store.upsert(template.id, digests[template.id], own, np.asarray(vectors[offset : offset + len(own)]))
             offset += len(own)
     store.delete(sorted(set(stored) - set(digests)))  # last: a removed id may have donated its vectors
     return report

@@ -26,11 +26,11 @@ INT8_ABOVE_FLOATS = 900 * 384
 @dataclass(frozen=True)
 class _Packed:
     ids: list[str]
-    texts: list[str]            # per vector, insertion order
-    starts: np.ndarray          # first vector of each template
-    bounds: list[int]           # starts plus the total, as Python ints
-    matrix: np.ndarray          # float32 vectors, templates contiguous in insertion order
-    rows: np.ndarray | None     # large stores: float32 [x, >= ||x||_2] per vector (matrix is a view of it)
+    texts: list[str]  # per vector, insertion order
+    starts: np.ndarray  # first vector of each template
+    bounds: list[int]  # starts plus the total, as Python ints
+    matrix: np.ndarray  # float32 vectors, templates contiguous in insertion order
+    rows: np.ndarray | None  # large stores: float32 [x, >= ||x||_2] per vector (matrix is a view of it)
     int8: Int8Pass | None
 
     def float32_top(self, vector: np.ndarray, k: int) -> list[StoreHit]:
@@ -44,7 +44,7 @@ class _Packed:
         bounds = self.bounds
         hits = []
         for t in chosen.tolist():
-            row = bounds[t] + int(np.argmax(scores[bounds[t]:bounds[t + 1]]))
+            row = bounds[t] + int(np.argmax(scores[bounds[t] : bounds[t + 1]]))
             hits.append(StoreHit(self.ids[t], float(best[t]), self.texts[row]))
         return hits
 
@@ -58,8 +58,8 @@ class _Packed:
             rows.extend(range(bounds[t], bounds[t + 1]))
         index = np.array(rows)
         step = max(1, EXACT_FLOATS // (self.matrix.shape[1] + 1))
-        values = [v for i in range(0, len(index), step) for v in self._exact(index[i:i + step], query).tolist()]
-        return self._ranked([(t, values[offset:offset + count]) for t, offset, count in spans], k)
+        values = [v for i in range(0, len(index), step) for v in self._exact(index[i : i + step], query).tolist()]
+        return self._ranked([(t, values[offset : offset + count]) for t, offset, count in spans], k)
 
     def _ranked(self, scored: list[tuple[int, list[float]]], k: int) -> list[StoreHit]:
         """The k best of these templates (their vectors' exact scores): score descending, then
@@ -79,8 +79,9 @@ class _Packed:
 class MemoryTemplateStore(TemplateStore):
     blocking = False
 
-    def __init__(self, collection_name: str, dim: int | None = None,
-                 int8_above_floats: int = INT8_ABOVE_FLOATS) -> None:
+    def __init__(
+        self, collection_name: str, dim: int | None = None, int8_above_floats: int = INT8_ABOVE_FLOATS
+    ) -> None:
         self.collection_name = collection_name
         self._dim = dim
         self._int8_above_floats = int8_above_floats  # tests move it to exercise both paths

@@ -43,9 +43,7 @@ def expand_globs(patterns: list[str], root: Path) -> list[Path]:
     return files
 
 
-def load_library(
-    patterns: list[str], root: Path, body_key: str, parse_body: BodyParser, adapter: str
-) -> LibraryLoad:
+def load_library(patterns: list[str], root: Path, body_key: str, parse_body: BodyParser, adapter: str) -> LibraryLoad:
     """Every template of one adapter; raises ConfigError listing all problems found."""
     issues: list[ConfigIssue] = []
     templates: list[Template] = []
@@ -65,9 +63,14 @@ def load_library(
             if template is None:
                 continue
             if template.id in seen:
-                issues.append(ConfigIssue(display, template.source_line, f"templates[id={template.id}]",
-                                          f"duplicate template id in adapter '{adapter}' "
-                                          f"(first defined in {seen[template.id]})"))
+                issues.append(
+                    ConfigIssue(
+                        display,
+                        template.source_line,
+                        f"templates[id={template.id}]",
+                        f"duplicate template id in adapter '{adapter}' (first defined in {seen[template.id]})",
+                    )
+                )
                 continue
             seen[template.id] = f"{display}:{template.source_line}"
             templates.append(template)
@@ -88,8 +91,11 @@ def _templates_in(doc: YamlDocument, body_key: str, parse_body: BodyParser):
     if not isinstance(data, dict) or set(data) != {"templates"} or not isinstance(data["templates"], list):
         keys = sorted(data) if isinstance(data, dict) else []
         extra = [k for k in keys if k != "templates"]
-        message = (f"unknown top-level keys {extra}; a library file holds only 'templates:'" if extra
-                   else "a template library needs a 'templates:' list")
+        message = (
+            f"unknown top-level keys {extra}; a library file holds only 'templates:'"
+            if extra
+            else "a template library needs a 'templates:' list"
+        )
         yield None, [doc.issue((extra[0],) if extra else (), message)]
         return
     for index, raw in enumerate(data["templates"]):

@@ -50,8 +50,7 @@ async def errors_middleware(request: web.Request, handler: Callable[[web.Request
         raise
     except Exception:
         log.exception("unhandled error on %s %s", request.method, request.path)
-        return web.json_response({"error": {"code": "internal_error", "message": "internal server error"}},
-                                 status=500)
+        return web.json_response({"error": {"code": "internal_error", "message": "internal server error"}}, status=500)
 
 
 async def read_json(request: web.Request) -> dict[str, Any]:
@@ -144,10 +143,14 @@ class Handlers:
             adapters[adapter.name] = check if isinstance(check, dict) else {"status": "down", "reason": "check failed"}
         load = self.holder.last_load
         healthy = all(a.get("status") == "ok" for a in adapters.values()) and (load is None or load.ok)
-        body = {"status": "ok" if healthy else "degraded", "adapters": adapters,
-                "config": {"last_load": load.to_json() if load else None,
-                           "last_good_load": self.holder.last_good_load.to_json()
-                           if self.holder.last_good_load else None}}
+        body = {
+            "status": "ok" if healthy else "degraded",
+            "adapters": adapters,
+            "config": {
+                "last_load": load.to_json() if load else None,
+                "last_good_load": self.holder.last_good_load.to_json() if self.holder.last_good_load else None,
+            },
+        }
         return web.json_response(body)
 
     async def reload(self, request: web.Request) -> web.Response:

@@ -45,7 +45,7 @@ SESSION_SECONDS = 12 * 3600
 LOGGED_PATHS = {"/v1/query": "query", "/v1/test_routing": "test_routing"}
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                               "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
@@ -167,12 +167,14 @@ class StatsRoutes:
         else:
             window = Window(parse_since(request.query.get("since"), now), now, asked, kind)
             try:
-                figures = await asyncio.to_thread(compute, rlog.engine, rlog.table, window,
-                                                  rlog.settings.max_window_rows)
+                figures = await asyncio.to_thread(
+                    compute, rlog.engine, rlog.table, window, rlog.settings.max_window_rows
+                )
             except Exception as exc:
                 log.warning("routing log query failed: %s: %s", type(exc).__name__, exc)
-                raise IntentRouterError("the routing log database cannot be read", code="stats_unavailable",
-                                        status=503) from None
+                raise IntentRouterError(
+                    "the routing log database cannot be read", code="stats_unavailable", status=503
+                ) from None
             threshold = _threshold(adapter)
             if threshold is not None:
                 figures["score_histogram"]["threshold"] = threshold
@@ -215,8 +217,15 @@ class StatsRoutes:
             return self._login_page(401, "That key is not an admin or statistics key.")
         expires = int(time.time()) + SESSION_SECONDS
         response = web.HTTPSeeOther("/dashboard")
-        response.set_cookie(COOKIE, self._sign(principal.role, expires), max_age=SESSION_SECONDS, httponly=True,
-                            samesite="Strict", secure=request.secure, path="/")
+        response.set_cookie(
+            COOKIE,
+            self._sign(principal.role, expires),
+            max_age=SESSION_SECONDS,
+            httponly=True,
+            samesite="Strict",
+            secure=request.secure,
+            path="/",
+        )
         raise response
 
     async def logout(self, request: web.Request) -> web.Response:
@@ -228,8 +237,11 @@ class StatsRoutes:
         name = request.match_info["name"]
         if name not in ASSETS:
             raise web.HTTPNotFound()
-        return web.Response(body=_read_bytes(name), content_type=ASSETS[name],
-                            headers={"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"})
+        return web.Response(
+            body=_read_bytes(name),
+            content_type=ASSETS[name],
+            headers={"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"},
+        )
 
     def _login_page(self, status: int, message: str = "") -> web.Response:
         text = _read("login.html").replace("{{message}}", html.escape(message))
@@ -280,8 +292,7 @@ def _read(name: str) -> str:
 
 
 def _html(text: str, status: int = 200) -> web.Response:
-    return web.Response(text=text, status=status, content_type="text/html", charset="utf-8",
-                        headers=SECURITY_HEADERS)
+    return web.Response(text=text, status=status, content_type="text/html", charset="utf-8", headers=SECURITY_HEADERS)
 
 
 def install_stats(app: web.Application, holder: RuntimeHolder, hooks: list) -> StatsRoutes:

@@ -19,17 +19,26 @@ from tests.support.server import running_app
 
 pytestmark = pytest.mark.browser
 CHROMIUM = "/usr/bin/chromium"
-LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--no-first-run"]
+LAUNCH_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 KPI_TOTAL_IS = "(want) => document.getElementById('kpi-total').textContent === want"  # a function: CSP forbids eval
 OUTPUT = Path(__file__).resolve().parents[2] / "test-output"
 
-CONFIG = BASE_CONFIG + """
+CONFIG = (
+    BASE_CONFIG
+    + """
 stats: {store_queries: true, flush_interval: 0.05}
 auth:
   admin_key_env: IR_DASH_ADMIN_KEY
   stats_key_env: IR_DASH_STATS_KEY
 """
+)
 ADAPTERS = """
 adapters:
   - name: company
@@ -73,21 +82,31 @@ SCRIPT = [  # (endpoint, question): asked of the default adapter, the composite 
     ("test_routing", "list projects that are done"),
     ("test_routing", "headcount per department"),
 ]
-HISTORY_TEMPLATES = [("people", "people_in_department"), ("people", "headcount_by_department"),
-                     ("projects", "projects_by_status"), ("projects", "project_budget_total"),
-                     ("people", "person_by_name")]
+HISTORY_TEMPLATES = [
+    ("people", "people_in_department"),
+    ("people", "headcount_by_department"),
+    ("projects", "projects_by_status"),
+    ("projects", "project_budget_total"),
+    ("people", "person_by_name"),
+]
 
 
 def build_tree(root: Path) -> Path:
     make_people_db(root / "templates" / "people.db")
     con = sqlite3.connect(root / "templates" / "projects.db")
-    con.executescript("CREATE TABLE projects (name TEXT, status TEXT, budget REAL);"
-                      "INSERT INTO projects VALUES ('Atlas', 'active', 50000), ('Beacon', 'done', 20000),"
-                      " ('Comet', 'active', 75000);")
+    con.executescript(
+        "CREATE TABLE projects (name TEXT, status TEXT, budget REAL);"
+        "INSERT INTO projects VALUES ('Atlas', 'active', 50000), ('Beacon', 'done', 20000),"
+        " ('Comet', 'active', 75000);"
+    )
     con.commit()
     con.close()
-    return make_tree(root, CONFIG, {"company.yaml": ADAPTERS},
-                     {"people/people.yaml": PEOPLE_LIBRARY, "projects/projects.yaml": PROJECTS_LIBRARY})
+    return make_tree(
+        root,
+        CONFIG,
+        {"company.yaml": ADAPTERS},
+        {"people/people.yaml": PEOPLE_LIBRARY, "projects/projects.yaml": PROJECTS_LIBRARY},
+    )
 
 
 def history(now: float) -> list[RoutingRecord]:
@@ -98,21 +117,47 @@ def history(now: float) -> list[RoutingRecord]:
         for _ in range(rng.randint(0, 4)):
             ts = now - minute * 60 + rng.uniform(0, 50)
             if rng.random() < 0.18:
-                out.append(RoutingRecord(ts=ts, kind="query", adapter="company", outcome="no_match",
-                                         reason="no_matches_above_threshold", combined_score=rng.uniform(0.05, 0.38),
-                                         embedding_score=0.2, threshold=0.4, question="when is the next holiday?",
-                                         latency_ms=rng.uniform(6, 14), embed_ms=rng.uniform(3, 8),
-                                         search_ms=rng.uniform(0.2, 0.8), routing_ms=rng.uniform(5, 11)))
+                out.append(
+                    RoutingRecord(
+                        ts=ts,
+                        kind="query",
+                        adapter="company",
+                        outcome="no_match",
+                        reason="no_matches_above_threshold",
+                        combined_score=rng.uniform(0.05, 0.38),
+                        embedding_score=0.2,
+                        threshold=0.4,
+                        question="when is the next holiday?",
+                        latency_ms=rng.uniform(6, 14),
+                        embed_ms=rng.uniform(3, 8),
+                        search_ms=rng.uniform(0.2, 0.8),
+                        routing_ms=rng.uniform(5, 11),
+                    )
+                )
                 continue
             source, template = rng.choice(HISTORY_TEMPLATES)
-            out.append(RoutingRecord(ts=ts, kind="query", adapter="company", outcome="executed",
-                                     reason="highest_combined_score_above_threshold", selected_adapter=source,
-                                     template_id=template, combined_score=rng.uniform(0.55, 0.97),
-                                     embedding_score=0.7, threshold=0.4, row_count=rng.randint(1, 4),
-                                     latency_ms=rng.uniform(9, 30), embed_ms=rng.uniform(3, 8),
-                                     search_ms=rng.uniform(0.2, 0.8), string_similarity_ms=rng.uniform(0.3, 2),
-                                     routing_ms=rng.uniform(5, 12), parameters_ms=rng.uniform(0.05, 0.5),
-                                     execute_ms=rng.uniform(1, 6)))
+            out.append(
+                RoutingRecord(
+                    ts=ts,
+                    kind="query",
+                    adapter="company",
+                    outcome="executed",
+                    reason="highest_combined_score_above_threshold",
+                    selected_adapter=source,
+                    template_id=template,
+                    combined_score=rng.uniform(0.55, 0.97),
+                    embedding_score=0.7,
+                    threshold=0.4,
+                    row_count=rng.randint(1, 4),
+                    latency_ms=rng.uniform(9, 30),
+                    embed_ms=rng.uniform(3, 8),
+                    search_ms=rng.uniform(0.2, 0.8),
+                    string_similarity_ms=rng.uniform(0.3, 2),
+                    routing_ms=rng.uniform(5, 12),
+                    parameters_ms=rng.uniform(0.05, 0.5),
+                    execute_ms=rng.uniform(1, 6),
+                )
+            )
     return out
 
 
@@ -148,8 +193,11 @@ async def test_dashboard_shows_the_scripted_numbers(tmp_path, monkeypatch, brows
                 source, template = routing["selected_adapter"], routing["template_id"]
             else:
                 decision = body["routing_decision"]
-                status = "routed" if decision["would_execute"] else (
-                    "ambiguous" if decision["would_route_to"] else "no_match")
+                status = (
+                    "routed"
+                    if decision["would_execute"]
+                    else ("ambiguous" if decision["would_route_to"] else "no_match")
+                )
                 source, template = decision["would_route_to"], decision["selected_template"]
             outcomes[status] += 1
             by_source[source or "(unrouted)"] += 1
@@ -194,10 +242,12 @@ async def test_dashboard_shows_the_scripted_numbers(tmp_path, monkeypatch, brows
                 legend = page.locator(f'#volume-legend span[data-series="{source}"]')
                 assert await legend.get_attribute("data-total") == str(n), source
                 bars = await page.eval_on_selector_all(
-                    f'rect.vol-bar[data-series="{source}"]', "els => els.reduce((s, e) => s + +e.dataset.count, 0)")
+                    f'rect.vol-bar[data-series="{source}"]', "els => els.reduce((s, e) => s + +e.dataset.count, 0)"
+                )
                 assert bars == n, source
             binned = await page.eval_on_selector_all(
-                "rect.hist-bin", "els => els.reduce((s, e) => s + +e.dataset.selected + +e.dataset.notSelected, 0)")
+                "rect.hist-bin", "els => els.reduce((s, e) => s + +e.dataset.selected + +e.dataset.notSelected, 0)"
+            )
             assert binned == total - outcomes["error"]  # an error has no score
             assert await page.get_attribute("#threshold-line", "data-threshold") == "0.4"
             assert await page.get_attribute(".lat-row[data-stage=latency]", "data-count") == str(total)

@@ -63,23 +63,29 @@ def settings_for(es, **extra):
 
 async def test_filter_with_placeholders_sends_the_exact_body(tmp_path):
     async with running_es_standin() as es, started(tmp_path, settings_for(es), LIBRARY) as adapter:
-        es.expected = {"size": 20, "query": {"bool": {"filter": [{"term": {"product": "billing"}},
-                                                                 {"term": {"status": "open"}}]}}}
+        es.expected = {
+            "size": 20,
+            "query": {"bool": {"filter": [{"term": {"product": "billing"}}, {"term": {"status": "open"}}]}},
+        }
         template = adapter.templates["open_tickets_for_product"]
         result = await adapter.execute(template, {"product": "billing", "limit": 20})
         assert es.received[-1]["index"] == "tickets"
         assert es.received[-1]["headers"]["Accept"].startswith("application/vnd.elasticsearch+json")
-    assert result.rows == [{"ticket": "T2", "title": "Invoice PDF is blank", "priority": "medium"},
-                           {"ticket": "T4", "title": "Refund not applied", "priority": "high"}]
+    assert result.rows == [
+        {"ticket": "T2", "title": "Invoice PDF is blank", "priority": "medium"},
+        {"ticket": "T4", "title": "Refund not applied", "priority": "high"},
+    ]
 
 
 async def test_aggregation_buckets_become_rows(tmp_path):
     async with running_es_standin() as es, started(tmp_path, settings_for(es), LIBRARY) as adapter:
         result = await adapter.execute(adapter.templates["hours_by_product"], {"min_hours": 3})
         assert es.received[-1]["body"]["query"] == {"range": {"hours": {"gte": 3}}}
-    assert result.rows == [{"key": "portal", "doc_count": 2, "avg_hours": 6.5},
-                           {"key": "billing", "doc_count": 1, "avg_hours": 3.0},
-                           {"key": "reports", "doc_count": 1, "avg_hours": 13.0}]
+    assert result.rows == [
+        {"key": "portal", "doc_count": 2, "avg_hours": 6.5},
+        {"key": "billing", "doc_count": 1, "avg_hours": 3.0},
+        {"key": "reports", "doc_count": 1, "avg_hours": 13.0},
+    ]
 
 
 async def test_size_is_clamped_to_the_row_cap(tmp_path):
@@ -116,8 +122,11 @@ async def test_timeout_is_504_and_down_is_503(tmp_path):
             with pytest.raises(SourceTimeout) as slow:
                 await adapter.execute(adapter.templates["missing_index"], {})
     assert slow.value.status == 504 and "'support'" in slow.value.message
-    down = {"name": "support", "type": "elasticsearch",
-            "connection": {"url": f"http://127.0.0.1:{free_port()}", "max_retries": 0}}
+    down = {
+        "name": "support",
+        "type": "elasticsearch",
+        "connection": {"url": f"http://127.0.0.1:{free_port()}", "max_retries": 0},
+    }
     async with started(tmp_path, down, LIBRARY) as adapter:
         with pytest.raises(SourceUnavailable) as info:
             await adapter.execute(adapter.templates["missing_index"], {})
@@ -135,22 +144,36 @@ async def test_api_key_from_environment(tmp_path, monkeypatch):
         assert es.received[-1]["headers"]["Authorization"] == "ApiKey a2V5"
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ({"index": "{{idx}}", "body": {}}, "index cannot contain placeholders"),
-    ({"index": "t", "body": {"query": {"query_string": {"query": "{{q}}"}}}}, "query_string"),
-    ({"index": "t", "body": {"script_fields": {"x": {"script": {"source": "{{code}}"}}}}}, "script code"),
-    ({"index": "t", "body": {"query": {"match": {"title": "about {{q}}"}}}}, "whole value"),
-    ({"index": "t", "body": {}, "aggregation": "nope"}, "not defined"),
-    ({"index": "../x", "body": {}}, "String should match pattern"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"index": "{{idx}}", "body": {}}, "index cannot contain placeholders"),
+        ({"index": "t", "body": {"query": {"query_string": {"query": "{{q}}"}}}}, "query_string"),
+        ({"index": "t", "body": {"script_fields": {"x": {"script": {"source": "{{code}}"}}}}}, "script code"),
+        ({"index": "t", "body": {"query": {"match": {"title": "about {{q}}"}}}}, "whole value"),
+        ({"index": "t", "body": {}, "aggregation": "nope"}, "not defined"),
+        ({"index": "../x", "body": {}}, "String should match pattern"),
+    ],
+)
 def test_template_guard(body, message):
     with pytest.raises(ValueError, match=message):
         parse_es_body(body)
 
 
 hostile_text = st.one_of(
-    st.sampled_from(['" } }, "query": {"match_all": {}} }', "title:* OR *:*", '{"$gt": ""}', "../_all",
-                     "{{words}}", "x" * 5000, "ä😀\u202e", "\\\"", "... on T { id }"]),
+    st.sampled_from(
+        [
+            '" } }, "query": {"match_all": {}} }',
+            "title:* OR *:*",
+            '{"$gt": ""}',
+            "../_all",
+            "{{words}}",
+            "x" * 5000,
+            "ä😀\u202e",
+            '\\"',
+            "... on T { id }",
+        ]
+    ),
     st.text(min_size=1, max_size=200),
 )
 
@@ -162,6 +185,9 @@ async def test_hostile_values_are_literal_in_the_exact_body(tmp_path, value):
         es.expected = {"query": {"match": {"title": value}}, "size": 5}
         result = await adapter.execute(adapter.templates["tickets_mentioning"], {"words": value})
         assert es.received[-1]["index"] == "tickets"
-    expected_titles = [t["title"] for t in es.docs["tickets"]
-                       if value.lower().split() and all(w in t["title"].lower().split() for w in value.lower().split())]
+    expected_titles = [
+        t["title"]
+        for t in es.docs["tickets"]
+        if value.lower().split() and all(w in t["title"].lower().split() for w in value.lower().split())
+    ]
     assert [r["title"] for r in result.rows] == expected_titles

@@ -21,16 +21,33 @@ REPO = Path(__file__).resolve().parents[2]
 mongo_server, pg_database, mariadb_database = mongo.mongo_server, pg.pg_database, mariadb.mariadb_database
 
 PARAMS: dict[str, dict[str, dict[str, Any]]] = {
-    "inventory_pg": {"products_in_category": {"category": "lighting"}, "products_under_price": {"max_price": 100.0},
-                     "stock_by_warehouse": {}},
-    "inventory_mariadb": {"products_in_category": {"category": "furniture"}, "most_expensive_products": {"limit": 3},
-                          "stock_by_warehouse": {}},
-    "cars": {"cars_by_make": {"make": "Ford"}, "cars_under_price": {"budget": 20000, "limit": 5},
-             "average_price_by_fuel": {}, "count_cars_of_makes": {"makes": ["Tesla"]}, "fuel_types": {}},
-    "support_tickets": {"open_tickets_for_product": {"product": "billing"}, "tickets_mentioning": {"words": "login"},
-                        "hours_by_product": {}},
-    "books": {"books_by_author": {"author": "George Orwell", "limit": 20}, "book_by_isbn": {"isbn": "9780451524935"},
-              "short_books_in_genre": {"genre": "dystopia", "max_pages": 300}},
+    "inventory_pg": {
+        "products_in_category": {"category": "lighting"},
+        "products_under_price": {"max_price": 100.0},
+        "stock_by_warehouse": {},
+    },
+    "inventory_mariadb": {
+        "products_in_category": {"category": "furniture"},
+        "most_expensive_products": {"limit": 3},
+        "stock_by_warehouse": {},
+    },
+    "cars": {
+        "cars_by_make": {"make": "Ford"},
+        "cars_under_price": {"budget": 20000, "limit": 5},
+        "average_price_by_fuel": {},
+        "count_cars_of_makes": {"makes": ["Tesla"]},
+        "fuel_types": {},
+    },
+    "support_tickets": {
+        "open_tickets_for_product": {"product": "billing"},
+        "tickets_mentioning": {"words": "login"},
+        "hours_by_product": {},
+    },
+    "books": {
+        "books_by_author": {"author": "George Orwell", "limit": 20},
+        "book_by_isbn": {"isbn": "9780451524935"},
+        "short_books_in_genre": {"genre": "dystopia", "max_pages": 300},
+    },
     "flights": {"flights_from_airport": {"origin": "LHR", "max_price": None}, "airport_name": {"code": "CDG"}},
 }
 
@@ -52,8 +69,9 @@ async def run_example(name: str, connection: dict[str, Any]) -> dict[str, int]:
     cls = registry.get(raw["type"])
     library = load_library(raw["templates"], REPO, cls.body_key, cls.parse_body, name)
     assert {t.id for t in library.templates} == set(PARAMS[name])
-    settings = cls.settings_model.model_validate({**raw, "enabled": True,
-                                                  "connection": {**raw["connection"], **connection}})
+    settings = cls.settings_model.model_validate(
+        {**raw, "enabled": True, "connection": {**raw["connection"], **connection}}
+    )
     adapter = cls(settings, AdapterContext(root=REPO, templates={t.id: t for t in library.templates}))
     await adapter.start()
     try:

@@ -26,7 +26,7 @@ templates:
       - {{name: origin, type: string, required: true}}
       - {{name: max_price, type: number}}
     graphql:
-      query: |{FLIGHTS_QUERY.replace(chr(10), chr(10) + '        ')}
+      query: |{FLIGHTS_QUERY.replace(chr(10), chr(10) + "        ")}
       variables: {{origin: {{$param: origin}}, maxPrice: "{{{{max_price}}}}"}}
       response: {{items_path: flights, fields: {{flight: number, to: destination, price: price}}}}
   - id: airport_name
@@ -59,8 +59,12 @@ templates:
 
 
 def settings_for(api, **extra):
-    return {"name": "flights", "type": "graphql",
-            "connection": {"url": api.url, "retries": {"backoff_initial": 0.01, "backoff_max": 0.05}}, **extra}
+    return {
+        "name": "flights",
+        "type": "graphql",
+        "connection": {"url": api.url, "retries": {"backoff_initial": 0.01, "backoff_max": 0.05}},
+        **extra,
+    }
 
 
 async def test_query_with_variables_and_field_mapping(tmp_path):
@@ -69,8 +73,10 @@ async def test_query_with_variables_and_field_mapping(tmp_path):
         sent = api.received[-1]
     assert sent["variables"] == {"origin": "LHR", "maxPrice": 500.0}
     assert sent["query"] == adapter.templates["flights_from"].body.query
-    assert result.rows == [{"flight": "BA303", "to": "CDG", "price": 120.0},
-                           {"flight": "VS3", "to": "JFK", "price": 480.0}]
+    assert result.rows == [
+        {"flight": "BA303", "to": "CDG", "price": 120.0},
+        {"flight": "VS3", "to": "JFK", "price": 480.0},
+    ]
 
 
 async def test_optional_variable_absent_is_null_and_single_object_reply(tmp_path):
@@ -106,30 +112,47 @@ async def test_retries_then_bounded(tmp_path):
 
 
 async def test_server_down_is_503(tmp_path):
-    settings = {"name": "flights", "type": "graphql", "connection": {
-        "url": f"http://127.0.0.1:{free_port()}/graphql", "retries": {"max_attempts": 1}}}
+    settings = {
+        "name": "flights",
+        "type": "graphql",
+        "connection": {"url": f"http://127.0.0.1:{free_port()}/graphql", "retries": {"max_attempts": 1}},
+    }
     async with started(tmp_path, settings, LIBRARY) as adapter:
         with pytest.raises(SourceUnavailable) as info:
             await adapter.execute(adapter.templates["airport_name"], {"code": "LHR"})
     assert info.value.status == 503 and info.value.message == "adapter 'flights': cannot reach the source"
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ({"query": "mutation { deleteFlight(number: \"BA117\") }"}, "read-only: mutation"),
-    ({"query": "query { airport(code: \"{{code}}\") { name } }"}, "cannot contain placeholders"),
-    ({"query": "query($a: String) { airport(code: $a) { name } }", "variables": {"b": 1}}, "not declared"),
-    ({"query": "query { airport(code: "}, "does not parse"),
-    ({"query": "query A { a } query B { b }"}, "exactly one operation"),
-    ({"query": "{ a }", "response": {"items_path": "{{p}}"}}, "response cannot contain placeholders"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"query": 'mutation { deleteFlight(number: "BA117") }'}, "read-only: mutation"),
+        ({"query": 'query { airport(code: "{{code}}") { name } }'}, "cannot contain placeholders"),
+        ({"query": "query($a: String) { airport(code: $a) { name } }", "variables": {"b": 1}}, "not declared"),
+        ({"query": "query { airport(code: "}, "does not parse"),
+        ({"query": "query A { a } query B { b }"}, "exactly one operation"),
+        ({"query": "{ a }", "response": {"items_path": "{{p}}"}}, "response cannot contain placeholders"),
+    ],
+)
 def test_template_guard(body, message):
     with pytest.raises(ValueError, match=message):
         parse_graphql_body(body)
 
 
 hostile_text = st.one_of(
-    st.sampled_from(['") { name } mutation { deleteFlight(number: "BA117") } #', "... on Flight { price }",
-                     "$origin", "{{text}}", '{"$gt": ""}', "../../", "x" * 5000, "ä😀\u202e", "\\u0000"]),
+    st.sampled_from(
+        [
+            '") { name } mutation { deleteFlight(number: "BA117") } #',
+            "... on Flight { price }",
+            "$origin",
+            "{{text}}",
+            '{"$gt": ""}',
+            "../../",
+            "x" * 5000,
+            "ä😀\u202e",
+            "\\u0000",
+        ]
+    ),
     st.text(max_size=200),
 )
 

@@ -75,8 +75,12 @@ templates:
 
 
 def settings_for(api, **extra):
-    connection = {"url": api.url, "connect_timeout": 1, "retries": {"backoff_initial": 0.01, "backoff_max": 0.05},
-                  **extra.pop("connection", {})}
+    connection = {
+        "url": api.url,
+        "connect_timeout": 1,
+        "retries": {"backoff_initial": 0.01, "backoff_max": 0.05},
+        **extra.pop("connection", {}),
+    }
     return {"name": "books", "type": "http", "connection": connection, **extra}
 
 
@@ -84,8 +88,10 @@ async def test_get_with_query_and_field_mapping(tmp_path):
     async with running_http_api() as api, started(tmp_path, settings_for(api), LIBRARY) as adapter:
         result = await adapter.execute(adapter.templates["books_by_author"], {"author": "Jane Austen", "limit": 10})
         assert api.last().query == [("author", "Jane Austen"), ("limit", "10")]
-    assert result.rows == [{"title": "Pride and Prejudice", "published": 1813},
-                           {"title": "Sense and Sensibility", "published": 1811}]
+    assert result.rows == [
+        {"title": "Pride and Prejudice", "published": 1813},
+        {"title": "Sense and Sensibility", "published": 1811},
+    ]
     assert result.columns == ["title", "published"]
 
 
@@ -104,8 +110,9 @@ async def test_path_parameter_and_single_object_reply(tmp_path):
 
 async def test_post_json_body_is_typed(tmp_path):
     async with running_http_api() as api, started(tmp_path, settings_for(api), LIBRARY) as adapter:
-        result = await adapter.execute(adapter.templates["short_books_in_genre"],
-                                       {"genre": "dystopia", "max_pages": 300})
+        result = await adapter.execute(
+            adapter.templates["short_books_in_genre"], {"genre": "dystopia", "max_pages": 300}
+        )
         received = api.last()
     assert received.json == {"genre": "dystopia", "max_pages": 300}
     assert received.headers["X-Client"] == "intent-router-tests"
@@ -167,9 +174,15 @@ async def test_slow_source_is_504(tmp_path):
 
 
 async def test_source_down_is_503(tmp_path):
-    settings = {"name": "books", "type": "http", "connection": {
-        "url": f"http://127.0.0.1:{free_port()}", "retries": {"max_attempts": 2, "backoff_initial": 0.01},
-        "health_path": "/api/books"}}
+    settings = {
+        "name": "books",
+        "type": "http",
+        "connection": {
+            "url": f"http://127.0.0.1:{free_port()}",
+            "retries": {"max_attempts": 2, "backoff_initial": 0.01},
+            "health_path": "/api/books",
+        },
+    }
     async with started(tmp_path, settings, LIBRARY) as adapter:
         with pytest.raises(SourceUnavailable) as info:
             await adapter.execute(adapter.templates["book_by_isbn"], {"isbn": "1"})
@@ -177,12 +190,24 @@ async def test_source_down_is_503(tmp_path):
     assert info.value.message == "adapter 'books': cannot reach the source"
 
 
-@pytest.mark.parametrize(("auth", "env", "header", "expected"), [
-    ({"type": "bearer", "token_env": "IR_TEST_TOKEN"}, {"IR_TEST_TOKEN": "t0k"}, "Authorization", "Bearer t0k"),
-    ({"type": "api_key", "header": "X-Api-Key", "key_env": "IR_TEST_KEY"}, {"IR_TEST_KEY": "k3y"}, "X-Api-Key", "k3y"),
-    ({"type": "basic", "username": "reader", "password_env": "IR_TEST_PW"}, {"IR_TEST_PW": "pa:ss"},
-     "Authorization", "Basic " + base64.b64encode(b"reader:pa:ss").decode()),
-])
+@pytest.mark.parametrize(
+    ("auth", "env", "header", "expected"),
+    [
+        ({"type": "bearer", "token_env": "IR_TEST_TOKEN"}, {"IR_TEST_TOKEN": "t0k"}, "Authorization", "Bearer t0k"),
+        (
+            {"type": "api_key", "header": "X-Api-Key", "key_env": "IR_TEST_KEY"},
+            {"IR_TEST_KEY": "k3y"},
+            "X-Api-Key",
+            "k3y",
+        ),
+        (
+            {"type": "basic", "username": "reader", "password_env": "IR_TEST_PW"},
+            {"IR_TEST_PW": "pa:ss"},
+            "Authorization",
+            "Basic " + base64.b64encode(b"reader:pa:ss").decode(),
+        ),
+    ],
+)
 async def test_auth_from_environment(tmp_path, monkeypatch, auth, env, header, expected):
     for key, value in env.items():
         monkeypatch.setenv(key, value)
@@ -199,31 +224,49 @@ async def test_auth_from_environment(tmp_path, monkeypatch, auth, env, header, e
 
 async def test_missing_secret_is_a_config_error(tmp_path, monkeypatch):
     monkeypatch.delenv("IR_TEST_ABSENT", raising=False)
-    settings = settings_for(type("A", (), {"url": "http://127.0.0.1:9"})(),
-                            connection={"auth": {"type": "bearer", "token_env": "IR_TEST_ABSENT"}})
+    settings = settings_for(
+        type("A", (), {"url": "http://127.0.0.1:9"})(),
+        connection={"auth": {"type": "bearer", "token_env": "IR_TEST_ABSENT"}},
+    )
     adapter = load_adapter(tmp_path, settings, LIBRARY)
     with pytest.raises(ConfigError, match="IR_TEST_ABSENT is not set"):
         await adapter.start()
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ({"path": "/api/{{a}}x"}, "whole segment"),
-    ({"path": "/api/../admin"}, "not allowed"),
-    ({"path": "api/books"}, "starting with '/'"),
-    ({"path": "/api/books?x=1"}, "not allowed"),
-    ({"path": "/b", "headers": {"X-User": "{{user}}"}}, "headers cannot contain placeholders"),
-    ({"path": "/b", "body": {"a": 1}}, "needs method POST"),
-    ({"path": "/b", "query": {"q": "name={{q}}"}}, "whole value"),
-    ({"path": "/b", "query": {"q": {"nested": 1}}}, "single value"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"path": "/api/{{a}}x"}, "whole segment"),
+        ({"path": "/api/../admin"}, "not allowed"),
+        ({"path": "api/books"}, "starting with '/'"),
+        ({"path": "/api/books?x=1"}, "not allowed"),
+        ({"path": "/b", "headers": {"X-User": "{{user}}"}}, "headers cannot contain placeholders"),
+        ({"path": "/b", "body": {"a": 1}}, "needs method POST"),
+        ({"path": "/b", "query": {"q": "name={{q}}"}}, "whole value"),
+        ({"path": "/b", "query": {"q": {"nested": 1}}}, "single value"),
+    ],
+)
 def test_template_guard(body, message):
     with pytest.raises(ValueError, match=message):
         parse_http_body(body)
 
 
 hostile_text = st.one_of(
-    st.sampled_from(["../../etc/passwd", "'; DROP TABLE x; --", '{"$gt": ""}', "{{value}}", "a&b=c", "#frag",
-                     "... on Book { isbn }", "x" * 5000, "ä😀\u202e", "%00", " +%20"]),
+    st.sampled_from(
+        [
+            "../../etc/passwd",
+            "'; DROP TABLE x; --",
+            '{"$gt": ""}',
+            "{{value}}",
+            "a&b=c",
+            "#frag",
+            "... on Book { isbn }",
+            "x" * 5000,
+            "ä😀\u202e",
+            "%00",
+            " +%20",
+        ]
+    ),
     st.text(min_size=1, max_size=200).filter(lambda s: set(s) != {"."}),
 )
 

@@ -74,8 +74,12 @@ templates:
 
 
 def settings_for(server, **extra):
-    return {"name": "cars", "type": "mongodb",
-            "connection": {"url": server.url, "database": server.database, "connect_timeout": 2}, **extra}
+    return {
+        "name": "cars",
+        "type": "mongodb",
+        "connection": {"url": server.url, "database": server.database, "connect_timeout": 2},
+        **extra,
+    }
 
 
 async def test_find_filter_sort_projection(tmp_path, mongo_server):
@@ -94,9 +98,11 @@ async def test_find_with_typed_limit_and_operator_in_template(tmp_path, mongo_se
 async def test_aggregate_group(tmp_path, mongo_server):
     async with started(tmp_path, settings_for(mongo_server), LIBRARY) as adapter:
         result = await adapter.execute(adapter.templates["average_price_by_fuel"], {"since": 2021})
-    assert result.rows == [{"_id": "diesel", "avg_price": 27400, "n": 1},
-                           {"_id": "electric", "avg_price": 33900, "n": 2},
-                           {"_id": "hybrid", "avg_price": 21900, "n": 1}]
+    assert result.rows == [
+        {"_id": "diesel", "avg_price": 27400, "n": 1},
+        {"_id": "electric", "avg_price": 33900, "n": 2},
+        {"_id": "hybrid", "avg_price": 21900, "n": 1},
+    ]
 
 
 async def test_count_and_distinct(tmp_path, mongo_server):
@@ -111,8 +117,9 @@ async def test_expression_values_are_literals_not_field_paths(tmp_path, mongo_se
     """'$make' as a value would read the field and match every car; as a literal it matches none."""
     async with started(tmp_path, settings_for(mongo_server), LIBRARY) as adapter:
         template = adapter.templates["cars_matching_label"]
-        assert adapter.render_request(template, {"label": "$make"})["pipeline"][0] == \
-            {"$match": {"$expr": {"$eq": ["$make", {"$literal": "$make"}]}}}
+        assert adapter.render_request(template, {"label": "$make"})["pipeline"][0] == {
+            "$match": {"$expr": {"$eq": ["$make", {"$literal": "$make"}]}}
+        }
         hostile = await adapter.execute(template, {"label": "$make"})
         honest = await adapter.execute(template, {"label": "Tesla"})
     assert hostile.rows == []
@@ -143,8 +150,15 @@ async def test_row_cap_truncates(tmp_path, mongo_server):
 
 
 async def test_server_down_is_503_naming_the_adapter(tmp_path):
-    settings = {"name": "cars", "type": "mongodb", "connection": {
-        "url": f"mongodb://127.0.0.1:{free_port()}/?directConnection=true", "database": "x", "connect_timeout": 0.3}}
+    settings = {
+        "name": "cars",
+        "type": "mongodb",
+        "connection": {
+            "url": f"mongodb://127.0.0.1:{free_port()}/?directConnection=true",
+            "database": "x",
+            "connect_timeout": 0.3,
+        },
+    }
     async with started(tmp_path, settings, LIBRARY) as adapter:
         with pytest.raises(SourceUnavailable) as info:
             await adapter.execute(adapter.templates["fuels"], {})
@@ -157,8 +171,13 @@ async def test_slow_server_is_504(tmp_path, mongo_server):
     from pymongo import AsyncMongoClient
 
     admin = AsyncMongoClient(mongo_server.url)
-    await admin.admin.command({"configureFailPoint": "failCommand", "mode": {"times": 1},
-                               "data": {"failCommands": ["distinct"], "blockConnection": True, "blockTimeMS": 1500}})
+    await admin.admin.command(
+        {
+            "configureFailPoint": "failCommand",
+            "mode": {"times": 1},
+            "data": {"failCommands": ["distinct"], "blockConnection": True, "blockTimeMS": 1500},
+        }
+    )
     try:
         async with started(tmp_path, settings_for(mongo_server, query_timeout=0.3), LIBRARY) as adapter:
             with pytest.raises(SourceTimeout) as info:
@@ -169,25 +188,40 @@ async def test_slow_server_is_504(tmp_path, mongo_server):
         await admin.close()
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ({"collection": "cars", "filter": {"$where": "this.price > 1"}}, r"\$where"),
-    ({"collection": "cars", "operation": "aggregate", "pipeline": [{"$out": "stolen"}]}, r"\$out"),
-    ({"collection": "cars", "filter": {"make": "{{make}} and more"}}, "whole value"),
-    ({"collection": "{{coll}}"}, "collection cannot contain placeholders"),
-    ({"collection": "cars", "filter": {"{{field}}": 1}}, "cannot stand for a key"),
-    ({"collection": "cars", "filter": {"make": {"$param": "make", "$gt": 1}}}, "exactly"),
-    ({"collection": "cars", "operation": "count", "pipeline": [{"$match": {}}]}, "does not take"),
-    ({"collection": "cars", "sort": {"{{by}}": 1}}, "key"),
-    ({"collection": "cars", "projection": {"make": {"$param": "p"}}}, "projection cannot contain"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"collection": "cars", "filter": {"$where": "this.price > 1"}}, r"\$where"),
+        ({"collection": "cars", "operation": "aggregate", "pipeline": [{"$out": "stolen"}]}, r"\$out"),
+        ({"collection": "cars", "filter": {"make": "{{make}} and more"}}, "whole value"),
+        ({"collection": "{{coll}}"}, "collection cannot contain placeholders"),
+        ({"collection": "cars", "filter": {"{{field}}": 1}}, "cannot stand for a key"),
+        ({"collection": "cars", "filter": {"make": {"$param": "make", "$gt": 1}}}, "exactly"),
+        ({"collection": "cars", "operation": "count", "pipeline": [{"$match": {}}]}, "does not take"),
+        ({"collection": "cars", "sort": {"{{by}}": 1}}, "key"),
+        ({"collection": "cars", "projection": {"make": {"$param": "p"}}}, "projection cannot contain"),
+    ],
+)
 def test_template_guard(body, message):
     with pytest.raises(ValueError, match=message):
         parse_mongo_body(body)
 
 
 hostile_text = st.one_of(
-    st.sampled_from(['{"$gt": ""}', "$where", "'; return true; //", "../../etc", "{{make}}", "$make",
-                     "ä😀\u202e", "x" * 5000, '{"$ne": null}', "... on Car { price }"]),
+    st.sampled_from(
+        [
+            '{"$gt": ""}',
+            "$where",
+            "'; return true; //",
+            "../../etc",
+            "{{make}}",
+            "$make",
+            "ä😀\u202e",
+            "x" * 5000,
+            '{"$ne": null}',
+            "... on Car { price }",
+        ]
+    ),
     st.text(max_size=200),
 )
 
@@ -201,5 +235,6 @@ async def test_hostile_values_reach_the_server_only_as_literals(tmp_path, mongo_
         assert by_make["filter"] == {"make": value}
         assert label["pipeline"][1] == {"$project": {"_id": 0, "model": 1, "tag": {"$literal": value}}}
         rows = (await adapter.execute(adapter.templates["cars_by_make"], {"make": value})).rows
-    assert rows == [{"model": c["model"], "price": c["price"]} for c in sorted(CARS, key=lambda c: c["price"])
-                    if c["make"] == value]
+    assert rows == [
+        {"model": c["model"], "price": c["price"]} for c in sorted(CARS, key=lambda c: c["price"]) if c["make"] == value
+    ]

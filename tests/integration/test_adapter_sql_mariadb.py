@@ -58,10 +58,22 @@ async def test_driver_types_serialise_to_json(tmp_path, mariadb_database):
     async with started(tmp_path, settings_for(mariadb_database), LIBRARY) as adapter:
         result = await adapter.execute(adapter.templates["products_in_category"], {"category": "lighting"})
     assert result.rows == [
-        {"name": "Desk lamp", "price": 39.9, "in_stock": 1, "pick_time": 60.0,
-         "updated_at": "2024-05-02T10:00:00", "opened_on": "2015-03-01"},
-        {"name": "Floor lamp", "price": 89.99, "in_stock": 1, "pick_time": 90.0,
-         "updated_at": "2024-05-04T08:00:00", "opened_on": "2018-09-15"},
+        {
+            "name": "Desk lamp",
+            "price": 39.9,
+            "in_stock": 1,
+            "pick_time": 60.0,
+            "updated_at": "2024-05-02T10:00:00",
+            "opened_on": "2015-03-01",
+        },
+        {
+            "name": "Floor lamp",
+            "price": 89.99,
+            "in_stock": 1,
+            "pick_time": 90.0,
+            "updated_at": "2024-05-04T08:00:00",
+            "opened_on": "2018-09-15",
+        },
     ]
     assert json.loads(json.dumps(result.rows)) == result.rows
 
@@ -104,24 +116,31 @@ async def test_bad_query_is_502_without_driver_text(tmp_path, mariadb_database):
 
 
 async def test_server_down_is_503(tmp_path):
-    settings = {"name": "inventory", "type": "sql",
-                "connection": {"url": f"mysql+pymysql://root@127.0.0.1:{free_port()}/test", "connect_timeout": 1}}
+    settings = {
+        "name": "inventory",
+        "type": "sql",
+        "connection": {"url": f"mysql+pymysql://root@127.0.0.1:{free_port()}/test", "connect_timeout": 1},
+    }
     async with started(tmp_path, settings, LIBRARY) as adapter:
         with pytest.raises(SourceUnavailable) as info:
             await adapter.execute(adapter.templates["product_by_name"], {"name": "x"})
     assert info.value.message == "adapter 'inventory': cannot connect to the database"
 
 
-@pytest.mark.parametrize(("sql", "message"), [
-    ("SELECT SLEEP(10) AS s", r"sleep\(\) is not allowed"),
-    ("SELECT LOAD_FILE('/etc/passwd') AS f", "load_file"),
-    ("SELECT BENCHMARK(100000000, MD5('x')) AS b", "benchmark"),
-    ("SELECT name FROM products FOR UPDATE", "locking clauses"),
-    ("SELECT name INTO OUTFILE '/tmp/x' FROM products", "read-only|does not parse"),
-])
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("SELECT SLEEP(10) AS s", r"sleep\(\) is not allowed"),
+        ("SELECT LOAD_FILE('/etc/passwd') AS f", "load_file"),
+        ("SELECT BENCHMARK(100000000, MD5('x')) AS b", "benchmark"),
+        ("SELECT name FROM products FOR UPDATE", "locking clauses"),
+        ("SELECT name INTO OUTFILE '/tmp/x' FROM products", "read-only|does not parse"),
+    ],
+)
 async def test_dialect_guard_refuses_at_start(tmp_path, mariadb_database, sql, message):
-    library = "templates:\n  - id: bad\n    description: Something a template must not do\n" \
-              f"    sql: {json.dumps(sql)}\n"
+    library = (
+        f"templates:\n  - id: bad\n    description: Something a template must not do\n    sql: {json.dumps(sql)}\n"
+    )
     try:
         adapter = load_adapter(tmp_path, settings_for(mariadb_database), library)
     except ConfigError as exc:  # refused already at load by the dialect-independent guard
@@ -132,10 +151,22 @@ async def test_dialect_guard_refuses_at_start(tmp_path, mariadb_database, sql, m
     await adapter.close()
 
 
-hostile = st.one_of(st.sampled_from(["'; DROP TABLE products; --", "Oak desk' OR '1'='1",
-                                     "\\'; DELETE FROM products; #",
-                                     "Oak desk\\", "ä😀", "x" * 5000, '{"$gt": ""}', "%", "_"]),
-                    st.text(max_size=100).filter(lambda s: "\x00" not in s))
+hostile = st.one_of(
+    st.sampled_from(
+        [
+            "'; DROP TABLE products; --",
+            "Oak desk' OR '1'='1",
+            "\\'; DELETE FROM products; #",
+            "Oak desk\\",
+            "ä😀",
+            "x" * 5000,
+            '{"$gt": ""}',
+            "%",
+            "_",
+        ]
+    ),
+    st.text(max_size=100).filter(lambda s: "\x00" not in s),
+)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

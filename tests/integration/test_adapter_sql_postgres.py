@@ -57,9 +57,15 @@ async def test_driver_types_serialise_to_json(tmp_path, pg_database):
     async with started(tmp_path, settings_for(pg_database), LIBRARY) as adapter:
         result = await adapter.execute(adapter.templates["products_in_category"], {"category": "lighting"})
     assert result.columns == ["name", "price", "in_stock", "sku", "attributes", "updated_at", "opened_on"]
-    assert result.rows[0] == {"name": "Desk lamp", "price": 39.9, "in_stock": True,
-                              "sku": "0b6f5c2e-8d1a-4a57-9d0e-1f0a8c1e0002", "attributes": {"watts": 8},
-                              "updated_at": "2024-05-02T10:00:00+00:00", "opened_on": "2015-03-01"}
+    assert result.rows[0] == {
+        "name": "Desk lamp",
+        "price": 39.9,
+        "in_stock": True,
+        "sku": "0b6f5c2e-8d1a-4a57-9d0e-1f0a8c1e0002",
+        "attributes": {"watts": 8},
+        "updated_at": "2024-05-02T10:00:00+00:00",
+        "opened_on": "2015-03-01",
+    }
     assert result.rows[1]["price"] == 89.99
 
 
@@ -108,15 +114,19 @@ async def test_server_down_is_503(tmp_path):
     assert info.value.message == "adapter 'inventory': cannot connect to the database"
 
 
-@pytest.mark.parametrize(("sql", "message"), [
-    ("SELECT pg_sleep(10)", r"pg_sleep\(\) is not allowed"),
-    ("SELECT pg_read_file('/etc/passwd') AS f", "pg_read_file"),
-    ("SELECT name FROM products FOR UPDATE", "locking clauses"),
-    ("SELECT nextval('s') AS n", "nextval"),
-])
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("SELECT pg_sleep(10)", r"pg_sleep\(\) is not allowed"),
+        ("SELECT pg_read_file('/etc/passwd') AS f", "pg_read_file"),
+        ("SELECT name FROM products FOR UPDATE", "locking clauses"),
+        ("SELECT nextval('s') AS n", "nextval"),
+    ],
+)
 async def test_dialect_guard_refuses_at_start(tmp_path, pg_database, sql, message):
-    library = "templates:\n  - id: bad\n    description: Something a template must not do\n" \
-              f"    sql: {json.dumps(sql)}\n"
+    library = (
+        f"templates:\n  - id: bad\n    description: Something a template must not do\n    sql: {json.dumps(sql)}\n"
+    )
     adapter = load_adapter(tmp_path, settings_for(pg_database), library)
     with pytest.raises(ConfigError, match=message) as info:
         await adapter.start()
@@ -124,10 +134,20 @@ async def test_dialect_guard_refuses_at_start(tmp_path, pg_database, sql, messag
     await adapter.close()
 
 
-hostile = st.one_of(st.sampled_from(["'; DROP TABLE products; --", "Oak desk' OR '1'='1",
-                                     "$$; DELETE FROM products; $$",
-                                     "\\'; SELECT 1; --", "ä😀", "x" * 5000, '{"$gt": ""}']),
-                    st.text(max_size=100).filter(lambda s: "\x00" not in s))
+hostile = st.one_of(
+    st.sampled_from(
+        [
+            "'; DROP TABLE products; --",
+            "Oak desk' OR '1'='1",
+            "$$; DELETE FROM products; $$",
+            "\\'; SELECT 1; --",
+            "ä😀",
+            "x" * 5000,
+            '{"$gt": ""}',
+        ]
+    ),
+    st.text(max_size=100).filter(lambda s: "\x00" not in s),
+)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

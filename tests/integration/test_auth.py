@@ -20,13 +20,16 @@ adapters:
     confidence_threshold: 0.3
 """
 
-AUTH = BASE_CONFIG + """
+AUTH = (
+    BASE_CONFIG
+    + """
 auth:
   client_keys:
     - {name: chat, key_env: IR_TEST_CHAT_KEY, adapters: [people]}
   admin_key_env: IR_TEST_ADMIN_KEY
   stats_key_env: IR_TEST_STATS_KEY
 """
+)
 
 
 def tree(tmp_path):

@@ -13,8 +13,13 @@ RUN = Path(__file__).resolve().parents[2] / "run.py"
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(RUN), "--log-level", "WARNING", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(RUN), "--log-level", "WARNING", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_validate_ok_with_config_after_the_command(tmp_path):
@@ -27,8 +32,9 @@ def test_validate_ok_with_config_after_the_command(tmp_path):
 def test_validate_reports_every_problem_with_file_and_line_and_exits_1(tmp_path):
     config_dir = people_tree(tmp_path)
     library = tmp_path / "templates" / "people" / "people.yaml"
-    library.write_text(library.read_text().replace("    result_format: summary\n",
-                                                   "    result_format: summery\n    colour: blue\n"))
+    library.write_text(
+        library.read_text().replace("    result_format: summary\n", "    result_format: summery\n    colour: blue\n")
+    )
     (config_dir / "config.yaml").write_text((config_dir / "config.yaml").read_text() + "srever: {port: 1}\n")
     done = run("--config", str(config_dir), "validate", cwd=tmp_path)
     assert done.returncode == 1
@@ -37,8 +43,10 @@ def test_validate_reports_every_problem_with_file_and_line_and_exits_1(tmp_path)
     assert lines[0] == "configuration errors (3):"
     assert "  config/config.yaml:5: srever: unknown key" in lines
     assert "  templates/people/people.yaml:13: templates[1].colour: unknown key" in lines
-    assert any(line.startswith("  templates/people/people.yaml:12: templates[1].result_format: ") and
-               "summery" in line for line in lines)
+    assert any(
+        line.startswith("  templates/people/people.yaml:12: templates[1].result_format: ") and "summery" in line
+        for line in lines
+    )
 
 
 def test_reindex_rebuilds_every_store_and_says_what_it_did(tmp_path):
@@ -73,11 +81,13 @@ def test_validate_checks_sql_with_the_dialect_of_the_adapter_url(tmp_path):
     config_dir = people_tree(tmp_path)
     (config_dir / "adapters" / "warehouse.yaml").write_text(
         "adapters:\n  - name: warehouse\n    type: sql\n"
-        "    connection: {url: \"postgresql+psycopg://nobody@127.0.0.1:9/none\"}\n"
-        "    templates: [\"templates/warehouse.yaml\"]\n")
+        '    connection: {url: "postgresql+psycopg://nobody@127.0.0.1:9/none"}\n'
+        '    templates: ["templates/warehouse.yaml"]\n'
+    )
     (tmp_path / "templates" / "warehouse.yaml").write_text(
         "templates:\n  - id: next_id\n    description: Take the next id\n    sql: \"SELECT nextval('s') AS n\"\n"
-        "  - id: fine\n    description: Count things\n    sql: \"SELECT count(*) AS n FROM things\"\n")
+        '  - id: fine\n    description: Count things\n    sql: "SELECT count(*) AS n FROM things"\n'
+    )
     done = run("validate", "--config", str(config_dir), cwd=tmp_path)
     assert done.returncode == 1, done.stdout
     lines = done.stderr.strip().splitlines()

@@ -112,8 +112,9 @@ async def test_out_of_scope_questions_abstain_below_the_threshold(runtime):
             meta = result.body["metadata"]
             assert meta["reason"] == "no_matches_above_threshold" and meta["template_id"] is None
             assert meta["composite_routing"]["selected_adapter"] is None
-            assert [c["score"] for c in meta["best_candidates"]] == \
-                [round(c.score, 4) for c in result.outcome.candidates[:3]]
+            assert [c["score"] for c in meta["best_candidates"]] == [
+                round(c.score, 4) for c in result.outcome.candidates[:3]
+            ]
             assert result.body["rows"] == [] and result.body["confidence"] == round(best, 4)
     assert abstained >= 5, abstained  # measured: 6 of 12 with string similarity on (jaro_winkler)
 
@@ -127,14 +128,43 @@ async def test_test_routing_embeds_once_and_runs_nothing(runtime):
 
 # ---- HTTP and CLI -------------------------------------------------------------------------------------
 
-TEST_ROUTING_KEYS = {"query", "total_matches", "matches_above_threshold", "all_matches", "routing_decision",
-                     "configuration"}
-MATCH_KEYS = {"template_id", "source_adapter", "embedding_score", "combined_score", "rerank_score",
-              "string_similarity_score", "description", "nl_examples", "above_threshold", "scoring_details"}
-DECISION_KEYS = {"would_route_to", "selected_template", "selection_score", "embedding_score", "rerank_score",
-                 "string_similarity_score", "reason"}
-CONFIG_KEYS = {"confidence_threshold", "adapters_searched", "multistage_enabled", "reranking_enabled",
-               "string_similarity_enabled", "scoring_weights"}
+TEST_ROUTING_KEYS = {
+    "query",
+    "total_matches",
+    "matches_above_threshold",
+    "all_matches",
+    "routing_decision",
+    "configuration",
+}
+MATCH_KEYS = {
+    "template_id",
+    "source_adapter",
+    "embedding_score",
+    "combined_score",
+    "rerank_score",
+    "string_similarity_score",
+    "description",
+    "nl_examples",
+    "above_threshold",
+    "scoring_details",
+}
+DECISION_KEYS = {
+    "would_route_to",
+    "selected_template",
+    "selection_score",
+    "embedding_score",
+    "rerank_score",
+    "string_similarity_score",
+    "reason",
+}
+CONFIG_KEYS = {
+    "confidence_threshold",
+    "adapters_searched",
+    "multistage_enabled",
+    "reranking_enabled",
+    "string_similarity_enabled",
+    "scoring_weights",
+}
 
 
 def assert_test_routing_shape(body: dict, question: str) -> None:
@@ -144,8 +174,12 @@ def assert_test_routing_shape(body: dict, question: str) -> None:
     assert set(body["configuration"]) >= CONFIG_KEYS
     assert body["configuration"]["adapters_searched"] == ["hr", "sales"]
     # the demo composite: embedding + intent model, string similarity off (config/adapters/demo.yaml)
-    assert body["configuration"]["scoring_weights"] == {"embedding": 0.4, "reranking": 0.0, "string_similarity": 0.0,
-                                                        "intent_model": 1.0}
+    assert body["configuration"]["scoring_weights"] == {
+        "embedding": 0.4,
+        "reranking": 0.0,
+        "string_similarity": 0.0,
+        "intent_model": 1.0,
+    }
     assert body["configuration"]["reranking_enabled"] is False
     assert body["total_matches"] == len(body["all_matches"]) == 6  # 2 children x max_templates_per_source 3
     scores = [m["combined_score"] for m in body["all_matches"]]
@@ -177,18 +211,29 @@ async def test_http_test_routing_statistics_and_no_execution(config_dir, tmp_pat
             child = stats["child_adapters"][name]
             assert child["total_templates"] == 22  # templates, not their ~6 example vectors each
             assert isinstance(child["collection_name"], str) and child["collection_name"]
-        for key, value in {"confidence_threshold": 0.2, "max_templates_per_source": 3, "parallel_search": True,
-                           "search_timeout": 5.0}.items():
+        for key, value in {
+            "confidence_threshold": 0.2,
+            "max_templates_per_source": 3,
+            "parallel_search": True,
+            "search_timeout": 5.0,
+        }.items():
             assert stats["configuration"][key] == value
         multistage = stats["multistage_selection"]
         assert multistage["enabled"] is True
-        assert multistage["reranking"] == {"enabled": False, "provider": "anthropic", "top_candidates": 10,
-                                           "weight": 0.4}
-        assert multistage["string_similarity"] == {"enabled": False, "algorithm": "jaro_winkler", "weight": 0.2,
-                                                   "compare_fields": ["description", "nl_examples"]}
+        assert multistage["reranking"] == {
+            "enabled": False,
+            "provider": "anthropic",
+            "top_candidates": 10,
+            "weight": 0.4,
+        }
+        assert multistage["string_similarity"] == {
+            "enabled": False,
+            "algorithm": "jaro_winkler",
+            "weight": 0.2,
+            "compare_fields": ["description", "nl_examples"],
+        }
         assert multistage["intent_model"] == {"enabled": True, "weight": 1.0, "fitted": True, "token_views": True}
-        assert multistage["scoring"] == {"embedding_weight": 0.4, "normalize_scores": True,
-                                         "tie_breaker": "embedding"}
+        assert multistage["scoring"] == {"embedding_weight": 0.4, "normalize_scores": True, "tie_breaker": "embedding"}
 
         # test_routing never touches the data source: it still answers with the database gone
         (demo / "templates" / "hr" / "hr.db").unlink()
@@ -200,8 +245,16 @@ async def test_http_test_routing_statistics_and_no_execution(config_dir, tmp_pat
 
 async def test_cli_route_prints_test_routing_json(config_dir):
     question = "list pending orders"
-    argv = [sys.executable, str(REPO / "run.py"), "--config", str(config_dir), "--log-level", "WARNING",
-            "route", question]
+    argv = [
+        sys.executable,
+        str(REPO / "run.py"),
+        "--config",
+        str(config_dir),
+        "--log-level",
+        "WARNING",
+        "route",
+        question,
+    ]
     proc = await asyncio.to_thread(subprocess.run, argv, capture_output=True, text=True, timeout=60, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     body = json.loads(proc.stdout)

@@ -59,23 +59,30 @@ templates:
 
 
 def sql_child(name: str, db: str, library: str, type_: str = "sql", **extra: object) -> str:
-    lines = [f"  - name: {name}", f"    type: {type_}", f'    connection: {{url: "sqlite:///templates/{db}"}}',
-             f'    templates: ["templates/{library}/*.yaml"]', "    confidence_threshold: 0.3"]
+    lines = [
+        f"  - name: {name}",
+        f"    type: {type_}",
+        f'    connection: {{url: "sqlite:///templates/{db}"}}',
+        f'    templates: ["templates/{library}/*.yaml"]',
+        "    confidence_threshold: 0.3",
+    ]
     lines += [f"    {k}: {v}" for k, v in extra.items()]
     return "\n".join(lines) + "\n"
 
 
-CHILDREN = "adapters:\n" + "".join([
-    sql_child("hr", "people.db", "people"),
-    "  - name: sales\n    type: duckdb\n    connection: {path: templates/sales.duckdb}\n"
-    '    templates: ["templates/sales/*.yaml"]\n',
-    sql_child("hr_twin", "people.db", "people"),  # the same templates as hr: equal scores, for ties
-    sql_child("slow", "inventory.db", "inventory", "probe_sql", search_delay=0.4),
-    sql_child("broken", "inventory.db", "inventory", "probe_sql", fail_with="ConnectionError"),
-    sql_child("probe_a", "inventory.db", "inventory", "probe_sql", search_delay=0.15),
-    sql_child("probe_b", "inventory.db", "inventory", "probe_sql", search_delay=0.15),
-    sql_child("probe_c", "inventory.db", "inventory", "probe_sql", search_delay=0.15),
-])
+CHILDREN = "adapters:\n" + "".join(
+    [
+        sql_child("hr", "people.db", "people"),
+        "  - name: sales\n    type: duckdb\n    connection: {path: templates/sales.duckdb}\n"
+        '    templates: ["templates/sales/*.yaml"]\n',
+        sql_child("hr_twin", "people.db", "people"),  # the same templates as hr: equal scores, for ties
+        sql_child("slow", "inventory.db", "inventory", "probe_sql", search_delay=0.4),
+        sql_child("broken", "inventory.db", "inventory", "probe_sql", fail_with="ConnectionError"),
+        sql_child("probe_a", "inventory.db", "inventory", "probe_sql", search_delay=0.15),
+        sql_child("probe_b", "inventory.db", "inventory", "probe_sql", search_delay=0.15),
+        sql_child("probe_c", "inventory.db", "inventory", "probe_sql", search_delay=0.15),
+    ]
+)
 
 
 class ProbeSettings(SQLAdapterSettings):
@@ -137,16 +144,25 @@ def build_tree(root: Path, config: str = BASE_CONFIG, adapters: str = CHILDREN) 
     make_people_db(root / "templates" / "people.db")
     make_inventory_db(root / "templates" / "inventory.db")
     make_sales_duckdb(root / "templates" / "sales.duckdb")
-    return make_tree(root, config, {"children.yaml": adapters}, {
-        "people/people.yaml": PEOPLE_LIBRARY, "sales/sales.yaml": SALES_LIBRARY,
-        "inventory/inventory.yaml": INVENTORY_LIBRARY})
+    return make_tree(
+        root,
+        config,
+        {"children.yaml": adapters},
+        {
+            "people/people.yaml": PEOPLE_LIBRARY,
+            "sales/sales.yaml": SALES_LIBRARY,
+            "inventory/inventory.yaml": INVENTORY_LIBRARY,
+        },
+    )
 
 
 def make_composite(runtime: Runtime, children: list[str], **keys: Any) -> CompositeAdapter:
     """A composite exactly as build_runtime makes one from a config entry with these keys."""
     settings = CompositeAdapterSettings.model_validate(
-        {"name": "composite", "type": "composite", "child_adapters": children, **keys})
+        {"name": "composite", "type": "composite", "child_adapters": children, **keys}
+    )
     app = runtime.config.app
-    context = AdapterContext(root=runtime.config.root, lookup=runtime.get,
-                             extra={"retrieval": app.composite_retrieval, "app": app})
+    context = AdapterContext(
+        root=runtime.config.root, lookup=runtime.get, extra={"retrieval": app.composite_retrieval, "app": app}
+    )
     return CompositeAdapter(settings, context)

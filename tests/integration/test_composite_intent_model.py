@@ -50,10 +50,12 @@ async def test_disabled_by_default_and_enabled_adds_a_score(runtime):
 
 async def test_weight_changes_the_combined_score(runtime):
     q = "quarterly revenue please"
-    light = await composite(runtime, intent_model={"enabled": True, "weight": 0.1},
-                            string_similarity={"enabled": False})
-    heavy = await composite(runtime, intent_model={"enabled": True, "weight": 5.0},
-                            string_similarity={"enabled": False})
+    light = await composite(
+        runtime, intent_model={"enabled": True, "weight": 0.1}, string_similarity={"enabled": False}
+    )
+    heavy = await composite(
+        runtime, intent_model={"enabled": True, "weight": 5.0}, string_similarity={"enabled": False}
+    )
     a, _ = await answering.test_routing(light, q)
     b, _ = await answering.test_routing(heavy, q)
     top_a, top_b = a["all_matches"][0], b["all_matches"][0]

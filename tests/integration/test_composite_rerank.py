@@ -29,9 +29,15 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 KEY = "composite-test-key"
 ENV = {"COMPOSITE_TEST_ANTHROPIC_KEY": KEY, "COMPOSITE_TEST_COHERE_KEY": KEY}
 Q = "who works in the Engineering department?"
-ADAPTERS = "adapters:\n" + sql_child("hr", "people.db", "people") + sql_child("hr_twin", "people.db", "people") + (
-    "  - name: sales\n    type: duckdb\n    connection: {path: templates/sales.duckdb}\n"
-    '    templates: ["templates/sales/*.yaml"]\n')
+ADAPTERS = (
+    "adapters:\n"
+    + sql_child("hr", "people.db", "people")
+    + sql_child("hr_twin", "people.db", "people")
+    + (
+        "  - name: sales\n    type: duckdb\n    connection: {path: templates/sales.duckdb}\n"
+        '    templates: ["templates/sales/*.yaml"]\n'
+    )
+)
 
 
 class Apis:
@@ -54,13 +60,16 @@ async def apis() -> AsyncIterator[Apis]:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def runtime(apis, tmp_path_factory) -> AsyncIterator[Runtime]:
-    config = BASE_CONFIG + f"""
+    config = (
+        BASE_CONFIG
+        + f"""
 rerankers:
   claude: {{provider: anthropic, model: claude-haiku-4-5, api_key_env: COMPOSITE_TEST_ANTHROPIC_KEY,
            base_url: "{apis.anthropic.base_url}", timeout: 0.5}}
   cohere: {{provider: cohere, model: rerank-v3.5, api_key_env: COMPOSITE_TEST_COHERE_KEY,
            base_url: "{apis.cohere.base_url}", timeout: 0.5}}
 """
+    )
     rt = await build_runtime(load_config(build_tree(tmp_path_factory.mktemp("rerank"), config, ADAPTERS)))
     yield rt
     await rt.close()
@@ -79,6 +88,7 @@ async def ask(runtime: Runtime, question: str = Q, children: Sequence[str] = ("h
 
 # ---- Anthropic: one batched call, structured scores, the design's JSON -----------------------------
 
+
 async def test_anthropic_scores_all_candidates_in_one_call(runtime, apis):
     before = len(apis.anthropic.requests)
     result, meta = await ask(runtime, **reranking())
@@ -94,12 +104,19 @@ async def test_anthropic_scores_all_candidates_in_one_call(runtime, apis):
     for c in cands:
         assert c.rerank_score == pytest.approx(expected[rerank_text(c)], abs=1e-4)
     ms = meta["multistage_scoring"]
-    assert set(ms) == {"enabled", "combined_score", "embedding_score", "rerank_score", "string_similarity_score",
-                       "scoring_details"}
+    assert set(ms) == {
+        "enabled",
+        "combined_score",
+        "embedding_score",
+        "rerank_score",
+        "string_similarity_score",
+        "scoring_details",
+    }
     assert ms["enabled"] is True
     assert ms["scoring_details"] == {"embedding_weight": 0.4, "rerank_weight": 0.4, "string_similarity_weight": 0.2}
     assert ms["combined_score"] == pytest.approx(
-        0.4 * ms["embedding_score"] + 0.4 * ms["rerank_score"] + 0.2 * ms["string_similarity_score"], abs=3e-4)
+        0.4 * ms["embedding_score"] + 0.4 * ms["rerank_score"] + 0.2 * ms["string_similarity_score"], abs=3e-4
+    )
     assert result.body["confidence"] == pytest.approx(ms["combined_score"], abs=1e-4)
     assert meta["selected_adapter"] == "hr" and result.body["metadata"]["template_id"] == meta["template_id"]
     assert "stage_errors" not in meta
@@ -109,16 +126,40 @@ async def test_test_routing_has_the_design_fields(runtime, apis):
     composite = make_composite(runtime, ["hr", "sales"], **reranking())
     body, _ = await answering.test_routing(composite, Q)
     await composite.close()
-    assert {"query", "total_matches", "matches_above_threshold", "all_matches", "routing_decision",
-            "configuration"} <= set(body)
+    assert {
+        "query",
+        "total_matches",
+        "matches_above_threshold",
+        "all_matches",
+        "routing_decision",
+        "configuration",
+    } <= set(body)
     match = body["all_matches"][0]
-    assert {"template_id", "source_adapter", "embedding_score", "combined_score", "rerank_score",
-            "string_similarity_score", "description", "nl_examples", "above_threshold", "scoring_details"} <= set(match)
-    assert {"embedding_weight": 0.4, "rerank_weight": 0.4, "string_similarity_weight": 0.2}.items() <= \
-        match["scoring_details"].items()
+    assert {
+        "template_id",
+        "source_adapter",
+        "embedding_score",
+        "combined_score",
+        "rerank_score",
+        "string_similarity_score",
+        "description",
+        "nl_examples",
+        "above_threshold",
+        "scoring_details",
+    } <= set(match)
+    assert {"embedding_weight": 0.4, "rerank_weight": 0.4, "string_similarity_weight": 0.2}.items() <= match[
+        "scoring_details"
+    ].items()
     decision = body["routing_decision"]
-    assert {"would_route_to", "selected_template", "selection_score", "embedding_score", "rerank_score",
-            "string_similarity_score", "reason"} <= set(decision)
+    assert {
+        "would_route_to",
+        "selected_template",
+        "selection_score",
+        "embedding_score",
+        "rerank_score",
+        "string_similarity_score",
+        "reason",
+    } <= set(decision)
     assert decision["reason"] == "highest_combined_score_above_threshold"
     assert decision["rerank_score"] == match["rerank_score"] is not None
     config = body["configuration"]
@@ -149,15 +190,16 @@ async def test_rerank_weight_changes_the_combined_score(runtime, apis):
     assert light["multistage_scoring"]["scoring_details"]["rerank_weight"] == 0.1
     h = heavy["multistage_scoring"]
     assert h["combined_score"] == pytest.approx(
-        (0.4 * h["embedding_score"] + 2.0 * h["rerank_score"] + 0.2 * h["string_similarity_score"]) / 2.6, abs=3e-4)
+        (0.4 * h["embedding_score"] + 2.0 * h["rerank_score"] + 0.2 * h["string_similarity_score"]) / 2.6, abs=3e-4
+    )
     assert h["combined_score"] != light["multistage_scoring"]["combined_score"]
 
 
 async def test_reranker_can_change_the_winner(runtime, apis):
     """A reranker that prefers the sales templates overrides the embedding's choice."""
+
     def prefers_sales(query: str, docs: list[str]) -> list[float]:
-        return [1.0 if "customer" in d.lower() or "revenue" in d.lower() or "order" in d.lower() else 0.0
-                for d in docs]
+        return [1.0 if "customer" in d.lower() or "revenue" in d.lower() or "order" in d.lower() else 0.0 for d in docs]
 
     apis.anthropic.enqueue(Reply.scored(prefers_sales))
     _, meta = await ask(runtime, **reranking(weight=5.0))
@@ -165,6 +207,7 @@ async def test_reranker_can_change_the_winner(runtime, apis):
 
 
 # ---- Cohere --------------------------------------------------------------------------------------
+
 
 async def test_cohere_rerank_api(runtime, apis):
     before = len(apis.cohere.requests)
@@ -185,8 +228,11 @@ FAILURES = [
     ("claude", lambda apis: apis.anthropic.enqueue(Reply.error(429)), "anthropic"),
     ("claude", lambda apis: apis.anthropic.enqueue(Reply.malformed_json()), "anthropic"),
     ("claude", lambda apis: apis.anthropic.enqueue(Reply.text()), "anthropic"),
-    ("claude", lambda apis: apis.anthropic.enqueue(Reply.tool_input({"scores": [{"index": 0, "score": "high"}]})),
-     "anthropic"),
+    (
+        "claude",
+        lambda apis: apis.anthropic.enqueue(Reply.tool_input({"scores": [{"index": 0, "score": "high"}]})),
+        "anthropic",
+    ),
     ("claude", lambda apis: apis.anthropic.enqueue(Reply.scored().delayed(1.5)), "anthropic"),
     ("cohere", lambda apis: apis.cohere.enqueue(CohereReply.error(429)), "cohere"),
     ("cohere", lambda apis: apis.cohere.enqueue(CohereReply.malformed_json()), "cohere"),
@@ -194,8 +240,11 @@ FAILURES = [
 ]
 
 
-@pytest.mark.parametrize("provider, script, prefix", FAILURES,
-                         ids=["a429", "amalformed", "atext", "abadtool", "atimeout", "c429", "cmalformed", "ctimeout"])
+@pytest.mark.parametrize(
+    "provider, script, prefix",
+    FAILURES,
+    ids=["a429", "amalformed", "atext", "abadtool", "atimeout", "c429", "cmalformed", "ctimeout"],
+)
 async def test_reranker_failure_falls_back_and_is_reported(runtime, apis, provider, script, prefix):
     script(apis)
     started = time.perf_counter()
@@ -209,8 +258,9 @@ async def test_reranker_failure_falls_back_and_is_reported(runtime, apis, provid
     ms = meta["multistage_scoring"]
     assert ms["rerank_score"] is None
     # weights renormalised over the stages that scored
-    assert ms["combined_score"] == pytest.approx((0.4 * ms["embedding_score"] + 0.2 * ms["string_similarity_score"])
-                                                 / 0.6, abs=3e-4)
+    assert ms["combined_score"] == pytest.approx(
+        (0.4 * ms["embedding_score"] + 0.2 * ms["string_similarity_score"]) / 0.6, abs=3e-4
+    )
 
 
 async def test_failed_rerank_is_not_cached_and_test_routing_reports_it(runtime, apis):
@@ -226,6 +276,7 @@ async def test_failed_rerank_is_not_cached_and_test_routing_reports_it(runtime, 
 
 
 # ---- cache: (question, adapter, template_id), TTL, size bound -----------------------------------------
+
 
 async def route_n(composite, questions: Sequence[str]) -> None:
     for q in questions:
@@ -282,8 +333,7 @@ async def test_cache_ttl_expires_entries(runtime, apis):
 @pytest.mark.parametrize("max_entries, extra_calls", [(6, 1), (12, 0)])
 async def test_cache_max_entries_bounds_the_cache(runtime, apis, max_entries, extra_calls):
     """Each question caches six (adapter, template) scores; a bound of six keeps only the latest question."""
-    composite = make_composite(runtime, ["hr", "sales"], **reranking(),
-                               performance={"cache_max_entries": max_entries})
+    composite = make_composite(runtime, ["hr", "sales"], **reranking(), performance={"cache_max_entries": max_entries})
     await route_n(composite, [Q, "quarterly revenue please"])
     before = len(apis.anthropic.requests)
     await route_n(composite, [Q])
@@ -292,6 +342,7 @@ async def test_cache_max_entries_bounds_the_cache(runtime, apis, max_entries, ex
 
 
 # ---- parallel_rerank ---------------------------------------------------------------------------------
+
 
 class WaitingStage(ScoringStage):
     """A scoring stage of the test's own that waits on I/O, like a second remote service."""
@@ -309,8 +360,12 @@ class WaitingStage(ScoringStage):
 
 @pytest.mark.parametrize("parallel", [True, False])
 async def test_parallel_rerank_runs_stages_concurrently(runtime, apis, parallel):
-    composite = make_composite(runtime, ["hr", "sales"], **reranking(),
-                               performance={"parallel_rerank": parallel, "cache_rerank_results": False})
+    composite = make_composite(
+        runtime,
+        ["hr", "sales"],
+        **reranking(),
+        performance={"parallel_rerank": parallel, "cache_rerank_results": False},
+    )
     router = Router(composite.routing_policy(), [WaitingStage(0.3), *composite.router().stages])
     apis.anthropic.enqueue(Reply.scored().delayed(0.3))
     outcome = await router.route(Q, composite.routing_sources())

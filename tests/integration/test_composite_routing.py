@@ -37,6 +37,7 @@ def routing(body: dict) -> dict:
 
 # ---- child_adapters, confidence_threshold, max_templates_per_source ------------------------------
 
+
 async def test_child_adapters_decide_where_a_question_can_go(runtime):
     both = await answering.answer(make_composite(runtime, ["hr", "sales"]), PEOPLE_Q)
     assert routing(both.body)["selected_adapter"] == "hr"
@@ -55,20 +56,25 @@ async def test_confidence_threshold_decides_between_executing_and_abstaining(run
     meta = high.body["metadata"]
     assert meta["reason"] == routing(high.body)["reason"] == "no_matches_above_threshold"
     assert meta["template_id"] is None and "executed_by" not in meta
-    assert meta["best_candidates"][0] == {"adapter": "hr", "template_id": "people_in_department",
-                                          "description": "List the people who work in a department",
-                                          "score": pytest.approx(score, abs=1e-4)}
+    assert meta["best_candidates"][0] == {
+        "adapter": "hr",
+        "template_id": "people_in_department",
+        "description": "List the people who work in a department",
+        "score": pytest.approx(score, abs=1e-4),
+    }
 
 
 async def test_max_templates_per_source_bounds_candidates_per_child(runtime):
     for k, expected in ((1, 2), (2, 4), (3, 6)):
-        body, _ = await answering.test_routing(make_composite(runtime, ["hr", "sales"], max_templates_per_source=k),
-                                               PEOPLE_Q)
+        body, _ = await answering.test_routing(
+            make_composite(runtime, ["hr", "sales"], max_templates_per_source=k), PEOPLE_Q
+        )
         assert body["total_matches"] == len(body["all_matches"]) == expected
         assert sum(m["source_adapter"] == "hr" for m in body["all_matches"]) == expected // 2
 
 
 # ---- failures and timeouts ------------------------------------------------------------------------
+
 
 async def test_slow_and_failing_children_are_skipped_and_named(runtime):
     composite = make_composite(runtime, ["slow", "broken", "hr", "sales"], search_timeout=0.2)
@@ -77,8 +83,10 @@ async def test_slow_and_failing_children_are_skipped_and_named(runtime):
     assert result.status == "executed" and meta["selected_adapter"] == "hr"
     assert result.body["rows"] == [{"name": "Ada"}, {"name": "Grace"}]
     assert meta["adapters_searched"] == ["slow", "broken", "hr", "sales"]
-    assert meta["adapters_failed"] == [{"adapter": "slow", "reason": "search timed out after 0.2 s"},
-                                       {"adapter": "broken", "reason": "search failed: ConnectionError"}]
+    assert meta["adapters_failed"] == [
+        {"adapter": "slow", "reason": "search timed out after 0.2 s"},
+        {"adapter": "broken", "reason": "search failed: ConnectionError"},
+    ]
     assert "10.0.0.5" not in str(result.body) and "secret-dsn" not in str(result.body)
     assert result.timings_ms["search"] < 380  # did not wait for the 0.4 s child
 
@@ -101,14 +109,16 @@ async def test_failures_are_reported_by_test_routing_too(runtime):
 
 # ---- parallel_search ------------------------------------------------------------------------------
 
+
 def searches_of(names: set[str]) -> list[tuple[str, float, float]]:
     return [c for c in ProbeSQLAdapter.calls if c[0] in names]
 
 
 async def test_sequential_search_follows_config_order(runtime):
     ProbeSQLAdapter.calls.clear()
-    result = await answering.answer(make_composite(runtime, ["probe_c", "probe_a", "probe_b"], parallel_search=False),
-                                    STOCK_Q)
+    result = await answering.answer(
+        make_composite(runtime, ["probe_c", "probe_a", "probe_b"], parallel_search=False), STOCK_Q
+    )
     calls = searches_of({"probe_a", "probe_b", "probe_c"})
     assert [c[0] for c in calls] == ["probe_c", "probe_a", "probe_b"]
     for before, after in itertools.pairwise(calls):
@@ -118,8 +128,9 @@ async def test_sequential_search_follows_config_order(runtime):
 
 async def test_parallel_search_overlaps_children(runtime):
     ProbeSQLAdapter.calls.clear()
-    result = await answering.answer(make_composite(runtime, ["probe_c", "probe_a", "probe_b"], parallel_search=True),
-                                    STOCK_Q)
+    result = await answering.answer(
+        make_composite(runtime, ["probe_c", "probe_a", "probe_b"], parallel_search=True), STOCK_Q
+    )
     calls = searches_of({"probe_a", "probe_b", "probe_c"})
     assert len(calls) == 3
     assert max(c[1] for c in calls) < min(c[2] for c in calls)  # all started before any finished
@@ -127,6 +138,7 @@ async def test_parallel_search_overlaps_children(runtime):
 
 
 # ---- ties ------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("parallel", [True, False])
 async def test_ties_go_to_the_first_child_in_config_order(runtime, parallel):
@@ -140,19 +152,23 @@ async def test_ties_go_to_the_first_child_in_config_order(runtime, parallel):
 
 # ---- ambiguity_margin / on_ambiguity -----------------------------------------------------------
 
+
 async def test_ambiguity_ask_executes_nothing_and_lists_alternatives(runtime):
     result = await answering.answer(make_composite(runtime, ["hr", "hr_twin"], ambiguity_margin=0.02), PEOPLE_Q)
     assert result.status == "ambiguous" and result.body["rows"] == []
     meta = result.body["metadata"]
     assert meta["reason"] == "ambiguous" and "executed_by" not in meta
-    assert [(a["adapter"], a["template_id"]) for a in meta["alternatives"]] == \
-        [("hr", "people_in_department"), ("hr_twin", "people_in_department")]
+    assert [(a["adapter"], a["template_id"]) for a in meta["alternatives"]] == [
+        ("hr", "people_in_department"),
+        ("hr_twin", "people_in_department"),
+    ]
     assert "Please be more specific" in result.body["content"]
 
 
 async def test_ambiguity_best_executes_the_best_and_still_reports(runtime):
     result = await answering.answer(
-        make_composite(runtime, ["hr", "hr_twin"], ambiguity_margin=0.02, on_ambiguity="best"), PEOPLE_Q)
+        make_composite(runtime, ["hr", "hr_twin"], ambiguity_margin=0.02, on_ambiguity="best"), PEOPLE_Q
+    )
     assert result.status == "executed" and result.body["metadata"]["executed_by"] == "hr"
     meta = routing(result.body)
     assert meta["reason"] == "ambiguous"
@@ -165,6 +181,7 @@ async def test_without_margin_the_same_tie_routes(runtime):
 
 
 # ---- verbose ---------------------------------------------------------------------------------------
+
 
 async def test_verbose_logs_the_design_lines(runtime, caplog):
     caplog.set_level(logging.INFO, logger="intent_router.routing")
@@ -184,8 +201,9 @@ async def test_verbose_logs_the_design_lines(runtime, caplog):
         f"[Composite]   - String Similarity: {chosen.string_similarity_score:.3f}",
     ]
     caplog.clear()
-    await answering.answer(make_composite(runtime, ["hr"], verbose=True, string_similarity={"enabled": False}),
-                           PEOPLE_Q)
+    await answering.answer(
+        make_composite(runtime, ["hr"], verbose=True, string_similarity={"enabled": False}), PEOPLE_Q
+    )
     lines = [m for m in caplog.messages if m.startswith("[Composite]")]
     assert lines[2:4] == ["[Composite] Routed to: hr", "[Composite] Template: people_in_department"]
     assert not any("Combined Score" in line or "String Similarity" in line for line in lines)
@@ -193,6 +211,7 @@ async def test_verbose_logs_the_design_lines(runtime, caplog):
 
 
 # ---- string_similarity and scoring through the composite ------------------------------------------
+
 
 async def selected(runtime, question: str = PEOPLE_Q, **keys):
     result = await answering.answer(make_composite(runtime, ["hr", "sales"], **keys), question)
@@ -203,23 +222,35 @@ async def test_string_similarity_enabled_adds_the_stage(runtime):
     _, on = await selected(runtime)
     _, off = await selected(runtime, string_similarity={"enabled": False})
     assert on["multistage_scoring"]["string_similarity_score"] is not None
-    assert on["multistage_scoring"]["scoring_details"] == {"embedding_weight": 0.4, "rerank_weight": 0.0,
-                                                           "string_similarity_weight": 0.2}
+    assert on["multistage_scoring"]["scoring_details"] == {
+        "embedding_weight": 0.4,
+        "rerank_weight": 0.0,
+        "string_similarity_weight": 0.2,
+    }
     assert "multistage_scoring" not in off and off["reason"] == "highest_score_above_threshold"
     assert on["reason"] == "highest_combined_score_above_threshold"
 
 
-@pytest.mark.parametrize("override", [
-    {"algorithm": "levenshtein"}, {"algorithm": "ratio"}, {"compare_fields": ["description"]},
-    {"aggregation": "avg"}, {"aggregation": "weighted_avg"},
-    {"aggregation": "weighted_avg", "field_weights": {"description": 5.0, "nl_examples": 1.0}},
-])
+@pytest.mark.parametrize(
+    "override",
+    [
+        {"algorithm": "levenshtein"},
+        {"algorithm": "ratio"},
+        {"compare_fields": ["description"]},
+        {"aggregation": "avg"},
+        {"aggregation": "weighted_avg"},
+        {"aggregation": "weighted_avg", "field_weights": {"description": 5.0, "nl_examples": 1.0}},
+    ],
+)
 async def test_each_string_similarity_setting_changes_the_score(runtime, override):
-    _, base = await selected(runtime, string_similarity={"aggregation": "weighted_avg"}
-                             if "field_weights" in override else {})
+    _, base = await selected(
+        runtime, string_similarity={"aggregation": "weighted_avg"} if "field_weights" in override else {}
+    )
     _, changed = await selected(runtime, string_similarity=override)
-    assert changed["multistage_scoring"]["string_similarity_score"] != base["multistage_scoring"][
-        "string_similarity_score"]
+    assert (
+        changed["multistage_scoring"]["string_similarity_score"]
+        != base["multistage_scoring"]["string_similarity_score"]
+    )
     assert changed["multistage_scoring"]["combined_score"] != base["multistage_scoring"]["combined_score"]
 
 
@@ -240,15 +271,22 @@ async def test_tie_breaker_reaches_the_composites_ranking(runtime):
     """Equal combined scores are ordered by the configured stage; hr and hr_twin tie on every stage,
     so config order decides there; here two different templates are forced to a combined tie by a
     zero weight on the stage that differs."""
-    composite = make_composite(runtime, ["hr", "sales"], scoring={"embedding_weight": 0.0, "tie_breaker": "embedding"},
-                               string_similarity={"min_threshold": 1.0})  # every string score 0: all tie at 0
+    composite = make_composite(
+        runtime,
+        ["hr", "sales"],
+        scoring={"embedding_weight": 0.0, "tie_breaker": "embedding"},
+        string_similarity={"min_threshold": 1.0},
+    )  # every string score 0: all tie at 0
     body, _ = await answering.test_routing(composite, PEOPLE_Q)
     embs = [m["embedding_score"] for m in body["all_matches"]]
     assert len({m["combined_score"] for m in body["all_matches"]}) == 1
     assert embs == sorted(embs, reverse=True)
-    composite = make_composite(runtime, ["hr", "sales"], scoring={"embedding_weight": 0.0,
-                                                                  "tie_breaker": "string_similarity"},
-                               string_similarity={"min_threshold": 1.0})
+    composite = make_composite(
+        runtime,
+        ["hr", "sales"],
+        scoring={"embedding_weight": 0.0, "tie_breaker": "string_similarity"},
+        string_similarity={"min_threshold": 1.0},
+    )
     body2, _ = await answering.test_routing(composite, PEOPLE_Q)
     # all string scores are equal too, so the order falls back to config order (hr before sales)
     adapters = [m["source_adapter"] for m in body2["all_matches"]]

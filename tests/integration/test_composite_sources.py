@@ -105,14 +105,30 @@ def make_orders_db(path) -> None:
 
 QUESTIONS = [
     ("Who works in Engineering?", "people", "people_in_department", [{"name": "Ada"}, {"name": "Grace"}]),
-    ("What is the total revenue per region?", "orders", "revenue_by_region",
-     [{"region": "North", "revenue": 140}, {"region": "South", "revenue": 80}]),
-    ("Show me the used Toyota cars for sale", "cars", "used_cars_by_make",
-     [{"model": "Corolla", "price": 14500}, {"model": "Prius", "price": 21900}]),
-    ("Which books did George Orwell write?", "books", "books_by_author",
-     [{"title": "1984", "year": 1949}, {"title": "Animal Farm", "year": 1945}]),
-    ("Find flights departing from FRA", "flights", "flights_from_airport",
-     [{"number": "LH400", "destination": "JFK", "price": 610.0}]),
+    (
+        "What is the total revenue per region?",
+        "orders",
+        "revenue_by_region",
+        [{"region": "North", "revenue": 140}, {"region": "South", "revenue": 80}],
+    ),
+    (
+        "Show me the used Toyota cars for sale",
+        "cars",
+        "used_cars_by_make",
+        [{"model": "Corolla", "price": 14500}, {"model": "Prius", "price": 21900}],
+    ),
+    (
+        "Which books did George Orwell write?",
+        "books",
+        "books_by_author",
+        [{"title": "1984", "year": 1949}, {"title": "Animal Farm", "year": 1945}],
+    ),
+    (
+        "Find flights departing from FRA",
+        "flights",
+        "flights_from_airport",
+        [{"number": "LH400", "destination": "JFK", "price": 610.0}],
+    ),
 ]
 
 
@@ -120,18 +136,23 @@ async def test_one_composite_routes_each_question_to_its_source(tmp_path, mongo_
     async with running_http_api() as http_api, running_graphql_api() as graphql_api:
         make_people_db(tmp_path / "templates" / "people.db")
         make_orders_db(tmp_path / "templates" / "orders.duckdb")
-        config_dir = make_tree(tmp_path, BASE_CONFIG,
-                               {"sources.yaml": adapters_yaml(mongo_server.url, mongo_server.database,
-                                                              http_api.url, graphql_api.url)},
-                               LIBRARIES)
+        config_dir = make_tree(
+            tmp_path,
+            BASE_CONFIG,
+            {"sources.yaml": adapters_yaml(mongo_server.url, mongo_server.database, http_api.url, graphql_api.url)},
+            LIBRARIES,
+        )
         runtime = await build_runtime(load_config(config_dir))
         try:
             composite = runtime.get("everything")
             for question, child, template_id, rows in QUESTIONS:
                 result = await answer(composite, question)
                 routing = result.body["metadata"]["composite_routing"]
-                assert (result.status, routing["selected_adapter"], routing["template_id"]) == \
-                    ("executed", child, template_id), question
+                assert (result.status, routing["selected_adapter"], routing["template_id"]) == (
+                    "executed",
+                    child,
+                    template_id,
+                ), question
                 assert result.body["metadata"]["executed_by"] == child
                 assert result.body["rows"] == rows, question
                 assert sorted(routing["adapters_searched"]) == ["books", "cars", "flights", "orders", "people"]

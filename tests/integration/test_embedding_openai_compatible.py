@@ -73,8 +73,9 @@ def settings(url: str, **extra: object) -> EmbeddingSettings:
     return EmbeddingSettings(provider="openai_compatible", model="nomic-embed-text", base_url=url, **extra)
 
 
-async def test_request_shape_batches_and_normalisation(standin: StandIn, monkeypatch: pytest.MonkeyPatch,
-                                                       tmp_path: Path) -> None:
+async def test_request_shape_batches_and_normalisation(
+    standin: StandIn, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("TEST_EMBED_KEY", "k-123")
     embedder = build_provider(settings(standin.url, api_key_env="TEST_EMBED_KEY", batch_size=2), tmp_path)
     assert embedder.dim == 0
@@ -99,8 +100,9 @@ async def test_no_key_header_without_api_key_env(standin: StandIn, tmp_path: Pat
     await embedder.close()
 
 
-async def test_missing_key_variable_is_reported(standin: StandIn, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_missing_key_variable_is_reported(
+    standin: StandIn, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("TEST_EMBED_KEY_MISSING", raising=False)
     with pytest.raises(EmbeddingError, match="TEST_EMBED_KEY_MISSING"):
         build_provider(settings(standin.url, api_key_env="TEST_EMBED_KEY_MISSING"), tmp_path)
@@ -172,8 +174,9 @@ async def test_cache_over_remote_survives_restart_and_is_keyed_by_model(standin:
     np.testing.assert_array_equal(warm, cold)
     await second.close()
 
-    other = build_embedder(EmbeddingSettings(provider="openai_compatible", model="another-model",
-                                             base_url=standin.url), tmp_path)
+    other = build_embedder(
+        EmbeddingSettings(provider="openai_compatible", model="another-model", base_url=standin.url), tmp_path
+    )
     await other.embed(texts)
     assert len(standin.requests) == 2 and standin.requests[-1]["model"] == "another-model"
     assert json.loads(json.dumps(standin.requests[-1]))["input"] == texts

@@ -18,8 +18,9 @@ def assert_error(body: dict, code: str) -> str:
 
 async def test_query_returns_rows_and_metadata(tmp_path):
     async with running_app(people_tree(tmp_path)) as (client, _):
-        resp = await client.post("/v1/query", json={"query": "who works in the Engineering department?",
-                                                    "adapter": "people"})
+        resp = await client.post(
+            "/v1/query", json={"query": "who works in the Engineering department?", "adapter": "people"}
+        )
         assert resp.status == 200
         body = await resp.json()
         assert body["metadata"]["template_id"] == "people_in_department"
@@ -36,15 +37,18 @@ async def test_default_adapter_is_used_when_none_named(tmp_path):
         assert body["metadata"]["template_id"] == "headcount_by_department"
 
 
-@pytest.mark.parametrize("payload, fragment", [
-    (b"not json", "must be JSON"),
-    (b"[1, 2]", "JSON object"),
-    (b"{}", "query"),
-    (b'{"query": ""}', "query"),
-    (b'{"query": "   "}', "blank"),
-    (b'{"query": 42}', "query"),
-    (b'{"query": "x", "adaptr": "people"}', "adaptr: unknown field"),
-])
+@pytest.mark.parametrize(
+    "payload, fragment",
+    [
+        (b"not json", "must be JSON"),
+        (b"[1, 2]", "JSON object"),
+        (b"{}", "query"),
+        (b'{"query": ""}', "query"),
+        (b'{"query": "   "}', "blank"),
+        (b'{"query": 42}', "query"),
+        (b'{"query": "x", "adaptr": "people"}', "adaptr: unknown field"),
+    ],
+)
 async def test_bad_requests_get_400_with_message(tmp_path, payload, fragment):
     async with running_app(people_tree(tmp_path)) as (client, _):
         resp = await client.post("/v1/query", data=payload, headers={"Content-Type": "application/json"})
@@ -91,12 +95,15 @@ async def test_source_down_is_503_naming_adapter(tmp_path):
 
 
 async def test_slow_query_is_504_naming_adapter(tmp_path):
-    library = PEOPLE_LIBRARY + """
+    library = (
+        PEOPLE_LIBRARY
+        + """
   - id: slow_report
     description: Compute the enormous slow statistical report
     nl_examples: ["run the enormous slow statistical report"]
     sql: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) AS n FROM c"
 """
+    )
     adapter = PEOPLE_ADAPTER + "    query_timeout: 0.3\n"
     from tests.support.configs import make_people_db
 

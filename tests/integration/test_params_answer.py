@@ -40,8 +40,12 @@ templates:
 
 def tree(root, adapter: str = ADAPTER):
     make_people_db(root / "templates" / "people.db")
-    return make_tree(root, BASE_CONFIG, {"people.yaml": adapter},
-                     {"people/people.yaml": PEOPLE_LIBRARY, "people/lookup.yaml": LOOKUP_LIBRARY})
+    return make_tree(
+        root,
+        BASE_CONFIG,
+        {"people.yaml": adapter},
+        {"people/people.yaml": PEOPLE_LIBRARY, "people/lookup.yaml": LOOKUP_LIBRARY},
+    )
 
 
 @pytest.fixture
@@ -64,17 +68,30 @@ async def test_missing_required_value_needs_clarification_and_runs_no_query(peop
     assert body["status"] == NEEDS_CLARIFICATION and body["rows"] == []
     meta = body["metadata"]
     assert meta["template_id"] == "people_in_department" and meta["status"] == NEEDS_CLARIFICATION
-    assert meta["clarification"] == [{"name": "department", "problem": "missing", "type": "string",
-                                      "allowed_values": ["Engineering", "Sales", "HR"],
-                                      "message": "department: one of Engineering, Sales, HR"}]
+    assert meta["clarification"] == [
+        {
+            "name": "department",
+            "problem": "missing",
+            "type": "string",
+            "allowed_values": ["Engineering", "Sales", "HR"],
+            "message": "department: one of Engineering, Sales, HR",
+        }
+    ]
     assert "one of Engineering, Sales, HR" in body["content"]
 
     done = await answer(adapter, "which people work in the Sales department?")  # the counter does count
     assert done.status == "executed" and len(statements) == 1
     assert done.body["rows"] == [{"name": "Linus"}]
     assert done.body["metadata"]["extraction"] == [
-        {"name": "department", "value": "Sales", "extractor": "allowed_values", "span": [25, 30], "text": "Sales",
-         "score": 0.97}]
+        {
+            "name": "department",
+            "value": "Sales",
+            "extractor": "allowed_values",
+            "span": [25, 30],
+            "text": "Sales",
+            "score": 0.97,
+        }
+    ]
 
 
 async def test_a_value_outside_the_allowed_ones_is_not_run(people):

@@ -17,8 +17,13 @@ KEY = "test-key"
 
 
 def template(*params: dict) -> Template:
-    return Template(id="t", description="Look up one employee", parameters=[ParameterSpec(**p) for p in params],
-                    body_key="sql", body="SELECT 1")
+    return Template(
+        id="t",
+        description="Look up one employee",
+        parameters=[ParameterSpec(**p) for p in params],
+        body_key="sql",
+        body="SELECT 1",
+    )
 
 
 NAME = {"name": "name", "type": "string", "required": True, "description": "Employee name"}
@@ -26,8 +31,16 @@ LIMIT = {"name": "limit", "type": "integer", "default": 10, "min": 1, "max": 100
 
 
 def extractor_for(api: AnthropicStandin, **llm):
-    block = {"llm": {"enabled": True, "api_key_env": "PARAMS_LLM_KEY", "base_url": api.base_url,
-                     "model": "claude-test", "timeout": 2.0, **llm}}
+    block = {
+        "llm": {
+            "enabled": True,
+            "api_key_env": "PARAMS_LLM_KEY",
+            "base_url": api.base_url,
+            "model": "claude-test",
+            "timeout": 2.0,
+            **llm,
+        }
+    }
     settings = DataAdapterSettings(name="hr", type="sql", templates=["x/*.yaml"], parameter_extraction=block)
     return build_extractor(settings, None, today=lambda: TODAY, environ={"PARAMS_LLM_KEY": KEY})
 
@@ -50,8 +63,11 @@ async def test_llm_fills_a_missing_required_value_and_the_request_is_built_from_
     assert body["model"] == "claude-test"
     assert body["tool_choice"] == {"type": "tool", "name": "fill_parameters", "disable_parallel_tool_use": True}
     (tool,) = body["tools"]
-    assert tool["input_schema"] == {"type": "object", "additionalProperties": False,
-                                    "properties": {"name": {"type": "string", "description": "Employee name"}}}
+    assert tool["input_schema"] == {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"name": {"type": "string", "description": "Employee name"}},
+    }
     assert "<question>contact card please, first name priya</question>" in body["messages"][0]["content"]
     assert "<today>2025-12-31</today>" in body["messages"][0]["content"]
     await ex.close()
@@ -59,11 +75,13 @@ async def test_llm_fills_a_missing_required_value_and_the_request_is_built_from_
 
 async def test_schema_carries_types_enums_bounds_and_formats(api):
     ex = extractor_for(api)
-    t = template({"name": "status", "type": "enum", "required": True, "allowed_values": ["open", "closed"]},
-                 {"name": "day", "type": "date", "required": True},
-                 {"name": "count", "type": "integer", "required": True, "min": 1, "max": 5},
-                 {"name": "code", "type": "string", "required": True, "pattern": "^[A-Z]{2}$"},
-                 {"name": "tags", "type": "array", "item_type": "string", "required": True})
+    t = template(
+        {"name": "status", "type": "enum", "required": True, "allowed_values": ["open", "closed"]},
+        {"name": "day", "type": "date", "required": True},
+        {"name": "count", "type": "integer", "required": True, "min": 1, "max": 5},
+        {"name": "code", "type": "string", "required": True, "pattern": "^[A-Z]{2}$"},
+        {"name": "tags", "type": "array", "item_type": "string", "required": True},
+    )
     await ex.extract("hello", t)
     props = api.last_request.body["tools"][0]["input_schema"]["properties"]
     assert props == {
@@ -78,8 +96,10 @@ async def test_schema_carries_types_enums_bounds_and_formats(api):
 
 async def test_llm_values_go_through_the_same_validation(api):
     ex = extractor_for(api)
-    t = template({"name": "department", "type": "string", "required": True, "allowed_values": ["Sales", "HR"]},
-                 {"name": "year", "type": "integer", "required": True, "min": 2023, "max": 2025})
+    t = template(
+        {"name": "department", "type": "string", "required": True, "allowed_values": ["Sales", "HR"]},
+        {"name": "year", "type": "integer", "required": True, "min": 2023, "max": 2025},
+    )
     api.enqueue(Reply.tool_input({"department": "Legal", "year": 2019}))
     got = await ex.extract("the usual report", t)
     problems = {p.name: p for p in got.problems}
@@ -106,16 +126,19 @@ async def test_a_value_the_model_leaves_out_stays_missing(api):
     await ex.close()
 
 
-@pytest.mark.parametrize("reply, reason", [
-    (Reply.refusal(), "refusal"),
-    (Reply.text(), "no tool call in reply"),
-    (Reply.truncated(), "reply truncated (max_tokens too small)"),
-    (Reply.malformed_json(), "malformed reply (not a valid Messages API response)"),
-    (Reply.tool_input(["Priya"]), "malformed reply (tool input is not an object)"),
-    (Reply.error(500), "HTTP 500"),
-    (Reply.overloaded(), "HTTP 529"),
-    (Reply.tool_input({"name": "Priya"}).delayed(5), "timeout"),
-])
+@pytest.mark.parametrize(
+    "reply, reason",
+    [
+        (Reply.refusal(), "refusal"),
+        (Reply.text(), "no tool call in reply"),
+        (Reply.truncated(), "reply truncated (max_tokens too small)"),
+        (Reply.malformed_json(), "malformed reply (not a valid Messages API response)"),
+        (Reply.tool_input(["Priya"]), "malformed reply (tool input is not an object)"),
+        (Reply.error(500), "HTTP 500"),
+        (Reply.overloaded(), "HTTP 529"),
+        (Reply.tool_input({"name": "Priya"}).delayed(5), "timeout"),
+    ],
+)
 async def test_failed_replies_leave_the_value_missing_and_never_leak_provider_text(api, reply, reason):
     ex = extractor_for(api, timeout=0.5)
     api.enqueue(reply)

@@ -84,8 +84,11 @@ async def test_editing_nl_examples_changes_routing_without_restart(tmp_path):
         assert changes["templates"]["people"]["changed"] == ["headcount_by_department"]
         assert changes["full_parse"] is False and changes["files_parsed"] == 1
         _, body = await ask(session, OUT_OF_SCOPE)
-        assert body["rows"] == [{"department": "Engineering", "n": 2}, {"department": "HR", "n": 1},
-                                {"department": "Sales", "n": 1}]
+        assert body["rows"] == [
+            {"department": "Engineering", "n": 2},
+            {"department": "HR", "n": 1},
+            {"department": "Sales", "n": 1},
+        ]
 
 
 async def test_adding_and_removing_an_adapter_file(tmp_path):
@@ -132,8 +135,9 @@ async def test_broken_yaml_is_rejected_and_old_config_keeps_answering_until_fixe
         report = await health(session)
         assert report["status"] == "degraded"
         errors = report["config"]["last_load"]["errors"]
-        assert errors == [{"file": "templates/people/people.yaml", "line": 13, "key": "templates[1].colour",
-                           "message": "unknown key"}]
+        assert errors == [
+            {"file": "templates/people/people.yaml", "line": 13, "key": "templates[1].colour", "message": "unknown key"}
+        ]
         assert report["config"]["last_good_load"]["ok"] is True
         assert holder.generation == generation
         # the old config answers, and the half of the change that was valid is not applied either
@@ -159,18 +163,23 @@ async def test_fixing_a_library_the_good_config_does_not_use_yet_is_noticed(tmp_
     loaded, and saving the fix there must still trigger a reload."""
     config_dir = people_tree(tmp_path)
     async with live_server(config_dir) as (session, _):
-        broken = write(tmp_path / "templates" / "staff" / "staff.yaml",
-                       "templates:\n  - id: staff_count\n    description: Count staff\n    sql: SELECT FROM\n")
-        write(config_dir / "adapters" / "staff.yaml",
-              PEOPLE_ADAPTER.replace("name: people", "name: staff").replace("templates/people/", "templates/staff/"))
+        broken = write(
+            tmp_path / "templates" / "staff" / "staff.yaml",
+            "templates:\n  - id: staff_count\n    description: Count staff\n    sql: SELECT FROM\n",
+        )
+        write(
+            config_dir / "adapters" / "staff.yaml",
+            PEOPLE_ADAPTER.replace("name: people", "name: staff").replace("templates/people/", "templates/staff/"),
+        )
 
         async def rejected() -> bool:
             load = (await health(session))["config"]["last_load"]
             return load["ok"] is False and load["errors"][0]["file"] == "templates/staff/staff.yaml"
 
         await eventually(rejected)
-        broken.write_text("templates:\n  - id: staff_count\n    description: Count staff\n"
-                          "    sql: SELECT COUNT(*) AS n FROM people\n")
+        broken.write_text(
+            "templates:\n  - id: staff_count\n    description: Count staff\n    sql: SELECT COUNT(*) AS n FROM people\n"
+        )
 
         async def has_staff() -> bool:
             return "staff" in (await health(session))["adapters"]
@@ -186,15 +195,22 @@ async def test_admin_reload_reports_changes_and_validation_errors(tmp_path):
         edit(library, "id: person_by_name", "id: person_lookup")  # a rename: same texts and query
         edit(library, '"headcount per department"', '"staff numbers by team"')
         with open(library, "a") as out:
-            out.write("  - id: salary_total\n    description: Total salary bill\n"
-                      "    sql: SELECT SUM(salary) AS total FROM people\n")
+            out.write(
+                "  - id: salary_total\n    description: Total salary bill\n"
+                "    sql: SELECT SUM(salary) AS total FROM people\n"
+            )
         async with session.post("/admin/reload") as resp:
             assert resp.status == 200
             body = await resp.json()
         assert body["ok"] is True and body["seconds"] > 0
-        assert body["changes"]["templates"] == {"people": {
-            "added": ["salary_total"], "removed": [], "changed": ["headcount_by_department"],
-            "renamed": [{"from": "person_by_name", "to": "person_lookup"}]}}
+        assert body["changes"]["templates"] == {
+            "people": {
+                "added": ["salary_total"],
+                "removed": [],
+                "changed": ["headcount_by_department"],
+                "renamed": [{"from": "person_by_name", "to": "person_lookup"}],
+            }
+        }
         assert body["changes"]["adapters"] == {"added": [], "removed": [], "changed": [], "renamed": [], "reused": []}
 
         edit(library, "description: Total salary bill", "description: [unclosed")
@@ -240,10 +256,16 @@ async def test_composite_uses_the_current_children_after_a_child_reload(tmp_path
         status, body = await ask(session, OUT_OF_SCOPE, adapter="company")
         assert status == 200 and body["metadata"]["status"] == "no_match"
         # change the child's settings (a new adapter object and pool) and its examples in one go
-        edit(config_dir / "adapters" / "company.yaml", "confidence_threshold: 0.3\n  - name: company",
-             "confidence_threshold: 0.3\n    max_rows: 10\n  - name: company")
-        edit(tmp_path / "templates" / "payroll" / "payroll.yaml", '"total payroll cost"',
-             f'"total payroll cost", "{OUT_OF_SCOPE}"')
+        edit(
+            config_dir / "adapters" / "company.yaml",
+            "confidence_threshold: 0.3\n  - name: company",
+            "confidence_threshold: 0.3\n    max_rows: 10\n  - name: company",
+        )
+        edit(
+            tmp_path / "templates" / "payroll" / "payroll.yaml",
+            '"total payroll cost"',
+            f'"total payroll cost", "{OUT_OF_SCOPE}"',
+        )
 
         async def routed() -> bool:
             _, body = await ask(session, OUT_OF_SCOPE, adapter="company")
@@ -268,6 +290,7 @@ async def test_queries_during_twenty_reloads_get_answers_and_no_5xx(tmp_path):
     stop = asyncio.Event()
 
     async with live_server(config_dir, watch=False) as (session, holder):
+
         async def client(question: str, rows: list[dict]) -> None:
             nonlocal sent, answered
             while not stop.is_set():
@@ -277,20 +300,29 @@ async def test_queries_during_twenty_reloads_get_answers_and_no_5xx(tmp_path):
                     body = await resp.json()
                     answered += resp.status == 200 and body["rows"] == rows
 
-        clients = [asyncio.create_task(client(q, rows)) for q, rows in (
-            ("who works in Engineering?", [{"name": "Ada"}, {"name": "Grace"}]),
-            ("show me the people in Sales", [{"name": "Linus"}]),
-            ("list staff of the HR department", [{"name": "Ken"}]),
-            ("how many people are in each department?",
-             [{"department": "Engineering", "n": 2}, {"department": "HR", "n": 1}, {"department": "Sales", "n": 1}]),
-        )]
+        clients = [
+            asyncio.create_task(client(q, rows))
+            for q, rows in (
+                ("who works in Engineering?", [{"name": "Ada"}, {"name": "Grace"}]),
+                ("show me the people in Sales", [{"name": "Linus"}]),
+                ("list staff of the HR department", [{"name": "Ken"}]),
+                (
+                    "how many people are in each department?",
+                    [
+                        {"department": "Engineering", "n": 2},
+                        {"department": "HR", "n": 1},
+                        {"department": "Sales", "n": 1},
+                    ],
+                ),
+            )
+        ]
         generation = holder.generation
         original_library, original_adapter = library.read_text(), adapter_file.read_text()
         for i in range(20):
             if i % 2:
                 adapter_file.write_text(original_adapter.replace("threshold: 0.3", f"threshold: 0.3{i}"))
             else:
-                library.write_text(original_library.replace("per department\"", f"per department {i}\""))
+                library.write_text(original_library.replace('per department"', f'per department {i}"'))
             async with session.post("/admin/reload") as resp:
                 body = await resp.json()
                 assert resp.status == 200, body

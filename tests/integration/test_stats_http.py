@@ -52,8 +52,11 @@ async def test_queries_are_logged_and_counted(tmp_path):
     assert counts == {"executed": 3, "no_match": 3, "needs_clarification": 1, "error": 0, "routed": 1}
     hits = {t["template_id"]: t["hits"] for t in log["templates"]}
     assert hits == {"people_in_department": 3, "headcount_by_department": 1, "person_by_name": 1}
-    assert log["unmatched_questions"][0] == {**log["unmatched_questions"][0],
-                                             "question": "what is the boiling point of mercury?", "count": 2}
+    assert log["unmatched_questions"][0] == {
+        **log["unmatched_questions"][0],
+        "question": "what is the boiling point of mercury?",
+        "count": 2,
+    }
     assert [u["question"] for u in log["unmatched_questions"]][1] == "recipe for banana bread"
     assert {"embed", "search", "decision", "routing", "parameters", "execute", "latency"} <= set(log["latency_ms"])
     assert log["latency_ms"]["execute"]["count"] == 3 and log["latency_ms"]["latency"]["count"] == 8
@@ -114,8 +117,9 @@ async def test_question_text_is_not_stored_by_default(tmp_path):
 async def test_adapter_and_window_filters(tmp_path):
     second = PEOPLE_ADAPTER.replace("name: people", "name: staff")
     make_people_db(tmp_path / "templates" / "people.db")
-    tree = make_tree(tmp_path, STATS, {"a.yaml": PEOPLE_ADAPTER, "b.yaml": second},
-                     {"people/people.yaml": PEOPLE_LIBRARY})
+    tree = make_tree(
+        tmp_path, STATS, {"a.yaml": PEOPLE_ADAPTER, "b.yaml": second}, {"people/people.yaml": PEOPLE_LIBRARY}
+    )
     async with running_app(tree) as (client, _):
         for adapter, n in (("people", 2), ("staff", 3)):
             for _ in range(n):
@@ -124,8 +128,10 @@ async def test_adapter_and_window_filters(tmp_path):
         assert staff["adapter"] == "staff" and staff["routing_log"]["total"] == 3
         everything = await stats(client, "?since=15m")
         assert everything["routing_log"]["total"] == 5
-        assert {s: sum(v) for s, v in everything["routing_log"]["volume"]["series"].items()} == {"staff": 3,
-                                                                                                 "people": 2}
+        assert {s: sum(v) for s, v in everything["routing_log"]["volume"]["series"].items()} == {
+            "staff": 3,
+            "people": 2,
+        }
         future = await stats(client, "?since=2999-01-01T00:00:00Z")
         assert future["routing_log"]["total"] == 0
         resp = await client.get("/v1/routing/statistics?since=last-tuesday")
@@ -151,12 +157,15 @@ def test_unknown_stats_key_is_a_config_error(tmp_path):
     assert "store_query" in str(err.value) and "config.yaml:" in str(err.value)
 
 
-AUTH = STATS + """
+AUTH = (
+    STATS
+    + """
 auth:
   client_keys: [{name: chat, key_env: IR_STATS_CHAT_KEY}]
   admin_key_env: IR_STATS_ADMIN_KEY
   stats_key_env: IR_STATS_STATS_KEY
 """
+)
 
 
 async def test_statistics_and_dashboard_respect_auth(tmp_path, monkeypatch):

@@ -58,8 +58,12 @@ async def test_known_sequence_figures_on_postgres(pg_log):
 async def test_batches_overflow_and_retention_on_postgres(pg_log):
     rlog = await pg_log(queue_size=50, batch_size=20, flush_interval=0.05, retention_days=30)
     now = time.time()
-    accepted = [rlog.record(RoutingRecord(ts=now - (40 * 86400 if i < 10 else 0), kind="query", adapter="a",
-                                          outcome="executed")) for i in range(60)]
+    accepted = [
+        rlog.record(
+            RoutingRecord(ts=now - (40 * 86400 if i < 10 else 0), kind="query", adapter="a", outcome="executed")
+        )
+        for i in range(60)
+    ]
     assert accepted.count(False) == 10 and rlog.counters.dropped == 10
     await rlog.flush()
     assert (rlog.counters.written, rlog.counters.batches) == (50, 3)
@@ -79,8 +83,9 @@ async def test_two_processes_share_one_postgres_log(pg_log, tmp_path):
                 rlog.record(RoutingRecord(ts=time.time(), kind="query", adapter=adapter, outcome="executed"))
             await rlog.flush()
         with first.engine.connect() as conn:
-            counts = dict(conn.execute(sa.select(first.table.c.adapter, sa.func.count())
-                                       .group_by(first.table.c.adapter)).all())
+            counts = dict(
+                conn.execute(sa.select(first.table.c.adapter, sa.func.count()).group_by(first.table.c.adapter)).all()
+            )
         assert counts == {"a": 5, "b": 5}
     finally:
         await second.close()

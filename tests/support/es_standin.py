@@ -35,26 +35,30 @@ class EsStandin:
 
 
 def _matches(doc: dict[str, Any], query: dict[str, Any]) -> bool:
-    (kind, spec), = query.items()
+    ((kind, spec),) = query.items()
     if kind == "match_all":
         return True
     if kind == "term":
-        (name, value), = spec.items()
+        ((name, value),) = spec.items()
         value = value["value"] if isinstance(value, dict) else value
         return doc.get(name) == value
     if kind == "terms":
-        (name, values), = spec.items()
+        ((name, values),) = spec.items()
         return doc.get(name) in values
     if kind == "match":
-        (name, value), = spec.items()
+        ((name, value),) = spec.items()
         value = value["query"] if isinstance(value, dict) else value
         words = str(value).lower().split()
         return bool(words) and all(w in str(doc.get(name, "")).lower().split() for w in words)
     if kind == "range":
-        (name, bounds), = spec.items()
+        ((name, bounds),) = spec.items()
         v = doc.get(name)
-        ops = {"gt": lambda a, b: a > b, "gte": lambda a, b: a >= b, "lt": lambda a, b: a < b,
-               "lte": lambda a, b: a <= b}
+        ops = {
+            "gt": lambda a, b: a > b,
+            "gte": lambda a, b: a >= b,
+            "lt": lambda a, b: a < b,
+            "lte": lambda a, b: a <= b,
+        }
         return v is not None and all(ops[op](v, bound) for op, bound in bounds.items())
     if kind == "bool":
         musts = [*spec.get("must", []), *spec.get("filter", [])]
@@ -74,18 +78,23 @@ def _aggregate(docs: list[dict[str, Any]], aggs: dict[str, Any]) -> dict[str, An
             ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), str(kv[0])))[: spec["terms"].get("size", 10)]
             out[name] = {"buckets": [{"key": k, "doc_count": len(g), **_aggregate(g, sub)} for k, g in ordered]}
         else:
-            (kind, metric), = spec.items()
+            ((kind, metric),) = spec.items()
             values = [d[metric["field"]] for d in docs if d.get(metric["field"]) is not None]
-            fn = {"avg": lambda v: sum(v) / len(v) if v else None, "max": lambda v: max(v, default=None),
-                  "sum": sum, "min": lambda v: min(v, default=None)}[kind]
+            fn = {
+                "avg": lambda v: sum(v) / len(v) if v else None,
+                "max": lambda v: max(v, default=None),
+                "sum": sum,
+                "min": lambda v: min(v, default=None),
+            }[kind]
             out[name] = {"value": fn(values)}
     return out
 
 
 def create_app(state: EsStandin) -> web.Application:
     async def info(_request: web.Request) -> web.Response:
-        return web.json_response({"name": "standin", "version": {"number": "9.1.0"}, "tagline": "You Know, for Search"},
-                                 headers=PRODUCT)
+        return web.json_response(
+            {"name": "standin", "version": {"number": "9.1.0"}, "tagline": "You Know, for Search"}, headers=PRODUCT
+        )
 
     async def search(request: web.Request) -> web.Response:
         body = json.loads(await request.text() or "{}")
@@ -95,21 +104,31 @@ def create_app(state: EsStandin) -> web.Application:
             await asyncio.sleep(state.slow_seconds)
         if state.failures:
             status = state.failures.pop(0)
-            return web.json_response({"error": {"type": "unavailable"}, "status": status}, status=status,
-                                     headers=PRODUCT)
+            return web.json_response(
+                {"error": {"type": "unavailable"}, "status": status}, status=status, headers=PRODUCT
+            )
         if state.expected is not None and body != state.expected:
-            return web.json_response({"error": {"type": "standin_mismatch", "reason": "unexpected body"},
-                                      "status": 400}, status=400, headers=PRODUCT)
+            return web.json_response(
+                {"error": {"type": "standin_mismatch", "reason": "unexpected body"}, "status": 400},
+                status=400,
+                headers=PRODUCT,
+            )
         if index not in state.docs:
-            return web.json_response({"error": {"type": "index_not_found_exception"}, "status": 404}, status=404,
-                                     headers=PRODUCT)
+            return web.json_response(
+                {"error": {"type": "index_not_found_exception"}, "status": 404}, status=404, headers=PRODUCT
+            )
         query = body.get("query", {"match_all": {}})
         hits = [d for d in state.docs[index] if _matches(d, query)]
         reply: dict[str, Any] = {
-            "took": 1, "timed_out": False,
-            "hits": {"total": {"value": len(hits), "relation": "eq"}, "max_score": 1.0,
-                     "hits": [{"_index": index, "_id": d["id"], "_score": 1.0, "_source": d}
-                              for d in hits[: body.get("size", 10)]]},
+            "took": 1,
+            "timed_out": False,
+            "hits": {
+                "total": {"value": len(hits), "relation": "eq"},
+                "max_score": 1.0,
+                "hits": [
+                    {"_index": index, "_id": d["id"], "_score": 1.0, "_source": d} for d in hits[: body.get("size", 10)]
+                ],
+            },
         }
         if "aggs" in body:
             reply["aggregations"] = _aggregate(hits, body["aggs"])

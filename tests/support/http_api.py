@@ -43,8 +43,16 @@ def create_app(state: HttpApi) -> web.Application:
     @web.middleware
     async def record(request: web.Request, handler):
         body = await request.json() if request.can_read_body else None
-        state.log.append(Received(request.method, request.raw_path, dict(request.match_info),
-                                  list(request.query.items()), body, dict(request.headers)))
+        state.log.append(
+            Received(
+                request.method,
+                request.raw_path,
+                dict(request.match_info),
+                list(request.query.items()),
+                body,
+                dict(request.headers),
+            )
+        )
         for name, value in state.required_headers.items():
             if request.headers.get(name) != value:
                 return web.json_response({"error": "unauthorized"}, status=401)
@@ -75,8 +83,9 @@ def create_app(state: HttpApi) -> web.Application:
         return web.json_response({"results": found})
 
     async def echo(request: web.Request) -> web.Response:
-        return web.json_response({"items": [{"segment": request.match_info["segment"],
-                                             "query": [list(p) for p in request.query.items()]}]})
+        return web.json_response(
+            {"items": [{"segment": request.match_info["segment"], "query": [list(p) for p in request.query.items()]}]}
+        )
 
     async def html(_request: web.Request) -> web.Response:
         return web.Response(text="<html>maintenance</html>", content_type="text/html")

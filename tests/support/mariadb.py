@@ -32,8 +32,15 @@ def _connect(url: str, database: str | None = None):
     from sqlalchemy.engine import make_url
 
     u = make_url(url)
-    return pymysql.connect(host=u.host or "127.0.0.1", port=u.port or 3306, user=u.username or "root",
-                           password=u.password or "", database=database, connect_timeout=2, autocommit=True)
+    return pymysql.connect(
+        host=u.host or "127.0.0.1",
+        port=u.port or 3306,
+        user=u.username or "root",
+        password=u.password or "",
+        database=database,
+        connect_timeout=2,
+        autocommit=True,
+    )
 
 
 @pytest.fixture(scope="session")
@@ -44,8 +51,10 @@ def mariadb_database() -> Iterator[MariaDatabase]:
     try:
         _connect(base).close()
     except pymysql.Error:
-        missing("MariaDB/MySQL on 127.0.0.1:3306 (root, empty password)",
-                "install mariadb-server (apt-get install mariadb-server) or set IR_TEST_MYSQL_URL")
+        missing(
+            "MariaDB/MySQL on 127.0.0.1:3306 (root, empty password)",
+            "install mariadb-server (apt-get install mariadb-server) or set IR_TEST_MYSQL_URL",
+        )
     database = f"ir_test_{uuid.uuid4().hex[:10]}"
     conn = _connect(base)
     with conn.cursor() as cur:

@@ -52,8 +52,10 @@ def pg_database() -> Iterator[PgDatabase]:
 
     url = _reachable_url()
     if url is None:
-        missing("PostgreSQL on 127.0.0.1:5432 (database 'test', trust auth)",
-                "install postgresql (apt-get install postgresql) or set IR_TEST_PG_URL")
+        missing(
+            "PostgreSQL on 127.0.0.1:5432 (database 'test', trust auth)",
+            "install postgresql (apt-get install postgresql) or set IR_TEST_PG_URL",
+        )
     schema = f"ir_test_{uuid.uuid4().hex[:10]}"
     dsn = url.replace("postgresql+psycopg://", "postgresql://")
     with psycopg.connect(dsn, autocommit=True) as conn:

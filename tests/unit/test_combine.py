@@ -28,8 +28,10 @@ def test_failed_stage_renormalises_the_others():
     c = cand(0.9, None, 0.6)  # the reranker failed for this question
     combine([c], WEIGHTS, ScoringSettings(), failed=frozenset({"rerank"}))
     assert c.combined_score == pytest.approx((0.4 * 0.9 + 0.2 * 0.6) / 0.6)
-    assert c.scoring_details["effective_weights"] == {"embedding": pytest.approx(0.6667, abs=1e-4),
-                                                      "string_similarity": pytest.approx(0.3333, abs=1e-4)}
+    assert c.scoring_details["effective_weights"] == {
+        "embedding": pytest.approx(0.6667, abs=1e-4),
+        "string_similarity": pytest.approx(0.3333, abs=1e-4),
+    }
 
 
 def test_candidate_the_reranker_did_not_judge_counts_zero_for_it():

@@ -20,19 +20,24 @@ def test_valid_tree_loads(tmp_path):
     loaded = load_config(people_tree(tmp_path))
     assert [a.name for a in loaded.adapters] == ["people"]
     assert [t.id for t in loaded.templates["people"]] == [
-        "people_in_department", "headcount_by_department", "person_by_name"]
+        "people_in_department",
+        "headcount_by_department",
+        "person_by_name",
+    ]
 
 
 def test_unknown_key_in_adapter_names_file_line_and_key(tmp_path):
-    adapter = PEOPLE_ADAPTER.replace("    confidence_threshold: 0.3\n",
-                                     "    confidence_threshold: 0.3\n    confidense: 0.5\n")
+    adapter = PEOPLE_ADAPTER.replace(
+        "    confidence_threshold: 0.3\n", "    confidence_threshold: 0.3\n    confidense: 0.5\n"
+    )
     config = make_tree(tmp_path, adapters={"people.yaml": adapter}, libraries={"people/p.yaml": PEOPLE_LIBRARY})
     assert issues_of(config) == ["config/adapters/people.yaml:7: adapters[0].confidense: unknown key"]
 
 
 def test_unknown_key_in_connection_block(tmp_path):
-    adapter = PEOPLE_ADAPTER.replace('{url: "sqlite:///templates/people.db"}',
-                                     '{url: "sqlite:///templates/people.db", urll: x}')
+    adapter = PEOPLE_ADAPTER.replace(
+        '{url: "sqlite:///templates/people.db"}', '{url: "sqlite:///templates/people.db", urll: x}'
+    )
     config = make_tree(tmp_path, adapters={"people.yaml": adapter}, libraries={"people/p.yaml": PEOPLE_LIBRARY})
     assert issues_of(config) == ["config/adapters/people.yaml:4: adapters[0].connection.urll: unknown key"]
 
@@ -79,12 +84,15 @@ def test_yaml_syntax_error_has_line(tmp_path):
 
 
 def test_duplicate_template_ids(tmp_path):
-    dup = PEOPLE_LIBRARY + """
+    dup = (
+        PEOPLE_LIBRARY
+        + """
   - id: person_by_name
     description: Another person lookup
     parameters: [{name: name, type: string, required: true}]
     sql: "SELECT name FROM people WHERE name = :name"
 """
+    )
     config = make_tree(tmp_path, adapters={"people.yaml": PEOPLE_ADAPTER}, libraries={"people/p.yaml": dup})
     [issue] = issues_of(config)
     assert issue.startswith("templates/people/p.yaml:20: templates[id=person_by_name]: duplicate template id")
@@ -92,8 +100,11 @@ def test_duplicate_template_ids(tmp_path):
 
 
 def test_duplicate_adapter_names_across_files(tmp_path):
-    config = make_tree(tmp_path, adapters={"a.yaml": PEOPLE_ADAPTER, "b.yaml": PEOPLE_ADAPTER},
-                       libraries={"people/p.yaml": PEOPLE_LIBRARY})
+    config = make_tree(
+        tmp_path,
+        adapters={"a.yaml": PEOPLE_ADAPTER, "b.yaml": PEOPLE_ADAPTER},
+        libraries={"people/p.yaml": PEOPLE_LIBRARY},
+    )
     [issue] = issues_of(config)
     assert issue.startswith("config/adapters/b.yaml:2: adapters[0].name: duplicate adapter name 'people'")
     assert "config/adapters/a.yaml:2" in issue
@@ -145,14 +156,17 @@ templates:
     assert any(i.startswith("templates/people/p.yaml:5: templates[0].parameters[0].type:") for i in issues)
 
 
-@pytest.mark.parametrize("sql, fragment", [
-    ("DROP TABLE people", "read-only query"),
-    ("SELECT 1; DELETE FROM people", "exactly one statement"),
-    ("INSERT INTO people (name) VALUES ('x')", "read-only query"),
-    ("UPDATE people SET salary = 0", "read-only query"),
-    ("WITH d AS (DELETE FROM people RETURNING *) SELECT * FROM d", "read-only"),
-    ("SELECT * FROM people WHERE id = ?", "named binds"),
-])
+@pytest.mark.parametrize(
+    "sql, fragment",
+    [
+        ("DROP TABLE people", "read-only query"),
+        ("SELECT 1; DELETE FROM people", "exactly one statement"),
+        ("INSERT INTO people (name) VALUES ('x')", "read-only query"),
+        ("UPDATE people SET salary = 0", "read-only query"),
+        ("WITH d AS (DELETE FROM people RETURNING *) SELECT * FROM d", "read-only"),
+        ("SELECT * FROM people WHERE id = ?", "named binds"),
+    ],
+)
 def test_sql_guard_refuses_writes_at_load(tmp_path, sql, fragment):
     library = f"""
 templates:
@@ -174,8 +188,11 @@ adapters:
     child_adapters: [people, nobody]
     scoring: {tie_breaker: reranker}
 """
-    config = make_tree(tmp_path, adapters={"people.yaml": PEOPLE_ADAPTER, "all.yaml": composite},
-                       libraries={"people/p.yaml": PEOPLE_LIBRARY})
+    config = make_tree(
+        tmp_path,
+        adapters={"people.yaml": PEOPLE_ADAPTER, "all.yaml": composite},
+        libraries={"people/p.yaml": PEOPLE_LIBRARY},
+    )
     issues = issues_of(config)
     assert "config/adapters/all.yaml:4: adapters[0].child_adapters: unknown child adapter 'nobody'" in issues
     [tie] = [i for i in issues if "tie_breaker" in i]

@@ -11,11 +11,25 @@ from server.routing.settings import CompositeRetrievalSettings, ScoringSettings
 from server.templates import Template
 
 
-def cand(adapter: str, tid: str, combined: float, emb: float = 0.5, rerank: float | None = None,
-         ss: float | None = None, order: int = 0) -> Candidate:
+def cand(
+    adapter: str,
+    tid: str,
+    combined: float,
+    emb: float = 0.5,
+    rerank: float | None = None,
+    ss: float | None = None,
+    order: int = 0,
+) -> Candidate:
     template = Template(id=tid, description=tid, body_key="sql", body="SELECT 1")
-    return Candidate(adapter, template, emb, source_order=order, rerank_score=rerank,
-                     string_similarity_score=ss, combined_score=combined)
+    return Candidate(
+        adapter,
+        template,
+        emb,
+        source_order=order,
+        rerank_score=rerank,
+        string_similarity_score=ss,
+        combined_score=combined,
+    )
 
 
 def policy(tie_breaker: str = "embedding", **kw: object) -> RoutingPolicy:
@@ -25,9 +39,11 @@ def policy(tie_breaker: str = "embedding", **kw: object) -> RoutingPolicy:
 
 @pytest.mark.parametrize("tie_breaker, winner", [("embedding", "a"), ("rerank", "b"), ("string_similarity", "c")])
 def test_tie_breaker_picks_by_the_named_stage(tie_breaker, winner):
-    cands = [cand("x", "a", 0.7, emb=0.9, rerank=0.1, ss=0.2, order=0),
-             cand("x", "b", 0.7, emb=0.5, rerank=0.9, ss=0.1, order=1),
-             cand("x", "c", 0.7, emb=0.4, rerank=0.2, ss=0.9, order=2)]
+    cands = [
+        cand("x", "a", 0.7, emb=0.9, rerank=0.1, ss=0.2, order=0),
+        cand("x", "b", 0.7, emb=0.5, rerank=0.9, ss=0.1, order=1),
+        cand("x", "c", 0.7, emb=0.4, rerank=0.2, ss=0.9, order=2),
+    ]
     assert rank(cands, policy(tie_breaker))[0].template.id == winner
 
 

@@ -13,8 +13,13 @@ from server.embedding import CachedEmbedder, Embedder
 from server.embedding.factory import shared_minilm
 from server.embedding.minilm import MiniLMEmbedder
 
-TEXTS = ["Who works in Engineering?", "Show me the sales team", "revenue last quarter",
-         "Who works in Engineering?", "my card was declined"]
+TEXTS = [
+    "Who works in Engineering?",
+    "Show me the sales team",
+    "revenue last quarter",
+    "Who works in Engineering?",
+    "my card was declined",
+]
 
 
 @pytest.fixture(scope="module")

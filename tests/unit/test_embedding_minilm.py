@@ -35,8 +35,9 @@ def test_agrees_with_sentence_transformers(embedder: MiniLMEmbedder, reference: 
     assert cosine[worst] > 0.9999, f"{texts[worst]!r}: cosine {cosine[worst]}"
 
 
-def test_reference_covers_truncation_and_edge_cases(embedder: MiniLMEmbedder,
-                                                    reference: tuple[list[str], np.ndarray]) -> None:
+def test_reference_covers_truncation_and_edge_cases(
+    embedder: MiniLMEmbedder, reference: tuple[list[str], np.ndarray]
+) -> None:
     texts, _ = reference
     token_counts = [len(e.ids) for e in embedder.model._tokenizer.encode_batch(texts)]
     assert max(token_counts) == MAX_TOKENS  # the long text was cut exactly where sentence-transformers cuts
@@ -44,8 +45,7 @@ def test_reference_covers_truncation_and_edge_cases(embedder: MiniLMEmbedder,
 
 
 def test_rows_are_unit_float32_in_input_order(embedder: MiniLMEmbedder) -> None:
-    texts = ["a much longer sentence about quarterly revenue by region and product line", "hi",
-             "list employees", "hi"]
+    texts = ["a much longer sentence about quarterly revenue by region and product line", "hi", "list employees", "hi"]
     batch = embedder.embed_sync(texts)
     assert batch.dtype == np.float32 and batch.shape == (4, DIM)
     np.testing.assert_allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-5)
@@ -93,8 +93,7 @@ def test_factory_wraps_in_cache_only_when_enabled(tmp_path: Path) -> None:
     assert isinstance(plain, MiniLMEmbedder)
 
 
-def test_graph_is_cached_on_disk_and_rebuilt_when_damaged(tmp_path: Path,
-                                                          embedder: MiniLMEmbedder) -> None:
+def test_graph_is_cached_on_disk_and_rebuilt_when_damaged(tmp_path: Path, embedder: MiniLMEmbedder) -> None:
     graph_dir = embedder.model.load_info.graph_path.parent
     reused = MiniLMModel(graph_dir)
     assert reused.load_info.graph_built is False

@@ -33,7 +33,11 @@ def test_invalid_settings(data: dict, message: str) -> None:
 
 
 def test_remote_settings() -> None:
-    s = EmbeddingSettings(provider="openai_compatible", model="nomic-embed-text",
-                          base_url="http://127.0.0.1:11434/v1", api_key_env="EMBED_KEY")
+    s = EmbeddingSettings(
+        provider="openai_compatible",
+        model="nomic-embed-text",
+        base_url="http://127.0.0.1:11434/v1",
+        api_key_env="EMBED_KEY",
+    )
     assert s.api_key_env == "EMBED_KEY"
     assert EmbeddingSettings(model="sentence-transformers/all-MiniLM-L6-v2").provider == "minilm"

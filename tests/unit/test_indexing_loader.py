@@ -39,8 +39,9 @@ def tree(tmp_path):
 
 def same_as_full_load(result_config, config_dir) -> None:
     full = load_config(config_dir)
-    assert {k: [t.model_dump() for t in v] for k, v in result_config.templates.items()} == \
-        {k: [t.model_dump() for t in v] for k, v in full.templates.items()}
+    assert {k: [t.model_dump() for t in v] for k, v in result_config.templates.items()} == {
+        k: [t.model_dump() for t in v] for k, v in full.templates.items()
+    }
     assert sorted(result_config.files) == sorted(full.files)
 
 
@@ -89,7 +90,8 @@ def test_duplicate_id_across_files_is_an_error_and_the_last_good_state_stays(tre
     assert [str(i) for i in caught.value.issues] == [str(i) for i in full.value.issues]
     assert str(caught.value.issues[0]) == (
         "templates/other/b.yaml:2: templates[id=total_salary]: duplicate template id "
-        "in adapter 'other' (first defined in templates/other/a.yaml:2)")
+        "in adapter 'other' (first defined in templates/other/a.yaml:2)"
+    )
     extra.unlink()
     recovered = loader.load()
     assert recovered.unchanged and recovered.config is good.config

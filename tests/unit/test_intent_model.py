@@ -24,8 +24,10 @@ def _clusters(seed: int = 0, dim: int = 24, per: int = 6, noise: float = 0.15):
     """One well separated cluster of unit vectors per topic (a stand-in for an embedder)."""
     rng = np.random.default_rng(seed)
     centres = _unit(rng.normal(size=(len(TOPICS), dim)))
+
     def sample(i: int, n: int) -> np.ndarray:
         return _unit(centres[i] + noise * rng.normal(size=(n, dim))).astype(np.float32)
+
     examples = [sample(i, per) for i in range(len(TOPICS))]
     descriptions = [sample(i, 1)[0] for i in range(len(TOPICS))]
     return centres, examples, descriptions, sample
@@ -119,12 +121,15 @@ def test_calibration_stays_in_0_1_for_extreme_inputs() -> None:
         assert all(0.0 <= v <= 1.0 for v in scores.values())
 
 
-@pytest.mark.parametrize("keys, examples, descriptions", [
-    (["a", "a"], [np.ones((1, 4))] * 2, [np.ones(4)] * 2),
-    ([], [], []),
-    (["a", "b"], [np.ones((1, 4))], [np.ones(4)] * 2),
-    (["a", "b"], [np.ones((1, 4)), np.zeros((0, 4))], [np.ones(4)] * 2),
-])
+@pytest.mark.parametrize(
+    "keys, examples, descriptions",
+    [
+        (["a", "a"], [np.ones((1, 4))] * 2, [np.ones(4)] * 2),
+        ([], [], []),
+        (["a", "b"], [np.ones((1, 4))], [np.ones(4)] * 2),
+        (["a", "b"], [np.ones((1, 4)), np.zeros((0, 4))], [np.ones(4)] * 2),
+    ],
+)
 def test_invalid_inputs_are_rejected(keys, examples, descriptions) -> None:
     with pytest.raises(ValueError):
         IntentModel.fit(keys, examples, descriptions)
@@ -134,7 +139,7 @@ def test_lexical_features_are_unit_rows_and_drop_unknown_words() -> None:
     features = LexicalFeatures(max_features=10_000).fit(["my card", "card arrived", "send money"])
     rows = features.transform(["my card arrived", "zzzz", ""])
     assert rows.rows == 3
-    first = rows.data[rows.indptr[0]:rows.indptr[1]]
+    first = rows.data[rows.indptr[0] : rows.indptr[1]]
     assert np.isclose(np.linalg.norm(first), 1.0)
     assert rows.indptr[2] == rows.indptr[1]  # no word, bigram or character n-gram of "zzzz" was seen
     assert rows.indptr[3] == rows.indptr[2]  # empty text: empty row

@@ -17,7 +17,7 @@ from server.stores import bounded_scores
 from server.stores.bounded_scores import exact_scores
 from server.stores.memory import INT8_ABOVE_FLOATS, MemoryTemplateStore
 
-FLOAT32 = 10 ** 12  # int8_above_floats no store reaches: every vector in float32
+FLOAT32 = 10**12  # int8_above_floats no store reaches: every vector in float32
 INT8_ALWAYS = 0
 
 
@@ -58,7 +58,7 @@ def float32_brute_force(templates: list[tuple[str, list[str], np.ndarray]], q: n
     scores = (np.vstack([t[2] for t in templates]) @ q).tolist()
     scored, row = [], 0
     for index, (tid, texts, vectors) in enumerate(templates):
-        mine = scores[row:row + len(vectors)]
+        mine = scores[row : row + len(vectors)]
         row += len(vectors)
         scored.append((-max(mine), index, tid, texts[mine.index(max(mine))]))
     scored.sort()
@@ -123,12 +123,15 @@ def rankings(templates, questions, int8: bool) -> list:
     return _rankings[key]
 
 
-@pytest.mark.parametrize(("count", "int8_above_floats", "int8"), [
-    (700, FLOAT32, False),  # 1,700+ vectors in float32
-    (700, INT8_ALWAYS, True),
-    (700, INT8_ABOVE_FLOATS, True),  # the default for a large store
-    (110, INT8_ABOVE_FLOATS, False),  # the default for a small store
-])
+@pytest.mark.parametrize(
+    ("count", "int8_above_floats", "int8"),
+    [
+        (700, FLOAT32, False),  # 1,700+ vectors in float32
+        (700, INT8_ALWAYS, True),
+        (700, INT8_ABOVE_FLOATS, True),  # the default for a large store
+        (110, INT8_ABOVE_FLOATS, False),  # the default for a small store
+    ],
+)
 def test_search_equals_brute_force_at_384_dimensions(realistic, count, int8_above_floats, int8):
     templates, questions = realistic
     templates = templates[:count]
@@ -161,8 +164,10 @@ def test_search_equals_brute_force_on_tied_small_vectors(data, int8):
     templates = []
     for i in range(n):
         count = data.draw(st.integers(1, 3))
-        vectors = np.array(data.draw(st.lists(st.lists(values, min_size=dim, max_size=dim),
-                                              min_size=count, max_size=count)), dtype=np.float32)
+        vectors = np.array(
+            data.draw(st.lists(st.lists(values, min_size=dim, max_size=dim), min_size=count, max_size=count)),
+            dtype=np.float32,
+        )
         templates.append((f"t{i}", [f"t{i}.{j}" for j in range(count)], vectors))
     q = np.array(data.draw(st.lists(values, min_size=dim, max_size=dim)), dtype=np.float32)
     k = data.draw(st.integers(1, n + 1))
@@ -214,12 +219,12 @@ def test_long_vectors_with_near_equal_scores_rank_exactly():
 def test_scores_are_correctly_rounded_where_a_float64_sum_is_not():
     # exact 1 + 2^-24 + 2^-80 lies just above the float32 midpoint 1 + 2^-24: it rounds up to
     # 1 + 2^-23, while any float64 sum loses 2^-80 and rounds the midpoint to even (1.0).
-    rows = np.array([[1.0, 2.0 ** -24, 2.0 ** -80], [1.0, 2.0 ** -24, 0.0]], dtype=np.float32)
+    rows = np.array([[1.0, 2.0**-24, 2.0**-80], [1.0, 2.0**-24, 0.0]], dtype=np.float32)
     q = np.ones(3, dtype=np.float32)
     assert np.float32(rows[0].astype(np.float64) @ q.astype(np.float64)) == 1.0
-    assert exact_scores(rows, q).tolist() == [1 + 2.0 ** -23, 1.0]
+    assert exact_scores(rows, q).tolist() == [1 + 2.0**-23, 1.0]
     templates = [("a", ["a"], rows[1:]), ("b", ["b"], rows[:1])]
-    assert as_tuples(fill(templates, INT8_ALWAYS).search(q, 2)) == [("b", 1 + 2.0 ** -23, "b"), ("a", 1.0, "a")]
+    assert as_tuples(fill(templates, INT8_ALWAYS).search(q, 2)) == [("b", 1 + 2.0**-23, "b"), ("a", 1.0, "a")]
 
 
 def test_exact_scores_match_the_reference_on_random_rows():

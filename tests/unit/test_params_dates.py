@@ -11,8 +11,20 @@ from hypothesis import strategies as st
 from server.params.dates import add_months, find_dates, month_end
 
 TODAY = dt.date(2025, 12, 31)  # a Wednesday
-MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December"]
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 
 days = st.dates(min_value=dt.date(1990, 1, 1), max_value=dt.date(2099, 12, 31))
 
@@ -24,9 +36,15 @@ def ordinal(n: int) -> str:
 
 def renderings(d: dt.date) -> list[str]:
     month = MONTHS[d.month - 1]
-    return [d.isoformat(), f"{month} {d.day}, {d.year}", f"{d.day} {month} {d.year}",
-            f"{month[:3]} {ordinal(d.day)} {d.year}", f"the {ordinal(d.day)} of {month} {d.year}",
-            f"{d.month:02d}/{d.day:02d}/{d.year}", f"{d.year}/{d.month:02d}/{d.day:02d}"]
+    return [
+        d.isoformat(),
+        f"{month} {d.day}, {d.year}",
+        f"{d.day} {month} {d.year}",
+        f"{month[:3]} {ordinal(d.day)} {d.year}",
+        f"the {ordinal(d.day)} of {month} {d.year}",
+        f"{d.month:02d}/{d.day:02d}/{d.year}",
+        f"{d.year}/{d.month:02d}/{d.day:02d}",
+    ]
 
 
 def only(text: str, today: dt.date = TODAY):
@@ -66,39 +84,42 @@ def test_between_two_days_is_a_closed_range(a, b):
     assert (m.start, m.end, m.operator) == (a, b, "between")
 
 
-@pytest.mark.parametrize("text, start, end, operator", [
-    ("yesterday", "2025-12-30", "2025-12-30", None),
-    ("today", "2025-12-31", "2025-12-31", None),
-    ("tomorrow", "2026-01-01", "2026-01-01", None),
-    ("since last Monday", "2025-12-29", None, "since"),
-    ("last Friday", "2025-12-26", "2025-12-26", None),
-    ("next Monday", "2026-01-05", "2026-01-05", None),
-    ("last week", "2025-12-22", "2025-12-28", None),
-    ("this month", "2025-12-01", "2025-12-31", None),
-    ("last month", "2025-11-01", "2025-11-30", None),
-    ("last quarter", "2025-07-01", "2025-09-30", None),
-    ("this year", "2025-01-01", "2025-12-31", None),
-    ("last year", "2024-01-01", "2024-12-31", None),
-    ("the past 6 months", "2025-06-30", "2025-12-31", None),
-    ("the past two weeks", "2025-12-17", "2025-12-31", None),
-    ("3 weeks ago", "2025-12-10", "2025-12-10", None),
-    ("year to date", "2025-01-01", "2025-12-31", None),
-    ("since the start of the year", "2025-01-01", None, "since"),
-    ("Q3 2025", "2025-07-01", "2025-09-30", None),
-    ("the first quarter of 2024", "2024-01-01", "2024-03-31", None),
-    ("fiscal year 2024", "2024-01-01", "2024-12-31", None),
-    ("after January 1st 2024", "2024-01-02", None, "after"),
-    ("after June 2025", "2025-07-01", None, "after"),
-    ("before 2024", None, "2023-12-31", "before"),
-    ("until March 2024", None, "2024-03-31", "until"),
-    ("since March", "2025-03-01", None, "since"),
-    ("from 1 March 2024", "2024-03-01", None, "since"),
-    ("orders from 2023", "2023-01-01", "2023-12-31", None),
-    ("between June and December 2022", "2022-06-01", "2022-12-31", "between"),
-    ("from Jan 1 to Jan 31 2025", "2025-01-01", "2025-01-31", "between"),
-    ("between 2019 and 2020", "2019-01-01", "2020-12-31", "between"),
-    ("on December 24th", "2025-12-24", "2025-12-24", None),
-])
+@pytest.mark.parametrize(
+    "text, start, end, operator",
+    [
+        ("yesterday", "2025-12-30", "2025-12-30", None),
+        ("today", "2025-12-31", "2025-12-31", None),
+        ("tomorrow", "2026-01-01", "2026-01-01", None),
+        ("since last Monday", "2025-12-29", None, "since"),
+        ("last Friday", "2025-12-26", "2025-12-26", None),
+        ("next Monday", "2026-01-05", "2026-01-05", None),
+        ("last week", "2025-12-22", "2025-12-28", None),
+        ("this month", "2025-12-01", "2025-12-31", None),
+        ("last month", "2025-11-01", "2025-11-30", None),
+        ("last quarter", "2025-07-01", "2025-09-30", None),
+        ("this year", "2025-01-01", "2025-12-31", None),
+        ("last year", "2024-01-01", "2024-12-31", None),
+        ("the past 6 months", "2025-06-30", "2025-12-31", None),
+        ("the past two weeks", "2025-12-17", "2025-12-31", None),
+        ("3 weeks ago", "2025-12-10", "2025-12-10", None),
+        ("year to date", "2025-01-01", "2025-12-31", None),
+        ("since the start of the year", "2025-01-01", None, "since"),
+        ("Q3 2025", "2025-07-01", "2025-09-30", None),
+        ("the first quarter of 2024", "2024-01-01", "2024-03-31", None),
+        ("fiscal year 2024", "2024-01-01", "2024-12-31", None),
+        ("after January 1st 2024", "2024-01-02", None, "after"),
+        ("after June 2025", "2025-07-01", None, "after"),
+        ("before 2024", None, "2023-12-31", "before"),
+        ("until March 2024", None, "2024-03-31", "until"),
+        ("since March", "2025-03-01", None, "since"),
+        ("from 1 March 2024", "2024-03-01", None, "since"),
+        ("orders from 2023", "2023-01-01", "2023-12-31", None),
+        ("between June and December 2022", "2022-06-01", "2022-12-31", "between"),
+        ("from Jan 1 to Jan 31 2025", "2025-01-01", "2025-01-31", "between"),
+        ("between 2019 and 2020", "2019-01-01", "2020-12-31", "between"),
+        ("on December 24th", "2025-12-24", "2025-12-24", None),
+    ],
+)
 def test_relative_and_written_phrases(text, start, end, operator):
     m = only(text)
     assert (str(m.start) if m.start else None, str(m.end) if m.end else None, m.operator) == (start, end, operator)

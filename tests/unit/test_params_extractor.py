@@ -19,16 +19,27 @@ TODAY = dt.date(2025, 12, 31)
 
 
 def template(*params: dict, tid: str = "t") -> Template:
-    return Template(id=tid, description="test template", parameters=[ParameterSpec(**p) for p in params],
-                    body_key="sql", body="SELECT 1")
+    return Template(
+        id=tid,
+        description="test template",
+        parameters=[ParameterSpec(**p) for p in params],
+        body_key="sql",
+        body="SELECT 1",
+    )
 
 
 def extractor(**settings) -> TemplateParameterExtractor:
     return TemplateParameterExtractor(ParameterExtractionSettings(**settings), today=lambda: TODAY)
 
 
-DEPARTMENT = {"name": "department", "type": "string", "required": True, "description": "Department name",
-              "allowed_values": ["Engineering", "Sales", "HR"], "aliases": {"engineers": "Engineering"}}
+DEPARTMENT = {
+    "name": "department",
+    "type": "string",
+    "required": True,
+    "description": "Department name",
+    "allowed_values": ["Engineering", "Sales", "HR"],
+    "aliases": {"engineers": "Engineering"},
+}
 LIMIT = {"name": "limit", "type": "integer", "default": 10, "min": 1, "max": 100}
 YEAR = {"name": "year", "type": "integer", "default": 2025, "min": 2023, "max": 2025}
 SALARY = {"name": "min_salary", "type": "number", "required": True, "min": 0}
@@ -59,15 +70,18 @@ async def test_a_bare_number_does_not_become_an_optional_limit():
 
 
 async def test_between_fills_a_min_max_pair():
-    t = template({"name": "min_price", "type": "number", "default": 0, "min": 0},
-                 {"name": "max_price", "type": "number", "required": True, "min": 0})
+    t = template(
+        {"name": "min_price", "type": "number", "default": 0, "min": 0},
+        {"name": "max_price", "type": "number", "required": True, "min": 0},
+    )
     got = await extractor().extract("items priced $1k-$2k", t)
     assert got.values == {"min_price": 1000.0, "max_price": 2000.0}
 
 
 async def test_a_date_range_fills_start_and_end_from_one_span():
-    t = template({"name": "start_date", "type": "date", "required": True},
-                 {"name": "end_date", "type": "date", "required": True})
+    t = template(
+        {"name": "start_date", "type": "date", "required": True}, {"name": "end_date", "type": "date", "required": True}
+    )
     got = await extractor().extract("orders placed in March 2024", t)
     assert got.values == {"start_date": "2024-03-01", "end_date": "2024-03-31"}
     assert got.trace[0].span == got.trace[1].span
@@ -76,8 +90,10 @@ async def test_a_date_range_fills_start_and_end_from_one_span():
 
 
 async def test_datetime_parameters_get_day_bounds():
-    t = template({"name": "from_time", "type": "datetime", "required": True},
-                 {"name": "to_time", "type": "datetime", "required": True})
+    t = template(
+        {"name": "from_time", "type": "datetime", "required": True},
+        {"name": "to_time", "type": "datetime", "required": True},
+    )
     got = await extractor().extract("events between 2024-03-05 and 2024-03-06", t)
     assert got.values == {"from_time": "2024-03-05T00:00:00", "to_time": "2024-03-06T23:59:59"}
 
@@ -87,9 +103,13 @@ async def test_missing_required_value_is_a_problem_with_the_allowed_values():
     assert not got.ok and "department" not in got.values
     (problem,) = got.problems
     assert problem.to_json() == {
-        "name": "department", "problem": "missing", "type": "string", "description": "Department name",
+        "name": "department",
+        "problem": "missing",
+        "type": "string",
+        "description": "Department name",
         "allowed_values": ["Engineering", "Sales", "HR"],
-        "message": "department (Department name): one of Engineering, Sales, HR"}
+        "message": "department (Department name): one of Engineering, Sales, HR",
+    }
 
 
 async def test_out_of_range_value_is_invalid_not_clamped_or_defaulted():
@@ -132,8 +152,15 @@ async def test_booleans_and_negation():
 
 
 async def test_array_of_allowed_values_takes_every_named_value():
-    t = template({"name": "departments", "type": "array", "item_type": "string", "required": True,
-                  "allowed_values": ["Engineering", "Sales", "HR"]})
+    t = template(
+        {
+            "name": "departments",
+            "type": "array",
+            "item_type": "string",
+            "required": True,
+            "allowed_values": ["Engineering", "Sales", "HR"],
+        }
+    )
     got = await extractor().extract("headcount in sales and hr", t)
     assert got.values == {"departments": ["Sales", "HR"]}
 
@@ -150,17 +177,28 @@ async def test_pinned_today_from_settings():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(min_value=1, max_value=100), st.integers(min_value=2023, max_value=2025),
-       st.sampled_from(["top {n} products in {y}", "the {n} best sellers of {y}", "show {n} results for {y}",
-                        "in {y}, which were the top {n}"]))
+@given(
+    st.integers(min_value=1, max_value=100),
+    st.integers(min_value=2023, max_value=2025),
+    st.sampled_from(
+        [
+            "top {n} products in {y}",
+            "the {n} best sellers of {y}",
+            "show {n} results for {y}",
+            "in {y}, which were the top {n}",
+        ]
+    ),
+)
 async def test_property_limit_and_year_come_back_exactly(n, y, phrasing):
     got = await extractor().extract(phrasing.format(n=n, y=y), template(YEAR, LIMIT))
     assert got.values == {"year": y, "limit": n}
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.dates(min_value=dt.date(2000, 1, 1), max_value=dt.date(2030, 12, 31)),
-       st.sampled_from(["who is on leave on {iso}", "who was out on {long}", "anyone away {us}?"]))
+@given(
+    st.dates(min_value=dt.date(2000, 1, 1), max_value=dt.date(2030, 12, 31)),
+    st.sampled_from(["who is on leave on {iso}", "who was out on {long}", "anyone away {us}?"]),
+)
 async def test_property_point_dates_come_back_exactly(day, phrasing):
     long = f"{day.strftime('%B')} {day.day}, {day.year}"
     us = f"{day.month}/{day.day}/{day.year}"
@@ -186,8 +224,12 @@ class CountingRunner:
 
 
 def customer(strict: bool) -> dict:
-    return {"name": "customer", "type": "string", "required": True,
-            "values_from": {"query": "SELECT name FROM customers", "strict": strict}}
+    return {
+        "name": "customer",
+        "type": "string",
+        "required": True,
+        "values_from": {"query": "SELECT name FROM customers", "strict": strict},
+    }
 
 
 async def test_values_from_resolves_partial_names_and_is_cached():
@@ -204,8 +246,10 @@ async def test_strict_values_from_rejects_unknown_names_with_suggestions():
     ex.bind_values_source(CountingRunner(STORED))
     got = await ex.extract("orders of Stonegate", template(customer(strict=True)))
     (problem,) = got.problems
-    assert problem.problem == "invalid" and set(problem.suggestions) == {"Stonegate Engineering Ltd.",
-                                                                         "Stonegate Software Studio"}
+    assert problem.problem == "invalid" and set(problem.suggestions) == {
+        "Stonegate Engineering Ltd.",
+        "Stonegate Software Studio",
+    }
 
 
 async def test_loose_values_from_keeps_free_text():
@@ -262,6 +306,7 @@ def test_factory_builds_deterministic_by_default_and_llm_only_when_enabled():
     assert isinstance(plain, TemplateParameterExtractor) and plain.filler is None
     with pytest.raises(ExtractionConfigError, match="LLM_KEY"):
         build_extractor(adapter_settings({"llm": {"enabled": True, "api_key_env": "LLM_KEY"}}), None, environ={})
-    llm = build_extractor(adapter_settings({"llm": {"enabled": True, "api_key_env": "LLM_KEY"}}), None,
-                          environ={"LLM_KEY": "k"})
+    llm = build_extractor(
+        adapter_settings({"llm": {"enabled": True, "api_key_env": "LLM_KEY"}}), None, environ={"LLM_KEY": "k"}
+    )
     assert llm.filler is not None

@@ -8,8 +8,28 @@ from hypothesis import strategies as st
 
 from server.params.numbers import find_numbers, words_to_number
 
-_UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-          "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+_UNITS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
 _TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
 
 
@@ -64,12 +84,24 @@ def test_between_marks_a_low_and_high_end(a, b):
     assert low.currency and high.currency
 
 
-@pytest.mark.parametrize("text, cmp", [
-    ("more than 150000", "gt"), ("over $200k", "gt"), ("above 12", "gt"), ("in excess of 5", "gt"),
-    ("at least 95000", "gte"), ("175k or more", "gte"), ("100k+", "gte"),
-    ("under 50 bucks", "lt"), ("less than 30", "lt"), ("cheaper than 99", "lt"),
-    ("up to $400", "lte"), ("at most 75", "lte"), ("250 dollars or less", "lte"),
-])
+@pytest.mark.parametrize(
+    "text, cmp",
+    [
+        ("more than 150000", "gt"),
+        ("over $200k", "gt"),
+        ("above 12", "gt"),
+        ("in excess of 5", "gt"),
+        ("at least 95000", "gte"),
+        ("175k or more", "gte"),
+        ("100k+", "gte"),
+        ("under 50 bucks", "lt"),
+        ("less than 30", "lt"),
+        ("cheaper than 99", "lt"),
+        ("up to $400", "lte"),
+        ("at most 75", "lte"),
+        ("250 dollars or less", "lte"),
+    ],
+)
 def test_comparison_cues(text, cmp):
     (m,) = find_numbers(text)
     assert m.cmp == cmp

@@ -18,18 +18,21 @@ def names(question: str) -> list[str]:
     return [m.value for m in find_proper_names(question)]
 
 
-@pytest.mark.parametrize("question, expected", [
-    ("Find Priya Raman", ["Priya Raman"]),
-    ("what is Marcus Webb's email address?", ["Marcus Webb"]),
-    ("Who is Robert Kline and what does he do", ["Robert Kline"]),
-    ("sales of the Aero 15 Pro this year", ["Aero 15 Pro"]),
-    ("revenue from the USB-C Docking Station in 2023", ["USB-C Docking Station"]),
-    ("units sold of the ViewPro 27 QHD Monitor", ["ViewPro 27 QHD Monitor"]),
-    ("order history for Stonegate Engineering Ltd.", ["Stonegate Engineering Ltd."]),
-    ("Riley O'Brien reviews", ["Riley O'Brien"]),
-    ("orders from Bank of America in March", ["Bank of America"]),
-    ("How many orders in March 2024?", []),
-])
+@pytest.mark.parametrize(
+    "question, expected",
+    [
+        ("Find Priya Raman", ["Priya Raman"]),
+        ("what is Marcus Webb's email address?", ["Marcus Webb"]),
+        ("Who is Robert Kline and what does he do", ["Robert Kline"]),
+        ("sales of the Aero 15 Pro this year", ["Aero 15 Pro"]),
+        ("revenue from the USB-C Docking Station in 2023", ["USB-C Docking Station"]),
+        ("units sold of the ViewPro 27 QHD Monitor", ["ViewPro 27 QHD Monitor"]),
+        ("order history for Stonegate Engineering Ltd.", ["Stonegate Engineering Ltd."]),
+        ("Riley O'Brien reviews", ["Riley O'Brien"]),
+        ("orders from Bank of America in March", ["Bank of America"]),
+        ("How many orders in March 2024?", []),
+    ],
+)
 def test_proper_names(question, expected):
     assert names(question) == expected
 

@@ -25,16 +25,19 @@ def test_both_spellings_become_placeholders():
     assert [p for p, _ in placeholders_in(parsed.value)] == [("a",), ("b", 0), ("b", 1)]
 
 
-@pytest.mark.parametrize(("raw", "message"), [
-    ({"a": "hello {{x}}"}, "whole value"),
-    ({"a": "{{x}}{{y}}"}, "whole value"),
-    ({"{{x}}": 1}, "cannot stand for a key"),
-    ({"$param": "x", "other": 1}, "exactly"),
-    ({"a": {"$param": "not a name"}}, "exactly"),
-    ({"a": {"$param": 3}}, "exactly"),
-    ({1: "a"}, "keys must be strings"),
-    ({"a": object()}, "unsupported value"),
-])
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"a": "hello {{x}}"}, "whole value"),
+        ({"a": "{{x}}{{y}}"}, "whole value"),
+        ({"{{x}}": 1}, "cannot stand for a key"),
+        ({"$param": "x", "other": 1}, "exactly"),
+        ({"a": {"$param": "not a name"}}, "exactly"),
+        ({"a": {"$param": 3}}, "exactly"),
+        ({1: "a"}, "keys must be strings"),
+        ({"a": object()}, "unsupported value"),
+    ],
+)
 def test_malformed_placeholders_are_refused_with_their_path(raw, message):
     with pytest.raises(ValueError, match=message):
         parse_structure(raw, "body")
@@ -65,28 +68,37 @@ def test_keys_in_walks_every_level():
     assert set(keys_in({"a": [{"$where": 1}], "b": {"c": 2}})) == {"a", "$where", "b", "c"}
 
 
-@pytest.mark.parametrize(("path", "context"), [
-    (("filter", "make"), "query"),
-    (("filter", "$expr", "$eq", 1), "expression"),
-    (("filter", "$and", 0, "price", "$lt"), "query"),
-    (("pipeline", 0, "$match", "year", "$gte"), "query"),
-    (("pipeline", 0, "$match", "$expr", "$gt", 1), "expression"),
-    (("pipeline", 1, "$project", "tag"), "expression"),
-    (("pipeline", 1, "$group", "total", "$sum"), "expression"),
-    (("pipeline", 2, "$limit"), "bare"),
-    (("pipeline", 2, "$lookup", "pipeline", 0, "$match", "x"), "query"),
-    (("limit",), "bare"),
-])
+@pytest.mark.parametrize(
+    ("path", "context"),
+    [
+        (("filter", "make"), "query"),
+        (("filter", "$expr", "$eq", 1), "expression"),
+        (("filter", "$and", 0, "price", "$lt"), "query"),
+        (("pipeline", 0, "$match", "year", "$gte"), "query"),
+        (("pipeline", 0, "$match", "$expr", "$gt", 1), "expression"),
+        (("pipeline", 1, "$project", "tag"), "expression"),
+        (("pipeline", 1, "$group", "total", "$sum"), "expression"),
+        (("pipeline", 2, "$limit"), "bare"),
+        (("pipeline", 2, "$lookup", "pipeline", 0, "$match", "x"), "query"),
+        (("limit",), "bare"),
+    ],
+)
 def test_mongo_value_context(path, context):
     assert value_context(path) == context
 
 
 def test_mongo_wraps_expression_values_in_literal_only():
-    body = parse_mongo_body({"collection": "c", "operation": "aggregate", "pipeline": [
-        {"$match": {"make": {"$param": "v"}, "$expr": {"$eq": ["$model", {"$param": "v"}]}}},
-        {"$addFields": {"label": {"$param": "v"}}},
-        {"$limit": {"$param": "n"}},
-    ]}).value
+    body = parse_mongo_body(
+        {
+            "collection": "c",
+            "operation": "aggregate",
+            "pipeline": [
+                {"$match": {"make": {"$param": "v"}, "$expr": {"$eq": ["$model", {"$param": "v"}]}}},
+                {"$addFields": {"label": {"$param": "v"}}},
+                {"$limit": {"$param": "n"}},
+            ],
+        }
+    ).value
     sent = render_mongo(body, {"v": "$price", "n": 5}, cap=100)
     assert sent["pipeline"] == [
         {"$match": {"make": "$price", "$expr": {"$eq": ["$model", {"$literal": "$price"}]}}},

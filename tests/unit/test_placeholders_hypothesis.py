@@ -16,20 +16,40 @@ from server.adapters.http import encode_segment, query_pairs
 from server.adapters.mongodb import parse_mongo_body, render_mongo
 from server.adapters.placeholders import Placeholder, parse_structure, placeholders_in, render
 
-HOSTILE = ['{"$gt": ""}', "$where", "$price", "'; DROP TABLE t; --", '"},{"a":1}', "../../etc/passwd", "..",
-           "... on Car { price }", "{{x}}", "{\"$param\": \"x\"}", "a&b=c#d", "\\u0000", "ä😀\u202e", "x" * 10_000]
+HOSTILE = [
+    '{"$gt": ""}',
+    "$where",
+    "$price",
+    "'; DROP TABLE t; --",
+    '"},{"a":1}',
+    "../../etc/passwd",
+    "..",
+    "... on Car { price }",
+    "{{x}}",
+    '{"$param": "x"}',
+    "a&b=c#d",
+    "\\u0000",
+    "ä😀\u202e",
+    "x" * 10_000,
+]
 hostile_text = st.one_of(st.sampled_from(HOSTILE), st.text(max_size=300))
-scalar = st.one_of(hostile_text, st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.booleans(),
-                   st.none())
+scalar = st.one_of(
+    hostile_text, st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.booleans(), st.none()
+)
 value = st.one_of(scalar, st.lists(scalar, max_size=5))
 
 # JSON-like template trees with placeholders named p0..p2 scattered through them
 names = st.sampled_from(["p0", "p1", "p2"])
-leaf = st.one_of(st.integers(), st.text(alphabet="abc $.", max_size=5).filter(lambda s: "{{" not in s),
-                 names.map(lambda n: {"$param": n}), names.map(lambda n: "{{" + n + "}}"))
+leaf = st.one_of(
+    st.integers(),
+    st.text(alphabet="abc $.", max_size=5).filter(lambda s: "{{" not in s),
+    names.map(lambda n: {"$param": n}),
+    names.map(lambda n: "{{" + n + "}}"),
+)
 key = st.text(alphabet="abcxyz$_", min_size=1, max_size=6).filter(lambda k: k != "$param")
-tree = st.recursive(leaf, lambda kids: st.one_of(st.lists(kids, max_size=3),
-                                                 st.dictionaries(key, kids, max_size=3)), max_leaves=12)
+tree = st.recursive(
+    leaf, lambda kids: st.one_of(st.lists(kids, max_size=3), st.dictionaries(key, kids, max_size=3)), max_leaves=12
+)
 
 
 def substituted(raw: Any, params: dict[str, Any]) -> Any:
@@ -58,8 +78,9 @@ def test_render_only_replaces_placeholders(raw, params):
 @settings(max_examples=200, deadline=None)
 @given(v=hostile_text)
 def test_mongo_string_is_never_an_operator(v):
-    body = parse_mongo_body({"collection": "cars", "filter": {"make": {"$param": "make"},
-                                                              "$expr": {"$eq": ["$model", "{{make}}"]}}}).value
+    body = parse_mongo_body(
+        {"collection": "cars", "filter": {"make": {"$param": "make"}, "$expr": {"$eq": ["$model", "{{make}}"]}}}
+    ).value
     sent = render_mongo(body, {"make": v}, cap=10)
     assert sent["filter"] == {"make": v, "$expr": {"$eq": ["$model", {"$literal": v}]}}
     assert sent["collection"] == "cars"
@@ -87,8 +108,7 @@ def test_http_query_pairs_carry_the_value(v):
     assert pairs == [*expected, ("fixed", "yes")]
 
 
-ECHO = parse_graphql_body({"query": "query($t: String) { echo(text: $t) { text } }",
-                           "variables": {"t": "{{t}}"}}).value
+ECHO = parse_graphql_body({"query": "query($t: String) { echo(text: $t) { text } }", "variables": {"t": "{{t}}"}}).value
 
 
 @settings(max_examples=200, deadline=None)
@@ -102,10 +122,19 @@ def test_graphql_query_text_never_changes(v):
 @settings(max_examples=200, deadline=None)
 @given(v=hostile_text)
 def test_elasticsearch_body_differs_only_at_the_placeholder(v):
-    body = parse_es_body({"index": "tickets", "body": {"size": 5, "query": {"bool": {"filter": [
-        {"term": {"product": "{{p}}"}}, {"match": {"title": {"$param": "p"}}}]}}}}).value
-    assert render_search(body, {"p": v}, cap=100) == {"size": 5, "query": {"bool": {"filter": [
-        {"term": {"product": v}}, {"match": {"title": v}}]}}}
+    body = parse_es_body(
+        {
+            "index": "tickets",
+            "body": {
+                "size": 5,
+                "query": {"bool": {"filter": [{"term": {"product": "{{p}}"}}, {"match": {"title": {"$param": "p"}}}]}},
+            },
+        }
+    ).value
+    assert render_search(body, {"p": v}, cap=100) == {
+        "size": 5,
+        "query": {"bool": {"filter": [{"term": {"product": v}}, {"match": {"title": v}}]}},
+    }
 
 
 def test_placeholder_type_is_not_json():

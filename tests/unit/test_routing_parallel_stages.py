@@ -37,8 +37,9 @@ class WaitingRemoteStage(ScoringStage):
 
 async def run(parallel: bool) -> float:
     retrieval = CompositeRetrievalSettings.model_validate({"performance": {"parallel_rerank": parallel}})
-    router = Router(RoutingPolicy(confidence_threshold=0.1, retrieval=retrieval),
-                    [BusyLocalStage(), WaitingRemoteStage()])  # local first in config order
+    router = Router(
+        RoutingPolicy(confidence_threshold=0.1, retrieval=retrieval), [BusyLocalStage(), WaitingRemoteStage()]
+    )  # local first in config order
     cands = [Candidate("a", Template(id="t", description="d", body_key="sql", body="SELECT 1"), 0.8)]
     started = time.perf_counter()
     reports = await router._run_stages("q", cands, {})

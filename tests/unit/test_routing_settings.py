@@ -13,12 +13,15 @@ from server.config.loader import load_config
 from server.routing.settings import CompositeRetrievalSettings
 from tests.support.configs import BASE_CONFIG, people_tree, write
 
-GLOBAL = BASE_CONFIG + """
+GLOBAL = (
+    BASE_CONFIG
+    + """
 composite_retrieval:
   string_similarity: {algorithm: levenshtein, weight: 0.3, compare_fields: [description]}
   scoring: {embedding_weight: 0.6}
   performance: {cache_ttl_seconds: 60}
 """
+)
 
 
 def tree(root: Path, composite: str, config: str = GLOBAL) -> Path:
@@ -50,14 +53,19 @@ def test_tie_breaker_reranker_is_a_load_error_listing_allowed_values(tmp_path):
 
 
 def test_misspelt_override_values_name_file_line_and_key(tmp_path):
-    errors = load_errors(tree(tmp_path, """
+    errors = load_errors(
+        tree(
+            tmp_path,
+            """
         adapters:
           - name: c
             type: composite
             child_adapters: [people]
             scoring: {tie_breaker: reranker}
             string_similarity: {algorithm: soundex, aggregation: median}
-        """))
+        """,
+        )
+    )
     text = "\n".join(errors)
     assert "config/adapters/c.yaml:5: adapters[0].scoring.tie_breaker" in text
     assert "'jaro_winkler', 'levenshtein' or 'ratio'" in text and "soundex" in text
@@ -65,7 +73,10 @@ def test_misspelt_override_values_name_file_line_and_key(tmp_path):
 
 
 def test_unknown_and_disabled_children_are_load_errors(tmp_path):
-    errors = load_errors(tree(tmp_path, """
+    errors = load_errors(
+        tree(
+            tmp_path,
+            """
         adapters:
           - name: retired
             type: sql
@@ -75,13 +86,18 @@ def test_unknown_and_disabled_children_are_load_errors(tmp_path):
           - name: c
             type: composite
             child_adapters: [people, nobody, retired]
-        """))
+        """,
+        )
+    )
     assert any("c.yaml:9: adapters[1].child_adapters: unknown child adapter 'nobody'" in e for e in errors)
     assert any("disabled child adapter 'retired'" in e for e in errors)
 
 
 def test_nesting_duplicates_and_unknown_keys_are_errors(tmp_path):
-    errors = load_errors(tree(tmp_path, """
+    errors = load_errors(
+        tree(
+            tmp_path,
+            """
         adapters:
           - name: inner
             type: composite
@@ -100,7 +116,9 @@ def test_nesting_duplicates_and_unknown_keys_are_errors(tmp_path):
             type: composite
             child_adapters: [people]
             reranking: {enabeld: true}
-        """))
+        """,
+        )
+    )
     text = "\n".join(errors)
     assert "adapters[1].child_adapters: child 'inner' has no templates (composites cannot nest)" in text
     assert "adapters[2].child_adapters: child adapters listed twice: ['people']" in text
@@ -116,18 +134,25 @@ def test_cache_bounds_must_be_positive(tmp_path, bad):
 
 
 def test_reranking_enabled_needs_a_configured_provider(tmp_path):
-    errors = load_errors(tree(tmp_path, """
+    errors = load_errors(
+        tree(
+            tmp_path,
+            """
         adapters:
           - name: c
             type: composite
             child_adapters: [people]
             reranking: {enabled: true, provider: nope}
-        """))
+        """,
+        )
+    )
     assert any("reranker 'nope' is not in config.yaml's rerankers section" in e for e in errors)
 
 
 def test_overrides_deep_merge_over_the_global_block(tmp_path):
-    config_dir = tree(tmp_path, """
+    config_dir = tree(
+        tmp_path,
+        """
         adapters:
           - name: plain
             type: composite
@@ -138,7 +163,8 @@ def test_overrides_deep_merge_over_the_global_block(tmp_path):
             string_similarity: {weight: 0.5}
             scoring: {tie_breaker: string_similarity}
             performance: {cache_max_entries: 7}
-        """)
+        """,
+    )
     plain, tuned = merged_for(config_dir, "plain"), merged_for(config_dir, "tuned")
     assert plain.string_similarity.algorithm == tuned.string_similarity.algorithm == "levenshtein"
     assert plain.string_similarity.weight == 0.3 and tuned.string_similarity.weight == 0.5
@@ -151,8 +177,13 @@ def test_overrides_deep_merge_over_the_global_block(tmp_path):
 
 def test_composite_defaults_are_the_seed_designs():
     s = CompositeAdapterSettings(name="c", type="composite", child_adapters=["a"])
-    assert (s.confidence_threshold, s.max_templates_per_source, s.parallel_search, s.search_timeout, s.verbose) == \
-        (0.4, 3, True, 5.0, False)
+    assert (s.confidence_threshold, s.max_templates_per_source, s.parallel_search, s.search_timeout, s.verbose) == (
+        0.4,
+        3,
+        True,
+        5.0,
+        False,
+    )
     r = CompositeRetrievalSettings()
     assert (r.reranking.weight, r.string_similarity.weight, r.scoring.embedding_weight) == (0.4, 0.2, 0.4)
     assert r.string_similarity.algorithm == "jaro_winkler"

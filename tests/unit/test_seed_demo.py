@@ -25,13 +25,26 @@ ADAPTER_DIRS = {"hr": REPO / "templates" / "hr", "sales": REPO / "templates" / "
 QUESTIONS_FILE = REPO / "tests" / "data" / "demo_questions.yaml"
 
 TEMPLATE_KEYS = {"id", "description", "nl_examples", "parameters", "sql", "result_format", "tags"}
-PARAM_KEYS = {"name", "type", "description", "required", "default", "allowed_values", "min", "max", "pattern",
-              "aliases"}
+PARAM_KEYS = {
+    "name",
+    "type",
+    "description",
+    "required",
+    "default",
+    "allowed_values",
+    "min",
+    "max",
+    "pattern",
+    "aliases",
+}
 PARAM_TYPES = {"string", "integer", "number", "boolean", "date", "datetime", "enum", "array"}
 SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
 PLACEHOLDER = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
-WRITE_WORDS = re.compile(r"\b(insert|update|delete|drop|create|alter|attach|detach|pragma|copy|install|load|"
-                         r"replace|truncate|vacuum|export|import|call|set)\b", re.IGNORECASE)
+WRITE_WORDS = re.compile(
+    r"\b(insert|update|delete|drop|create|alter|attach|detach|pragma|copy|install|load|"
+    r"replace|truncate|vacuum|export|import|call|set)\b",
+    re.IGNORECASE,
+)
 
 # Values for required parameters without a default, chosen to hit rows in the seeded data.
 SAMPLES: dict[str, Any] = {
@@ -125,6 +138,7 @@ def run(root: Path, adapter: str, sql: str, params: dict[str, Any]) -> tuple[lis
 
 # --------------------------------------------------------------------------- template libraries
 
+
 def test_each_data_set_has_at_least_15_templates() -> None:
     assert {adapter: len(items) >= 15 for adapter, items in TEMPLATES.items()} == {"hr": True, "sales": True}
 
@@ -138,8 +152,7 @@ def test_template_ids_are_unique_snake_case(adapter: str) -> None:
 
 @pytest.mark.parametrize("adapter", sorted(TEMPLATES))
 def test_some_template_has_a_required_parameter_without_default(adapter: str) -> None:
-    assert any(p.get("required") and "default" not in p
-               for t in TEMPLATES[adapter] for p in t.get("parameters", []))
+    assert any(p.get("required") and "default" not in p for t in TEMPLATES[adapter] for p in t.get("parameters", []))
 
 
 @pytest.mark.parametrize(("adapter", "template"), ALL, ids=IDS)
@@ -196,12 +209,14 @@ def test_employee_count_template_counts_active_staff(built: Path) -> None:
     columns, rows = run(built, "hr", template["sql"], {"department": "Engineering"})
     with contextlib.closing(sqlite3.connect(built / seed_demo.HR_DB)) as con:
         (expected,) = con.execute(
-            "SELECT COUNT(*) FROM employees WHERE department = 'Engineering' AND status = 'active'").fetchone()
+            "SELECT COUNT(*) FROM employees WHERE department = 'Engineering' AND status = 'active'"
+        ).fetchone()
     assert columns == ["department", "employee_count"] and rows == [("Engineering", expected)]
     assert 50 < expected < 100
 
 
 # --------------------------------------------------------------------------- seeded data
+
 
 def _checksums(root: Path) -> dict[str, tuple[int, str]]:
     sums: dict[str, tuple[int, str]] = {}
@@ -227,8 +242,16 @@ def test_builds_are_deterministic(built: Path, tmp_path: Path) -> None:
     seed_demo.seed(tmp_path)
     first, second = _checksums(built), _checksums(tmp_path)
     assert first == second
-    assert set(first) == {"hr.departments", "hr.employees", "hr.performance_reviews", "hr.leave_requests",
-                          "sales.customers", "sales.products", "sales.orders", "sales.order_items"}
+    assert set(first) == {
+        "hr.departments",
+        "hr.employees",
+        "hr.performance_reviews",
+        "hr.leave_requests",
+        "sales.customers",
+        "sales.products",
+        "sales.orders",
+        "sales.order_items",
+    }
 
 
 def test_sizes_match_the_brief(built: Path) -> None:
@@ -245,8 +268,10 @@ def test_data_is_plausible(built: Path) -> None:
         assert con.execute("SELECT MAX(hire_date) < '2026' FROM employees").fetchone() == (1,)
         assert con.execute("SELECT COUNT(DISTINCT department) FROM employees").fetchone() == (7,)
         # a manager always exists and sits in the same department or is the department head's boss
-        assert con.execute("SELECT COUNT(*) FROM employees e LEFT JOIN employees m ON m.id = e.manager_id "
-                           "WHERE e.manager_id IS NOT NULL AND m.id IS NULL").fetchone() == (0,)
+        assert con.execute(
+            "SELECT COUNT(*) FROM employees e LEFT JOIN employees m ON m.id = e.manager_id "
+            "WHERE e.manager_id IS NOT NULL AND m.id IS NULL"
+        ).fetchone() == (0,)
         assert con.execute("SELECT COUNT(*) FROM leave_requests WHERE end_date < start_date").fetchone() == (0,)
         # a senior title out-earns the junior one on average
         avg = dict(con.execute("SELECT title, AVG(salary) FROM employees GROUP BY title").fetchall())
@@ -255,11 +280,15 @@ def test_data_is_plausible(built: Path) -> None:
     try:
         assert con2.execute("SELECT COUNT(DISTINCT category) FROM products").fetchone() == (6,)
         assert con2.execute("SELECT MIN(year(order_date)), MAX(year(order_date)) FROM orders").fetchone() == (
-            2023, 2025)
-        assert con2.execute("SELECT COUNT(*) FROM orders o JOIN customers c ON c.id = o.customer_id "
-                            "WHERE o.order_date < c.signup_date").fetchone() == (0,)
-        assert con2.execute("SELECT COUNT(*) FROM orders o WHERE NOT EXISTS "
-                            "(SELECT 1 FROM order_items i WHERE i.order_id = o.id)").fetchone() == (0,)
+            2023,
+            2025,
+        )
+        assert con2.execute(
+            "SELECT COUNT(*) FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.order_date < c.signup_date"
+        ).fetchone() == (0,)
+        assert con2.execute(
+            "SELECT COUNT(*) FROM orders o WHERE NOT EXISTS (SELECT 1 FROM order_items i WHERE i.order_id = o.id)"
+        ).fetchone() == (0,)
     finally:
         con2.close()
 
@@ -282,6 +311,7 @@ def test_stale_output_is_rebuilt(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- held-out questions
+
 
 def _questions() -> list[dict[str, Any]]:
     doc = yaml.safe_load(QUESTIONS_FILE.read_text(encoding="utf-8"))
@@ -328,7 +358,9 @@ def test_held_out_labels_run_against_the_data(built: Path) -> None:
             if name in params and spec.get("allowed_values"):
                 assert params[name] in spec["allowed_values"], q["question"]
         values = {**sample_params(template), **params}
-        values = {k: date.fromisoformat(v) if declared[k]["type"] == "date" and isinstance(v, str) else v
-                  for k, v in values.items()}
+        values = {
+            k: date.fromisoformat(v) if declared[k]["type"] == "date" and isinstance(v, str) else v
+            for k, v in values.items()
+        }
         _columns, rows = run(built, q["adapter"], template["sql"], values)
         assert rows, f"labelled question finds no data: {q['question']}"

@@ -12,14 +12,36 @@ from server.stats.window import parse_since
 T0 = 1_800_000_000.0  # a fixed clock: bucket boundaries are multiples of 60 s
 
 
-def q(offset: float, outcome: str, template: str | None = None, score: float | None = None, *,
-      adapter: str = "company", source: str | None = None, kind: str = "query", question: str | None = None,
-      latency: float | None = None, embed: float | None = None, error: str | None = None) -> RoutingRecord:
-    return RoutingRecord(ts=T0 + offset, kind=kind, adapter=adapter, outcome=outcome, template_id=template,
-                         selected_adapter=source if template else (source if error else None),
-                         combined_score=score, embedding_score=score, threshold=0.4, question=question,
-                         latency_ms=latency, embed_ms=embed, error_code=error,
-                         http_status=503 if error else 200)
+def q(
+    offset: float,
+    outcome: str,
+    template: str | None = None,
+    score: float | None = None,
+    *,
+    adapter: str = "company",
+    source: str | None = None,
+    kind: str = "query",
+    question: str | None = None,
+    latency: float | None = None,
+    embed: float | None = None,
+    error: str | None = None,
+) -> RoutingRecord:
+    return RoutingRecord(
+        ts=T0 + offset,
+        kind=kind,
+        adapter=adapter,
+        outcome=outcome,
+        template_id=template,
+        selected_adapter=source if template else (source if error else None),
+        combined_score=score,
+        embedding_score=score,
+        threshold=0.4,
+        question=question,
+        latency_ms=latency,
+        embed_ms=embed,
+        error_code=error,
+        http_status=503 if error else 200,
+    )
 
 
 # 12 entries over three minutes: what a composite "company" over hr and sales saw
@@ -27,15 +49,23 @@ SEQUENCE = [
     q(5, "executed", "staff_by_dept", 0.90, source="hr", question="who works in sales", latency=10, embed=2),
     q(15, "executed", "staff_by_dept", 0.80, source="hr", question="who is in hr", latency=20, embed=2),
     q(25, "executed", "revenue_by_month", 0.70, source="sales", question="revenue in may", latency=30, embed=4),
-    q(65, "needs_clarification", "person_by_name", 0.60, source="hr", question="find the person", latency=40,
-      embed=4),
+    q(65, "needs_clarification", "person_by_name", 0.60, source="hr", question="find the person", latency=40, embed=4),
     q(70, "no_match", None, 0.20, question="weather tomorrow", latency=50, embed=6),
     q(75, "no_match", None, 0.10, question="weather tomorrow", latency=60, embed=6),
     q(80, "no_match", None, 0.30, question="tell me a joke", latency=70, embed=8),
     q(85, "ambiguous", "staff_by_dept", 0.45, source="hr", question="staff", latency=80, embed=8),
     q(130, "error", None, None, source="sales", question="revenue in june", latency=90, error="source_unavailable"),
-    q(135, "routed", "revenue_by_month", 0.75, source="sales", kind="test_routing", question="sales per month",
-      latency=100, embed=10),
+    q(
+        135,
+        "routed",
+        "revenue_by_month",
+        0.75,
+        source="sales",
+        kind="test_routing",
+        question="sales per month",
+        latency=100,
+        embed=10,
+    ),
     q(140, "executed", "headcount", 0.95, adapter="hr", source="hr", question="headcount", latency=5, embed=1),
     q(145, "no_match", None, 0.05, adapter="hr", question="weather tomorrow", latency=6, embed=1),
 ]
@@ -55,7 +85,13 @@ def check_figures(rlog: RoutingLog) -> None:
     assert f["total"] == 12
     assert f["by_kind"] == {"query": 11, "test_routing": 1}
     assert {k: v["count"] for k, v in f["outcomes"].items()} == {
-        "executed": 4, "no_match": 4, "ambiguous": 1, "needs_clarification": 1, "error": 1, "routed": 1}
+        "executed": 4,
+        "no_match": 4,
+        "ambiguous": 1,
+        "needs_clarification": 1,
+        "error": 1,
+        "routed": 1,
+    }
     assert f["outcomes"]["executed"]["rate"] == pytest.approx(4 / 12, abs=1e-4)
     assert f["by_adapter"] == [{"adapter": "company", "count": 10}, {"adapter": "hr", "count": 2}]
     assert f["by_selected_adapter"] == [{"adapter": "hr", "count": 5}, {"adapter": "sales", "count": 3}]
@@ -68,8 +104,12 @@ def check_figures(rlog: RoutingLog) -> None:
     assert staff["min_score"] == pytest.approx(0.45)
     assert templates[("sales", "revenue_by_month")]["hits"] == 2
     assert templates[("sales", "revenue_by_month")]["mean_score"] == pytest.approx(0.725)
-    assert set(templates) == {("hr", "staff_by_dept"), ("sales", "revenue_by_month"), ("hr", "person_by_name"),
-                              ("hr", "headcount")}
+    assert set(templates) == {
+        ("hr", "staff_by_dept"),
+        ("sales", "revenue_by_month"),
+        ("hr", "person_by_name"),
+        ("hr", "headcount"),
+    }
 
     scores = sorted(r.combined_score for r in SEQUENCE if r.combined_score is not None)
     assert f["scores"]["combined"]["count"] == 11
@@ -115,8 +155,9 @@ def check_figures(rlog: RoutingLog) -> None:
 
 
 async def test_figures_from_a_known_sequence_sqlite(tmp_path):
-    rlog = RoutingLog(StatsSettings(path=str(tmp_path / "log.sqlite3"), store_queries=True,
-                                    retention_days=36500), tmp_path)
+    rlog = RoutingLog(
+        StatsSettings(path=str(tmp_path / "log.sqlite3"), store_queries=True, retention_days=36500), tmp_path
+    )
     await rlog.start()
     try:
         await write_sequence(rlog)

@@ -13,8 +13,16 @@ from server.stats.record import EXECUTED, NO_MATCH
 
 
 def entry(i: int = 0, ts: float | None = None, question: str = "q") -> RoutingRecord:
-    return RoutingRecord(ts=ts if ts is not None else time.time(), kind="query", adapter="a", outcome=EXECUTED,
-                         selected_adapter="a", template_id=f"t{i % 3}", combined_score=0.5, question=question)
+    return RoutingRecord(
+        ts=ts if ts is not None else time.time(),
+        kind="query",
+        adapter="a",
+        outcome=EXECUTED,
+        selected_adapter="a",
+        template_id=f"t{i % 3}",
+        combined_score=0.5,
+        question=question,
+    )
 
 
 def rows(rlog: RoutingLog) -> list[dict]:

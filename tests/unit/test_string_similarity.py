@@ -27,8 +27,12 @@ def stage(**settings: object) -> StringSimilarityStage:
 
 
 def test_the_three_algorithms_give_different_scores():
-    scores = {alg: stage(algorithm=alg, compare_fields=["description"], min_threshold=0.0)
-              .template_score("list employees", TEMPLATE) for alg in ("jaro_winkler", "levenshtein", "ratio")}
+    scores = {
+        alg: stage(algorithm=alg, compare_fields=["description"], min_threshold=0.0).template_score(
+            "list employees", TEMPLATE
+        )
+        for alg in ("jaro_winkler", "levenshtein", "ratio")
+    }
     assert len({round(s, 6) for s in scores.values()}) == 3, scores
     target = "list employees in a department"
     assert scores["jaro_winkler"] == pytest.approx(JaroWinkler.normalized_similarity("list employees", target))
@@ -42,8 +46,10 @@ def test_text_is_casefolded_and_whitespace_normalised():
 
 
 def test_compare_fields_choose_what_is_compared():
-    by_field = {f: stage(compare_fields=[f], min_threshold=0.0, algorithm="ratio").template_score(QUESTION, TEMPLATE)
-                for f in ("description", "nl_examples", "tags")}
+    by_field = {
+        f: stage(compare_fields=[f], min_threshold=0.0, algorithm="ratio").template_score(QUESTION, TEMPLATE)
+        for f in ("description", "nl_examples", "tags")
+    }
     assert by_field["nl_examples"] > by_field["description"]
     assert len(set(by_field.values())) == 3
     no_tags = TEMPLATE.model_copy(update={"tags": []})
@@ -61,8 +67,10 @@ def test_min_threshold_zeroes_weak_matches():
 
 def test_aggregation_max_avg_weighted_avg():
     fields = ["description", "nl_examples"]
-    per = {f: stage(algorithm="ratio", compare_fields=[f], min_threshold=0.0).template_score(QUESTION, TEMPLATE)
-           for f in fields}
+    per = {
+        f: stage(algorithm="ratio", compare_fields=[f], min_threshold=0.0).template_score(QUESTION, TEMPLATE)
+        for f in fields
+    }
 
     def agg(**kw: object) -> float:
         s = stage(algorithm="ratio", compare_fields=fields, min_threshold=0.0, **kw)
@@ -78,8 +86,14 @@ def test_aggregation_max_avg_weighted_avg():
 
 
 async def test_stage_scores_every_candidate_and_carries_its_weight():
-    other = TEMPLATE.model_copy(update={"id": "revenue", "description": "Revenue per quarter",
-                                        "nl_examples": ["What was revenue in Q4?"], "tags": []})
+    other = TEMPLATE.model_copy(
+        update={
+            "id": "revenue",
+            "description": "Revenue per quarter",
+            "nl_examples": ["What was revenue in Q4?"],
+            "tags": [],
+        }
+    )
     cands = [Candidate("hr", TEMPLATE, 0.5), Candidate("sales", other, 0.5)]
     s = stage(weight=0.7, min_threshold=0.0)
     report = await s.score(QUESTION, cands)
@@ -88,8 +102,16 @@ async def test_stage_scores_every_candidate_and_carries_its_weight():
     assert cands[0].string_similarity_score > cands[1].string_similarity_score > 0.0
 
 
-@pytest.mark.parametrize("bad", [{"algorithm": "soundex"}, {"aggregation": "median"},
-                                 {"compare_fields": ["body"]}, {"compare_fields": []}, {"min_threshold": 1.5}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"algorithm": "soundex"},
+        {"aggregation": "median"},
+        {"compare_fields": ["body"]},
+        {"compare_fields": []},
+        {"min_threshold": 1.5},
+    ],
+)
 def test_invalid_settings_are_rejected(bad):
     with pytest.raises(ValueError):
         StringSimilaritySettings(**bad)

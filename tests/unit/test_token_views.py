@@ -39,8 +39,9 @@ def test_batched_views_match_single_ones_despite_padding(embedder: MiniLMEmbedde
         np.testing.assert_allclose(views.last, single.last, atol=1e-4)
 
 
-def test_a_question_embedded_through_the_cache_brings_its_views_without_a_second_pass(embedder: MiniLMEmbedder,
-                                                                                     tmp_path) -> None:
+def test_a_question_embedded_through_the_cache_brings_its_views_without_a_second_pass(
+    embedder: MiniLMEmbedder, tmp_path
+) -> None:
     cached = CachedEmbedder(embedder, None)
     assert cached.supports_token_views
     question = "how do I top up by bank transfer? (views test)"

@@ -86,8 +86,11 @@ def _fit(children: Sequence[Any], token_views: bool) -> IntentModel:
     example_views, description_views = [], []
     total = sum(len(t.nl_examples) or 1 for child in children for t in child.templates.values())
     templates_count = sum(len(child.templates) for child in children)
-    token_views = (token_views and all(child.embedder.supports_token_views for child in children)
-                   and worth_fitting(templates_count, total))
+    token_views = (
+        token_views
+        and all(child.embedder.supports_token_views for child in children)
+        and worth_fitting(templates_count, total)
+    )
     for child in children:
         templates = list(child.templates.values())
         if not templates:
@@ -101,10 +104,10 @@ def _fit(children: Sequence[Any], token_views: bool) -> IntentModel:
             keys.append((child.name, template.id))
             descriptions.append(vectors[i])
             texts.append([template.description, *template.nl_examples])
-            examples.append(vectors[offset:offset + n] if n else vectors[i:i + 1])
+            examples.append(vectors[offset : offset + n] if n else vectors[i : i + 1])
             if views:
                 description_views.append(views[i])
-                example_views.append(views[offset:offset + n] if n else views[i:i + 1])
+                example_views.append(views[offset : offset + n] if n else views[i : i + 1])
             offset += n
     model = IntentModel.fit(keys, examples, descriptions, texts)
     if token_views:

@@ -33,8 +33,11 @@ class RerankStage(ScoringStage):
         self.settings = settings
         self.weight = settings.weight
         self.reranker = reranker
-        self.cache = (RerankCache(performance.cache_ttl_seconds, performance.cache_max_entries)
-                      if performance.cache_rerank_results else None)
+        self.cache = (
+            RerankCache(performance.cache_ttl_seconds, performance.cache_max_entries)
+            if performance.cache_rerank_results
+            else None
+        )
         self.calls = 0  # provider calls made (cache hits make none)
 
     async def score(self, question: str, candidates: Sequence[Candidate]) -> StageReport:
