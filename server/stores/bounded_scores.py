@@ -1,8 +1,8 @@
 """Dot products with proven error bounds, for the in-memory store's large-store search.
 
 An int8 first pass on onnxruntime (a quarter of the bytes of float32, exact integer arithmetic, one
-thread) bounds every template's best score; the few templates whose upper bound reaches the k-th
-best lower bound are then scored exactly, each score correctly rounded to float32. A threaded sgemv
+thread) bounds every vector's score; the few vectors whose upper bound reaches the k-th best
+template lower bound are then scored exactly, each score correctly rounded to float32. A threaded sgemv
 over the whole float32 matrix stalled for milliseconds whenever another process held a core, and
 its spinning worker slowed the next question's embedding. The float32 BLAS value of a dot product
 depends in its last bits on the matrix shape and thread split, so no pruned search can reproduce
@@ -136,27 +136,24 @@ def exact_scores(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Int8Pass:
-    """Template codes x_int = rint(x / s_t) in [-63, 63] (one scale per template) packed slot-major in
-    an onnxruntime MatMulInteger session: every template's first vector, then every second vector of
-    the templates that have one..., templates by vector count descending, so each slot is a prefix.
-    Per template (in that order): ||x - s_t x_int||_2 and ||x||_2, maxima over its vectors."""
+    """Vector codes x_int = rint(x / s_t) in [-63, 63] (one scale per template), in insertion order
+    (templates contiguous) in an onnxruntime MatMulInteger session. Per vector: its template's scale,
+    ||x - s_t x_int||_2 and ||x||_2. Bounds are per vector and aggregated per template in one
+    segment max (`np.maximum.reduceat`), so the cost tracks the number of vectors whatever the
+    number of examples per template."""
 
     session: object
-    order: np.ndarray  # packed position -> insertion index
-    slots: list[tuple[int, int]]  # (first column, number of templates)
+    starts: np.ndarray  # first vector of each template
+    owner: np.ndarray  # vector -> template
     scale: np.ndarray
     err_l2: np.ndarray
     l2: np.ndarray
 
     def bounds(self, query: Query) -> tuple[np.ndarray, np.ndarray]:
-        """Per template (packed order), an estimate of its exact score and a proven bound on the gap."""
+        """Per vector, an estimate of its exact score and a proven bound on the gap."""
         codes, sq, qh_l2, q_err_l2 = query.int8()
         dots = self.session.run(None, {"A": codes})[0][0]  # type: ignore[attr-defined]
-        offset, size = self.slots[0]
-        best = dots[:size].copy()
-        for offset, size in self.slots[1:]:
-            np.maximum(best[:size], dots[offset : offset + size], out=best[:size])
-        approx = best * (sq * self.scale)  # = q^.x^ up to two float64 roundings, for the template's best x^
+        approx = dots * (sq * self.scale)  # = q^.x^ up to two float64 roundings
         # |q.x - q^.x^| <= ||q^|| ||x - x^|| + ||q - q^|| ||x||; plus the float32 rounding of the exact
         # score (2^-24 |q.x|), the float64 roundings above (2^-40 covers them) and of this bound itself.
         slack = 1 + 2.0**-30
@@ -164,14 +161,21 @@ class Int8Pass:
         bound += ((q_err_l2 + (_EPS32 + 2.0**-40) * query.norm) * slack) * self.l2
         return approx, bound
 
-    def candidates(self, query: Query, k: int) -> np.ndarray:
-        """Insertion indices of the templates that may be among the k best (a superset, proven)."""
+    def template_bounds(self, query: Query) -> tuple[np.ndarray, np.ndarray]:
+        """Per template (insertion order), lower and upper bounds of its exact best score."""
         approx, bound = self.bounds(query)
-        lower = approx - bound
+        return np.maximum.reduceat(approx - bound, self.starts), np.maximum.reduceat(approx + bound, self.starts)
+
+    def candidates(self, query: Query, k: int) -> np.ndarray:
+        """Indices of the vectors that may be the best vector of one of the k best templates (a proven
+        superset): every vector whose upper bound reaches the k-th best template lower bound. A
+        template among the k best scores at least that bound, so its best vectors are all kept."""
+        approx, bound = self.bounds(query)
+        lower = np.maximum.reduceat(approx - bound, self.starts)
         n = len(lower)
-        kth = np.partition(lower, n - k)[n - k]
+        kth = np.partition(lower, n - k)[n - k] if k < n else -np.inf
         # 2^-139 absorbs float32 underflow (an exact score below 2^-126 rounds within 2^-150).
-        return self.order[np.flatnonzero(approx + bound >= kth - 2.0**-139)]
+        return np.flatnonzero(approx + bound >= kth - 2.0**-139)
 
 
 def build_int8_pass(matrix: np.ndarray, bounds: np.ndarray, sizes: np.ndarray) -> Int8Pass | None:
@@ -182,23 +186,16 @@ def build_int8_pass(matrix: np.ndarray, bounds: np.ndarray, sizes: np.ndarray) -
         m64 = matrix.astype(np.float64)
         top = np.maximum.reduceat(np.abs(m64).max(axis=1), starts)
         scale = np.where(top > 0, top / _X_LEVELS, 1.0)
-        row_scale = np.repeat(scale, sizes)[:, None]
-        codes = np.clip(np.rint(m64 / row_scale), -_X_LEVELS, _X_LEVELS)
-        err = m64 - codes * row_scale
-        tiny = 2.0**-50 * top * np.sqrt(matrix.shape[1])  # rounding of scale * codes and of err
-        err_l2 = (np.maximum.reduceat(np.sqrt(np.einsum("ij,ij->i", err, err)), starts) + tiny) * (1 + 1e-12)
-        l2 = np.maximum.reduceat(row_norms(matrix), starts)
-        order = np.argsort(-sizes, kind="stable")
-        slots, columns, offset = [], [], 0
-        for j in range(int(sizes.max())):
-            members = order[: int(np.count_nonzero(sizes > j))]
-            slots.append((offset, len(members)))
-            columns.append(starts[members] + j)
-            offset += len(members)
-        packed_codes = codes[np.concatenate(columns)].astype(np.int8)
+        row_scale = np.repeat(scale, sizes)
+        codes = np.clip(np.rint(m64 / row_scale[:, None]), -_X_LEVELS, _X_LEVELS)
+        err = m64 - codes * row_scale[:, None]
+        tiny = np.repeat(2.0**-50 * top * np.sqrt(matrix.shape[1]), sizes)  # rounding of scale * codes, err
+        err_l2 = (np.sqrt(np.einsum("ij,ij->i", err, err)) + tiny) * (1 + 1e-12)
+        packed_codes = codes.astype(np.int8)
         session = _int8_session(packed_codes)
         _check_int8(session, packed_codes)
-        return Int8Pass(session, order, slots, scale[order], err_l2[order], l2[order])
+        owner = np.repeat(np.arange(len(sizes)), sizes)
+        return Int8Pass(session, starts, owner, row_scale, err_l2, row_norms(matrix))
     except Exception as exc:  # reading every vector is slower, not wrong
         log.warning("int8 first pass unavailable, scoring every vector in float32: %s", exc)
         return None

@@ -3,9 +3,11 @@
 Small stores are scored as they always were: one float32 BLAS product over all vectors (on the
 calling thread at these sizes), the best vector per template, ties to the template inserted first.
 Large stores (10k templates: 46 MB of float32 per question) are not read in full: an int8 first pass
-bounds every template's score and only the few that can still be among the k best are scored exactly
-(bounded_scores.py). A search never misses a template, which an approximate index with a fixed fetch
-size can (the peer offered one to three templates per child).
+bounds every vector's score, a segment max over each template's vectors bounds its best score, and
+only the few vectors that can still be the best of one of the k best templates are scored exactly
+(bounded_scores.py). Every step is one vectorised pass over all vectors, so the cost does not grow
+with the number of examples per template. A search never misses a template, which an approximate
+index with a fixed fetch size can (the peer offered one to three templates per child).
 """
 
 from __future__ import annotations
@@ -48,32 +50,26 @@ class _Packed:
             hits.append(StoreHit(self.ids[t], float(best[t]), self.texts[row]))
         return hits
 
-    def exact_top(self, templates: list[int], query: Query, k: int) -> list[StoreHit]:
-        """Score these templates exactly and keep the k best."""
-        bounds = self.bounds
-        rows: list[int] = []
-        spans = []
-        for t in templates:
-            spans.append((t, len(rows), bounds[t + 1] - bounds[t]))
-            rows.extend(range(bounds[t], bounds[t + 1]))
-        index = np.array(rows)
+    def exact_top(self, rows: np.ndarray, query: Query, k: int) -> list[StoreHit]:
+        """Score these vectors (ascending indices) exactly; each template's best of them, then the k
+        best templates: score descending, then insertion order, each with its first text at its score."""
+        assert self.int8 is not None and self.rows is not None
+        extended, owner = self.rows, self.int8.owner
         step = max(1, EXACT_FLOATS // (self.matrix.shape[1] + 1))
-        values = [v for i in range(0, len(index), step) for v in self._exact(index[i : i + step], query).tolist()]
-        return self._ranked([(t, values[offset : offset + count]) for t, offset, count in spans], k)
-
-    def _ranked(self, scored: list[tuple[int, list[float]]], k: int) -> list[StoreHit]:
-        """The k best of these templates (their vectors' exact scores): score descending, then
-        insertion order, each with its first text reaching its score."""
-        ranked = []
-        for t, values in scored:
-            best = max(values)
-            ranked.append((-best, t, values.index(best)))
-        ranked.sort()
-        bounds = self.bounds
-        return [StoreHit(self.ids[t], 0.0 - negated, self.texts[bounds[t] + j]) for negated, t, j in ranked[:k]]
-
-    def _exact(self, index: np.ndarray, query: Query) -> np.ndarray:
-        return exact_rows(self.rows[index].astype(np.float64), query)  # type: ignore[index]
+        parts = [exact_rows(extended[rows[i : i + step]].astype(np.float64), query) for i in range(0, len(rows), step)]
+        scores = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        owners = owner[rows]
+        order = np.lexsort((rows, -scores, owners))  # by template, best first, then first text
+        owners = owners[order]
+        firsts = order[np.flatnonzero(np.r_[True, owners[1:] != owners[:-1]])]
+        templates, best = owner[rows[firsts]], scores[firsts]
+        ranked = firsts[np.lexsort((templates, -best))[:k]]
+        return [
+            StoreHit(self.ids[t], float(v) + 0.0, self.texts[r])
+            for t, v, r in zip(
+                owner[rows[ranked]].tolist(), scores[ranked].tolist(), rows[ranked].tolist(), strict=True
+            )
+        ]
 
 
 class MemoryTemplateStore(TemplateStore):
@@ -148,8 +144,7 @@ class MemoryTemplateStore(TemplateStore):
         query = query_of(vector)
         if query.norm == 0:  # every score is exactly 0: insertion order decides
             return [StoreHit(packed.ids[t], 0.0, packed.texts[packed.bounds[t]]) for t in range(k)]
-        templates = packed.int8.candidates(query, k).tolist() if k < n else list(range(n))
-        return packed.exact_top(templates, query, k)
+        return packed.exact_top(packed.int8.candidates(query, k), query, k)
 
 
 def _build(entries: list[tuple[str, tuple[str, list[str], np.ndarray]]], int8_above_floats: int) -> _Packed:

@@ -194,9 +194,9 @@ def test_int8_bound_holds_where_quantisation_errors_align():
     store = fill(templates, INT8_ALWAYS)
     int8 = store._pack().int8
     approx, bound = int8.bounds(bounded_scores.query_of(q))
-    exact = np.array([max(round_to_float32(row, q) for row in t[2]) for t in templates])[int8.order]
+    exact = np.array([round_to_float32(row, q) for t in templates for row in t[2]])  # per vector, in order
     assert np.all(np.abs(exact - approx) <= bound)
-    used = dict(zip(int8.order.tolist(), (np.abs(exact - approx) / bound).tolist(), strict=True))
+    used = np.abs(exact - approx) / bound  # the first two templates have one vector each
     assert used[0] > 0.8 and used[1] > 0.6
     assert as_tuples(store.search(q, 5)) == brute_force(templates, q, 5)
 
@@ -268,3 +268,28 @@ def test_bad_input_is_refused():
         store.search(np.ones(4, dtype=np.float32), 1)
     with pytest.raises(ValueError, match="dimension"):
         store.upsert("c", "h", ["c"], np.ones((1, 4), dtype=np.float32))
+
+
+def test_many_examples_per_template_equal_brute_force():
+    """Pasted chat logs: 12 templates of 60 to 140 examples each (the per-template best is a segment
+    max over many vectors), with a template's best example repeated inside it and across templates.
+    Both paths equal their brute-force reference in templates, scores, order and matched text."""
+    rng = np.random.default_rng(17)
+    centres = unit(rng.standard_normal((4, 384)))
+    templates = []
+    for i in range(12):
+        count = int(rng.integers(60, 141))
+        vectors = unit(centres[i % 4] + 0.5 * rng.standard_normal((count, 384)))
+        if i % 4 == 1:
+            vectors[count // 2] = vectors[3]  # the same example twice: the first text is the match
+        if i == 6:
+            vectors[-1] = templates[2][2][5]  # an example of an earlier template: a tie across templates
+        templates.append((f"t{i}", [f"t{i} example {j}" for j in range(count)], vectors))
+    questions = [unit(c + 0.4 * rng.standard_normal(384)) for c in centres] + [templates[2][2][5], templates[5][2][3]]
+    for threshold, int8 in ((FLOAT32, False), (INT8_ALWAYS, True), (INT8_ABOVE_FLOATS, True)):
+        store = fill(templates, threshold)
+        assert store.uses_int8_pass == int8
+        for q in questions:
+            ranking = reference(templates, q, len(templates), int8)
+            for k in (1, 3, 12):
+                assert as_tuples(store.search(q, k)) == ranking[:k]
