@@ -13,7 +13,8 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
-from ..templates import ParameterSpec, ParameterType, Template
+from ..templates import ParameterSpec, Template
+from ..templates.json_schema import parameters_schema
 
 TOOL_NAME = "fill_parameters"
 
@@ -24,63 +25,16 @@ SYSTEM_PROMPT = (
     f"Reply only by calling {TOOL_NAME} once."
 )
 
-_JSON_TYPES = {
-    ParameterType.STRING: "string",
-    ParameterType.ENUM: "string",
-    ParameterType.INTEGER: "integer",
-    ParameterType.NUMBER: "number",
-    ParameterType.BOOLEAN: "boolean",
-    ParameterType.DATE: "string",
-    ParameterType.DATETIME: "string",
-}
-
 
 class LLMReplyError(ValueError):
     """The reply cannot be used; the message is a short reason of ours, never provider text."""
 
 
-def _item_schema(kind: ParameterType, spec: ParameterSpec, allowed: list[Any] | None) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": _JSON_TYPES.get(kind, "string")}
-    if kind is ParameterType.DATE:
-        schema["format"] = "date"
-    elif kind is ParameterType.DATETIME:
-        schema["format"] = "date-time"
-    values = allowed if allowed is not None else spec.allowed_values
-    if values:
-        schema["enum"] = list(values)
-    if kind in (ParameterType.INTEGER, ParameterType.NUMBER):
-        if spec.min is not None:
-            schema["minimum"] = int(spec.min) if kind is ParameterType.INTEGER else spec.min
-        if spec.max is not None:
-            schema["maximum"] = int(spec.max) if kind is ParameterType.INTEGER else spec.max
-    if spec.pattern and kind in (ParameterType.STRING, ParameterType.ENUM):
-        schema["pattern"] = spec.pattern
-    return schema
-
-
-def parameter_schema(spec: ParameterSpec, allowed: list[Any] | None = None) -> dict[str, Any]:
-    if spec.type is ParameterType.ARRAY:
-        schema: dict[str, Any] = {
-            "type": "array",
-            "items": _item_schema(spec.item_type or ParameterType.STRING, spec, allowed),
-        }
-    else:
-        schema = _item_schema(spec.type, spec, allowed)
-    if spec.description:
-        schema["description"] = spec.description
-    return schema
-
-
 def build_tool(specs: list[ParameterSpec], allowed: Mapping[str, list[Any]] | None = None) -> dict[str, Any]:
-    allowed = allowed or {}
     return {
         "name": TOOL_NAME,
         "description": "Report the parameter values the question states. Leave out any it does not state.",
-        "input_schema": {
-            "type": "object",
-            "properties": {s.name: parameter_schema(s, allowed.get(s.name)) for s in specs},
-            "additionalProperties": False,
-        },
+        "input_schema": parameters_schema(specs, allowed, include_required=False, include_default=False),
     }
 
 

@@ -16,6 +16,7 @@ from ..runtime.build import Runtime
 from ..runtime.holder import RuntimeHolder
 from ..service import answer as answering
 from .auth import Principal, authenticate, require
+from .catalogue_routes import install_catalogue
 from .stats_routes import install_stats
 
 log = logging.getLogger("intent_router.web")
@@ -169,4 +170,5 @@ def create_app(holder: RuntimeHolder) -> web.Application:
     app.router.add_get("/health", h.health)
     app.router.add_post("/admin/reload", h.reload)
     install_stats(app, holder, app[HOOKS])  # routing log, /v1/routing/statistics, /dashboard
+    install_catalogue(app, holder)  # GET /v1/templates
     return app

@@ -5,7 +5,6 @@ route once over every labelled demo question, no re-embedding in the child, and 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -21,6 +20,7 @@ from server.config.loader import load_config
 from server.embedding.cache import CachedEmbedder
 from server.runtime.build import Runtime, build_runtime
 from server.service import answer as answering
+from tests.support.demo_tree import seed_demo_tree
 from tests.support.server import running_app
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -29,24 +29,6 @@ REPO = Path(__file__).resolve().parents[2]
 QUESTIONS = yaml.safe_load((REPO / "tests" / "data" / "demo_questions.yaml").read_text())["questions"]
 IN_SCOPE = [q for q in QUESTIONS if q["adapter"]]
 OUT_OF_SCOPE = [q for q in QUESTIONS if not q["adapter"]]
-
-
-def seed_demo_tree(root: Path) -> Path:
-    """A copy of the demo config (hr, sales, company) and libraries, with the demo databases built into it."""
-    (root / "config" / "adapters").mkdir(parents=True)
-    shutil.copy(REPO / "config" / "config.yaml", root / "config" / "config.yaml")
-    shutil.copy(REPO / "config" / "adapters" / "demo.yaml", root / "config" / "adapters" / "demo.yaml")
-    for lib in ("hr", "sales"):
-        (root / "templates" / lib).mkdir(parents=True)
-        for path in (REPO / "templates" / lib).glob("*.yaml"):
-            shutil.copy(path, root / "templates" / lib / path.name)
-    spec = importlib.util.spec_from_file_location("seed_demo_for_composite_tests", REPO / "scripts" / "seed_demo.py")
-    assert spec is not None and spec.loader is not None
-    seeder = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = seeder
-    spec.loader.exec_module(seeder)
-    seeder.seed(root)
-    return root / "config"
 
 
 @pytest.fixture(scope="module")

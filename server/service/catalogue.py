@@ -1,0 +1,110 @@
+"""The template catalogue: what each adapter can answer, with parameters as JSON Schema.
+
+Tool builders, the MCP `list_templates` tool and the MCP tool descriptions read it. A principal sees
+the adapters it may query and, through a composite it may query, that composite's children (a key
+limited to `company` can ask anything `company` routes to, so it may see those templates too).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..adapters.base import Adapter
+from ..errors import Forbidden
+from ..runtime.build import Runtime
+from ..templates import Template
+from ..templates.json_schema import template_schema
+
+
+class TemplateEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    description: str
+    examples: list[str]
+    parameters: dict[str, Any] = Field(description="JSON Schema (an object schema) of the template's parameters")
+    result_format: str
+    tags: list[str]
+
+
+class AdapterEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    type: str
+    description: str
+    routes_to: list[str] | None = Field(None, description="a composite's children (it owns no templates itself)")
+    templates: list[TemplateEntry] = Field(default_factory=list)
+
+
+class Catalogue(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    adapters: list[AdapterEntry]
+    template_count: int
+
+
+def template_entry(template: Template) -> TemplateEntry:
+    return TemplateEntry(
+        id=template.id,
+        description=template.description,
+        examples=list(template.nl_examples),
+        parameters=template_schema(template),
+        result_format=template.result_format,
+        tags=list(template.tags),
+    )
+
+
+def _is_composite(adapter: Adapter) -> bool:
+    return adapter.body_key is None
+
+
+def _reachable(adapter: Adapter) -> list[Adapter]:
+    """The adapter itself and, for a composite, everything it routes to."""
+    if not _is_composite(adapter):
+        return [adapter]
+    return [adapter, *adapter.routing_sources()]
+
+
+def visible_adapters(runtime: Runtime, may_query) -> list[Adapter]:
+    """Adapters a principal may query, plus the children of composites it may query, in config order."""
+    names: set[str] = set()
+    for adapter in runtime.adapters.values():
+        if may_query(adapter.name):
+            names.update(a.name for a in _reachable(adapter))
+    return [a for a in runtime.adapters.values() if a.name in names]
+
+
+def adapter_entry(adapter: Adapter) -> AdapterEntry:
+    description = getattr(adapter.settings, "description", "") or ""
+    if _is_composite(adapter):
+        return AdapterEntry(
+            name=adapter.name,
+            type=adapter.type_name,
+            description=description,
+            routes_to=[a.name for a in adapter.routing_sources()],
+        )
+    return AdapterEntry(
+        name=adapter.name,
+        type=adapter.type_name,
+        description=description,
+        templates=[template_entry(t) for t in adapter.templates.values()],
+    )
+
+
+def build_catalogue(runtime: Runtime, may_query, adapter: str | None = None) -> Catalogue:
+    """The whole catalogue a principal may see, or one adapter's part (a composite: it and its children).
+
+    `may_query(name) -> bool` says which adapters the caller may query; an unknown adapter is 404,
+    one the caller may not see is 403 (the JSON API's answers to the same situations)."""
+    visible = visible_adapters(runtime, may_query)
+    if adapter is not None:
+        wanted = runtime.get(adapter)  # NotFound for an unknown name
+        if wanted.name not in {a.name for a in visible}:
+            raise Forbidden(f"this key may not query adapter '{adapter}'")
+        names = {a.name for a in _reachable(wanted)}
+        visible = [a for a in visible if a.name in names]
+    entries = [adapter_entry(a) for a in visible]
+    return Catalogue(adapters=entries, template_count=sum(len(e.templates) for e in entries))

@@ -1,0 +1,44 @@
+"""A copy of the demo config and libraries in a temporary directory, with the demo databases built into it."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def seed_demo_tree(root: Path) -> Path:
+    """A copy of the demo config (hr, sales, company) and libraries, with the demo databases built into it."""
+    (root / "config" / "adapters").mkdir(parents=True)
+    shutil.copy(REPO / "config" / "config.yaml", root / "config" / "config.yaml")
+    shutil.copy(REPO / "config" / "adapters" / "demo.yaml", root / "config" / "adapters" / "demo.yaml")
+    for lib in ("hr", "sales"):
+        (root / "templates" / lib).mkdir(parents=True)
+        for path in (REPO / "templates" / lib).glob("*.yaml"):
+            shutil.copy(path, root / "templates" / lib / path.name)
+    spec = importlib.util.spec_from_file_location("seed_demo_for_composite_tests", REPO / "scripts" / "seed_demo.py")
+    assert spec is not None and spec.loader is not None
+    seeder = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = seeder
+    spec.loader.exec_module(seeder)
+    seeder.seed(root)
+    return root / "config"
+
+
+def with_demo_keys(config_dir: Path) -> Path:
+    """Turn auth on in a demo tree: an admin key, a client key limited to `company`, one limited to `hr`.
+    The caller sets IR_DEMO_ADMIN_KEY, IR_DEMO_COMPANY_KEY and IR_DEMO_HR_KEY."""
+    path = config_dir / "config.yaml"
+    text = path.read_text(encoding="utf-8")
+    keys = (
+        "  client_keys:\n"
+        "    - {name: company-chat, key_env: IR_DEMO_COMPANY_KEY, adapters: [company]}\n"
+        "    - {name: hr-chat, key_env: IR_DEMO_HR_KEY, adapters: [hr]}\n"
+        "  admin_key_env: IR_DEMO_ADMIN_KEY\n"
+    )
+    assert "  client_keys: []\n" in text
+    path.write_text(text.replace("  client_keys: []\n", keys), encoding="utf-8")
+    return config_dir
