@@ -1,6 +1,7 @@
-"""Reranking inside the composite, through the real anthropic and cohere SDKs against loopback
-stand-ins: one batched call, scores in the design's JSON, failures fall back and are reported,
-the (question, adapter, template) cache with TTL and size bound, and parallel_rerank."""
+"""Reranking inside the composite, through the real anthropic, cohere and openai SDKs and the
+self-hosted /rerank API (real aiohttp HTTP) against loopback stand-ins: one batched call, scores
+in the design's JSON, failures fall back and are reported, the (question, adapter, template)
+cache with TTL and size bound, and parallel_rerank."""
 
 from __future__ import annotations
 
@@ -23,11 +24,13 @@ from tests.integration.test_composite_fixtures import build_tree, make_composite
 from tests.support.anthropic_standin import RAW_TEXT_MARKER, AnthropicStandin, Reply, parse_prompt, word_overlap
 from tests.support.cohere_standin import CohereReply, CohereStandin
 from tests.support.configs import BASE_CONFIG
+from tests.support.openai_standin import OpenAIReply, OpenAIStandin
+from tests.support.rerank_api_standin import RerankApiReply, RerankApiStandin
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 KEY = "composite-test-key"
-ENV = {"COMPOSITE_TEST_ANTHROPIC_KEY": KEY, "COMPOSITE_TEST_COHERE_KEY": KEY}
+ENV = {"COMPOSITE_TEST_ANTHROPIC_KEY": KEY, "COMPOSITE_TEST_COHERE_KEY": KEY, "COMPOSITE_TEST_OPENAI_KEY": KEY}
 Q = "who works in the Engineering department?"
 ADAPTERS = (
     "adapters:\n"
@@ -41,16 +44,23 @@ ADAPTERS = (
 
 
 class Apis:
-    def __init__(self, anthropic: AnthropicStandin, cohere: CohereStandin) -> None:
-        self.anthropic, self.cohere = anthropic, cohere
+    def __init__(
+        self, anthropic: AnthropicStandin, cohere: CohereStandin, openai: OpenAIStandin, local: RerankApiStandin
+    ) -> None:
+        self.anthropic, self.cohere, self.openai, self.local = anthropic, cohere, openai, local
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def apis() -> AsyncIterator[Apis]:
     saved = {k: os.environ.get(k) for k in ENV}
     os.environ.update(ENV)
-    async with AnthropicStandin(api_key=KEY) as anthropic, CohereStandin(api_key=KEY) as cohere:
-        yield Apis(anthropic, cohere)
+    async with (
+        AnthropicStandin(api_key=KEY) as anthropic,
+        CohereStandin(api_key=KEY) as cohere,
+        OpenAIStandin(api_key=KEY) as openai,
+        RerankApiStandin() as local,
+    ):
+        yield Apis(anthropic, cohere, openai, local)
     for k, v in saved.items():
         if v is None:
             os.environ.pop(k, None)
@@ -68,6 +78,9 @@ rerankers:
            base_url: "{apis.anthropic.base_url}", timeout: 0.5}}
   cohere: {{provider: cohere, model: rerank-v3.5, api_key_env: COMPOSITE_TEST_COHERE_KEY,
            base_url: "{apis.cohere.base_url}", timeout: 0.5}}
+  gpt: {{provider: openai, model: gpt-4.1-mini, api_key_env: COMPOSITE_TEST_OPENAI_KEY,
+        base_url: "{apis.openai.api_url}", timeout: 0.5}}
+  local: {{provider: rerank_api, api_format: tei, base_url: "{apis.local.base_url}", timeout: 0.5}}
 """
     )
     rt = await build_runtime(load_config(build_tree(tmp_path_factory.mktemp("rerank"), config, ADAPTERS)))
@@ -222,6 +235,27 @@ async def test_cohere_rerank_api(runtime, apis):
     assert meta["multistage_scoring"]["rerank_score"] is not None and "stage_errors" not in meta
 
 
+async def test_openai_chat_reranker(runtime, apis):
+    before = len(apis.openai.requests)
+    result, meta = await ask(runtime, **reranking("gpt"))
+    new = apis.openai.requests[before:]
+    assert len(new) == 1 and new[0].body["response_format"]["type"] == "json_schema"
+    assert meta["multistage_scoring"]["rerank_score"] is not None and "stage_errors" not in meta
+    assert result.status == "executed" and meta["selected_adapter"] == "hr"
+
+
+async def test_self_hosted_rerank_api(runtime, apis):
+    before = len(apis.local.requests)
+    result, meta = await ask(runtime, **reranking("local"))
+    new = apis.local.requests[before:]
+    assert len(new) == 1 and new[0].path == "/rerank" and new[0].body["query"] == Q
+    texts = new[0].body["texts"]
+    expected = dict(zip(texts, word_overlap(Q, texts), strict=True))
+    for c in result.outcome.candidates:
+        assert c.rerank_score == pytest.approx(expected[rerank_text(c)], abs=1e-4)
+    assert "stage_errors" not in meta
+
+
 # ---- failures fall back to the other stages and are reported ---------------------------------------
 
 FAILURES = [
@@ -237,13 +271,25 @@ FAILURES = [
     ("cohere", lambda apis: apis.cohere.enqueue(CohereReply.error(429)), "cohere"),
     ("cohere", lambda apis: apis.cohere.enqueue(CohereReply.malformed_json()), "cohere"),
     ("cohere", lambda apis: apis.cohere.enqueue(CohereReply.scored().delayed(1.5)), "cohere"),
+    ("gpt", lambda apis: apis.openai.enqueue(OpenAIReply.error(429)), "openai"),
+    ("gpt", lambda apis: apis.openai.enqueue(OpenAIReply.error(500)), "openai"),
+    ("gpt", lambda apis: apis.openai.enqueue(OpenAIReply.malformed_json()), "openai"),
+    ("gpt", lambda apis: apis.openai.enqueue(OpenAIReply.content("not json")), "openai"),
+    ("gpt", lambda apis: apis.openai.enqueue(OpenAIReply.scored().delayed(1.5)), "openai"),
+    ("local", lambda apis: apis.local.enqueue(RerankApiReply.error(429)), "rerank_api"),
+    ("local", lambda apis: apis.local.enqueue(RerankApiReply.error(500)), "rerank_api"),
+    ("local", lambda apis: apis.local.enqueue(RerankApiReply.malformed_json()), "rerank_api"),
+    ("local", lambda apis: apis.local.enqueue(RerankApiReply.scored().delayed(1.5)), "rerank_api"),
 ]
 
 
 @pytest.mark.parametrize(
     "provider, script, prefix",
     FAILURES,
-    ids=["a429", "amalformed", "atext", "abadtool", "atimeout", "c429", "cmalformed", "ctimeout"],
+    ids=[
+        *("a429", "amalformed", "atext", "abadtool", "atimeout", "c429", "cmalformed", "ctimeout"),
+        *("o429", "o500", "omalformed", "oprose", "otimeout", "r429", "r500", "rmalformed", "rtimeout"),
+    ],
 )
 async def test_reranker_failure_falls_back_and_is_reported(runtime, apis, provider, script, prefix):
     script(apis)

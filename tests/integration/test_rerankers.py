@@ -438,7 +438,7 @@ def test_settings_reject_a_key_of_the_other_provider():
         {"timeout": 0},
         {"max_retries": -1},
         {"base_url": "127.0.0.1:8080"},
-        {"provider": "openai"},
+        {"provider": "azure"},
     ],
 )
 def test_settings_reject_bad_values(bad: dict[str, object]):

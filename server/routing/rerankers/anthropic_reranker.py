@@ -40,7 +40,7 @@ class AnthropicReranker(Reranker):
         try:
             async with asyncio.timeout(self._settings.total_timeout):
                 message = await self._client.messages.create(
-                    model=self._settings.model,
+                    model=self._settings.model_name,
                     max_tokens=self._settings.max_tokens,
                     system=SYSTEM_PROMPT,
                     messages=[{"role": "user", "content": build_user_message(query, texts)}],

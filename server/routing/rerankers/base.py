@@ -39,7 +39,7 @@ class Reranker(ABC):
     """Scores candidates against a question with one provider call per `rerank`."""
 
     name: str  # the reranker's name in the `rerankers:` config section
-    provider: str  # "anthropic" | "cohere"
+    provider: str  # "anthropic" | "cohere" | "openai" | "rerank_api"
 
     async def rerank(self, query: str, items: Sequence[RerankItem]) -> dict[RerankKey, float]:
         """Score every item in [0, 1]; raises RerankError (never a partial result)."""

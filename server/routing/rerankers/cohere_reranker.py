@@ -48,7 +48,7 @@ class CohereReranker(Reranker):
         try:
             async with asyncio.timeout(self._settings.total_timeout):
                 response = await self._client.rerank(
-                    model=self._settings.model, query=query, documents=texts, top_n=len(texts)
+                    model=self._settings.model_name, query=query, documents=texts, top_n=len(texts)
                 )
         except Exception as exc:  # every SDK/transport failure is mapped, none escapes raw
             raise _map_error(exc) from None

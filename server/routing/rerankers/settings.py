@@ -1,8 +1,12 @@
 """One entry of the `rerankers:` config section (`rerankers: {<name>: RerankerSettings}`).
 
 Secrets never live in the file: `api_key_env` names the environment variable that holds the
-key. Keys that only one provider reads are rejected for the other, so a setting that would be
+key. Keys that only some providers read are rejected for the others, so a setting that would be
 silently ignored is an error instead.
+
+Providers: `anthropic` and `openai` (a chat model scores every candidate in one structured
+reply), `cohere` (its rerank API) and `rerank_api` (a self-hosted cross-encoder server speaking
+the common `/rerank` API: text-embeddings-inference, vLLM, Jina-compatible servers).
 """
 
 from __future__ import annotations
@@ -13,8 +17,15 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ...config.types import EnvVarName, HttpUrl
 
-# Settings that only one provider reads: name -> provider.
-_PROVIDER_ONLY = {"max_tokens": "anthropic"}
+Provider = Literal["anthropic", "cohere", "openai", "rerank_api"]
+
+# Settings that only some providers read: name -> those providers.
+_PROVIDER_ONLY: dict[str, tuple[str, ...]] = {
+    "max_tokens": ("anthropic", "openai"),
+    "api_format": ("rerank_api",),
+}
+# Self-hosted rerank servers often run without a key and serve one model: both are optional there.
+_OPTIONAL_FOR = ("rerank_api",)
 
 
 class RerankerSettings(BaseModel):
@@ -22,20 +33,42 @@ class RerankerSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    provider: Literal["anthropic", "cohere"]
-    model: str = Field(min_length=1)  # e.g. "claude-haiku-4-5" / "rerank-v3.5"
-    api_key_env: EnvVarName  # NAME of the environment variable holding the API key
-    base_url: HttpUrl | None = None  # a proxy or a local stand-in of the provider's API
+    provider: Provider
+    model: str | None = Field(default=None, min_length=1)  # e.g. "claude-haiku-4-5" / "rerank-v3.5" / "gpt-4.1-mini"
+    api_key_env: EnvVarName | None = None  # NAME of the environment variable holding the API key
+    base_url: HttpUrl | None = None  # a proxy, a local stand-in or (rerank_api) the server, e.g. http://tei:8080
     timeout: float = Field(default=10.0, gt=0)  # seconds per attempt; the whole call is capped too
-    max_retries: int = Field(default=0, ge=0, le=5)  # SDK retries on 429/5xx/connection errors
-    max_tokens: int = Field(default=1024, ge=16, le=8192)  # anthropic only: room for the scores reply
+    max_retries: int = Field(default=0, ge=0, le=5)  # retries on 429/5xx/connection errors
+    max_tokens: int = Field(default=1024, ge=16, le=8192)  # anthropic, openai: room for the scores reply
+    # rerank_api only: `jina` sends {model, query, documents, top_n} (Jina, vLLM, Cohere-like servers);
+    # `tei` sends {query, texts} (Hugging Face text-embeddings-inference). Both reply shapes are read.
+    api_format: Literal["jina", "tei"] = "jina"
 
     @model_validator(mode="after")
     def _provider_specific(self) -> RerankerSettings:
-        for key, owner in _PROVIDER_ONLY.items():
-            if key in self.model_fields_set and self.provider != owner:
-                raise ValueError(f"{key} applies only to provider '{owner}', not '{self.provider}'")
+        for key, owners in _PROVIDER_ONLY.items():
+            if key in self.model_fields_set and self.provider not in owners:
+                names = " or ".join(f"'{owner}'" for owner in owners)
+                raise ValueError(f"{key} applies only to provider {names}, not '{self.provider}'")
+        if self.provider not in _OPTIONAL_FOR:
+            for key in ("model", "api_key_env"):
+                if getattr(self, key) is None:
+                    raise ValueError(f"{key} is required for provider '{self.provider}'")
+        if self.provider == "rerank_api":
+            if self.base_url is None:
+                raise ValueError(
+                    "base_url is required for provider 'rerank_api' (the rerank server, e.g. http://tei:8080)"
+                )
+            if self.api_format == "tei" and self.model is not None:
+                raise ValueError("model is not sent in api_format 'tei' (the server serves one model): remove it")
         return self
+
+    @property
+    def model_name(self) -> str:
+        """The model, for providers where the validator made it required."""
+        if self.model is None:
+            raise ValueError(f"provider '{self.provider}' has no model configured")
+        return self.model
 
     @property
     def total_timeout(self) -> float:
