@@ -13,6 +13,7 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,7 @@ class RuntimeHolder:
         self.last_load: LoadStatus | None = None
         self.last_good_load: LoadStatus | None = None
         self._failed_files: list[str] = []
+        self.load_listeners: list[Callable[[LoadStatus], None]] = []  # told of every load, good or not
 
     @property
     def current(self) -> Runtime:
@@ -167,6 +169,11 @@ class RuntimeHolder:
         self.last_load = status
         if good:
             self.last_good_load = status
+        for listener in self.load_listeners:
+            try:
+                listener(status)
+            except Exception:  # a listener (metrics, MCP notifications) must not fail a reload
+                log.exception("a config load listener failed")
         return status
 
     # --- request accounting --------------------------------------------------------------------

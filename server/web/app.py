@@ -17,6 +17,7 @@ from ..runtime.holder import RuntimeHolder
 from ..service import answer as answering
 from .auth import Principal, authenticate, require
 from .catalogue_routes import install_catalogue
+from .metrics import install_metrics
 from .stats_routes import install_stats
 
 log = logging.getLogger("intent_router.web")
@@ -171,4 +172,5 @@ def create_app(holder: RuntimeHolder) -> web.Application:
     app.router.add_post("/admin/reload", h.reload)
     install_stats(app, holder, app[HOOKS])  # routing log, /v1/routing/statistics, /dashboard
     install_catalogue(app, holder)  # GET /v1/templates
+    install_metrics(app, holder, app[HOOKS])  # GET /metrics (Prometheus)
     return app

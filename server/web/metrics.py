@@ -1,0 +1,183 @@
+"""Prometheus metrics at `GET /metrics` (official prometheus_client, one registry per app).
+
+What is measured, and where it comes from:
+- HTTP requests by endpoint (the route's path pattern, so the label set stays bounded), method and
+  status, and their duration: a middleware around every handler;
+- decisions by kind (query / test_routing / mcp), outcome and adapter, stage latencies and per-source
+  query latency: the same answer hook the routing log uses;
+- source failures (503/504/502 errors that name an adapter): the middleware, before the error
+  becomes a JSON body;
+- reloads by trigger and result: the runtime holder's load listeners;
+- routing-log queue depth, capacity, drops, writes and failed writes: read from the log at scrape time.
+
+A registry per app (never the process-wide default) lets several apps live in one process (tests).
+With auth on, `/metrics` needs the stats or admin key, as the statistics routes do.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from ..errors import IntentRouterError
+from ..routing.router import RoutingOutcome
+from ..runtime.holder import LoadStatus, RuntimeHolder
+from ..service.answer import Answer
+from ..stats.record import test_routing_status
+from .auth import authenticate, require
+
+LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class _RoutingLogCollector(Collector):
+    """Reads the routing log's queue and counters when Prometheus scrapes (nothing to keep in sync)."""
+
+    def __init__(self, app: web.Application) -> None:
+        self.app = app
+
+    def collect(self) -> Iterator[Any]:
+        from .stats_routes import STATS_LOG  # stats_routes is imported by app.py; resolve at scrape time
+
+        rlog = self.app.get(STATS_LOG)
+        if rlog is None:
+            return
+        status = rlog.status()
+        yield GaugeMetricFamily(
+            "intent_router_routing_log_queue_length", "Entries waiting to be written", value=status["queue_length"]
+        )
+        yield GaugeMetricFamily(
+            "intent_router_routing_log_queue_capacity",
+            "Queue size; beyond it entries are dropped",
+            value=status["queue_capacity"],
+        )
+        for name, key, doc in (
+            ("dropped", "dropped", "Entries dropped because the queue was full or the log closed"),
+            ("written", "written", "Entries written to the routing log database"),
+            ("write_failures", "failed", "Entries in batches the routing log database refused"),
+        ):
+            yield CounterMetricFamily(f"intent_router_routing_log_{name}", doc, value=status[key])
+
+
+class Metrics:
+    def __init__(self, app: web.Application) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.requests = Counter(
+            "intent_router_http_requests", "HTTP requests", ["endpoint", "method", "status"], registry=r
+        )
+        self.request_seconds = Histogram(
+            "intent_router_http_request_duration_seconds",
+            "HTTP request duration",
+            ["endpoint"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.decisions = Counter(
+            "intent_router_decisions", "Routing decisions by outcome", ["kind", "outcome", "adapter"], registry=r
+        )
+        self.stage_seconds = Histogram(
+            "intent_router_stage_duration_seconds",
+            "Time per pipeline stage (embed, search, scoring stages, decision, parameters, execute, total)",
+            ["stage"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.source_seconds = Histogram(
+            "intent_router_source_query_duration_seconds",
+            "Query time per data source (adapter that executed the template)",
+            ["source"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.source_failures = Counter(
+            "intent_router_source_failures", "Failed source queries by error code", ["source", "code"], registry=r
+        )
+        self.reloads = Counter(
+            "intent_router_reloads", "Config loads by trigger and result", ["trigger", "result"], registry=r
+        )
+        self.generation = Gauge("intent_router_config_generation", "Which config generation serves", registry=r)
+        r.register(_RoutingLogCollector(app))
+
+    # --- feeds ------------------------------------------------------------------------------------
+    def observe(self, kind: str, adapter: Any, question: str, result: Any) -> None:
+        """The answer hook (same signature as the routing log's): decisions, stage and source times."""
+        name = getattr(adapter, "name", str(adapter))
+        if isinstance(result, Answer):
+            outcome = result.status
+            timings = result.timings_ms
+            source = result.body.get("metadata", {}).get("executed_by")
+            if source and "execute" in timings:
+                self.source_seconds.labels(source).observe(timings["execute"] / 1000)
+        elif isinstance(result, RoutingOutcome):
+            outcome = test_routing_status(result)
+            timings = result.timings_ms
+        else:
+            return
+        self.decisions.labels(kind, outcome, name).inc()
+        for stage, ms in timings.items():
+            self.stage_seconds.labels(stage).observe(ms / 1000)
+
+    def on_load(self, status: LoadStatus) -> None:
+        self.reloads.labels(status.trigger, "ok" if status.ok else "rejected").inc()
+        self.generation.set(status.generation)
+
+    def source_failed(self, exc: IntentRouterError) -> None:
+        source = getattr(exc, "adapter", None)
+        if isinstance(source, str):
+            self.source_failures.labels(source, exc.code).inc()
+
+    @web.middleware
+    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        started = time.perf_counter()
+        status = 500
+        try:
+            response = await handler(request)
+            status = response.status
+            return response
+        except IntentRouterError as exc:
+            status = exc.status
+            self.source_failed(exc)
+            raise
+        except web.HTTPException as exc:
+            status = exc.status
+            raise
+        finally:
+            route = request.match_info.route
+            endpoint = route.resource.canonical if route.resource is not None else "unmatched"
+            self.requests.labels(endpoint, request.method, str(status)).inc()
+            self.request_seconds.labels(endpoint).observe(time.perf_counter() - started)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+METRICS = web.AppKey("metrics", Metrics)
+
+
+def install_metrics(app: web.Application, holder: RuntimeHolder, hooks: list) -> Metrics:
+    """Middleware, answer hook, reload listener and `GET /metrics` (call before the app starts)."""
+    metrics = Metrics(app)
+    app[METRICS] = metrics
+    app.middlewares.append(metrics.middleware)
+    hooks.append(metrics.observe)
+    holder.load_listeners.append(metrics.on_load)
+    metrics.generation.set(holder.generation)
+
+    async def scrape(request: web.Request) -> web.Response:
+        require(authenticate(request, holder.current.config.app.auth), "stats")
+        return web.Response(body=metrics.render(), headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def forget(_: web.Application) -> None:
+        if metrics.on_load in holder.load_listeners:
+            holder.load_listeners.remove(metrics.on_load)
+
+    app.router.add_get("/metrics", scrape)
+    app.on_cleanup.append(forget)
+    return metrics
