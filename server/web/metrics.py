@@ -3,7 +3,7 @@
 What is measured, and where it comes from:
 - HTTP requests by endpoint (the route's path pattern, so the label set stays bounded), method and
   status, and their duration: a middleware around every handler;
-- decisions by kind (query / test_routing / mcp), outcome and adapter, stage latencies and per-source
+- decisions by kind (query / test_routing, from HTTP or MCP), outcome and adapter, stage latencies and per-source
   query latency: the same answer hook the routing log uses;
 - source failures (503/504/502 errors that name an adapter): the middleware, before the error
   becomes a JSON body;
