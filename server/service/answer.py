@@ -9,6 +9,7 @@ from typing import Any
 
 from ..adapters.base import Adapter
 from ..errors import IntentRouterError
+from ..routing.normalise import normalise_question
 from ..routing.router import RoutingOutcome
 from .explain import alternative_json, composite_routing_json, test_routing_json
 from .formatting import render_content
@@ -36,10 +37,13 @@ def _sources_by_name(adapter: Adapter) -> dict[str, Adapter]:
 async def test_routing(adapter: Adapter, question: str) -> tuple[dict[str, Any], RoutingOutcome]:
     """The decision with every candidate and score, and the parameters the chosen template would get
     (with the extraction trace); no query is executed."""
+    original, question = question, normalise_question(question)
     router = adapter.router()
     sources = _sources_by_name(adapter)
     outcome = await router.route(question, list(sources.values()))
     body = test_routing_json(adapter, outcome, router)
+    body["query"] = original
+    _show_normalised(body, original, question)
     chosen = outcome.decision.selected
     if chosen is not None:
         try:
@@ -50,7 +54,14 @@ async def test_routing(adapter: Adapter, question: str) -> tuple[dict[str, Any],
     return body, outcome
 
 
+def _show_normalised(target: dict[str, Any], original: str, normalised: str) -> None:
+    """The question is displayed as asked; what routing saw is shown only when it differs."""
+    if normalised != original:
+        target["normalised_query"] = normalised
+
+
 async def answer(adapter: Adapter, question: str) -> Answer:
+    original, question = question, normalise_question(question)
     router = adapter.router()
     sources = _sources_by_name(adapter)
     outcome = await router.route(question, list(sources.values()))
@@ -63,6 +74,7 @@ async def answer(adapter: Adapter, question: str) -> Answer:
         "template_id": chosen.template.id if chosen else None,
         "reason": decision.reason,
     }
+    _show_normalised(metadata, original, question)
     is_composite = adapter.body_key is None
     if is_composite:
         metadata["composite_routing"] = composite_routing_json(outcome, router)
