@@ -82,6 +82,10 @@ _FORBIDDEN_FUNCTIONS = {
 _MYSQL_TIMEOUT = {1969, 3024, 1317}  # max_statement_time, max_execution_time, query interrupted
 _PG_DOWN = {"28000", "28P01", "3D000"}  # authentication failed, no such database
 _MYSQL_DOWN = {1040, 1045, 1049, 1053, 2002, 2003, 2005, 2006, 2013, 2055}
+# SQLite primary result codes: 1 SQLITE_ERROR (no such table/column, syntax) means the query failed, the
+# file is fine; these mean the database itself cannot be used (busy, locked, I/O, corrupt, cannot open...).
+_SQLITE_DOWN = {3, 5, 6, 7, 10, 11, 13, 14, 15, 23, 26}
+_SQLITE_INTERRUPT, _SQLITE_READONLY = 9, 8
 
 
 class SQLConnection(BaseModel):
@@ -118,11 +122,12 @@ class SQLAdapter(Adapter):
 
     @classmethod
     def check_templates(cls, settings: Any, templates: list[Template]) -> list[ConfigIssue]:
-        """Bodies were parsed as SQLite at load; re-check them with the dialect of the URL."""
+        """Bodies and values_from queries were parsed as SQLite at load; re-check them with the dialect of
+        the URL."""
         dialect = _DIALECTS.get(_backend(settings))
         if not dialect or dialect == "sqlite":
             return []
-        return [issue for t in templates if (issue := check_for_dialect(t, dialect))]
+        return [issue for t in templates for issue in check_for_dialect(t, dialect)]
 
     async def start(self) -> None:
         issues = self.check_templates(self.settings, list(self.templates.values()))
@@ -257,21 +262,33 @@ def _noop(*_args) -> None:
     return None
 
 
-def check_for_dialect(template: Template, dialect: str) -> ConfigIssue | None:
-    """Re-check a template's SQL with the server's dialect and its list of forbidden functions."""
-    where = (template.source_file or "templates", template.source_line, f"templates[id={template.id}].sql")
+def check_for_dialect(template: Template, dialect: str) -> list[ConfigIssue]:
+    """Re-check a template's SQL body and its values_from queries with the server's dialect."""
+    file, line, at = template.source_file or "templates", template.source_line, f"templates[id={template.id}]"
+    queries = [(f"{at}.sql", template.body)] + [
+        (f"{at}.parameters[{i}].values_from.query", p.values_from.query)
+        for i, p in enumerate(template.parameters)
+        if p.values_from is not None
+    ]
+    return [
+        ConfigIssue(file, line, key, problem) for key, sql in queries if (problem := sql_dialect_problem(sql, dialect))
+    ]
+
+
+def sql_dialect_problem(sql: str, dialect: str) -> str | None:
+    """Why this SQL may not run on this dialect (the read-only guard, forbidden functions, locks), or None."""
     try:
-        parse_sql_body(template.body, dialect)
+        parse_sql_body(sql, dialect)
     except ValueError as exc:
-        return ConfigIssue(*where, f"{exc} (checked as {dialect} SQL)")
-    tree = sqlglot.parse_one(template.body, read=dialect)
+        return f"{exc} (checked as {dialect} SQL)"
+    tree = sqlglot.parse_one(sql, read=dialect)
     forbidden = _FORBIDDEN_FUNCTIONS.get(dialect, set())
     for node in tree.find_all(exp.Func):
         name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
         if name in forbidden:
-            return ConfigIssue(*where, f"function {name}() is not allowed in a template")
+            return f"function {name}() is not allowed in a template"
     if any(True for _ in tree.find_all(exp.Lock)):
-        return ConfigIssue(*where, "locking clauses (FOR UPDATE / FOR SHARE) are not allowed in a template")
+        return "locking clauses (FOR UPDATE / FOR SHARE) are not allowed in a template"
     return None
 
 
@@ -306,6 +323,14 @@ def classify_error(exc: BaseException, backend: str) -> str:
         if errno in _MYSQL_DOWN or (errno is None and isinstance(exc, OperationalError)):
             return "down"
         return "failed"
+    code = getattr(orig, "sqlite_errorcode", None)
+    if backend == "sqlite" and isinstance(code, int):
+        primary = code & 0xFF  # extended codes carry the primary one in the low byte
+        if primary == _SQLITE_INTERRUPT:
+            return "timeout"
+        if primary == _SQLITE_READONLY:
+            return "read_only"
+        return "down" if primary in _SQLITE_DOWN else "failed"
     return "down" if isinstance(exc, OperationalError) else "failed"
 
 

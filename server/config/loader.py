@@ -19,7 +19,7 @@ from ..templates.library import load_library
 from .errors import ConfigError, ConfigIssue
 from .models import AppSettings
 from .validation import issues_from_validation, validate_model
-from .yaml_source import YamlDocument, load_yaml
+from .yaml_source import YamlDocument, format_path, load_yaml
 
 
 @dataclass
@@ -114,7 +114,8 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
         patterns = getattr(settings, "templates", None)
         if cls.body_key is not None and patterns is not None:
             try:
-                library = load_library(list(patterns), root, cls.body_key, cls.parse_body, settings.name)
+                at = (doc.file, doc.line_of((*path, "templates")), format_path((*path, "templates")))
+                library = load_library(list(patterns), root, cls.body_key, cls.parse_body, settings.name, at)
                 templates[settings.name] = library.templates
                 files.extend(library.files)
                 issues.extend(cls.check_templates(settings, library.templates))

@@ -13,7 +13,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from ..errors import QueryFailed
 from ..templates import ParameterSpec, Template
+from ..templates.library import parse_values_query
 
 if TYPE_CHECKING:
     from ..adapters.base import Adapter
@@ -26,12 +28,16 @@ ValuesRunner = Callable[[str, Any], Awaitable[list[Any]]]  # (query id, raw quer
 
 
 def adapter_values_runner(adapter: Adapter) -> ValuesRunner:
-    """Run a values_from query through the adapter that owns the template, like any template body."""
+    """Run a values_from query through the adapter that owns the template, like any template body.
+
+    The loader already refused queries the adapter's guard rejects; one that reaches here anyway (a
+    runtime built by hand) is a failed query of that adapter (502), like a failing source."""
 
     async def run(query_id: str, raw_query: Any) -> list[Any]:
-        parsed = adapter.parse_body(raw_query)
-        if parsed.placeholders:
-            raise ValueError(f"values_from query {query_id} must not take parameters")
+        try:
+            parsed = parse_values_query(adapter.parse_body, raw_query)
+        except ValueError as exc:
+            raise QueryFailed(adapter.name, f"values_from query {query_id}: {exc}") from None
         assert adapter.body_key is not None
         template = Template(
             id=query_id, description=f"valid values ({query_id})", body_key=adapter.body_key, body=parsed.value

@@ -21,6 +21,7 @@ from typing import Any
 from ..config.errors import ConfigError
 from ..config.loader import resolve_config_path
 from ..templates import Template
+from ..templates.library import glob_base
 from .build import Runtime, build_runtime
 from .incremental import IncrementalLoader, LoadResult
 
@@ -238,14 +239,9 @@ class RuntimeHolder:
 
 
 def _static_prefix(pattern: str, root: Path) -> Path:
-    """The deepest directory of a glob pattern that has no wildcard."""
-    parts: list[str] = []
-    for part in Path(pattern).parts[:-1]:
-        if any(c in part for c in "*?["):
-            break
-        parts.append(part)
-    base = Path(*parts) if parts else Path(".")
-    return base if base.is_absolute() else root / base
+    """The deepest directory of a glob pattern that has no wildcard (absolute, or under root)."""
+    base, rest = glob_base(pattern, root)
+    return base if rest else base.parent
 
 
 def describe_changes(old: Runtime | None, new: Runtime, result: LoadResult | None = None) -> dict[str, Any]:

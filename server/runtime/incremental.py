@@ -125,12 +125,8 @@ class IncrementalLoader:
             if cls.body_key is None or patterns is None:
                 continue
             paths = expand_globs(list(patterns), base.root)
-            if not paths:  # load_library words this error; nothing to parse
-                try:
-                    load_library(list(patterns), base.root, cls.body_key, cls.parse_body, settings.name)
-                except ConfigError as exc:
-                    issues.extend(exc.issues)
-                continue
+            if not paths:  # a full load words this error with the file:line of the adapter's globs
+                return self._full(self._config_digests)
             entries: list[_Parsed] = []
             for path in paths:
                 digest = file_digest(path)
@@ -146,6 +142,8 @@ class IncrementalLoader:
                 files.append(path)
             own, problems = _merge(entries, settings.name)
             issues.extend(problems)
+            if not problems:  # the checks that need the adapter's settings (SQL dialect of its URL)
+                issues.extend(cls.check_templates(settings, own))
             previous = base.templates.get(settings.name)
             templates[settings.name] = previous if previous is not None and _same(previous, own) else own
         if issues:

@@ -24,6 +24,8 @@ class ParsedBody:
 
 
 BodyParser = Callable[[Any], ParsedBody]
+Where = tuple[str, int | None, str]  # (file, line, key) of an adapter's `templates:` entry
+_WILDCARDS = frozenset("*?[")
 
 
 @dataclass
@@ -32,24 +34,60 @@ class LibraryLoad:
     files: list[Path]
 
 
+def glob_base(pattern: str, root: Path) -> tuple[Path, str]:
+    """Split a glob into the deepest directory without a wildcard and the rest of the pattern.
+
+    pathlib refuses absolute patterns in `glob`, so an absolute glob is matched from its static
+    directory; a relative one from that directory under `root`. The rest is "" for a plain path."""
+    parts = Path(pattern).parts
+    static: list[str] = []
+    for part in parts:
+        if any(c in part for c in _WILDCARDS):
+            break
+        static.append(part)
+    rest = str(Path(*parts[len(static) :])) if len(static) < len(parts) else ""
+    base = Path(*static) if static else Path(".")
+    return (base if base.is_absolute() else root / base), rest
+
+
 def expand_globs(patterns: list[str], root: Path) -> list[Path]:
+    """The files the patterns match, in pattern order then name order (absolute or relative to root)."""
     files: list[Path] = []
     for pattern in patterns:
-        base = Path(pattern)
-        matches = [base] if base.is_absolute() and base.exists() else sorted(root.glob(pattern))
+        base, rest = glob_base(pattern, root)
+        matches = sorted(base.glob(rest)) if rest else [base]
         for match in matches:
             if match.is_file() and match not in files:
                 files.append(match)
     return files
 
 
-def load_library(patterns: list[str], root: Path, body_key: str, parse_body: BodyParser, adapter: str) -> LibraryLoad:
-    """Every template of one adapter; raises ConfigError listing all problems found."""
+def parse_values_query(parse_body: BodyParser, raw: Any) -> ParsedBody:
+    """A `values_from` query goes through the adapter's own body guard (read-only, one statement, ...)
+    and must take no parameters; used at load and again when the list is fetched."""
+    parsed = parse_body(raw)
+    if parsed.placeholders:
+        raise ValueError(f"a values_from query takes no parameters (found {sorted(parsed.placeholders)})")
+    return parsed
+
+
+def load_library(
+    patterns: list[str],
+    root: Path,
+    body_key: str,
+    parse_body: BodyParser,
+    adapter: str,
+    templates_at: Where | None = None,
+) -> LibraryLoad:
+    """Every template of one adapter; raises ConfigError listing all problems found.
+
+    `templates_at` is where the adapter's `templates:` key is written, for errors about the globs."""
     issues: list[ConfigIssue] = []
     templates: list[Template] = []
     files = expand_globs(patterns, root)
     if patterns and not files:
-        issues.append(ConfigIssue(adapter, None, "templates", f"no template file matches {patterns}"))
+        file, line, key = templates_at or (adapter, None, "templates")
+        issues.append(ConfigIssue(file, line, key, f"no template file matches {patterns}"))
     seen: dict[str, str] = {}
     for path in files:
         display = _display(path, root)
@@ -129,6 +167,12 @@ def _one_template(doc: YamlDocument, path, raw: dict, body_key: str, parse_body:
     unused = sorted(declared - parsed.placeholders)
     if unused:
         problems.append(doc.issue((*path, "parameters"), f"parameters not used in the {body_key} body: {unused}"))
+    for index, spec in enumerate(template.parameters):
+        if spec.values_from is not None:
+            try:
+                parse_values_query(parse_body, spec.values_from.query)
+            except ValueError as exc:
+                problems.append(doc.issue((*path, "parameters", index, "values_from", "query"), str(exc)))
     if problems:
         return None, problems
     return template.model_copy(update={"body": parsed.value}), []

@@ -120,3 +120,41 @@ def test_a_library_saved_during_a_full_load_is_parsed_again_next_time(tmp_path):
     assert second.files_parsed == 1 and not second.unchanged
     third = loader.load()
     assert third.files_parsed == 0 and third.unchanged
+
+
+def test_a_reload_that_leaves_a_glob_matching_nothing_names_the_adapter_file_and_line(tree):
+    root, config_dir = tree
+    loader = IncrementalLoader(config_dir)
+    loader.load()
+    (root / "templates" / "other" / "a.yaml").unlink()
+    with pytest.raises(ConfigError) as caught:
+        loader.load()
+    (issue,) = caught.value.issues
+    assert (issue.file, issue.line, issue.key) == ("config/adapters/other.yaml", 5, "adapters[0].templates")
+    assert issue.message == "no template file matches ['templates/other/*.yaml']"
+
+
+def test_a_library_edit_is_checked_with_the_dialect_of_the_adapter_url(tree):
+    """The incremental path runs the same settings-aware check as a full load (nothing connects)."""
+    root, config_dir = tree
+    pg = SECOND_ADAPTER.replace("sqlite:///templates/people.db", "postgresql+psycopg://nobody@127.0.0.1:9/none")
+    write(config_dir / "adapters" / "other.yaml", pg)
+    loader = IncrementalLoader(config_dir)
+    loader.load()
+    library = root / "templates" / "other" / "a.yaml"
+    library.write_text(
+        OTHER_LIBRARY
+        + """
+  - id: salary_of_person
+    description: The salary of one person
+    parameters:
+      - name: person
+        values_from: {query: "SELECT name FROM people WHERE pg_sleep(1) IS NULL"}
+    sql: SELECT salary FROM people WHERE name = :person
+"""
+    )
+    with pytest.raises(ConfigError) as caught:
+        loader.load()
+    (issue,) = caught.value.issues
+    assert issue.key == "templates[id=salary_of_person].parameters[0].values_from.query"
+    assert issue.message == "function pg_sleep() is not allowed in a template"
