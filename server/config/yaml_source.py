@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from .errors import ConfigError, ConfigIssue
+from .yaml_bounds import MAX_FILE_BYTES, check_bounds
 
 Path_ = tuple[str | int, ...]
 # libyaml's loader when the wheel has it (several times faster on large libraries); same nodes and marks
@@ -105,7 +106,12 @@ class _Builder:
 
 
 def parse_yaml(text: str, file: str, environ: Mapping[str, str] | None = None) -> YamlDocument:
-    """Parse one YAML document; syntax errors and missing variables raise ConfigError (all at once)."""
+    """Parse one YAML document; syntax errors, broken bounds and missing variables raise ConfigError (all at once)."""
+    if len(text) > MAX_FILE_BYTES:
+        raise ConfigError([ConfigIssue(file, None, "", f"file larger than {MAX_FILE_BYTES // 2**20} MiB")])
+    problem = check_bounds(text)
+    if problem is not None:
+        raise ConfigError([ConfigIssue(file, problem.line, "", problem.message)])
     try:
         node = yaml.compose(text, Loader=_FAST_LOADER)
     except yaml.MarkedYAMLError as exc:
@@ -122,9 +128,19 @@ def parse_yaml(text: str, file: str, environ: Mapping[str, str] | None = None) -
 
 
 def load_yaml(path: Path, display: str | None = None, environ: Mapping[str, str] | None = None) -> YamlDocument:
+    """Read and parse one file; too large, unreadable or not UTF-8 is a ConfigError naming the file."""
     name = display or str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise ConfigError([ConfigIssue(name, None, "", f"file larger than {MAX_FILE_BYTES // 2**20} MiB")])
+        raw = path.read_bytes()
     except OSError as exc:
         raise ConfigError([ConfigIssue(name, None, "", f"cannot read file: {exc.strerror}")]) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        message = f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {column})"
+        raise ConfigError([ConfigIssue(name, line, "", message)]) from None
     return parse_yaml(text, name, environ)
