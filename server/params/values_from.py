@@ -48,7 +48,8 @@ def adapter_values_runner(adapter: Adapter) -> ValuesRunner:
         for row in result.rows:
             if not row:
                 continue
-            value = row[result.columns[0]] if result.columns else next(iter(row.values()))
+            # documents (MongoDB, JSON APIs) may lack the first column: such rows list nothing
+            value = row.get(result.columns[0]) if result.columns else next(iter(row.values()))
             if value is None or str(value).casefold() in seen:
                 continue
             seen.add(str(value).casefold())

@@ -158,3 +158,31 @@ async def test_an_absolute_glob_outside_the_root_loads_answers_and_is_watched(tm
         assert (await resp.json())["rows"] == [{"name": "Linus"}]
         watched = holder.watch_paths()
         assert tmp_path / "shared" in watched and shared in watched
+
+
+async def test_documents_without_the_listed_field_are_skipped_not_a_500(tmp_path, mongo_server):
+    from pymongo import MongoClient
+
+    with MongoClient(mongo_server.url, serverSelectionTimeoutMS=3000) as client:
+        dealers = client[mongo_server.database]["dealers"]
+        dealers.delete_many({})
+        dealers.insert_many([{"name": "Autohaus"}, {"city": "Lyon"}, {"name": "Garage Nord"}])
+    library = """
+    templates:
+      - id: cars_of_dealer
+        description: Cars of one dealer
+        parameters:
+          - name: dealer
+            values_from: {query: {collection: dealers, projection: {_id: 0}}}
+        mongodb: {collection: cars, filter: {dealer: {$param: dealer}}}
+    """
+    settings = {
+        "name": "cars",
+        "type": "mongodb",
+        "connection": {"url": mongo_server.url, "database": mongo_server.database},
+    }
+    async with started(tmp_path, settings, library) as adapter:
+        spec = adapter.templates["cars_of_dealer"].parameters[0]
+        assert spec.values_from is not None
+        values = await adapter_values_runner(adapter)("cars_of_dealer.dealer.values", spec.values_from.query)
+    assert values == ["Autohaus", "Garage Nord"]
