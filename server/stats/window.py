@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import UTC, datetime
 
@@ -10,23 +11,35 @@ from ..errors import BadRequest
 DEFAULT_SINCE_SECONDS = 24 * 3600
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)([smhdw])$")
+# The moments a log can hold: the epoch to the end of year 9999 (what ISO 8601 and the ms column can say)
+_EARLIEST = 0.0
+_LATEST = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()
+_FORMS = "use a duration (15m, 24h, 7d), epoch seconds or an ISO 8601 time"
 
 
 def parse_since(value: str | None, now: float) -> float:
+    """Epoch seconds of the window start; anything outside 1970..9999 (or not a number) is a BadRequest."""
     if value is None or value.strip() == "":
         return now - DEFAULT_SINCE_SECONDS
-    text = value.strip()
+    return _in_range(_parse(value.strip(), now))
+
+
+def _parse(text: str, now: float) -> float:
     match = _RELATIVE.match(text.lower())
     if match:
         return now - float(match.group(1)) * _UNITS[match.group(2)]
-    try:
+    if re.fullmatch(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", text):  # not float()'s nan, inf or 1_000
         return float(text)
-    except ValueError:
-        pass
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise BadRequest("since: use a duration (15m, 24h, 7d), epoch seconds or an ISO 8601 time") from None
+        raise BadRequest(f"since: {_FORMS}") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
+
+
+def _in_range(since: float) -> float:
+    if not math.isfinite(since) or not _EARLIEST <= since <= _LATEST:
+        raise BadRequest("since: out of range: a moment from 1970-01-01 to 9999-12-31 (epoch seconds, not milliseconds)")
+    return since

@@ -1,0 +1,23 @@
+"""Statistics `since` values that are not a usable moment are a 400 naming `since`, never a 503."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from tests.support.configs import BASE_CONFIG, people_tree
+from tests.support.server import running_app
+
+STATS = BASE_CONFIG + "stats: {flush_interval: 0.05}\n"
+BAD = ["1e308", "inf", "-inf", "nan", "Infinity", "-1", "12345678901234567890", "9" * 400 + "d", "0001-01-01", "1_000"]
+
+
+async def test_out_of_range_and_non_finite_since_values_are_400(tmp_path):
+    async with running_app(people_tree(tmp_path, STATS)) as (client, _):
+        for value in BAD:
+            resp = await client.get("/v1/routing/statistics?since=" + quote(value))
+            body = await resp.json()
+            assert resp.status == 400, (value, body)
+            assert body["error"]["code"] and body["error"]["message"].startswith("since:"), value
+        for value in ("15m", "0", "1732000000", "2999-01-01T00:00:00Z", "9999-12-31"):
+            resp = await client.get("/v1/routing/statistics?since=" + quote(value))
+            assert resp.status == 200, (value, await resp.text())
