@@ -192,7 +192,7 @@ class CachedEmbedder(Embedder):
         found = self._from_memory([key])
         if key not in found:
             self.stats.misses += 1
-            vector = np.asarray((await self.inner.embed([text]))[0], dtype=np.float32)
+            vector = np.asarray(await self.inner.embed_query(text), dtype=np.float32)
             self.stats.computed += 1
             self._remember(key, vector)
             return vector

