@@ -41,5 +41,5 @@ def _parse(text: str, now: float) -> float:
 
 def _in_range(since: float) -> float:
     if not math.isfinite(since) or not _EARLIEST <= since <= _LATEST:
-        raise BadRequest("since: out of range: a moment from 1970-01-01 to 9999-12-31 (epoch seconds, not milliseconds)")
+        raise BadRequest("since: out of range: a moment from 1970-01-01 to 9999-12-31 (epoch seconds, not ms)")
     return since
