@@ -166,6 +166,14 @@ class MiniLMModel:
             found.update(zip(todo, self._run(todo, batch_size, None, keep_views=True), strict=True))
         return [found[t] for t in texts]
 
+    def remembered_views(self, texts: list[str]) -> list[TokenViews] | None:
+        """Token states of `texts` if every one is in memory (else None)."""
+        self._views_wanted = True
+        with self._views_lock:
+            if all(t in self._recent_views for t in texts):
+                return [self._recent_views[t] for t in texts]
+        return None
+
     def _run(self, texts: list[str], batch_size: int, out: np.ndarray | None, keep_views: bool) -> list[TokenViews]:
         """Forward passes in length-sorted batches; fills `out` with sentence vectors (if given) and
         returns the token views in input order (none unless `keep_views`: only the sentence vector
@@ -288,6 +296,11 @@ class MiniLMEmbedder(Embedder):
             raise EmbeddingError(f"local embedding failed ({type(exc).__name__})") from exc
 
     async def token_views(self, texts: Sequence[str]) -> list[TokenViews]:
+        """A question the batcher just embedded has its views in memory: no hop to the encoder's
+        thread (and no wait behind the batch it may be running) for those."""
         texts = check_texts(texts)
+        remembered = self.model.remembered_views(texts)
+        if remembered is not None:
+            return remembered
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.model.executor, self.token_views_sync, texts)

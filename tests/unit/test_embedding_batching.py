@@ -101,3 +101,24 @@ def test_a_cancelled_question_is_skipped():
         gate.set()
         assert kept.result(5).shape == (1,)
     assert seen == [["running"], ["kept"]]
+
+
+def test_views_of_a_question_just_embedded_need_no_encoder_thread(embedder):
+    """With token views wanted (the intent model), a question's views come from memory on the event
+    loop: they are returned even while the encoder's thread is held by other work."""
+    embedder.token_views_sync(["an example the intent model fitted on"])
+    question = "which cards can I order? (views without a hop)"
+
+    async def scenario():
+        vector = await embedder.embed_query(question)
+        hold = threading.Event()
+        embedder.model.executor.submit(hold.wait, 10)  # the encoder's only thread is now busy
+        try:
+            [views] = await asyncio.wait_for(embedder.token_views([question]), 2)
+        finally:
+            hold.set()
+        return vector, views
+
+    vector, views = asyncio.run(scenario())
+    pooled = views.last.mean(0)
+    assert np.dot(pooled / np.linalg.norm(pooled), vector) > 0.99999
