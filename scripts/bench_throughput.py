@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""HTTP throughput of /v1/test_routing at 1, 4 and 16 concurrent clients, against the bare encoder.
+
+Starts the demo server (`python run.py serve` on a free loopback port; `--workers N` is passed on)
+or measures a running one (`--url`). Every question is unique (BANKING77 test and train texts with
+a per-run tag, so no cache answers), sent by closed-loop clients over keep-alive connections (a
+minimal HTTP/1.1 client: the load generator shares the machine's cores with the server).
+
+In the same run, the bare encoder (MiniLM on onnxruntime in this process, with the server idle):
+one question per call (p50, each right after an HTTP request at one client) and batches of 16
+(sentences/s, in rounds alternating with the 16-client load). Prints one JSON object with
+- `throughput_ratio_16`: q/s at 16 clients / bare batched sentences/s (issue 17's bar: >= 0.8);
+- `embed_ratio`: the server's `timings_ms.embed` p50 at 1 client / bare single-question p50
+  (bar: <= 1.25).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import json
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DATA = ROOT.parent / "shared" / "data" / "banking77"
+LEVELS = (1, 4, 16)
+
+
+def questions(n: int, tag: str) -> list[str]:
+    texts: list[str] = []
+    for name in ("test.csv", "train.csv"):
+        with (DATA / name).open(newline="", encoding="utf-8") as fh:
+            texts += [row["text"] for row in csv.DictReader(fh)]
+    unique = list(dict.fromkeys(texts))
+    if n > len(unique):
+        raise SystemExit(f"only {len(unique)} distinct questions available")
+    return [f"{t} ({tag}{i})" for i, t in enumerate(unique[:n])]
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)
+
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection that POSTs JSON and reads a Content-Length body."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def post(self, path: str, payload: dict) -> tuple[int, dict]:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        assert self.reader is not None
+        body = json.dumps(payload).encode()
+        head = (
+            f"POST {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        )
+        self.writer.write(head.encode() + body)
+        status_line = await self.reader.readline()
+        status = int(status_line.split()[1])
+        length = None
+        while True:
+            line = await self.reader.readline()
+            if line in (b"\r\n", b""):
+                break
+            name, _, value = line.decode("latin-1").partition(":")
+            if name.strip().lower() == "content-length":
+                length = int(value)
+        if length is None:
+            raise RuntimeError("the server answered without Content-Length")
+        return status, json.loads(await self.reader.readexactly(length))
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            await self.writer.wait_closed()
+
+
+class Bare:
+    """The model alone in this process, as the server runs it (same graph, same session options)."""
+
+    def __init__(self, graph_dir: Path) -> None:
+        from server.embedding.minilm import MiniLMModel
+
+        self.model = MiniLMModel(graph_dir)
+        self.model.encode(["warm up the session"], 64)
+
+    def single_ms(self, question: str) -> float:
+        t = time.perf_counter()
+        self.model.encode([question], 64)
+        return (time.perf_counter() - t) * 1000
+
+    def batched_seconds(self, texts: list[str]) -> float:
+        t = time.perf_counter()
+        for start in range(0, len(texts), 16):
+            self.model.encode(texts[start : start + 16], 16)
+        return time.perf_counter() - t
+
+
+async def load(url: str, adapter: str | None, batch: list[str], clients: int, bare: Bare | None = None) -> dict:
+    """Closed loop: `clients` connections, each sends its next question when its answer is in. With
+    `bare` (one client), every request is followed by a bare single-question call, so that both are
+    measured under the same load from whatever else runs on the machine."""
+    parts = urlsplit(url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+    queue = list(reversed(batch))
+    latencies: list[float] = []
+    embeds: list[float] = []
+    singles: list[float] = []
+    errors = 0
+    busy = 0.0
+
+    async def client() -> None:
+        nonlocal errors, busy
+        conn = Connection(host, port)
+        try:
+            while queue:
+                question = queue.pop()
+                payload = {"query": question} | ({"adapter": adapter} if adapter else {})
+                t = time.perf_counter()
+                status, body = await conn.post("/v1/test_routing", payload)
+                latencies.append((time.perf_counter() - t) * 1000)
+                busy += time.perf_counter() - t
+                if status != 200:
+                    errors += 1
+                    continue
+                embeds.append(body["timings_ms"]["embed"])
+                if bare is not None:
+                    singles.append(bare.single_ms(question + " (bare)"))
+        finally:
+            await conn.close()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(clients)))
+    wall = busy if bare is not None else time.perf_counter() - started
+    out = {
+        "clients": clients,
+        "questions": len(batch),
+        "errors": errors,
+        "qps": round(len(batch) / wall, 1),
+        "latency_p50_ms": pct(latencies, 0.5),
+        "latency_p99_ms": pct(latencies, 0.99),
+        "embed_p50_ms": pct(embeds, 0.5) if embeds else None,
+    }
+    if singles:
+        out["bare_single_p50_ms"] = pct(singles, 0.5)
+    return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(config: Path, workers: int) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    command = [sys.executable, str(ROOT / "run.py"), "--config", str(config), "serve", "--port", str(port)]
+    if workers != 1:
+        command += ["--workers", str(workers)]
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=2) as reply:
+                if reply.status == 200:
+                    return proc, url
+        except OSError:
+            time.sleep(0.2)
+    proc.terminate()
+    raise SystemExit("server did not answer /health within 180 s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", help="a running server (default: start the demo on a free port)")
+    parser.add_argument("--config", type=Path, default=ROOT / "config")
+    parser.add_argument("--adapter", help="adapter to ask (default: the server's default)")
+    parser.add_argument("--questions", type=int, default=400, help="questions per concurrency level")
+    parser.add_argument("--workers", type=int, default=1, help="server worker processes (started server only)")
+    args = parser.parse_args()
+
+    from server.config.loader import load_app_settings, resolve_config_path
+    from server.embedding.factory import graph_dir_for
+
+    tag = secrets.token_hex(3)
+    pool = iter(questions(args.questions * (len(LEVELS) + 2) + 20, tag))
+    take = lambda n: [next(pool) for _ in range(n)]  # noqa: E731
+    root = resolve_config_path(args.config)[0].parent.parent
+    bare = Bare(graph_dir_for(load_app_settings(args.config).embedding, root))
+    proc = None
+    url = args.url
+    if url is None:
+        proc, url = start_server(args.config, args.workers)
+    try:
+        asyncio.run(load(url, args.adapter, take(20), 4))  # warm-up (connections, first-call costs)
+        levels = [asyncio.run(load(url, args.adapter, take(args.questions), 1, bare))]
+        levels.append(asyncio.run(load(url, args.adapter, take(args.questions), 4)))
+        # 16 clients and the bare batched encoder in alternating rounds (same load drift on both)
+        rounds, served, served_s, encoded, encoded_s = 4, 0, 0.0, 0, 0.0
+        sixteen = []
+        for _ in range(rounds):
+            level = asyncio.run(load(url, args.adapter, take(args.questions // rounds), 16))
+            sixteen.append(level)
+            served += level["questions"]
+            served_s += level["questions"] / level["qps"]
+            texts = take(args.questions // rounds)
+            encoded += len(texts)
+            encoded_s += bare.batched_seconds(texts)
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait(30)
+    levels.append(
+        {
+            "clients": 16,
+            "questions": served,
+            "errors": sum(level["errors"] for level in sixteen),
+            "qps": round(served / served_s, 1),
+            "latency_p50_ms": statistics.median(level["latency_p50_ms"] for level in sixteen),
+            "embed_p50_ms": statistics.median(level["embed_p50_ms"] for level in sixteen),
+            "rounds": rounds,
+        }
+    )
+    bare_figures = {
+        "single_p50_ms": levels[0]["bare_single_p50_ms"],
+        "batch16_sentences_per_s": round(encoded / encoded_s, 1),
+    }
+    at = {level["clients"]: level for level in levels}
+    result = {
+        "benchmark": "http_throughput_test_routing",
+        "url": url if args.url else "demo server started by the benchmark",
+        "workers": args.workers if args.url is None else None,
+        "cpu_count": os.cpu_count(),
+        "levels": levels,
+        "bare_encoder": bare_figures,
+        "throughput_ratio_16": round(at[16]["qps"] / bare_figures["batch16_sentences_per_s"], 2),
+        "throughput_ratio_bar": 0.8,
+        "embed_ratio": round(at[1]["embed_p50_ms"] / bare_figures["single_p50_ms"], 2),
+        "embed_ratio_bar": 1.25,
+        "embed_p50_ms_by_clients": {level["clients"]: level["embed_p50_ms"] for level in levels},
+    }
+    print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
