@@ -56,10 +56,19 @@ class SourceUnavailable(IntentRouterError):
     status = 503
     code = "source_unavailable"
 
-    def __init__(self, adapter: str, reason: str = "data source unavailable") -> None:
+    def __init__(
+        self,
+        adapter: str,
+        reason: str = "data source unavailable",
+        *,
+        transient: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(f"adapter '{adapter}': {reason}")
         self.adapter = adapter
         self.reason = reason
+        self.transient = transient  # worth retrying (set by the backend's error mapping; see adapters/resilience.py)
+        self.retry_after = retry_after  # seconds the source asked us to wait, when it said
 
 
 class SourceTimeout(IntentRouterError):
@@ -78,7 +87,8 @@ class QueryFailed(IntentRouterError):
     status = 502
     code = "query_failed"
 
-    def __init__(self, adapter: str, reason: str) -> None:
+    def __init__(self, adapter: str, reason: str, *, transient: bool = False) -> None:
         super().__init__(f"adapter '{adapter}': {reason}")
         self.adapter = adapter
         self.reason = reason
+        self.transient = transient  # e.g. a deadlock or serialization failure: the same query may succeed

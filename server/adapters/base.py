@@ -28,6 +28,7 @@ from ..routing.router import Router
 from ..stores.base import StoreHit, TemplateStore
 from ..templates import Template
 from ..templates.library import ParsedBody
+from .resilience import CircuitBreakerSettings, RetrySettings, SourceGuard
 
 
 class AdapterSettings(BaseModel):
@@ -49,6 +50,8 @@ class DataAdapterSettings(AdapterSettings):
     query_timeout: float = Field(10.0, gt=0)
     embedding: EmbeddingSettings | None = None  # a different model for this adapter's store
     parameter_extraction: ParameterExtractionSettings | None = None  # fuzzy floor, clock, values cache, LLM pass
+    retries: RetrySettings = Field(default_factory=RetrySettings)  # transient failures (see resilience.py)
+    circuit_breaker: CircuitBreakerSettings = Field(default_factory=CircuitBreakerSettings)
 
 
 @dataclass
@@ -82,6 +85,7 @@ class Adapter(ABC):
         self.templates: dict[str, Template] = dict(context.templates)
         self._embedder = context.embedder
         self._store = context.store
+        self.guard = SourceGuard.for_settings(settings)  # retries + circuit breaker around `execute`
         if context.extractor is not None:
             context.extractor.bind_values_source(self)  # values_from lists run on this adapter's source
 
@@ -161,8 +165,12 @@ class Adapter(ABC):
         except ValueError as exc:
             raise QueryFailed(self.name, f"template '{template.id}': {exc}") from None
 
+    async def run(self, template: Template, params: dict[str, Any]) -> QueryResult:
+        """`execute` through this source's retries and circuit breaker: what callers use."""
+        return await self.guard.call(lambda: self.execute(template, params))
+
     async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
-        """Run exactly this template with these validated parameters."""
+        """Run exactly this template with these validated parameters (one attempt; `run` adds retries)."""
         raise NotImplementedError(f"adapter type {self.type_name} does not execute templates")
 
     # --- lifecycle ------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from ..templates.library import ParsedBody
 from .base import Adapter, DataAdapterSettings, QueryResult
 from .json_rows import ResponseMapping, map_rows
 from .placeholders import parse_structure, placeholders_in, render, static_value
+from .web_client import TRANSIENT_STATUSES, parse_retry_after
 
 log = logging.getLogger("intent_router.adapters.elasticsearch")
 
@@ -40,7 +41,6 @@ class ESConnection(BaseModel):
     verify_certs: bool = True
     ca_certs: str | None = None
     pool_size: int = Field(10, ge=1, le=500)
-    max_retries: int = Field(2, ge=0, le=10)
 
     @field_validator("url")
     @classmethod
@@ -184,8 +184,7 @@ class ElasticsearchAdapter(Adapter):
         self._client = AsyncElasticsearch(
             hosts=[conn.url],
             request_timeout=self.settings.query_timeout,
-            max_retries=conn.max_retries,
-            retry_on_status=(429, 502, 503, 504),
+            max_retries=0,  # retried by the adapter's `retries:` policy (resilience.py), not by the client
             retry_on_timeout=False,
             connections_per_node=conn.pool_size,
             verify_certs=conn.verify_certs,
@@ -228,14 +227,20 @@ class ElasticsearchAdapter(Adapter):
             raise SourceUnavailable(self.name, "the server is not Elasticsearch") from None
         except ApiError as exc:
             log.warning("elasticsearch adapter %s template %s: %s", self.name, template.id, exc)
-            if exc.meta.status == 429 or exc.meta.status >= 500:
-                raise SourceUnavailable(self.name, f"Elasticsearch answered HTTP {exc.meta.status}") from None
+            status = exc.meta.status
+            if status == 429 or status >= 500:
+                raise SourceUnavailable(
+                    self.name,
+                    f"Elasticsearch answered HTTP {status}",
+                    transient=status in TRANSIENT_STATUSES,
+                    retry_after=parse_retry_after(exc.meta.headers.get("Retry-After")),
+                ) from None
             raise QueryFailed(
                 self.name, f"template '{template.id}': Elasticsearch answered HTTP {exc.meta.status}"
             ) from None
         except TransportError as exc:
             log.warning("elasticsearch adapter %s cannot reach the server: %s", self.name, exc)
-            raise SourceUnavailable(self.name, "cannot reach Elasticsearch") from None
+            raise SourceUnavailable(self.name, "cannot reach Elasticsearch", transient=True) from None
         return self._rows(template, response.body)
 
     def _rows(self, template: Template, reply: Any) -> QueryResult:

@@ -147,6 +147,25 @@ def bson_params(template: Template, params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# Server error codes that mean "try again" (step-down, shutdown, network trouble between members);
+# everything else (bad query, unauthorized, ...) is permanent.
+_TRANSIENT_CODES = frozenset({6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436})
+
+
+def is_transient_error(exc: BaseException) -> bool:
+    """Network errors and primary step-downs are worth another attempt; server selection that already
+    waited its full timeout, authentication and query errors are not."""
+    from pymongo.errors import AutoReconnect, OperationFailure, PyMongoError, ServerSelectionTimeoutError
+
+    if isinstance(exc, ServerSelectionTimeoutError):
+        return False
+    if isinstance(exc, AutoReconnect):  # NotPrimaryError, NetworkTimeout, connection reset
+        return True
+    if isinstance(exc, PyMongoError) and exc.has_error_label("RetryableReadError"):
+        return True
+    return isinstance(exc, OperationFailure) and exc.code in _TRANSIENT_CODES
+
+
 def render_mongo(body: MongoBody, params: dict[str, Any], cap: int) -> dict[str, Any]:
     """The exact operation sent to the server, with every parameter as a literal value."""
     sent: dict[str, Any] = {"collection": body.collection, "operation": body.operation}
@@ -224,9 +243,13 @@ class MongoDBAdapter(Adapter):
             raise SourceTimeout(self.name, timeout) from None
         except ConnectionFailure as exc:
             log.warning("mongodb adapter %s cannot reach the server: %s", self.name, exc)
-            raise SourceUnavailable(self.name, "cannot reach the MongoDB server") from None
+            raise SourceUnavailable(
+                self.name, "cannot reach the MongoDB server", transient=is_transient_error(exc)
+            ) from None
         except PyMongoError as exc:
             log.warning("mongodb adapter %s template %s failed: %s", self.name, template.id, exc)
+            if is_transient_error(exc):  # a primary stepping down, an interrupted read: the replica set recovers
+                raise SourceUnavailable(self.name, "MongoDB is changing primary", transient=True) from None
             raise QueryFailed(self.name, f"template '{template.id}' failed to run") from None
         cap = self.settings.max_rows
         rows = [{str(k): to_json_value(v) for k, v in doc.items()} for doc in docs[:cap]]

@@ -222,13 +222,14 @@ class SQLAdapter(Adapter):
             log.warning("sql adapter %s template %s (%s): %s", self.name, template.id, kind, exc)
             if kind == "timeout":
                 raise SourceTimeout(self.name, timeout) from None
+            transient = is_transient_error(exc, self.backend)
             if kind == "down":
-                raise SourceUnavailable(self.name, _safe_reason(exc)) from None
+                raise SourceUnavailable(self.name, _safe_reason(exc), transient=transient) from None
             if kind == "read_only":
                 raise QueryFailed(
                     self.name, f"template '{template.id}' tried to write; the source is read-only"
                 ) from None
-            raise QueryFailed(self.name, f"template '{template.id}' failed to run") from None
+            raise QueryFailed(self.name, f"template '{template.id}' failed to run", transient=transient) from None
 
     def _run(self, sql: str, params: dict[str, Any], holder: dict[str, Any]) -> QueryResult:
         assert self._engine is not None
@@ -332,6 +333,29 @@ def classify_error(exc: BaseException, backend: str) -> str:
             return "read_only"
         return "down" if primary in _SQLITE_DOWN else "failed"
     return "down" if isinstance(exc, OperationalError) else "failed"
+
+
+# Worth another attempt (adapters/resilience.py retries them): the connection was reset or refused
+# for the moment, the server is restarting or shedding load, or the transaction lost a deadlock or a
+# serialization conflict. Authentication, unknown database, syntax and permission errors are not.
+_PG_TRANSIENT = {"40001", "40P01", "55P03", "57P01", "57P02", "57P03", "53300"}
+_MYSQL_TRANSIENT = {1040, 1053, 1205, 1213, 2002, 2003, 2006, 2013, 2055}
+_SQLITE_TRANSIENT = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED (primary result codes)
+
+
+def is_transient_error(exc: BaseException, backend: str) -> bool:
+    """True when the same query may well succeed on a fresh attempt (from codes, never from text)."""
+    orig = getattr(exc, "orig", None)
+    if backend == "postgresql":
+        sqlstate = getattr(orig, "sqlstate", None) or getattr(getattr(orig, "diag", None), "sqlstate", None)
+        if sqlstate is None:  # the connection broke before the server could say why
+            return isinstance(exc, OperationalError)
+        return sqlstate in _PG_TRANSIENT or sqlstate.startswith("08")
+    if backend in {"mysql", "mariadb"}:
+        errno = orig.args[0] if orig is not None and orig.args and isinstance(orig.args[0], int) else None
+        return errno in _MYSQL_TRANSIENT
+    code = getattr(orig, "sqlite_errorcode", None)
+    return isinstance(code, int) and (code & 0xFF) in _SQLITE_TRANSIENT
 
 
 def _interrupt(holder: dict[str, Any]) -> None:

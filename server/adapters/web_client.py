@@ -1,14 +1,18 @@
 """Shared HTTP plumbing for the http and graphql adapters: pooled aiohttp session, auth from the
-environment, bounded retries with backoff on 429/5xx, and errors that name the adapter, never the
-remote server's text."""
+environment, and errors that name the adapter, never the remote server's text.
+
+One request is one attempt; what is worth retrying is marked here (429, 502, 503, 504 with the
+server's `Retry-After`, and connection failures: `transient=True`) and the adapter's `retries:`
+policy (resilience.py) retries it."""
 
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
+import email.utils
 import json
 import logging
 import os
-import random
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -67,31 +71,24 @@ class AuthSettings(BaseModel):
         return {"Authorization": aiohttp.encode_basic_auth(user, env("password_env", self.password_env))}
 
 
-class RetrySettings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})  # worth another attempt; other errors are not
 
-    max_attempts: int = Field(3, ge=1, le=10)
-    backoff_initial: float = Field(0.1, ge=0)
-    backoff_max: float = Field(2.0, ge=0)
-    retry_on: list[int] = Field(default_factory=lambda: [429, 500, 502, 503, 504])
 
-    @field_validator("retry_on")
-    @classmethod
-    def _statuses(cls, value: list[int]) -> list[int]:
-        bad = [v for v in value if not (v == 429 or 500 <= v <= 599)]
-        if bad:
-            raise ValueError(f"only 429 and 5xx are retried (got {bad})")
-        return value
-
-    def delay(self, attempt: int, retry_after: str | None) -> float:
-        """Exponential backoff with jitter, or the server's Retry-After seconds; never above backoff_max."""
-        if retry_after is not None:
-            try:
-                return min(max(float(retry_after), 0.0), self.backoff_max)
-            except ValueError:
-                pass
-        base = self.backoff_initial * (2**attempt)
-        return min(base * (0.5 + random.random() / 2), self.backoff_max)
+def parse_retry_after(value: str | None) -> float | None:
+    """`Retry-After` as seconds: a number of seconds or an HTTP date."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
 
 
 class WebConnection(BaseModel):
@@ -102,7 +99,6 @@ class WebConnection(BaseModel):
     auth: AuthSettings | None = None
     pool_size: int = Field(10, ge=1, le=500)
     connect_timeout: float = Field(5.0, gt=0)
-    retries: RetrySettings = Field(default_factory=RetrySettings)
     health_path: str | None = Field(None, pattern=r"^/[^?#]*$", description="GET this path for /health")
 
     @field_validator("url")
@@ -120,7 +116,6 @@ class WebConnection(BaseModel):
 class Reply:
     status: int
     data: Any
-    attempts: int
 
 
 class WebClient:
@@ -181,45 +176,36 @@ class WebClient:
         timeout: float,
         accept_error_json: bool = False,
     ) -> Reply:
-        """The request, retried on 429/5xx and connection failures within the timeout."""
+        """One attempt at the request within the timeout; transient failures are marked for the retry policy."""
         if self._session is None:
             raise SourceUnavailable(self.adapter, "adapter is not started")
-        try:
-            async with asyncio.timeout(timeout):
-                return await self._attempts(method, url, query, body, headers, accept_error_json)
-        except TimeoutError:
-            raise SourceTimeout(self.adapter, timeout) from None
-
-    async def _attempts(self, method, url, query, body, headers, accept_error_json) -> Reply:
-        assert self._session is not None
-        retries = self.connection.retries
         kwargs: dict[str, Any] = {"params": query or None, "headers": headers or None}
         if body is not None:
             kwargs["json"] = body
-        for attempt in range(retries.max_attempts):
-            last = attempt == retries.max_attempts - 1
-            try:
-                async with self._session.request(method, url, allow_redirects=False, **kwargs) as response:
-                    status = response.status
-                    if status in retries.retry_on and not last:
-                        await asyncio.sleep(retries.delay(attempt, response.headers.get("Retry-After")))
-                        continue
-                    text = await response.text(errors="replace")
-            except aiohttp.ClientError as exc:
-                if isinstance(exc, aiohttp.ServerTimeoutError):
-                    raise TimeoutError from None
-                log.warning("adapter %s: cannot reach %s: %s", self.adapter, url.origin(), exc)
-                if last:
-                    raise SourceUnavailable(self.adapter, "cannot reach the source") from None
-                await asyncio.sleep(retries.delay(attempt, None))
-                continue
-            return self._reply(status, text, attempt + 1, accept_error_json)
-        raise AssertionError("unreachable: the last attempt always returns or raises")
+        try:
+            async with (
+                asyncio.timeout(timeout),
+                self._session.request(method, url, allow_redirects=False, **kwargs) as response,
+            ):
+                status = response.status
+                retry_after = parse_retry_after(response.headers.get("Retry-After"))
+                text = await response.text(errors="replace")
+        except TimeoutError:
+            raise SourceTimeout(self.adapter, timeout) from None
+        except aiohttp.ClientError as exc:
+            log.warning("adapter %s: cannot reach %s: %s", self.adapter, url.origin(), exc)
+            raise SourceUnavailable(self.adapter, "cannot reach the source", transient=True) from None
+        return self._reply(status, text, retry_after, accept_error_json)
 
-    def _reply(self, status: int, text: str, attempts: int, accept_error_json: bool) -> Reply:
+    def _reply(self, status: int, text: str, retry_after: float | None, accept_error_json: bool) -> Reply:
         if status == 429 or status >= 500:
-            log.warning("adapter %s: source answered HTTP %s after %s attempts", self.adapter, status, attempts)
-            raise SourceUnavailable(self.adapter, f"source answered HTTP {status} after {attempts} attempt(s)")
+            log.warning("adapter %s: source answered HTTP %s", self.adapter, status)
+            raise SourceUnavailable(
+                self.adapter,
+                f"source answered HTTP {status}",
+                transient=status in TRANSIENT_STATUSES,
+                retry_after=retry_after,
+            )
         try:
             data = json.loads(text) if text else None
         except ValueError:
@@ -229,7 +215,7 @@ class WebClient:
             raise QueryFailed(self.adapter, f"source answered HTTP {status}")
         if data is _NOT_JSON:
             raise QueryFailed(self.adapter, "source answered with something that is not JSON")
-        return Reply(status=status, data=data, attempts=attempts)
+        return Reply(status=status, data=data)
 
 
 _NOT_JSON = object()

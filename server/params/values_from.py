@@ -42,7 +42,7 @@ def adapter_values_runner(adapter: Adapter) -> ValuesRunner:
         template = Template(
             id=query_id, description=f"valid values ({query_id})", body_key=adapter.body_key, body=parsed.value
         )
-        result = await adapter.execute(template, {})
+        result = await adapter.run(template, {})
         values: list[Any] = []
         seen: set[str] = set()
         for row in result.rows:

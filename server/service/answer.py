@@ -133,7 +133,7 @@ async def answer(adapter: Adapter, question: str) -> Answer:
         )
 
     t = time.perf_counter()
-    result = await owner.execute(template, extraction.values)
+    result = await owner.run(template, extraction.values)
     timings["execute"] = round((time.perf_counter() - t) * 1000, 3)
     metadata.update(
         {

@@ -11,6 +11,7 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..adapters.resilience import request_deadline
 from ..errors import BadRequest, Forbidden, IntentRouterError, NotFound, RequestTimeout
 from ..runtime.build import Runtime
 from ..runtime.holder import RuntimeHolder
@@ -113,7 +114,8 @@ class Handlers:
                 raise Forbidden(f"this key may not query adapter '{name}'")
             timeout = runtime.config.app.server.request_timeout
             try:
-                return await asyncio.wait_for(run(adapter, req.query, request), timeout)
+                with request_deadline(timeout):  # retries of a failing source stop in time
+                    return await asyncio.wait_for(run(adapter, req.query, request), timeout)
             except TimeoutError:
                 raise RequestTimeout(f"request timed out after {timeout:g} s") from None
         finally:

@@ -58,7 +58,8 @@ templates:
 
 
 def settings_for(es, **extra):
-    return {"name": "support", "type": "elasticsearch", "connection": {"url": es.url, "max_retries": 1}, **extra}
+    retries = {"max_attempts": 2, "backoff_initial": 0.01, "backoff_max": 0.05}
+    return {"name": "support", "type": "elasticsearch", "connection": {"url": es.url}, "retries": retries, **extra}
 
 
 async def test_filter_with_placeholders_sends_the_exact_body(tmp_path):
@@ -109,10 +110,11 @@ async def test_api_errors_are_clear_and_leak_nothing(tmp_path):
             await adapter.execute(adapter.templates["missing_index"], {})
         es.failures = [503, 503]
         with pytest.raises(SourceUnavailable) as busy:
-            await adapter.execute(adapter.templates["missing_index"], {})
-        assert len(es.received) == 3  # one retry (max_retries: 1), then the clear error
+            await adapter.run(adapter.templates["missing_index"], {})
+        assert len(es.received) == 3  # one retry (retries.max_attempts: 2), then the clear error
     assert missing.value.message == "adapter 'support': template 'missing_index': Elasticsearch answered HTTP 404"
-    assert busy.value.status == 503 and busy.value.message == "adapter 'support': Elasticsearch answered HTTP 503"
+    assert busy.value.status == 503
+    assert busy.value.message == "adapter 'support': Elasticsearch answered HTTP 503 (after 2 attempts)"
 
 
 async def test_timeout_is_504_and_down_is_503(tmp_path):
@@ -125,7 +127,7 @@ async def test_timeout_is_504_and_down_is_503(tmp_path):
     down = {
         "name": "support",
         "type": "elasticsearch",
-        "connection": {"url": f"http://127.0.0.1:{free_port()}", "max_retries": 0},
+        "connection": {"url": f"http://127.0.0.1:{free_port()}"},
     }
     async with started(tmp_path, down, LIBRARY) as adapter:
         with pytest.raises(SourceUnavailable) as info:

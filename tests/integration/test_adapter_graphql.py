@@ -62,7 +62,8 @@ def settings_for(api, **extra):
     return {
         "name": "flights",
         "type": "graphql",
-        "connection": {"url": api.url, "retries": {"backoff_initial": 0.01, "backoff_max": 0.05}},
+        "connection": {"url": api.url},
+        "retries": {"backoff_initial": 0.01, "backoff_max": 0.05},
         **extra,
     }
 
@@ -104,18 +105,19 @@ async def test_errors_in_a_200_reply_are_a_clear_error_without_server_text(tmp_p
 async def test_retries_then_bounded(tmp_path):
     async with running_graphql_api() as api, started(tmp_path, settings_for(api), LIBRARY) as adapter:
         api.failures = [503]
-        result = await adapter.execute(adapter.templates["airport_name"], {"code": "LHR"})
+        result = await adapter.run(adapter.templates["airport_name"], {"code": "LHR"})
         assert result.rows[0]["name"] == "London Heathrow"
         api.failures = [503, 503, 503, 503]
-        with pytest.raises(SourceUnavailable, match="HTTP 503 after 3"):
-            await adapter.execute(adapter.templates["airport_name"], {"code": "LHR"})
+        with pytest.raises(SourceUnavailable, match=r"HTTP 503 \(after 3 attempts\)"):
+            await adapter.run(adapter.templates["airport_name"], {"code": "LHR"})
 
 
 async def test_server_down_is_503(tmp_path):
     settings = {
         "name": "flights",
         "type": "graphql",
-        "connection": {"url": f"http://127.0.0.1:{free_port()}/graphql", "retries": {"max_attempts": 1}},
+        "connection": {"url": f"http://127.0.0.1:{free_port()}/graphql"},
+        "retries": {"max_attempts": 1},
     }
     async with started(tmp_path, settings, LIBRARY) as adapter:
         with pytest.raises(SourceUnavailable) as info:

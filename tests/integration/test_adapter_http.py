@@ -75,13 +75,9 @@ templates:
 
 
 def settings_for(api, **extra):
-    connection = {
-        "url": api.url,
-        "connect_timeout": 1,
-        "retries": {"backoff_initial": 0.01, "backoff_max": 0.05},
-        **extra.pop("connection", {}),
-    }
-    return {"name": "books", "type": "http", "connection": connection, **extra}
+    connection = {"url": api.url, "connect_timeout": 1, **extra.pop("connection", {})}
+    retries = {"backoff_initial": 0.01, "backoff_max": 0.05}
+    return {"name": "books", "type": "http", "connection": connection, "retries": retries, **extra}
 
 
 async def test_get_with_query_and_field_mapping(tmp_path):
@@ -133,7 +129,7 @@ async def test_path_values_stay_one_segment(tmp_path, value):
 async def test_retries_429_and_5xx_then_succeeds(tmp_path):
     async with running_http_api() as api, started(tmp_path, settings_for(api), LIBRARY) as adapter:
         api.failures["/api/books"] = [503, 429]
-        result = await adapter.execute(adapter.templates["books_by_author"], {"author": "George Orwell", "limit": 5})
+        result = await adapter.run(adapter.templates["books_by_author"], {"author": "George Orwell", "limit": 5})
         assert len(api.log) == 3
     assert len(result.rows) == 2
 
@@ -142,16 +138,16 @@ async def test_retries_are_bounded(tmp_path):
     async with running_http_api() as api, started(tmp_path, settings_for(api), LIBRARY) as adapter:
         api.failures["/api/books"] = [502] * 10
         with pytest.raises(SourceUnavailable) as info:
-            await adapter.execute(adapter.templates["books_by_author"], {"author": "x", "limit": 1})
+            await adapter.run(adapter.templates["books_by_author"], {"author": "x", "limit": 1})
         assert len(api.log) == 3
     assert info.value.status == 503
-    assert info.value.message == "adapter 'books': source answered HTTP 502 after 3 attempt(s)"
+    assert info.value.message == "adapter 'books': source answered HTTP 502 (after 3 attempts)"
 
 
 async def test_client_errors_are_not_retried_and_leak_nothing(tmp_path):
     async with running_http_api() as api, started(tmp_path, settings_for(api), LIBRARY) as adapter:
         with pytest.raises(QueryFailed) as info:
-            await adapter.execute(adapter.templates["book_by_isbn"], {"isbn": "000"})
+            await adapter.run(adapter.templates["book_by_isbn"], {"isbn": "000"})
         assert len(api.log) == 1
     assert info.value.status == 502
     assert info.value.message == "adapter 'books': source answered HTTP 404"
@@ -179,15 +175,15 @@ async def test_source_down_is_503(tmp_path):
         "type": "http",
         "connection": {
             "url": f"http://127.0.0.1:{free_port()}",
-            "retries": {"max_attempts": 2, "backoff_initial": 0.01},
             "health_path": "/api/books",
         },
+        "retries": {"max_attempts": 2, "backoff_initial": 0.01},
     }
     async with started(tmp_path, settings, LIBRARY) as adapter:
         with pytest.raises(SourceUnavailable) as info:
-            await adapter.execute(adapter.templates["book_by_isbn"], {"isbn": "1"})
+            await adapter.run(adapter.templates["book_by_isbn"], {"isbn": "1"})
         assert (await adapter.health()) == {"status": "down", "reason": "cannot reach the source"}
-    assert info.value.message == "adapter 'books': cannot reach the source"
+    assert info.value.message == "adapter 'books': cannot reach the source (after 2 attempts)"
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,313 @@
+"""Retries with backoff and the circuit breaker (server/adapters/resilience.py) against real sources:
+a loopback HTTP API that fails on command (retries counted on the server side), Retry-After honoured
+and bounded by the request's deadline, permanent errors never retried, breaker open -> immediate 503
+-> half-open probe -> closed, and a PostgreSQL query whose connection is killed with
+pg_terminate_backend mid-flight."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+
+import pydantic
+import pytest
+
+from server.adapters.base import Adapter
+from server.adapters.resilience import RetrySettings, request_deadline
+from server.adapters.sql import SQLAdapterSettings
+from server.errors import QueryFailed, SourceUnavailable
+from tests.support import pg
+from tests.support.adapter_harness import started
+from tests.support.flaky_api import ITEMS, FlakyApi
+
+pg_database = pg.pg_database
+
+LIBRARY = """
+templates:
+  - id: items
+    description: All items
+    http: {path: /items, response: {items_path: items}}
+  - id: missing
+    description: A path the API does not have
+    http: {path: /nothing}
+"""
+FAST = {"backoff_initial": 0.01, "backoff_max": 0.05}
+
+
+def http_settings(api: FlakyApi, **extra: object) -> dict:
+    return {"name": "flaky", "type": "http", "connection": {"url": api.base_url}, "retries": FAST, **extra}
+
+
+@pytest.fixture
+async def api() -> AsyncIterator[FlakyApi]:
+    async with FlakyApi() as server:
+        yield server
+
+
+async def run(adapter: Adapter, template: str = "items"):
+    return await adapter.run(adapter.templates[template], {})
+
+
+# ---- retries -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("status", [502, 503, 504, 429])
+async def test_fails_n_times_then_succeeds(tmp_path, api, status):
+    async with started(tmp_path, http_settings(api), LIBRARY) as adapter:
+        api.fail(2, status)
+        result = await run(adapter)
+        assert result.rows == ITEMS
+        assert len(api.arrivals) == 3  # seen by the server: two failures, one success
+        assert adapter.guard.stats.retries == 2
+
+
+async def test_attempts_are_bounded_and_say_so(tmp_path, api):
+    async with started(tmp_path, http_settings(api, retries={**FAST, "max_attempts": 4}), LIBRARY) as adapter:
+        api.fail(10, 503)
+        with pytest.raises(SourceUnavailable) as caught:
+            await run(adapter)
+        assert len(api.arrivals) == 4
+    assert caught.value.status == 503
+    assert caught.value.message == "adapter 'flaky': source answered HTTP 503 (after 4 attempts)"
+
+
+async def test_max_attempts_one_turns_retries_off(tmp_path, api):
+    async with started(tmp_path, http_settings(api, retries={"max_attempts": 1}), LIBRARY) as adapter:
+        api.fail(1, 503)
+        with pytest.raises(SourceUnavailable):
+            await run(adapter)
+        assert len(api.arrivals) == 1
+
+
+async def test_backoff_grows_with_jitter_within_bounds(tmp_path, api):
+    retries = {"max_attempts": 4, "backoff_initial": 0.1, "backoff_max": 0.15}
+    async with started(tmp_path, http_settings(api, retries=retries), LIBRARY) as adapter:
+        api.fail(3, 503)
+        await run(adapter)
+    gaps = [b - a for a, b in zip(api.arrivals, api.arrivals[1:], strict=False)]
+    assert len(gaps) == 3
+    assert gaps[0] < 0.1 + 0.05 and gaps[1] < 0.15 + 0.05 and gaps[2] < 0.15 + 0.05  # full jitter, capped
+    settings = RetrySettings(**retries)
+    assert [settings.backoff(n, rng=lambda: 1.0) for n in (1, 2, 3)] == [0.1, 0.15, 0.15]
+    assert settings.backoff(1, rng=lambda: 0.0) == 0.0
+
+
+@pytest.mark.parametrize("header", ["0.4", "http-date"])
+async def test_429_retry_after_is_honoured(tmp_path, api, header):
+    if header == "http-date":
+        from datetime import UTC, datetime, timedelta
+        from email.utils import format_datetime
+
+        header = format_datetime(datetime.now(UTC) + timedelta(seconds=1.4), usegmt=True)  # whole seconds
+    async with started(tmp_path, http_settings(api), LIBRARY) as adapter:
+        api.fail(1, 429, retry_after=header)
+        result = await run(adapter)
+    assert result.rows == ITEMS and len(api.arrivals) == 2
+    assert api.arrivals[1] - api.arrivals[0] >= 0.38  # waited as told, far above backoff_max 0.05
+
+
+async def test_retry_after_past_the_request_deadline_fails_at_once(tmp_path, api):
+    async with started(tmp_path, http_settings(api), LIBRARY) as adapter:
+        api.fail(1, 503, retry_after="30")
+        started_at = time.monotonic()
+        with request_deadline(2.0), pytest.raises(SourceUnavailable, match="HTTP 503"):
+            await run(adapter)
+        assert time.monotonic() - started_at < 0.5
+        assert len(api.arrivals) == 1
+
+
+async def test_retries_stop_at_the_request_deadline(tmp_path, api):
+    retries = {"max_attempts": 10, "backoff_initial": 0.2, "backoff_max": 0.2}
+    async with started(tmp_path, http_settings(api, retries=retries), LIBRARY) as adapter:
+        api.fail(100, 503)
+        started_at = time.monotonic()
+        with request_deadline(0.5), pytest.raises(SourceUnavailable):
+            await run(adapter)
+        elapsed = time.monotonic() - started_at
+    assert elapsed < 0.5
+    assert 1 <= len(api.arrivals) < 10
+
+
+async def test_client_errors_are_never_retried(tmp_path, api):
+    async with started(tmp_path, http_settings(api), LIBRARY) as adapter:
+        with pytest.raises(QueryFailed, match="HTTP 404"):
+            await run(adapter, "missing")
+        assert len(api.arrivals) == 1
+        api.fail(1, 400)
+        with pytest.raises(QueryFailed, match="HTTP 400"):
+            await run(adapter)
+        assert len(api.arrivals) == 2
+        assert adapter.guard.stats.retries == 0
+
+
+async def test_connection_refused_is_retried(tmp_path):
+    async with FlakyApi() as api:
+        url = api.base_url
+    settings = {"name": "flaky", "type": "http", "connection": {"url": url}, "retries": {**FAST, "max_attempts": 3}}
+    async with started(tmp_path, settings, LIBRARY) as adapter:
+        with pytest.raises(SourceUnavailable, match=r"cannot reach the source \(after 3 attempts\)"):
+            await run(adapter)
+
+
+# ---- circuit breaker -----------------------------------------------------------------------------
+
+
+def breaker_settings(api: FlakyApi, threshold: int = 2, reset: float = 0.4) -> dict:
+    return http_settings(
+        api, retries={"max_attempts": 1}, circuit_breaker={"failure_threshold": threshold, "reset_timeout": reset}
+    )
+
+
+async def test_breaker_opens_answers_503_at_once_then_half_open_probe_closes_it(tmp_path, api):
+    async with started(tmp_path, breaker_settings(api), LIBRARY) as adapter:
+        api.down = True
+        api.delay = 0.2  # a slow, failing source: every call costs time until the circuit opens
+        for _ in range(2):
+            with pytest.raises(SourceUnavailable, match="HTTP 503"):
+                await run(adapter)
+        assert adapter.guard.breaker.state == "open"
+
+        started_at = time.monotonic()
+        with pytest.raises(SourceUnavailable) as caught:
+            await run(adapter)
+        assert time.monotonic() - started_at < 0.05  # no waiting on the dead source
+        assert caught.value.status == 503 and "circuit open after 2 consecutive failures" in caught.value.message
+        assert len(api.arrivals) == 2  # the source was not asked
+
+        api.down, api.delay = False, 0.0
+        await asyncio.sleep(0.45)
+        assert adapter.guard.breaker.state == "half_open"
+        assert (await run(adapter)).rows == ITEMS  # the probe
+        assert adapter.guard.breaker.state == "closed"
+        assert (await run(adapter)).rows == ITEMS
+        assert adapter.guard.snapshot()["rejected"] == 1
+
+
+async def test_failed_probe_opens_the_circuit_again(tmp_path, api):
+    async with started(tmp_path, breaker_settings(api, threshold=1, reset=0.3), LIBRARY) as adapter:
+        api.down = True
+        with pytest.raises(SourceUnavailable):
+            await run(adapter)
+        await asyncio.sleep(0.35)
+        with pytest.raises(SourceUnavailable, match="HTTP 503"):  # the probe reached the source and failed
+            await run(adapter)
+        assert len(api.arrivals) == 2
+        with pytest.raises(SourceUnavailable, match="circuit open"):  # open again, full cool-down
+            await run(adapter)
+        assert len(api.arrivals) == 2
+
+
+async def test_half_open_lets_one_probe_through(tmp_path, api):
+    async with started(tmp_path, breaker_settings(api, threshold=1, reset=0.2), LIBRARY) as adapter:
+        api.down = True
+        with pytest.raises(SourceUnavailable):
+            await run(adapter)
+        api.down, api.delay = False, 0.3
+        await asyncio.sleep(0.25)
+        results = await asyncio.gather(run(adapter), run(adapter), return_exceptions=True)
+        assert [r.rows if not isinstance(r, Exception) else "rejected" for r in results] == [ITEMS, "rejected"]
+        assert len(api.arrivals) == 2  # the failure and the single probe
+
+
+async def test_permanent_errors_do_not_open_the_circuit(tmp_path, api):
+    async with started(tmp_path, breaker_settings(api, threshold=2), LIBRARY) as adapter:
+        api.fail(1, 503)
+        with pytest.raises(SourceUnavailable):
+            await run(adapter)
+        with pytest.raises(QueryFailed):  # the source answered (404): it is alive, the count starts again
+            await run(adapter, "missing")
+        api.fail(1, 503)
+        with pytest.raises(SourceUnavailable, match="HTTP 503"):
+            await run(adapter)
+        assert adapter.guard.breaker.state == "closed"
+
+
+async def test_breaker_can_be_disabled(tmp_path, api):
+    settings = http_settings(
+        api, retries={"max_attempts": 1}, circuit_breaker={"enabled": False, "failure_threshold": 1}
+    )
+    async with started(tmp_path, settings, LIBRARY) as adapter:
+        api.down = True
+        for _ in range(3):
+            with pytest.raises(SourceUnavailable, match="HTTP 503"):
+                await run(adapter)
+        assert len(api.arrivals) == 3
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"retries": {"max_attempts": 0}},
+        {"retries": {"attempts": 3}},
+        {"retries": {"backoff_initial": 1.0, "backoff_max": 0.5}},
+        {"circuit_breaker": {"failure_threshold": 0}},
+        {"circuit_breaker": {"reset_timeout": 0}},
+        {"circuit_breaker": {"cooldown": 5}},
+    ],
+)
+def test_settings_are_checked(bad: dict):
+    with pytest.raises(pydantic.ValidationError):
+        SQLAdapterSettings(name="x", type="sql", templates=["t.yaml"], connection={"url": "sqlite://"}, **bad)
+
+
+# ---- PostgreSQL: a connection killed mid-query ----------------------------------------------------
+
+PG_LIBRARY = """
+templates:
+  - id: slow_count
+    description: A count that takes about a second
+    sql: "SELECT count(*) AS n FROM generate_series(1, 15000000) AS g"
+  - id: bad_column
+    description: A query the server rejects
+    sql: "SELECT no_such_column FROM products"
+"""
+
+
+def pg_settings(db, **extra: object) -> dict:
+    return {"name": "inventory", "type": "sql", "connection": {"url": db.url}, "query_timeout": 20, **extra}
+
+
+async def kill_when_running(admin_url: str, marker: str) -> int:
+    """pg_terminate_backend the session running `marker`, as soon as it shows up."""
+    import psycopg
+
+    dsn = admin_url.replace("postgresql+psycopg://", "postgresql://")
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        for _ in range(200):
+            cur = await conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE state = 'active' AND query LIKE %s AND pid <> pg_backend_pid()",
+                (f"%{marker}%",),
+            )
+            row = await cur.fetchone()
+            if row:
+                await conn.execute("SELECT pg_terminate_backend(%s)", (row[0],))
+                return row[0]
+            await asyncio.sleep(0.02)
+    raise AssertionError("the query never showed up in pg_stat_activity")
+
+
+@pytest.mark.parametrize("attempts", [3, 1], ids=["retried", "no-retries"])
+async def test_postgres_connection_killed_mid_query(tmp_path, pg_database, attempts):
+    settings = pg_settings(pg_database, retries={**FAST, "max_attempts": attempts})
+    async with started(tmp_path, settings, PG_LIBRARY) as adapter:
+        query = asyncio.ensure_future(run(adapter, "slow_count"))
+        await kill_when_running(pg_database.admin_url, "generate_series(1, 15000000)")
+        if attempts == 1:
+            with pytest.raises(SourceUnavailable) as caught:
+                await query
+            assert caught.value.status == 503
+            assert adapter.guard.stats.attempts == 1
+        else:
+            result = await query
+            assert result.rows == [{"n": 15000000}]
+            assert adapter.guard.stats.attempts == 2  # the killed attempt and the one that succeeded
+        assert (await run(adapter, "slow_count")).rows == [{"n": 15000000}]  # the pool healed
+
+
+async def test_postgres_query_errors_are_not_retried(tmp_path, pg_database):
+    async with started(tmp_path, pg_settings(pg_database, retries=FAST), PG_LIBRARY) as adapter:
+        with pytest.raises(QueryFailed) as caught:
+            await run(adapter, "bad_column")
+        assert adapter.guard.stats.attempts == 1
+    assert caught.value.status == 502 and "after" not in caught.value.message
