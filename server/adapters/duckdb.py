@@ -21,6 +21,10 @@ from .sql_guard import parse_sql_body
 
 log = logging.getLogger("intent_router.adapters.duckdb")
 
+# DuckDB exception classes that mean the database itself cannot be used (file unreadable or cut short,
+# connection closed, instance invalidated, out of memory): the source is down (503), not the query (502).
+_DOWN_ERRORS = ("IOException", "ConnectionException", "FatalException", "OutOfMemoryException")
+
 
 class DuckDBConnection(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -116,7 +120,11 @@ class DuckDBAdapter(Adapter):
             cursor.interrupt()
             raise SourceTimeout(self.name, timeout) from None
         except Exception as exc:
-            log.warning("duckdb adapter %s query %s failed: %s", self.name, template.id, exc)
+            down = is_source_error(exc)
+            kind = "down" if down else "failed"
+            log.warning("duckdb adapter %s template %s (%s): %s", self.name, template.id, kind, exc)
+            if down:
+                raise SourceUnavailable(self.name, "the database cannot be read") from None
             raise QueryFailed(self.name, f"template '{template.id}' failed to run") from None
 
     def _run(self, cursor, sql: str, params: dict[str, Any]) -> QueryResult:
@@ -132,3 +140,10 @@ class DuckDBAdapter(Adapter):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "backend": "duckdb"}
+
+
+def is_source_error(exc: BaseException) -> bool:
+    """True when DuckDB says the database (not the query) is broken; decided by exception class, never text."""
+    import duckdb
+
+    return any(isinstance(exc, cls) for name in _DOWN_ERRORS if isinstance(cls := getattr(duckdb, name, None), type))

@@ -1,0 +1,108 @@
+"""A failing query is 502 `query_failed`; only a source that cannot be used is 503. No driver text leaks.
+
+Checked on every SQL backend: SQLite and DuckDB through the HTTP app, PostgreSQL and MariaDB through the
+adapter (the HTTP mapping of the error classes is the same for all).
+"""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from server.errors import QueryFailed, SourceUnavailable
+from tests.support import mariadb, pg
+from tests.support.adapter_harness import started
+from tests.support.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_people_db, make_tree
+from tests.support.server import running_app
+from tests.support.servers import free_port
+
+pg_database = pg.pg_database
+mariadb_database = mariadb.mariadb_database
+
+GHOSTS = """
+  - id: ghosts_in_the_attic
+    description: List the ghosts that haunt the attic
+    nl_examples: ["list the ghosts in the attic", "which ghosts haunt the attic?"]
+    sql: "SELECT name FROM ghosts ORDER BY name"
+"""
+MISSING_LIBRARY = """
+templates:
+  - id: ghosts_in_the_attic
+    description: List the ghosts that haunt the attic
+    sql: "SELECT name FROM ghosts ORDER BY name"
+"""
+DUCK_ADAPTER = """
+adapters:
+  - name: sales
+    type: duckdb
+    connection: {path: templates/sales.duckdb}
+    templates: ["templates/people/*.yaml"]
+    confidence_threshold: 0.3
+"""
+DRIVER_WORDS = ("no such", "ghosts", "catalog", "does not exist", "doesn't exist", "sqlite", "duckdb error", "line 1")
+
+
+def assert_clean(message: str) -> None:
+    lowered = message.lower()
+    assert not [w for w in DRIVER_WORDS if w in lowered], message
+
+
+def make_duckdb(path) -> None:
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE people AS SELECT 'Ada' AS name, 'Engineering' AS department")
+    con.execute("CREATE TABLE big AS SELECT range AS n, md5(range::VARCHAR) AS s FROM range(2000000)")
+    con.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "duckdb"])
+async def test_missing_table_is_502_query_failed_over_http(tmp_path, kind):
+    make_people_db(tmp_path / "templates" / "people.db")
+    make_duckdb(tmp_path / "templates" / "sales.duckdb")
+    adapter, name = (PEOPLE_ADAPTER, "people") if kind == "sqlite" else (DUCK_ADAPTER, "sales")
+    tree = make_tree(tmp_path, BASE_CONFIG, {"a.yaml": adapter}, {"people/people.yaml": PEOPLE_LIBRARY + GHOSTS})
+    async with running_app(tree) as (client, _):
+        resp = await client.post("/v1/query", json={"query": "list the ghosts in the attic", "adapter": name})
+        body = await resp.json()
+    assert resp.status == 502, body
+    assert body["error"] == {
+        "code": "query_failed",
+        "message": f"adapter '{name}': template 'ghosts_in_the_attic' failed to run",
+    }
+
+
+async def test_duckdb_file_cut_short_under_the_open_connection_is_503(tmp_path):
+    path = tmp_path / "sales.duckdb"
+    make_duckdb(path)
+    library = 'templates:\n  - {id: total, description: sum, sql: "SELECT sum(length(s)) AS n FROM big"}\n'
+    settings = {"name": "sales", "type": "duckdb", "connection": {"path": str(path)}}
+    async with started(tmp_path, settings, library) as adapter:
+        with path.open("r+b") as f:
+            f.truncate(4096)
+        with pytest.raises(SourceUnavailable) as caught:
+            await adapter.execute(adapter.templates["total"], {})
+    assert caught.value.status == 503
+    assert caught.value.message == "adapter 'sales': the database cannot be read"
+
+
+async def test_postgres_missing_table_is_502_and_unreachable_is_503(tmp_path, pg_database):
+    settings = {"name": "pg", "type": "sql", "connection": {"url": pg_database.url}}
+    async with started(tmp_path, settings, MISSING_LIBRARY) as adapter:
+        with pytest.raises(QueryFailed) as caught:
+            await adapter.execute(adapter.templates["ghosts_in_the_attic"], {})
+    assert caught.value.status == 502
+    assert caught.value.message == "adapter 'pg': template 'ghosts_in_the_attic' failed to run"
+    down = {"name": "pg", "type": "sql", "connection": {"url": f"postgresql+psycopg://x@127.0.0.1:{free_port()}/x"}}
+    async with started(tmp_path, down, MISSING_LIBRARY) as adapter:
+        with pytest.raises(SourceUnavailable) as unreachable:
+            await adapter.execute(adapter.templates["ghosts_in_the_attic"], {})
+    assert unreachable.value.status == 503
+    assert_clean(unreachable.value.message)
+
+
+async def test_mariadb_missing_table_is_502(tmp_path, mariadb_database):
+    settings = {"name": "shop", "type": "sql", "connection": {"url": mariadb_database.url}}
+    async with started(tmp_path, settings, MISSING_LIBRARY) as adapter:
+        with pytest.raises(QueryFailed) as caught:
+            await adapter.execute(adapter.templates["ghosts_in_the_attic"], {})
+    assert caught.value.status == 502
+    assert caught.value.message == "adapter 'shop': template 'ghosts_in_the_attic' failed to run"
