@@ -67,7 +67,7 @@ class SourceUnavailable(IntentRouterError):
         super().__init__(f"adapter '{adapter}': {reason}")
         self.adapter = adapter
         self.reason = reason
-        self.transient = transient  # worth retrying (set by the backend's error mapping; see adapters/resilience.py)
+        self.transient = transient  # worth retrying (set by the backend's error mapping; see server/resilience.py)
         self.retry_after = retry_after  # seconds the source asked us to wait, when it said
 
 

@@ -23,12 +23,12 @@ from ..embedding.settings import EmbeddingSettings
 from ..errors import QueryFailed
 from ..params.base import ParameterExtractor
 from ..params.settings import ParameterExtractionSettings
+from ..resilience import CircuitBreakerSettings, RetrySettings, SourceGuard
 from ..routing.policy import RoutingPolicy
 from ..routing.router import Router
 from ..stores.base import StoreHit, TemplateStore
 from ..templates import Template
 from ..templates.library import ParsedBody
-from .resilience import CircuitBreakerSettings, RetrySettings, SourceGuard
 
 
 class AdapterSettings(BaseModel):
@@ -50,7 +50,7 @@ class DataAdapterSettings(AdapterSettings):
     query_timeout: float = Field(10.0, gt=0)
     embedding: EmbeddingSettings | None = None  # a different model for this adapter's store
     parameter_extraction: ParameterExtractionSettings | None = None  # fuzzy floor, clock, values cache, LLM pass
-    retries: RetrySettings = Field(default_factory=RetrySettings)  # transient failures (see resilience.py)
+    retries: RetrySettings = Field(default_factory=RetrySettings)  # transient failures (see server/resilience.py)
     circuit_breaker: CircuitBreakerSettings = Field(default_factory=CircuitBreakerSettings)
 
 

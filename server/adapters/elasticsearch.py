@@ -18,12 +18,13 @@ from yarl import URL
 from ..config.errors import ConfigError, ConfigIssue
 from ..config.types import EnvVarName
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
+from ..resilience import parse_retry_after
 from ..templates import Template
 from ..templates.library import ParsedBody
 from .base import Adapter, DataAdapterSettings, QueryResult
 from .json_rows import ResponseMapping, map_rows
 from .placeholders import parse_structure, placeholders_in, render, static_value
-from .web_client import TRANSIENT_STATUSES, parse_retry_after
+from .web_client import TRANSIENT_STATUSES
 
 log = logging.getLogger("intent_router.adapters.elasticsearch")
 

@@ -335,7 +335,7 @@ def classify_error(exc: BaseException, backend: str) -> str:
     return "down" if isinstance(exc, OperationalError) else "failed"
 
 
-# Worth another attempt (adapters/resilience.py retries them): the connection was reset or refused
+# Worth another attempt (server/resilience.py retries them): the connection was reset or refused
 # for the moment, the server is restarting or shedding load, or the transaction lost a deadlock or a
 # serialization conflict. Authentication, unknown database, syntax and permission errors are not.
 _PG_TRANSIENT = {"40001", "40P01", "55P03", "57P01", "57P02", "57P03", "53300"}

@@ -8,8 +8,6 @@ policy (resilience.py) retries it."""
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
-import email.utils
 import json
 import logging
 import os
@@ -23,6 +21,7 @@ from yarl import URL
 from ..config.errors import ConfigError, ConfigIssue
 from ..config.types import EnvVarName
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
+from ..resilience import parse_retry_after
 from .base import Adapter
 from .sql import to_json_value
 
@@ -72,23 +71,6 @@ class AuthSettings(BaseModel):
 
 
 TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})  # worth another attempt; other errors are not
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """`Retry-After` as seconds: a number of seconds or an HTTP date."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)
-    return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
 
 
 class WebConnection(BaseModel):

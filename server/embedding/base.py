@@ -22,8 +22,10 @@ class EmbeddingError(IntentRouterError):
     status = 503
     code = "embedding_unavailable"
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, transient: bool = False, retry_after: float | None = None) -> None:
         super().__init__(message)
+        self.transient = transient  # worth retrying (server/resilience.py): timeouts, 429/5xx, connection errors
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)

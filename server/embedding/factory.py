@@ -47,7 +47,12 @@ def build_provider(settings: EmbeddingSettings, base_dir: Path) -> Embedder:
             raise EmbeddingError(f"environment variable {settings.api_key_env} (embedding API key) is not set")
     assert settings.base_url is not None  # guaranteed by EmbeddingSettings' validator
     return OpenAICompatibleEmbedder(
-        settings.base_url, settings.model, api_key=api_key, timeout=settings.timeout, batch_size=settings.batch_size
+        settings.base_url,
+        settings.model,
+        api_key=api_key,
+        timeout=settings.timeout,
+        batch_size=settings.batch_size,
+        retries=settings.retries,
     )
 
 

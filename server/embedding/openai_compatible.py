@@ -1,7 +1,9 @@
 """Embeddings from any server that speaks OpenAI's `POST /embeddings` (OpenAI, Ollama, vLLM, TEI...).
 
 Errors become EmbeddingError with a short reason (status class, timeout, malformed reply); the
-provider's own text goes to the log only, never to a client.
+provider's own text goes to the log only, never to a client. Timeouts, connection failures and
+429/502/503/504 (with `Retry-After`) are transient and retried by the shared policy
+(server/resilience.py, `embedding.retries`), within the request's deadline.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ import aiohttp
 import numpy as np
 
 from server.embedding.base import Embedder, EmbeddingError, check_texts, empty, l2_normalise
+from server.resilience import RetrySettings, parse_retry_after, retry_call
+
+_TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +40,13 @@ class OpenAICompatibleEmbedder(Embedder):
     """One aiohttp session per embedder (per event loop), closed by close(); dim is learned from the first reply."""
 
     def __init__(
-        self, base_url: str, model: str, api_key: str | None = None, timeout: float = 30.0, batch_size: int = 64
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        batch_size: int = 64,
+        retries: RetrySettings | None = None,
     ) -> None:
         base = base_url.rstrip("/")
         self.model_id = f"openai_compatible:{model}@{base}"
@@ -43,6 +54,8 @@ class OpenAICompatibleEmbedder(Embedder):
         self.url = f"{base}/embeddings"
         self.batch_size = batch_size
         self.timeout = timeout
+        self.retries = retries or RetrySettings(max_attempts=1)
+        self.attempts = 0  # requests sent, retries included
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._dim = 0
         self._session: aiohttp.ClientSession | None = None
@@ -95,18 +108,28 @@ class OpenAICompatibleEmbedder(Embedder):
         return l2_normalise(np.concatenate(parts))
 
     async def _post(self, session: aiohttp.ClientSession, batch: list[str]) -> np.ndarray:
+        budget = self.timeout * self.retries.max_attempts  # outside a request; a request's deadline wins
+        return await retry_call(lambda: self._post_once(session, batch), self.retries, budget=budget)
+
+    async def _post_once(self, session: aiohttp.ClientSession, batch: list[str]) -> np.ndarray:
+        self.attempts += 1
         try:
             async with session.post(self.url, json={"model": self.model, "input": batch}) as resp:
                 body = await resp.read()
                 status = resp.status
+                retry_after = parse_retry_after(resp.headers.get("Retry-After"))
         except TimeoutError as exc:
-            raise EmbeddingError(f"embedding service timed out after {self.timeout:g} s") from exc
+            raise EmbeddingError(f"embedding service timed out after {self.timeout:g} s", transient=True) from exc
         except aiohttp.ClientError as exc:
-            raise EmbeddingError(f"cannot reach the embedding service ({type(exc).__name__})") from exc
+            raise EmbeddingError(f"cannot reach the embedding service ({type(exc).__name__})", transient=True) from exc
         if status != 200:
             log.warning("embedding service %s answered %d: %.300r", self.url, status, body)
             reason = _STATUS_REASONS.get(status, "had a server error" if status >= 500 else "refused the request")
-            raise EmbeddingError(f"embedding service {reason} (HTTP {status})")
+            raise EmbeddingError(
+                f"embedding service {reason} (HTTP {status})",
+                transient=status in _TRANSIENT_STATUSES,
+                retry_after=retry_after,
+            )
         try:
             payload = json.loads(body)
         except (ValueError, UnicodeDecodeError) as exc:

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_validator
 
 from ..config.types import EnvVarName
+from ..resilience import RetrySettings
 
 # Names accepted for the bundled local model; all mean the same weights.
 MINILM_MODEL_NAMES = frozenset({"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"})
@@ -29,6 +30,7 @@ class EmbeddingSettings(BaseModel, extra="forbid"):
     timeout: float = Field(default=30.0, gt=0)
     batch_size: int = Field(default=64, ge=1, le=4096)
     cache: EmbeddingCacheSettings = EmbeddingCacheSettings()
+    retries: RetrySettings = RetrySettings()  # openai_compatible: transient provider errors (server/resilience.py)
 
     @model_validator(mode="after")
     def _check_provider(self) -> EmbeddingSettings:
@@ -45,6 +47,6 @@ class EmbeddingSettings(BaseModel, extra="forbid"):
                     f"provider 'minilm' only bundles all-MiniLM-L6-v2, not {self.model!r}; "
                     "use provider 'openai_compatible' for other models"
                 )
-            if self.base_url is not None or self.api_key_env is not None:
-                raise ValueError("base_url and api_key_env apply only to provider 'openai_compatible'")
+            if self.base_url is not None or self.api_key_env is not None or "retries" in self.model_fields_set:
+                raise ValueError("base_url, api_key_env and retries apply only to provider 'openai_compatible'")
         return self

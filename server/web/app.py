@@ -11,8 +11,8 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..adapters.resilience import request_deadline
 from ..errors import BadRequest, Forbidden, IntentRouterError, NotFound, RequestTimeout
+from ..resilience import request_deadline
 from ..runtime.build import Runtime
 from ..runtime.holder import RuntimeHolder
 from ..service import answer as answering

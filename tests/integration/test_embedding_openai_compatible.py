@@ -34,6 +34,7 @@ class StandIn:
     requests: list[dict] = field(default_factory=list)
     headers: list[dict] = field(default_factory=list)
     mode: str = "ok"
+    fail_first: list[tuple[int, str | None]] = field(default_factory=list)  # (status, Retry-After) then "ok"
 
 
 @pytest.fixture
@@ -44,6 +45,10 @@ async def standin() -> AsyncIterator[StandIn]:
         state.headers.append(dict(request.headers))
         body = await request.json()
         state.requests.append(body)
+        if state.fail_first:
+            status, retry_after = state.fail_first.pop(0)
+            headers = {"Retry-After": retry_after} if retry_after else {}
+            return web.json_response({"error": {"message": "busy sk-123"}}, status=status, headers=headers)
         if state.mode == "500":
             return web.json_response({"error": {"message": "secret internal detail sk-123"}}, status=500)
         if state.mode == "401":
@@ -125,6 +130,36 @@ async def test_errors_are_short_and_clean(standin: StandIn, mode: str, message: 
     assert "sk-123" not in str(caught.value) and "gateway" not in str(caught.value)
     assert caught.value.status == 503
     await embedder.close()
+
+
+async def test_transient_errors_are_retried_with_retry_after(standin: StandIn, tmp_path: Path) -> None:
+    standin.fail_first = [(503, None), (429, "0.3")]
+    retries = {"max_attempts": 3, "backoff_initial": 0.01, "backoff_max": 0.02}
+    embedder = build_provider(settings(standin.url, retries=retries), tmp_path)
+    started = asyncio.get_running_loop().time()
+    vectors = await embedder.embed(["a", "b"])
+    assert asyncio.get_running_loop().time() - started >= 0.28  # the 429's Retry-After was honoured
+    assert vectors.shape == (2, DIM) and len(standin.requests) == 3
+    await embedder.close()
+
+
+async def test_permanent_errors_and_exhausted_retries_are_not_hidden(standin: StandIn, tmp_path: Path) -> None:
+    retries = {"max_attempts": 2, "backoff_initial": 0.01, "backoff_max": 0.02}
+    embedder = build_provider(settings(standin.url, retries=retries), tmp_path)
+    standin.mode = "401"
+    with pytest.raises(EmbeddingError, match=r"rejected the API key \(HTTP 401\)$"):
+        await embedder.embed(["a"])
+    assert len(standin.requests) == 1  # never retried
+    standin.mode, standin.fail_first = "ok", [(502, None)] * 5
+    with pytest.raises(EmbeddingError, match=r"HTTP 502\) \(after 2 attempts\)"):
+        await embedder.embed(["a"])
+    assert len(standin.requests) == 3
+    await embedder.close()
+
+
+def test_retries_are_rejected_for_the_local_model() -> None:
+    with pytest.raises(ValueError, match="retries apply only to provider 'openai_compatible'"):
+        EmbeddingSettings(provider="minilm", retries={"max_attempts": 2})
 
 
 async def test_timeout(standin: StandIn) -> None:

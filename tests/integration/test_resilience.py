@@ -1,4 +1,4 @@
-"""Retries with backoff and the circuit breaker (server/adapters/resilience.py) against real sources:
+"""Retries with backoff and the circuit breaker (server/resilience.py) against real sources:
 a loopback HTTP API that fails on command (retries counted on the server side), Retry-After honoured
 and bounded by the request's deadline, permanent errors never retried, breaker open -> immediate 503
 -> half-open probe -> closed, and a PostgreSQL query whose connection is killed with
@@ -14,9 +14,9 @@ import pydantic
 import pytest
 
 from server.adapters.base import Adapter
-from server.adapters.resilience import RetrySettings, request_deadline
 from server.adapters.sql import SQLAdapterSettings
 from server.errors import QueryFailed, SourceUnavailable
+from server.resilience import RetrySettings, request_deadline
 from tests.support import pg
 from tests.support.adapter_harness import started
 from tests.support.flaky_api import ITEMS, FlakyApi
@@ -311,3 +311,92 @@ async def test_postgres_query_errors_are_not_retried(tmp_path, pg_database):
             await run(adapter, "bad_column")
         assert adapter.guard.stats.attempts == 1
     assert caught.value.status == 502 and "after" not in caught.value.message
+
+
+# ---- SQLite: a database locked by a writer for a moment -------------------------------------------
+
+SQLITE_LIBRARY = """
+templates:
+  - id: count
+    description: Count the rows
+    sql: "SELECT count(*) AS n FROM t"
+"""
+
+
+@pytest.mark.parametrize("attempts", [5, 1], ids=["retried", "no-retries"])
+async def test_sqlite_busy_is_retried(tmp_path, attempts):
+    import sqlite3
+    import threading
+
+    path = tmp_path / "busy.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE t (x INTEGER)")
+        db.execute("INSERT INTO t VALUES (1), (2)")
+    settings = {
+        "name": "local",
+        "type": "sql",
+        "connection": {"url": f"sqlite:///{path}", "connect_timeout": 0.05},  # busy after 50 ms
+        "retries": {"max_attempts": attempts, "backoff_initial": 0.1, "backoff_max": 0.2},
+    }
+    async with started(tmp_path, settings, SQLITE_LIBRARY) as adapter:
+        writer = sqlite3.connect(path, check_same_thread=False)
+        writer.execute("BEGIN EXCLUSIVE")  # readers get SQLITE_BUSY until it ends
+        release = threading.Timer(0.25, writer.rollback)
+        release.start()
+        try:
+            if attempts == 1:
+                with pytest.raises(SourceUnavailable):
+                    await run(adapter, "count")
+            else:
+                assert (await run(adapter, "count")).rows == [{"n": 2}]
+                assert adapter.guard.stats.attempts >= 2
+        finally:
+            release.join()
+            writer.close()
+
+
+# ---- through the HTTP API: a dead source answers 503 at once -----------------------------------------
+
+
+async def test_http_api_dead_source_answers_503_at_once(tmp_path, api):
+    from tests.support.configs import BASE_CONFIG, make_tree
+    from tests.support.server import running_app
+
+    adapters = f"""
+adapters:
+  - name: flaky
+    type: http
+    connection: {{url: "{api.base_url}"}}
+    templates: ["templates/flaky/*.yaml"]
+    confidence_threshold: 0.1
+    retries: {{max_attempts: 2, backoff_initial: 0.01, backoff_max: 0.02}}
+    circuit_breaker: {{failure_threshold: 2, reset_timeout: 0.5}}
+"""
+    library = """
+templates:
+  - id: items
+    description: List all the items in the catalogue
+    nl_examples: ["show me all items", "list the items"]
+    http: {path: /items, response: {items_path: items}}
+"""
+    config_dir = make_tree(tmp_path, BASE_CONFIG, {"flaky.yaml": adapters}, {"flaky/items.yaml": library})
+    async with running_app(config_dir) as (client, _holder):
+        ask = {"query": "list the items", "adapter": "flaky"}
+        api.down, api.delay = True, 0.1
+        for _ in range(2):
+            response = await client.post("/v1/query", json=ask)
+            assert response.status == 503
+            assert (await response.json())["error"]["message"].endswith("HTTP 503 (after 2 attempts)")
+        assert len(api.arrivals) == 4
+
+        started_at = time.monotonic()
+        response = await client.post("/v1/query", json=ask)
+        assert time.monotonic() - started_at < 0.1 + 0.1  # no request reached the dead source
+        body = await response.json()
+        assert response.status == 503 and body["error"]["code"] == "source_unavailable"
+        assert "circuit open" in body["error"]["message"] and len(api.arrivals) == 4
+
+        api.down, api.delay = False, 0.0
+        await asyncio.sleep(0.55)
+        response = await client.post("/v1/query", json=ask)
+        assert response.status == 200 and (await response.json())["rows"] == ITEMS

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
+import email.utils
 import logging
 import random
 import time
@@ -32,7 +34,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..errors import IntentRouterError, SourceUnavailable
+from .errors import IntentRouterError, SourceUnavailable
 
 log = logging.getLogger("intent_router.adapters.resilience")
 
@@ -87,6 +89,23 @@ class CircuitBreakerSettings(BaseModel):
     enabled: bool = True
     failure_threshold: int = Field(5, ge=1, le=1000, description="consecutive failed calls that open the circuit")
     reset_timeout: float = Field(30.0, gt=0, description="seconds open before one probe call is let through")
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """`Retry-After` as seconds: a number of seconds or an HTTP date."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
 
 
 def is_transient(exc: BaseException) -> bool:
