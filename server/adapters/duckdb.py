@@ -1,8 +1,15 @@
-"""DuckDB adapter: a read-only database file, `:name` binds rewritten to DuckDB's `$name`."""
+"""DuckDB adapter: a read-only database file, `:name` binds rewritten to DuckDB's `$name`.
+
+DuckDB can read any file or URL the server can (read_csv('/etc/passwd'), FROM 'x.parquet', glob...).
+So the database is opened with external access disabled and its configuration locked; an adapter that
+needs files lists them in `connection.allowed_paths`, and only then may templates call file readers.
+Without it, such templates are refused at load with file:line.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 from pathlib import Path
@@ -12,18 +19,25 @@ import sqlglot
 from pydantic import BaseModel, ConfigDict, Field
 from sqlglot.tokens import TokenType
 
+from ..config.errors import ConfigIssue
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
 from ..templates.library import ParsedBody
 from .base import Adapter, DataAdapterSettings, QueryResult
 from .sql import to_json_value
-from .sql_guard import parse_sql_body
+from .sql_guard import function_names, parse_sql_body, path_like_tables
 
 log = logging.getLogger("intent_router.adapters.duckdb")
 
 # DuckDB exception classes that mean the database itself cannot be used (file unreadable or cut short,
 # connection closed, instance invalidated, out of memory): the source is down (503), not the query (502).
 _DOWN_ERRORS = ("IOException", "ConnectionException", "FatalException", "OutOfMemoryException")
+# Never in a template: SQL held in a string escapes the guard; getenv reads the server's environment.
+_ALWAYS_REFUSED = frozenset({"query", "query_table", "getenv"})
+# Table and scalar functions that read files or URLs (and scanners of other databases' files).
+_FILE_READERS = frozenset({"glob", "sniff_csv", "read_blob", "read_text", "load_aws_credentials"})
+_FILE_READER_PREFIXES = ("read_", "parquet_", "iceberg_", "delta_", "st_read", "csv_")
+_FILE_READER_SUFFIXES = ("_scan", "_attach", "_query", "_scan_pushdown")
 
 
 class DuckDBConnection(BaseModel):
@@ -32,6 +46,9 @@ class DuckDBConnection(BaseModel):
     path: str  # database file, relative to the project root; ":memory:" for an empty in-memory database
     read_only: bool = True
     threads: int = Field(2, ge=1, le=64)
+    # Files and directories (relative to the project root) templates may read with read_csv, read_parquet,
+    # FROM 'file' ...; empty: no file or URL access at all besides the database itself.
+    allowed_paths: list[str] = Field(default_factory=list)
 
 
 class DuckDBAdapterSettings(DataAdapterSettings):
@@ -61,8 +78,26 @@ class DuckDBAdapter(Adapter):
 
     @classmethod
     def parse_body(cls, raw: Any) -> ParsedBody:
-        parsed = parse_sql_body(raw, "duckdb")
+        parsed = parse_sql_body(raw, "duckdb", _ALWAYS_REFUSED)
         return ParsedBody(to_duckdb_binds(parsed.value), parsed.placeholders)
+
+    @classmethod
+    def check_templates(cls, settings: Any, templates: list[Template]) -> list[ConfigIssue]:
+        """Without `allowed_paths`, bodies and values_from queries may not read files or URLs."""
+        if settings.connection.allowed_paths:
+            return []
+        issues = []
+        for t in templates:
+            at = f"templates[id={t.id}]"
+            queries = [(f"{at}.sql", t.body)] + [
+                (f"{at}.parameters[{i}].values_from.query", p.values_from.query)
+                for i, p in enumerate(t.parameters)
+                if p.values_from is not None
+            ]
+            for key, sql in queries:
+                if isinstance(sql, str) and (problem := file_access_problem(sql)):
+                    issues.append(ConfigIssue(t.source_file or "templates", t.source_line, key, problem))
+        return issues
 
     def __init__(self, settings, context) -> None:
         super().__init__(settings, context)
@@ -90,10 +125,26 @@ class DuckDBAdapter(Adapter):
             self._conn = duckdb.connect(
                 path, read_only=conn.read_only and path != ":memory:", config={"threads": conn.threads}
             )
+            self._close_external_access(self._conn)
         except duckdb.Error as exc:
             log.warning("duckdb adapter %s cannot open %s: %s", self.name, path, exc)
             raise SourceUnavailable(self.name, "cannot open the database") from None
         return self._conn
+
+    def _close_external_access(self, con) -> None:
+        """Only the listed files and directories stay readable; the configuration is then locked, so
+        nothing a query does can open it again. (DuckDB takes these lists only once it is running.)"""
+        files, directories = [], []
+        for entry in self.settings.connection.allowed_paths:
+            path = Path(entry) if Path(entry).is_absolute() else self.context.root / entry
+            if path.is_dir() or entry.endswith("/"):
+                directories.append(str(path.resolve()).rstrip("/") + "/")
+            else:
+                files.append(str(path.resolve()))
+        con.execute("SET allowed_paths = $1", [files])
+        con.execute("SET allowed_directories = $1", [directories])
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
 
     async def close_source(self) -> None:
         if self._conn is not None:
@@ -140,6 +191,21 @@ class DuckDBAdapter(Adapter):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "backend": "duckdb"}
+
+
+@functools.lru_cache(maxsize=50_000)  # reloads check unchanged templates again; parse each text once
+def file_access_problem(sql: str) -> str | None:
+    """Why this DuckDB query would read files or URLs (a reader function, FROM 'path'), or None."""
+    try:
+        tree = sqlglot.parse_one(sql, read="duckdb")
+    except sqlglot.errors.ParseError:
+        return None  # parse_body already refused it
+    for name in function_names(tree):
+        if name in _FILE_READERS or name.startswith(_FILE_READER_PREFIXES) or name.endswith(_FILE_READER_SUFFIXES):
+            return f"function {name}() reads files or URLs; list what it may read in connection.allowed_paths"
+    for name in path_like_tables(tree):
+        return f"FROM '{name}' reads a file or URL; list what it may read in connection.allowed_paths"
+    return None
 
 
 def is_source_error(exc: BaseException) -> bool:

@@ -30,7 +30,7 @@ from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
 from ..templates.library import ParsedBody
 from .base import Adapter, DataAdapterSettings, QueryResult
-from .sql_guard import parse_sql_body
+from .sql_guard import function_names, parse_sql_body
 
 log = logging.getLogger("intent_router.adapters.sql")
 
@@ -78,6 +78,12 @@ _FORBIDDEN_FUNCTIONS = {
         "sys_eval",
     },
 }
+# Refused at load whatever the URL (template bodies are parsed as SQLite first): SQLite functions that load
+# native code or touch files (the sqlite3 shell's and common extensions'), and raw page access.
+_ALWAYS_REFUSED = frozenset(
+    {"load_extension", "readfile", "writefile", "edit", "fsdir", "zipfile", "sqlar_compress", "sqlar_uncompress"}
+    | {"fts3_tokenizer", "sqlite_dbpage", "lsmode"}
+)
 # Error numbers / SQLSTATE classes by what they mean for a client.
 _MYSQL_TIMEOUT = {1969, 3024, 1317}  # max_statement_time, max_execution_time, query interrupted
 _PG_DOWN = {"28000", "28P01", "3D000"}  # authentication failed, no such database
@@ -110,7 +116,7 @@ class SQLAdapter(Adapter):
 
     @classmethod
     def parse_body(cls, raw: Any) -> ParsedBody:
-        return parse_sql_body(raw, "sqlite")  # re-checked with the URL's dialect by check_templates
+        return parse_sql_body(raw, "sqlite", _ALWAYS_REFUSED)  # re-checked with the URL's dialect by check_templates
 
     def __init__(self, settings, context) -> None:
         super().__init__(settings, context)
@@ -283,9 +289,8 @@ def sql_dialect_problem(sql: str, dialect: str) -> str | None:
     except ValueError as exc:
         return f"{exc} (checked as {dialect} SQL)"
     tree = sqlglot.parse_one(sql, read=dialect)
-    forbidden = _FORBIDDEN_FUNCTIONS.get(dialect, set())
-    for node in tree.find_all(exp.Func):
-        name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+    forbidden = _ALWAYS_REFUSED | _FORBIDDEN_FUNCTIONS.get(dialect, set())
+    for name in function_names(tree):
         if name in forbidden:
             return f"function {name}() is not allowed in a template"
     if any(True for _ in tree.find_all(exp.Lock)):
