@@ -27,12 +27,23 @@ class RerankItem:
 class RerankError(Exception):
     """A reranking call failed; `str()` is `"<provider>: <reason>"`, never provider text."""
 
-    def __init__(self, provider: str, reason: str, *, status: int | None = None, request_id: str | None = None) -> None:
+    def __init__(
+        self,
+        provider: str,
+        reason: str,
+        *,
+        status: int | None = None,
+        request_id: str | None = None,
+        transient: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(f"{provider}: {reason}")
         self.provider = provider
         self.reason = reason
         self.status = status  # HTTP status when the provider answered with an error status
         self.request_id = request_id  # provider's request id, for support tickets
+        self.transient = transient  # worth another attempt (server/resilience.py), for providers we retry ourselves
+        self.retry_after = retry_after
 
 
 class Reranker(ABC):

@@ -6,21 +6,20 @@ So an offline deployment can rerank without a cloud. Two request formats (`api_f
 - `tei` (Hugging Face text-embeddings-inference): `POST {base_url}/rerank` with `{query, texts}`
   -> `[{"index", "score"}, ...]`.
 Either reply shape is accepted whatever was sent, then the shared reply rules apply. Retries
-(`max_retries`) cover 429, 5xx and connection failures, honour `Retry-After`, and stay inside
-the call's total timeout.
+(`max_retries`) cover 429, 5xx, timeouts and connection failures through the shared policy
+(server/resilience.py): backoff with jitter, `Retry-After` honoured, all inside the call's total timeout.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import random
-import time
 from collections.abc import Mapping
 from typing import Any
 
 import aiohttp
 
+from ...resilience import RetrySettings, parse_retry_after, retry_call
 from .base import Reranker, RerankError, http_reason
 from .replies import ReplyError, collect_scores
 from .settings import RerankerSettings
@@ -28,14 +27,6 @@ from .settings import RerankerSettings
 log = logging.getLogger(__name__)
 
 PROVIDER = "rerank_api"
-_BACKOFF_BASE = 0.1  # seconds before the first retry; doubled each time, with full jitter
-
-
-class _Retryable(Exception):
-    def __init__(self, error: RerankError, retry_after: float | None = None) -> None:
-        super().__init__(str(error))
-        self.error = error
-        self.retry_after = retry_after
 
 
 class RerankApiReranker(Reranker):
@@ -49,6 +40,7 @@ class RerankApiReranker(Reranker):
         self._url = f"{str(settings.base_url).rstrip('/')}/rerank"
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._session: aiohttp.ClientSession | None = None  # created inside the running loop
+        self._retries = RetrySettings(max_attempts=settings.max_retries + 1, backoff_initial=0.1, backoff_max=2.0)
 
     def request_body(self, query: str, texts: list[str]) -> dict[str, Any]:
         if self._settings.api_format == "tei":
@@ -60,19 +52,11 @@ class RerankApiReranker(Reranker):
 
     async def _score(self, query: str, texts: list[str]) -> list[float]:
         body = self.request_body(query, texts)
-        deadline = time.monotonic() + self._settings.total_timeout
-        attempt = 0
         try:
             async with asyncio.timeout(self._settings.total_timeout):
-                while True:
-                    try:
-                        return await self._attempt(body, len(texts))
-                    except _Retryable as failed:
-                        attempt += 1
-                        wait = _backoff(attempt, failed.retry_after)
-                        if attempt > self._settings.max_retries or time.monotonic() + wait >= deadline:
-                            raise failed.error from None
-                        await asyncio.sleep(wait)
+                return await retry_call(
+                    lambda: self._attempt(body, len(texts)), self._retries, budget=self._settings.total_timeout
+                )
         except TimeoutError:
             raise RerankError(PROVIDER, "timeout") from None
 
@@ -83,19 +67,22 @@ class RerankApiReranker(Reranker):
             async with self._session.post(self._url, json=body, headers=self._headers) as response:
                 status = response.status
                 if status >= 400:
-                    error = RerankError(PROVIDER, http_reason(status), status=status)
-                    if status == 429 or status >= 500:
-                        raise _Retryable(error, _retry_after(response.headers.get("Retry-After")))
-                    raise error from None
+                    raise RerankError(
+                        PROVIDER,
+                        http_reason(status),
+                        status=status,
+                        transient=status == 429 or status >= 500,
+                        retry_after=parse_retry_after(response.headers.get("Retry-After")),
+                    ) from None
                 try:
                     payload = await response.json(content_type=None)
                 except ValueError:
                     raise RerankError(PROVIDER, "malformed reply (not JSON)") from None
         except TimeoutError:  # this attempt's timeout (aiohttp's timeout errors are TimeoutErrors too)
-            raise _Retryable(RerankError(PROVIDER, "timeout")) from None
+            raise RerankError(PROVIDER, "timeout", transient=True) from None
         except aiohttp.ClientConnectionError:
             log.debug("rerank_api: connection to %s failed", self._url)
-            raise _Retryable(RerankError(PROVIDER, "connection failed")) from None
+            raise RerankError(PROVIDER, "connection failed", transient=True) from None
         except aiohttp.ClientError as exc:
             log.debug("rerank_api failed: %s", type(exc).__name__)
             raise RerankError(PROVIDER, f"client error ({type(exc).__name__})") from None
@@ -122,17 +109,3 @@ def parse_rerank_reply(payload: object, count: int) -> list[float]:
 
 def _score_of(entry: Mapping[str, object]) -> object:
     return entry["relevance_score"] if "relevance_score" in entry else entry.get("score")
-
-
-def _retry_after(value: str | None) -> float | None:
-    """`Retry-After` in seconds (the HTTP-date form is not used by rerank servers)."""
-    try:
-        return max(0.0, float(value)) if value else None
-    except ValueError:
-        return None
-
-
-def _backoff(attempt: int, retry_after: float | None) -> float:
-    if retry_after is not None:
-        return retry_after
-    return random.uniform(0, _BACKOFF_BASE * 2 ** (attempt - 1))
