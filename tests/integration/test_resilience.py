@@ -17,11 +17,12 @@ from server.adapters.base import Adapter
 from server.adapters.sql import SQLAdapterSettings
 from server.errors import QueryFailed, SourceUnavailable
 from server.resilience import RetrySettings, request_deadline
-from tests.support import pg
+from tests.support import mariadb, pg
 from tests.support.adapter_harness import started
 from tests.support.flaky_api import ITEMS, FlakyApi
 
 pg_database = pg.pg_database
+mariadb_database = mariadb.mariadb_database
 
 LIBRARY = """
 templates:
@@ -400,3 +401,54 @@ templates:
         await asyncio.sleep(0.55)
         response = await client.post("/v1/query", json=ask)
         assert response.status == 200 and (await response.json())["rows"] == ITEMS
+
+
+# ---- MariaDB: a connection killed mid-query ---------------------------------------------------------
+
+MARIA_LIBRARY = """
+templates:
+  - id: slow_count
+    description: A count that takes about a second
+    sql: "SELECT count(*) AS n FROM seq_1_to_10000000 WHERE seq % 7 = 3"
+"""
+
+
+PROCESS_OF = "SELECT id FROM information_schema.processlist WHERE info LIKE %s AND id <> CONNECTION_ID()"
+
+
+@pytest.mark.parametrize("attempts", [3, 1], ids=["retried", "no-retries"])
+async def test_mariadb_connection_killed_mid_query(tmp_path, mariadb_database, attempts):
+    from tests.support.mariadb import _connect
+
+    settings = {
+        "name": "inventory",
+        "type": "sql",
+        "connection": {"url": mariadb_database.url},
+        "query_timeout": 20,
+        "retries": {**FAST, "max_attempts": attempts},
+    }
+    async with started(tmp_path, settings, MARIA_LIBRARY) as adapter:
+        query = asyncio.ensure_future(run(adapter, "slow_count"))
+
+        def kill() -> None:
+            conn = _connect(mariadb_database.url)
+            try:
+                with conn.cursor() as cur:
+                    for _ in range(200):
+                        cur.execute(PROCESS_OF, ("%seq_1_to_10000000%",))
+                        row = cur.fetchone()
+                        if row:
+                            cur.execute(f"KILL CONNECTION {int(row[0])}")
+                            return
+                        time.sleep(0.02)
+            finally:
+                conn.close()
+            raise AssertionError("the query never showed up in the processlist")
+
+        await asyncio.to_thread(kill)
+        if attempts == 1:
+            with pytest.raises(SourceUnavailable):
+                await query
+        else:
+            assert (await query).rows == [{"n": 1428572}]
+            assert adapter.guard.stats.attempts == 2
