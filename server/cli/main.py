@@ -1,4 +1,4 @@
-"""`python run.py [serve|route|validate|reindex] ...`: one entry point, subcommands per job."""
+"""`python run.py [serve|route|validate|reindex|mcp] ...`: one entry point, subcommands per job."""
 
 from __future__ import annotations
 
@@ -30,10 +30,12 @@ def _parser() -> argparse.ArgumentParser:
     route.add_argument("--execute", action="store_true", help="run the query and print the /v1/query response")
     validate = sub.add_parser("validate", help="check all YAML; exit 1 with file:line messages on errors")
     reindex = sub.add_parser("reindex", help="rebuild every template store from scratch")
+    mcp = sub.add_parser("mcp", help="serve the MCP tools over stdio (for desktop assistants)")
+    mcp.add_argument("--no-watch", action="store_true", help="do not reload when the YAML files change")
     fit = sub.add_parser("fit-thresholds", help="fit the confidence threshold and margin from labelled questions")
     fit.add_argument("--labelled", type=Path, required=True, help="YAML questions: [{question, adapter, template}]")
     fit.add_argument("--adapter")
-    for command in (serve, route, validate, reindex, fit):  # `route ... --config PATH` works as well
+    for command in (serve, route, validate, reindex, mcp, fit):  # `route ... --config PATH` works as well
         command.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="config file or directory")
     return parser
 
@@ -53,6 +55,11 @@ def main(argv: list[str] | None = None) -> int:
             from .fit import fit_command
 
             print(json.dumps(asyncio.run(fit_command(args.config, args.labelled, args.adapter)), indent=2))
+            return 0
+        if command == "mcp":
+            from ..mcp.stdio import serve_stdio
+
+            asyncio.run(serve_stdio(args.config, watch=not args.no_watch))
             return 0
         if command == "reindex":
             return asyncio.run(_reindex(args.config))

@@ -12,6 +12,7 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import BadRequest, Forbidden, IntentRouterError, NotFound, RequestTimeout
+from ..mcp.http import install_mcp
 from ..resilience import request_deadline
 from ..runtime.build import Runtime
 from ..runtime.holder import RuntimeHolder
@@ -175,4 +176,5 @@ def create_app(holder: RuntimeHolder) -> web.Application:
     install_stats(app, holder, app[HOOKS])  # routing log, /v1/routing/statistics, /dashboard
     install_catalogue(app, holder)  # GET /v1/templates
     install_metrics(app, holder, app[HOOKS])  # GET /metrics (Prometheus)
+    install_mcp(app, holder, app[HOOKS])  # /mcp: MCP over streamable HTTP
     return app

@@ -1,0 +1,100 @@
+"""The one place MCP tools call the service layer (answer, test_routing, the catalogue).
+
+Kept thin on purpose: when the service functions change shape, only this module follows. Each call
+checks the caller's adapter scope exactly as the JSON API does, holds the runtime for its duration
+(a reload cannot close it underneath), applies the request timeout, and feeds the same hooks as the
+HTTP handlers (routing log, metrics) so an MCP question is logged and counted like a JSON one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from ..adapters.base import Adapter
+from ..errors import BadRequest, Forbidden, RequestTimeout
+from ..runtime.build import Runtime
+from ..runtime.holder import RuntimeHolder
+from ..service import answer as answering
+from ..service.catalogue import build_catalogue
+from ..web.auth import Principal
+
+Hook = Callable[[str, Adapter, str, Any], None]
+
+
+def default_adapter(runtime: Runtime) -> str:
+    """The adapter a question goes to when none is named (the JSON API's rule)."""
+    from ..web.app import default_adapter as rule  # web.app installs this package: resolve at call time
+
+    return rule(runtime)
+
+
+def queryable(runtime: Runtime, principal: Principal) -> list[str]:
+    """Adapters this principal may name in `ask` / `explain_routing`."""
+    return [name for name in runtime.adapters if principal.may_query(name)]
+
+
+def _clean(question: str, max_chars: int) -> str:
+    text = " ".join(question.split())
+    if not text:
+        raise BadRequest("question: must not be blank")
+    if len(text) > max_chars:
+        raise BadRequest(f"question: longer than {max_chars} characters")
+    return text
+
+
+async def _run(
+    holder: RuntimeHolder,
+    principal: Principal,
+    question: str,
+    adapter_name: str | None,
+    work: Callable[[Adapter, str], Awaitable[dict[str, Any]]],
+) -> dict[str, Any]:
+    runtime = holder.acquire()
+    try:
+        text = _clean(question, runtime.config.app.server.max_question_chars)
+        name = adapter_name or default_adapter(runtime)
+        adapter = runtime.get(name)
+        if not principal.may_query(name):
+            raise Forbidden(f"this key may not query adapter '{name}'")
+        timeout = runtime.config.app.server.request_timeout
+        try:
+            return await asyncio.wait_for(work(adapter, text), timeout)
+        except TimeoutError:
+            raise RequestTimeout(f"request timed out after {timeout:g} s") from None
+    finally:
+        holder.release(runtime)
+
+
+async def ask(
+    holder: RuntimeHolder, principal: Principal, question: str, adapter: str | None, hooks: Sequence[Hook] = ()
+) -> dict[str, Any]:
+    """The `/v1/query` body for this question."""
+
+    async def work(target: Adapter, text: str) -> dict[str, Any]:
+        result = await answering.answer(target, text)
+        for hook in hooks:
+            hook("query", target, text, result)
+        return result.body
+
+    return await _run(holder, principal, question, adapter, work)
+
+
+async def explain(
+    holder: RuntimeHolder, principal: Principal, question: str, adapter: str | None, hooks: Sequence[Hook] = ()
+) -> dict[str, Any]:
+    """The `/v1/test_routing` body for this question (nothing is executed)."""
+
+    async def work(target: Adapter, text: str) -> dict[str, Any]:
+        body, outcome = await answering.test_routing(target, text)
+        for hook in hooks:
+            hook("test_routing", target, text, outcome)
+        return body
+
+    return await _run(holder, principal, question, adapter, work)
+
+
+def templates(holder: RuntimeHolder, principal: Principal, adapter: str | None) -> dict[str, Any]:
+    """The `/v1/templates` body this principal may see."""
+    return build_catalogue(holder.current, principal.may_query, adapter).model_dump(mode="json")

@@ -1,0 +1,140 @@
+"""The three MCP tools: their definitions (per caller and config) and how a call becomes a result.
+
+A failure the caller can act on (bad arguments, an adapter out of scope, a source down, a timeout)
+is a tool result with `isError` and the JSON API's error body, so the assistant sees why; it is never
+a stack trace or a driver message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import mcp_types as types
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import IntentRouterError
+from ..runtime.holder import RuntimeHolder
+from ..web.auth import Principal
+from . import calls
+from .descriptions import ask_description, explain_description, list_templates_description
+
+ASK, EXPLAIN, LIST_TEMPLATES = "ask", "explain_routing", "list_templates"
+MAX_TEXT_ROWS = 50  # rows repeated in the text content (all rows are in the structured content)
+
+
+class QuestionArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1, description="The question, in plain language")
+    adapter: str | None = Field(None, description="Which adapter answers it (default: the server's default)")
+
+
+class TemplatesArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    adapter: str | None = Field(None, description="Only this adapter (a composite: it and its children)")
+
+
+def _question_schema(adapters: list[str]) -> dict[str, Any]:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "question": {"type": "string", "minLength": 1, "description": "The question, in plain language"},
+            "adapter": {"type": "string", "description": "Which adapter answers it (optional)"},
+        },
+        "required": ["question"],
+        "additionalProperties": False,
+    }
+    if adapters:
+        schema["properties"]["adapter"]["enum"] = adapters
+    return schema
+
+
+def tool_list(holder: RuntimeHolder, principal: Principal) -> list[types.Tool]:
+    runtime = holder.current
+    adapters = calls.queryable(runtime, principal)
+    read_only = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+    templates_schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {"adapter": {"type": "string", "description": "Only this adapter (optional)"}},
+        "additionalProperties": False,
+    }
+    return [
+        types.Tool(
+            name=ASK,
+            title="Ask the data",
+            description=ask_description(runtime, principal),
+            input_schema=_question_schema(adapters),
+            annotations=read_only,
+        ),
+        types.Tool(
+            name=EXPLAIN,
+            title="Explain routing",
+            description=explain_description(),
+            input_schema=_question_schema(adapters),
+            annotations=read_only,
+        ),
+        types.Tool(
+            name=LIST_TEMPLATES,
+            title="List templates",
+            description=list_templates_description(),
+            input_schema=templates_schema,
+            annotations=read_only,
+        ),
+    ]
+
+
+def _error(code: str, message: str) -> types.CallToolResult:
+    body = {"error": {"code": code, "message": message}}
+    return types.CallToolResult(
+        content=[types.TextContent(text=f"error ({code}): {message}")], structured_content=body, is_error=True
+    )
+
+
+def _ask_text(body: dict[str, Any]) -> str:
+    text = str(body.get("content", ""))
+    rows = body.get("rows") or []
+    if rows:
+        shown = rows[:MAX_TEXT_ROWS]
+        text += "\n\nrows (JSON):\n" + json.dumps(shown, default=str, ensure_ascii=False)
+        if len(rows) > len(shown):
+            text += f"\n... {len(rows) - len(shown)} more rows in the structured content"
+    return text
+
+
+def _json_result(body: dict[str, Any], text: str | None = None) -> types.CallToolResult:
+    body = json.loads(json.dumps(body, default=str))  # dates, decimals -> JSON values
+    return types.CallToolResult(
+        content=[types.TextContent(text=text if text is not None else json.dumps(body, ensure_ascii=False))],
+        structured_content=body,
+    )
+
+
+async def call_tool(
+    holder: RuntimeHolder,
+    principal: Principal,
+    name: str,
+    arguments: dict[str, Any] | None,
+    hooks: Sequence[calls.Hook] = (),
+) -> types.CallToolResult:
+    try:
+        if name in (ASK, EXPLAIN):
+            args = QuestionArgs.model_validate(arguments or {})
+            if name == ASK:
+                body = await calls.ask(holder, principal, args.question, args.adapter, hooks)
+                return _json_result(body, _ask_text(body))
+            body = await calls.explain(holder, principal, args.question, args.adapter, hooks)
+            return _json_result(body)
+        if name == LIST_TEMPLATES:
+            targs = TemplatesArgs.model_validate(arguments or {})
+            return _json_result(calls.templates(holder, principal, targs.adapter))
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        field = ".".join(str(p) for p in first["loc"]) or "arguments"
+        message = "unknown argument" if first["type"] == "extra_forbidden" else first["msg"]
+        return _error("bad_request", f"{field}: {message}")
+    except IntentRouterError as exc:
+        return _error(exc.code, exc.message)
+    return _error("not_found", f"unknown tool '{name}'")

@@ -1,0 +1,138 @@
+"""The MCP server driven by the SDK's own client: over stdio (spawning `python run.py mcp` on the demo)
+and over streamable HTTP against a live test server (keys and adapter scopes as in the JSON API,
+tools/list_changed after a reload)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import mcp_types as types
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from tests.support.configs import write
+from tests.support.demo_tree import seed_demo_tree, with_demo_keys
+from tests.support.server import running_app
+
+REPO = Path(__file__).resolve().parents[2]
+TOOLS = ["ask", "explain_routing", "list_templates"]
+
+
+async def _ask_engineering(session: ClientSession) -> dict:
+    result = await session.call_tool("ask", {"question": "how many employees are in Engineering?"})
+    assert not result.is_error, result.content
+    body = result.structured_content
+    assert body["metadata"]["status"] == "executed"
+    assert body["metadata"]["composite_routing"]["selected_adapter"] == "hr"
+    assert body["rows"] and body["rows"][0]["department"] == "Engineering"
+    assert "Engineering" in result.content[0].text
+    return body
+
+
+async def test_stdio_demo(tmp_path):
+    config = seed_demo_tree(tmp_path)
+    params = StdioServerParameters(
+        command=sys.executable, args=[str(REPO / "run.py"), "mcp", "--no-watch", "--config", str(config)], cwd=REPO
+    )
+    async with stdio_client(params) as (read, write_stream), ClientSession(read, write_stream) as session:
+        init = await asyncio.wait_for(session.initialize(), 120)
+        assert init.server_info.name == "intent-router"
+        assert init.capabilities.tools is not None and init.capabilities.tools.list_changed
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert sorted(tools) == TOOLS
+        ask = tools["ask"]
+        assert "- hr (" not in ask.description and "- hr: Employees, departments" in ask.description
+        assert "routes each question to one of: hr, sales" in ask.description
+        assert "Salary summary for one department" in ask.description
+        assert ask.input_schema["properties"]["adapter"]["enum"] == ["hr", "sales", "company"]
+        assert ask.input_schema["required"] == ["question"]
+
+        await _ask_engineering(session)
+        result = await session.call_tool("ask", {"question": "who earns more than?", "adapter": "hr"})
+        assert result.structured_content["metadata"]["status"] == "needs_clarification"
+        assert result.structured_content["metadata"]["clarification"][0]["name"] == "min_salary"
+
+        explained = await session.call_tool("explain_routing", {"question": "top 5 customers by revenue"})
+        assert explained.structured_content["routing_decision"]["would_route_to"] == "sales"
+        listed = await session.call_tool("list_templates", {"adapter": "hr"})
+        assert [a["name"] for a in listed.structured_content["adapters"]] == ["hr"]
+
+        bad = await session.call_tool("ask", {"question": "x", "colour": "red"})
+        assert bad.is_error and bad.structured_content["error"]["code"] == "bad_request"
+        unknown = await session.call_tool("ask", {"question": "headcount", "adapter": "nope"})
+        assert unknown.is_error and unknown.structured_content["error"]["code"] == "not_found"
+
+
+def _client(url: str, key: str | None):
+    headers = {"X-API-Key": key} if key else None
+    return streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))
+
+
+async def test_http_scopes_and_list_changed(tmp_path, monkeypatch):
+    monkeypatch.setenv("IR_DEMO_ADMIN_KEY", "admin-k")
+    monkeypatch.setenv("IR_DEMO_COMPANY_KEY", "company-k")
+    monkeypatch.setenv("IR_DEMO_HR_KEY", "hr-k")
+    config = with_demo_keys(seed_demo_tree(tmp_path))
+    async with running_app(config) as (client, holder):
+        url = str(client.make_url("/mcp"))
+        resp = await client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert resp.status == 401 and (await resp.json())["error"]["code"] == "unauthorized"
+
+        changed = asyncio.Event()
+
+        async def on_message(message) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                changed.set()
+
+        async with (
+            _client(url, "company-k") as (read, write_stream),
+            ClientSession(read, write_stream, message_handler=on_message) as session,
+        ):
+            await session.initialize()
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            assert sorted(tools) == TOOLS
+            assert tools["ask"].input_schema["properties"]["adapter"]["enum"] == ["company"]
+            await _ask_engineering(session)
+            listed = await session.call_tool("list_templates", {})
+            assert [a["name"] for a in listed.structured_content["adapters"]] == ["hr", "sales", "company"]
+            denied = await session.call_tool("ask", {"question": "headcount per department", "adapter": "hr"})
+            assert denied.is_error and denied.structured_content["error"]["code"] == "forbidden"
+
+            # a reload that adds a template: the session is told, and the new tool description has it
+            write(
+                config.parent / "templates" / "hr" / "zz_extra.yaml",
+                """
+                templates:
+                  - id: parking_spaces
+                    description: Parking spaces assigned to employees at the head office
+                    nl_examples: ["who has a parking space?"]
+                    sql: "SELECT first_name FROM employees LIMIT 1"
+                """,
+            )
+            status = await holder.reload()
+            assert status.ok
+            await asyncio.wait_for(changed.wait(), 10)
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            assert "Parking spaces assigned to employees" in tools["ask"].description
+
+        async with _client(url, "hr-k") as (read, write_stream), ClientSession(read, write_stream) as session:
+            await session.initialize()
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            assert tools["ask"].input_schema["properties"]["adapter"]["enum"] == ["hr"]
+            assert "(sales)" not in tools["ask"].description
+            listed = await session.call_tool("list_templates", {})
+            assert [a["name"] for a in listed.structured_content["adapters"]] == ["hr"]
+            assert all("sales" not in t["id"] for t in listed.structured_content["adapters"][0]["templates"])
+            denied = await session.call_tool("list_templates", {"adapter": "sales"})
+            assert denied.is_error and denied.structured_content["error"]["code"] == "forbidden"
+            denied = await session.call_tool("ask", {"question": "top 5 customers by revenue", "adapter": "sales"})
+            assert denied.is_error and denied.structured_content["error"]["code"] == "forbidden"
+            result = await session.call_tool("ask", {"question": "how many employees are in Engineering?"})
+            # no adapter named: the default is the composite, which this key may not query
+            assert result.is_error and result.structured_content["error"]["code"] == "forbidden"
+            result = await session.call_tool("ask", {"question": "count the engineers we employ", "adapter": "hr"})
+            assert result.structured_content["metadata"]["status"] == "executed"
