@@ -136,3 +136,45 @@ async def test_http_scopes_and_list_changed(tmp_path, monkeypatch):
             assert result.is_error and result.structured_content["error"]["code"] == "forbidden"
             result = await session.call_tool("ask", {"question": "count the engineers we employ", "adapter": "hr"})
             assert result.structured_content["metadata"]["status"] == "executed"
+
+
+SESSION_AUTH = """
+embedding:
+  provider: minilm
+  cache: {enabled: true, path: data/embedding_cache.sqlite3}
+store: {backend: memory}
+auth:
+  client_keys:
+    - {name: one, key_env: IR_MCP_ONE_KEY}
+    - {name: two, key_env: IR_MCP_TWO_KEY}
+  stats_key_env: IR_MCP_STATS_KEY
+"""
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+}
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
+async def test_http_session_belongs_to_its_key(tmp_path, monkeypatch):
+    from tests.support.configs import people_tree
+
+    monkeypatch.setenv("IR_MCP_ONE_KEY", "one-k")
+    monkeypatch.setenv("IR_MCP_TWO_KEY", "two-k")
+    monkeypatch.setenv("IR_MCP_STATS_KEY", "stats-k")
+    async with running_app(people_tree(tmp_path, SESSION_AUTH)) as (client, _):
+        resp = await client.post("/mcp", json=INIT, headers={**ACCEPT, "X-API-Key": "stats-k"})
+        assert resp.status == 403 and (await resp.json())["error"]["code"] == "forbidden"
+        resp = await client.post("/mcp", json=INIT, headers={**ACCEPT, "X-API-Key": "one-k"})
+        assert resp.status == 200
+        await resp.read()
+        session_id = resp.headers["mcp-session-id"]
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        headers = {**ACCEPT, "mcp-session-id": session_id, "mcp-protocol-version": "2025-11-25"}
+        resp = await client.post("/mcp", json=listing, headers={**headers, "X-API-Key": "two-k"})
+        assert resp.status == 404  # another key cannot use this session
+        resp = await client.post("/mcp", json=listing, headers={**headers, "X-API-Key": "one-k"})
+        assert resp.status == 200
+        assert '"name":"ask"' in (await resp.text()).replace(" ", "")
