@@ -14,6 +14,7 @@ from typing import Any
 
 from ..adapters.base import Adapter
 from ..errors import BadRequest, Forbidden, RequestTimeout
+from ..resilience import request_deadline
 from ..runtime.build import Runtime
 from ..runtime.holder import RuntimeHolder
 from ..service import answer as answering
@@ -60,7 +61,8 @@ async def _run(
             raise Forbidden(f"this key may not query adapter '{name}'")
         timeout = runtime.config.app.server.request_timeout
         try:
-            return await asyncio.wait_for(work(adapter, text), timeout)
+            with request_deadline(timeout):  # retries of a failing source stop in time
+                return await asyncio.wait_for(work(adapter, text), timeout)
         except TimeoutError:
             raise RequestTimeout(f"request timed out after {timeout:g} s") from None
     finally:
