@@ -71,7 +71,7 @@ async def test_metrics_after_queries(tmp_path, monkeypatch):
         resp = await client.post("/v1/query", json={"query": "who works in the department?"}, headers=CHAT)
         assert (await resp.json())["metadata"]["status"] == "needs_clarification"
         resp = await client.post("/v1/query", json={"query": "which unicorns live in the stable?"}, headers=CHAT)
-        assert resp.status == 503  # sqlite reports a missing table as an OperationalError: "down"
+        assert resp.status == 502  # a missing table is a failed query (the source itself is up)
         resp = await client.post("/v1/test_routing", json={"query": "Who works in Sales?"}, headers=CHAT)
         assert resp.status == 200
         assert (await client.post("/v1/query", json={"query": ""}, headers=CHAT)).status == 400
@@ -85,7 +85,7 @@ async def test_metrics_after_queries(tmp_path, monkeypatch):
         found = await scrape(client)
         total = "intent_router_http_requests_total"
         assert value(found, total, endpoint="/v1/query", method="POST", status="200") == 4
-        assert value(found, total, endpoint="/v1/query", method="POST", status="503") == 1
+        assert value(found, total, endpoint="/v1/query", method="POST", status="502") == 1
         assert value(found, total, endpoint="/v1/query", method="POST", status="400") == 1
         assert value(found, total, endpoint="/v1/query", method="POST", status="404") == 1
         assert value(found, total, endpoint="/v1/test_routing", method="POST", status="200") == 1
@@ -102,7 +102,7 @@ async def test_metrics_after_queries(tmp_path, monkeypatch):
             assert value(found, "intent_router_stage_duration_seconds_count", stage=stage) >= 3, stage
         assert value(found, "intent_router_source_query_duration_seconds_count", source="people") == 3
         assert value(found, "intent_router_source_query_duration_seconds_sum", source="people") > 0
-        assert value(found, "intent_router_source_failures_total", source="people", code="source_unavailable") == 1
+        assert value(found, "intent_router_source_failures_total", source="people", code="query_failed") == 1
 
         assert value(found, "intent_router_reloads_total", trigger="admin", result="ok") == 1
         assert value(found, "intent_router_reloads_total", trigger="watch", result="rejected") == 1
