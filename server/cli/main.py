@@ -24,6 +24,9 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve HTTP (the default)")
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)
+    serve.add_argument(
+        "--workers", type=int, default=1, help="pre-forked processes sharing the port (SO_REUSEPORT), one model each"
+    )
     route = sub.add_parser("route", help="print the routing decision (test_routing) for a question")
     route.add_argument("question")
     route.add_argument("--adapter")
@@ -65,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(_reindex(args.config))
         from .serve import serve
 
-        return serve(args.config, getattr(args, "host", None), getattr(args, "port", None))
+        return serve(args.config, getattr(args, "host", None), getattr(args, "port", None), getattr(args, "workers", 1))
     except ConfigError as exc:
         print(f"configuration errors ({len(exc.issues)}):", file=sys.stderr)
         for issue in exc.issues:

@@ -1,9 +1,14 @@
-"""Serve HTTP: refuse a non-loopback bind without API keys, say where we listen."""
+"""Serve HTTP: refuse a non-loopback bind without API keys, say where we listen; optionally as N
+pre-forked worker processes sharing the port (SO_REUSEPORT), each with its own model and runtime."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import signal
+import socket
 import sys
 from pathlib import Path
 
@@ -18,7 +23,7 @@ from ..web.auth import is_loopback, missing_key_envs
 log = logging.getLogger("intent_router.serve")
 
 
-def serve(config: Path, host: str | None, port: int | None) -> int:
+def serve(config: Path, host: str | None, port: int | None, workers: int = 1) -> int:
     app_settings = load_app_settings(config)  # auth and address checks before anything is built
     settings = app_settings.server
     host = host or settings.host
@@ -37,25 +42,97 @@ def serve(config: Path, host: str | None, port: int | None) -> int:
         return 2
     if not auth.enabled:
         log.warning("no API keys configured: serving without authentication, on loopback only (%s)", host)
-    asyncio.run(_serve(config, host, port))
-    return 0
+    if workers < 1:
+        print("--workers must be at least 1", file=sys.stderr)
+        return 2
+    if workers == 1:
+        asyncio.run(_serve(config, host, port))
+        return 0
+    if not hasattr(socket, "SO_REUSEPORT"):
+        print("--workers needs SO_REUSEPORT, which this platform does not have", file=sys.stderr)
+        return 2
+    if port == 0:
+        print("--workers needs a fixed port (with port 0 every worker would listen on its own)", file=sys.stderr)
+        return 2
+    return _prefork(config, host, port, workers)
 
 
-async def _serve(config: Path, host: str, port: int) -> None:
+def _prefork(config: Path, host: str, port: int, workers: int) -> int:
+    """Fork the workers before anything is loaded (no model, no threads of ours yet), each binding
+    the same port with SO_REUSEPORT so the kernel spreads connections over them. SIGTERM or SIGINT
+    to this parent stops every worker gracefully; a worker that exits stops the others."""
+    status = 0
+    stopping = False
+    remaining: set[int] = set()
+
+    def stop(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+        for child in remaining:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGTERM)
+
+    # installed before forking (a signal in between must not orphan a worker); workers replace them
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    for _ in range(workers):
+        pid = os.fork()
+        if pid == 0:
+            _worker(config, host, port)  # never returns
+        remaining.add(pid)
+    log.info("started %d workers on %s:%d: pids %s", workers, host, port, " ".join(map(str, sorted(remaining))))
+    while remaining:
+        try:
+            pid, code = os.wait()
+        except ChildProcessError:
+            break
+        remaining.discard(pid)
+        exit_code = os.waitstatus_to_exitcode(code)
+        if not stopping:
+            log.error("worker %d exited (%d); stopping the others", pid, exit_code)
+            status = exit_code or 1
+            stop()
+    return status
+
+
+def _worker(config: Path, host: str, port: int) -> None:
+    """One worker: SIGTERM stops it like Ctrl-C (the server closes cleanly); SIGINT is left to the
+    parent, which forwards one SIGTERM (a terminal's Ctrl-C reaches the whole process group)."""
+
+    def interrupt(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    code = 0
+    try:
+        asyncio.run(_serve(config, host, port, reuse_port=True))
+    except KeyboardInterrupt:
+        pass
+    except BaseException:
+        log.exception("worker %d failed", os.getpid())
+        code = 1
+    finally:
+        logging.shutdown()
+        os._exit(code)
+
+
+async def _serve(config: Path, host: str, port: int, reuse_port: bool = False) -> None:
     holder = RuntimeHolder(config)
     runtime = await holder.start()
     app = create_app(holder)
     attach_watcher(app, holder)  # reload when config or template files change
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
+    site = web.TCPSite(runner, host, port, reuse_port=reuse_port or None)
     await site.start()
     log.info(
-        "Intent Router listening on http://%s:%d (%d adapters, started in %.2f s)",
+        "Intent Router listening on http://%s:%d (%d adapters, started in %.2f s, pid %d)",
         host,
         port,
         len(runtime.adapters),
         runtime.build_seconds,
+        os.getpid(),
     )
     try:
         await asyncio.Event().wait()
