@@ -13,6 +13,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support.configs import write
 from tests.support.demo_tree import seed_demo_tree, with_demo_keys
@@ -118,6 +119,17 @@ async def test_http_scopes_and_list_changed(tmp_path, monkeypatch):
             await asyncio.wait_for(changed.wait(), 10)
             tools = {t.name: t for t in (await session.list_tools()).tools}
             assert "Parking spaces assigned to employees" in tools["ask"].description
+
+        # the MCP questions went through the same hooks as the JSON API: they are counted (and logged)
+        metrics = await (await client.get("/metrics", headers={"X-API-Key": "admin-k"})).text()
+        executed = [
+            s.value
+            for family in text_string_to_metric_families(metrics)
+            for s in family.samples
+            if s.name == "intent_router_decisions_total"
+            and s.labels == {"kind": "query", "outcome": "executed", "adapter": "company"}
+        ]
+        assert executed == [1.0]
 
         async with _client(url, "hr-k") as (read, write_stream), ClientSession(read, write_stream) as session:
             await session.initialize()
