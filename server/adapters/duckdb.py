@@ -24,6 +24,7 @@ from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
 from ..templates.library import ParsedBody
 from .base import Adapter, DataAdapterSettings, QueryResult
+from .like_escape import add_escape_clauses, escaped_params
 from .sql import to_json_value
 from .sql_guard import function_names, parse_sql_body, path_like_tables
 
@@ -79,7 +80,7 @@ class DuckDBAdapter(Adapter):
     @classmethod
     def parse_body(cls, raw: Any) -> ParsedBody:
         parsed = parse_sql_body(raw, "duckdb", _ALWAYS_REFUSED)
-        return ParsedBody(to_duckdb_binds(parsed.value), parsed.placeholders)
+        return ParsedBody(to_duckdb_binds(add_escape_clauses(parsed.value, "duckdb")), parsed.placeholders)
 
     @classmethod
     def check_templates(cls, settings: Any, templates: list[Template]) -> list[ConfigIssue]:
@@ -163,6 +164,7 @@ class DuckDBAdapter(Adapter):
     async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
         if self._conn is None:
             raise SourceUnavailable(self.name, "adapter is not started")
+        params = escaped_params(template, params, "duckdb")
         cursor = self._conn.cursor()
         timeout = self.settings.query_timeout
         try:

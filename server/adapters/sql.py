@@ -30,6 +30,7 @@ from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
 from ..templates.library import ParsedBody
 from .base import Adapter, DataAdapterSettings, QueryResult
+from .like_escape import add_escape_clauses, escaped_params
 from .sql_guard import function_names, parse_sql_body
 
 log = logging.getLogger("intent_router.adapters.sql")
@@ -116,7 +117,8 @@ class SQLAdapter(Adapter):
 
     @classmethod
     def parse_body(cls, raw: Any) -> ParsedBody:
-        return parse_sql_body(raw, "sqlite", _ALWAYS_REFUSED)  # re-checked with the URL's dialect by check_templates
+        parsed = parse_sql_body(raw, "sqlite", _ALWAYS_REFUSED)  # re-checked with the URL's dialect by check_templates
+        return ParsedBody(add_escape_clauses(parsed.value, "sqlite"), parsed.placeholders)
 
     def __init__(self, settings, context) -> None:
         super().__init__(settings, context)
@@ -217,6 +219,7 @@ class SQLAdapter(Adapter):
             raise SourceUnavailable(self.name, "adapter is not started")
         timeout = self.settings.query_timeout
         holder: dict[str, Any] = {}
+        params = escaped_params(template, params, "sqlite")  # bodies are tokenised as SQLite at load
         task = asyncio.to_thread(self._run, template.body, params, holder)
         try:
             return await asyncio.wait_for(task, timeout)

@@ -59,6 +59,7 @@ class ParameterSpec(BaseModel):
     aliases: dict[str, Any] = Field(default_factory=dict)
     item_type: ParameterType | None = None  # element type of an array parameter
     values_from: ValuesFrom | None = None  # valid values listed by a query on the same source
+    pattern_allowed: bool = False  # a value bound into a SQL LIKE pattern keeps its % and _ wildcards
 
     @field_validator("pattern")
     @classmethod
@@ -84,6 +85,8 @@ class ParameterSpec(BaseModel):
                 raise ValueError("values_from applies to string (or array of string) parameters")
             if self.allowed_values:
                 raise ValueError("use either allowed_values or values_from, not both")
+        if self.pattern_allowed and self.type not in (ParameterType.STRING, ParameterType.ENUM):
+            raise ValueError("pattern_allowed applies to string parameters")
         if self.required and self.default is not None:
             raise ValueError("a required parameter cannot have a default")
         if self.allowed_values:

@@ -1,0 +1,162 @@
+"""Values bound into LIKE patterns match literally: `%` and `_` in them are escaped.
+
+A template such as `WHERE name ILIKE '%' || :customer || '%'` means "contains"; the question
+`orders for "%"` must not turn it into "everything". At load, every LIKE / ILIKE whose pattern holds a
+bind gets an explicit `ESCAPE '!'` clause inserted into the SQL text right after its pattern (`!` is
+plain in every dialect's string literals, unlike the backslash, and SQLite and DuckDB have no default
+escape character). At execution those binds' string values have `!`, `%` and `_` prefixed with the
+escape character, unless the parameter declares `pattern_allowed: true`. A LIKE that already has an
+ESCAPE clause keeps it and its character is used.
+
+The pattern's extent is found on the token stream (operands joined by `||`, `+`, ... with calls,
+parentheses, CASE and `::` casts); the AST says which binds are LIKE patterns, and the two must agree,
+otherwise the template is refused at load rather than left unescaped.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.tokens import Token, TokenType
+
+from ..templates import Template
+
+ESCAPE = "!"
+_LIKE = {TokenType.LIKE, TokenType.ILIKE}
+_BINARY = {TokenType.DPIPE, TokenType.PLUS, TokenType.DASH, TokenType.STAR, TokenType.SLASH, TokenType.MOD}
+_BIND_START = {TokenType.COLON, TokenType.PARAMETER}
+
+
+@dataclass(frozen=True)
+class LikePatterns:
+    """Which binds are LIKE patterns in a query, and the escape character each LIKE uses."""
+
+    escapes: dict[str, str]  # bind name -> escape character
+
+    def escape_values(self, params: dict[str, Any], allowed: set[str]) -> dict[str, Any]:
+        if not self.escapes:
+            return params
+        out = dict(params)
+        for name, char in self.escapes.items():
+            value = out.get(name)
+            if isinstance(value, str) and name not in allowed:
+                out[name] = escape_like(value, char)
+        return out
+
+
+def escaped_params(template: Template, params: dict[str, Any], dialect: str) -> dict[str, Any]:
+    """`params` with the values bound into LIKE patterns escaped (the one place adapters call)."""
+    if not isinstance(template.body, str):
+        return params
+    allowed = {p.name for p in template.parameters if p.pattern_allowed}
+    return like_patterns(template.body, dialect).escape_values(params, allowed)
+
+
+def escape_like(value: str, char: str = ESCAPE) -> str:
+    return "".join(char + c if c in ("%", "_", char) else c for c in value)
+
+
+def add_escape_clauses(sql: str, dialect: str) -> str:
+    """The SQL with `ESCAPE '!'` after every LIKE pattern that holds a bind (and has no ESCAPE yet)."""
+    tokens = sqlglot.tokenize(sql, read=dialect)
+    ast_binds = _ast_like_binds(sql, dialect)
+    inserts: list[int] = []
+    found: set[str] = set()
+    for i, tok in enumerate(tokens):
+        if tok.token_type not in _LIKE:
+            continue
+        end, binds = _operand(tokens, i + 1)
+        if not binds:
+            continue
+        found |= binds
+        if end < len(tokens) and tokens[end].token_type == TokenType.ESCAPE:
+            continue
+        inserts.append(tokens[end - 1].end + 1)
+    if found != ast_binds:
+        missing = ", ".join(sorted(ast_binds - found) or sorted(found - ast_binds))
+        raise ValueError(
+            f"cannot tell where the LIKE pattern holding :{missing} ends to escape its wildcards; "
+            "simplify the pattern expression (e.g. '%' || :name || '%')"
+        )
+    for at in sorted(inserts, reverse=True):
+        sql = f"{sql[:at]} ESCAPE '{ESCAPE}'{sql[at:]}"
+    return sql
+
+
+@functools.lru_cache(maxsize=50_000)
+def like_patterns(sql: str, dialect: str) -> LikePatterns:
+    """Binds in LIKE patterns of a query that went through `add_escape_clauses` (cached per text)."""
+    tokens = sqlglot.tokenize(sql, read=dialect)
+    escapes: dict[str, str] = {}
+    for i, tok in enumerate(tokens):
+        if tok.token_type not in _LIKE:
+            continue
+        end, binds = _operand(tokens, i + 1)
+        char = ESCAPE
+        if end + 1 < len(tokens) and tokens[end].token_type == TokenType.ESCAPE:
+            char = tokens[end + 1].text or ESCAPE
+        for name in binds:
+            escapes[name] = char
+    return LikePatterns(escapes)
+
+
+def _ast_like_binds(sql: str, dialect: str) -> set[str]:
+    tree = sqlglot.parse_one(sql, read=dialect)
+    names: set[str] = set()
+    for node in tree.find_all(exp.Like, exp.ILike):
+        pattern = node.expression
+        names |= {p.name for p in pattern.find_all(exp.Placeholder, exp.Parameter) if p.name}
+    return names
+
+
+def _operand(tokens: list[Token], i: int) -> tuple[int, set[str]]:
+    """Index after the pattern operand starting at i, and the binds in it."""
+    binds: set[str] = set()
+    while True:
+        while i < len(tokens) and tokens[i].token_type in (TokenType.DASH, TokenType.PLUS):
+            i += 1  # unary sign
+        if i >= len(tokens):
+            return i, binds
+        tok = tokens[i]
+        if tok.token_type in _BIND_START and i + 1 < len(tokens) and tokens[i + 1].start == tok.end + 1:
+            binds.add(tokens[i + 1].text)
+            i += 2
+        elif tok.token_type == TokenType.L_PAREN:
+            i = _after_group(tokens, i, TokenType.L_PAREN, TokenType.R_PAREN, binds)
+        elif tok.token_type == TokenType.CASE:
+            i = _after_group(tokens, i, TokenType.CASE, TokenType.END, binds)
+        else:
+            i += 1  # literal, column, function name
+            while i + 1 < len(tokens) and tokens[i].token_type == TokenType.DOT:
+                i += 2
+            if i < len(tokens) and tokens[i].token_type == TokenType.L_PAREN:
+                i = _after_group(tokens, i, TokenType.L_PAREN, TokenType.R_PAREN, binds)
+        while i + 1 < len(tokens) and tokens[i].token_type == TokenType.DCOLON:  # ::type, ::type(n)
+            i += 2
+            if i < len(tokens) and tokens[i].token_type == TokenType.L_PAREN:
+                i = _after_group(tokens, i, TokenType.L_PAREN, TokenType.R_PAREN, binds)
+        if i < len(tokens) and tokens[i].token_type in _BINARY:
+            i += 1
+            continue
+        return i, binds
+
+
+def _after_group(tokens: list[Token], i: int, opening: TokenType, closing: TokenType, binds: set[str]) -> int:
+    """Index after the group opened at i (nested), collecting the binds inside."""
+    depth = 0
+    while i < len(tokens):
+        kind = tokens[i].token_type
+        if kind == opening:
+            depth += 1
+        elif kind == closing:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        elif kind in _BIND_START and i + 1 < len(tokens) and tokens[i + 1].start == tokens[i].end + 1:
+            binds.add(tokens[i + 1].text)
+        i += 1
+    return i
