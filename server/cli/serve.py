@@ -15,6 +15,7 @@ from pathlib import Path
 from aiohttp import web
 
 from ..config.loader import load_app_settings
+from ..mcp.http import MCP
 from ..runtime.holder import RuntimeHolder
 from ..runtime.watcher import attach_watcher
 from ..web.app import create_app
@@ -121,6 +122,8 @@ async def _serve(config: Path, host: str, port: int, reuse_port: bool = False) -
     holder = RuntimeHolder(config)
     runtime = await holder.start()
     app = create_app(holder)
+    if reuse_port:  # several workers share the port: an MCP session could not follow its client
+        app[MCP].stateless = True
     attach_watcher(app, holder)  # reload when config or template files change
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()

@@ -50,24 +50,36 @@ class MCPEndpoint:
     def __init__(self, holder: RuntimeHolder, hooks: list[Hook]) -> None:
         self.holder = holder
         self.server, self.notifier = build_server(holder, None, hooks)
-        host = holder.current.config.app.server.host
-        self.manager = StreamableHTTPSessionManager(
-            self.server, security_settings=_loopback_only() if is_loopback(host) else None
-        )
+        # Stateless: every request stands alone (no MCP session id, no server-sent notifications). Needed when
+        # several processes share the port (`serve --workers N`): a session lives in one process, and the
+        # kernel spreads connections over the processes. Set before the app starts.
+        self.stateless = False
+        self.manager: StreamableHTTPSessionManager | None = None
         self._stop = asyncio.Event()
         self._task: asyncio.Task | None = None
+
+    def _manager(self) -> StreamableHTTPSessionManager:
+        host = self.holder.current.config.app.server.host
+        return StreamableHTTPSessionManager(
+            self.server,
+            stateless=self.stateless,
+            security_settings=_loopback_only() if is_loopback(host) else None,
+        )
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         principal = authenticate(request, self.holder.current.config.app.auth)
         require(principal, "client")
+        if self.manager is None:
+            raise web.HTTPServiceUnavailable(reason="MCP is not started")
         extra = {PRINCIPAL_SCOPE_KEY: principal, "user": _user(principal, presented_key(request))}
         return await call_asgi(self.manager.handle_request, request, extra)
 
     async def start(self) -> None:
         ready = asyncio.Event()
+        manager = self.manager = self._manager()
 
         async def run() -> None:
-            async with self.manager.run():
+            async with manager.run():
                 ready.set()
                 await self._stop.wait()
 

@@ -190,3 +190,35 @@ async def test_http_session_belongs_to_its_key(tmp_path, monkeypatch):
         resp = await client.post("/mcp", json=listing, headers={**headers, "X-API-Key": "one-k"})
         assert resp.status == 200
         assert '"name":"ask"' in (await resp.text()).replace(" ", "")
+
+
+async def test_http_stateless_for_several_workers(tmp_path):
+    """With `serve --workers N` the endpoint is stateless: any request stands alone (no session to lose
+    when the next connection lands in another worker), and the SDK client still works."""
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from server.mcp.http import MCP
+    from server.runtime.holder import RuntimeHolder
+    from server.web.app import create_app
+    from tests.support.configs import people_tree
+
+    holder = RuntimeHolder(people_tree(tmp_path))
+    await holder.start()
+    app = create_app(holder)
+    app[MCP].stateless = True
+    client = TestClient(TestServer(app, host="127.0.0.1", port=0))
+    await client.start_server()
+    try:
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        headers = {**ACCEPT, "mcp-protocol-version": "2025-11-25"}
+        resp = await client.post("/mcp", json=listing, headers=headers)  # no initialize, no session id
+        assert resp.status == 200 and "mcp-session-id" not in resp.headers
+        assert '"name":"ask"' in (await resp.text()).replace(" ", "")
+        url = str(client.make_url("/mcp"))
+        async with _client(url, None) as (read, write_stream), ClientSession(read, write_stream) as session:
+            await session.initialize()
+            result = await session.call_tool("ask", {"question": "headcount per department"})
+            assert result.structured_content["metadata"]["status"] == "executed"
+    finally:
+        await client.close()
+        await holder.close()
