@@ -29,6 +29,7 @@ class CompositeAdapterSettings(AdapterSettings):
     reranking: dict[str, Any] | None = None
     string_similarity: dict[str, Any] | None = None
     intent_model: dict[str, Any] | None = None
+    acceptance: dict[str, Any] | None = None
     scoring: dict[str, Any] | None = None
     performance: dict[str, Any] | None = None
 
@@ -43,7 +44,7 @@ class CompositeAdapterSettings(AdapterSettings):
     def overrides(self) -> dict[str, Any]:
         return {
             k: v
-            for k in ("reranking", "string_similarity", "intent_model", "scoring", "performance")
+            for k in ("reranking", "string_similarity", "intent_model", "acceptance", "scoring", "performance")
             if (v := getattr(self, k)) is not None
         }
 
@@ -107,7 +108,9 @@ class CompositeAdapter(Adapter):
             }
         r = self.retrieval
         s = self.settings
-        fitted = next((st.model for st in self._stages if isinstance(st, IntentModelStage) and st.model), None)
+        stage = next((st for st in self._stages if isinstance(st, IntentModelStage)), None)
+        fitted = stage.model if stage is not None else None
+        acceptance = stage.acceptance if stage is not None else None
         return {
             "type": self.type_name,
             "child_adapter_count": len(children),
@@ -133,6 +136,10 @@ class CompositeAdapter(Adapter):
                     "weight": r.intent_model.weight,
                     "fitted": fitted is not None,
                     "token_views": fitted is not None and fitted.views is not None,
+                },
+                "acceptance": {
+                    "enabled": r.acceptance.enabled,
+                    **(acceptance.to_json() if acceptance is not None else {"fitted": False}),
                 },
                 "string_similarity": {
                     "enabled": r.string_similarity.enabled,

@@ -1,4 +1,8 @@
-"""`python run.py fit-thresholds --labelled FILE`: the threshold and margin that maximise accuracy."""
+"""`python run.py fit-thresholds [--labelled FILE]`: the threshold and margin that maximise accuracy.
+
+With the acceptance test on (composite_retrieval.acceptance), it also reports what the test's
+self-calibration expects before any labels exist, and with labels, the acceptance threshold they fit.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +15,10 @@ import yaml
 
 from ..adapters.base import Adapter
 from ..config.loader import load_config
+from ..routing.acceptance import Acceptance
 from ..routing.fitting import Observation, evaluate, fit_threshold
 from ..routing.router import Router
+from ..routing.stages.intent_model import IntentModelStage
 from ..runtime.build import build_runtime
 
 MARGINS = (None, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08)
@@ -32,13 +38,14 @@ def read_labelled(path: Path) -> list[dict[str, Any]]:
     return items
 
 
-async def observe(adapter: Adapter, items: list[dict[str, Any]]) -> list[Observation]:
-    """Route every question with no threshold and no margin, keeping the best two scores."""
+async def observe(adapter: Adapter, items: list[dict[str, Any]]) -> tuple[list[Observation], list[Observation]]:
+    """Route every question with no threshold and no margin, keeping the best two scores; and the
+    same questions scored by the acceptance probability of the best candidate (0 when not judged)."""
     base = adapter.router()
     router = Router(dataclasses.replace(base.policy, confidence_threshold=0.0, ambiguity_margin=None), base.stages)
     sources = adapter.routing_sources()
     single = adapter.body_key is not None
-    out = []
+    out, accepted = [], []
     for item in items:
         outcome = await router.route(item["question"], sources)
         ranked = outcome.candidates
@@ -54,26 +61,49 @@ async def observe(adapter: Adapter, items: list[dict[str, Any]]) -> list[Observa
                 ranked[1].score if len(ranked) > 1 else None,
             )
         )
-    return out
+        acceptance = best.acceptance if best is not None and best.acceptance is not None else 0.0
+        accepted.append(Observation(expected, best.key if best else None, acceptance))
+    return out, accepted
 
 
-async def fit_command(config: Path, labelled: Path, adapter_name: str | None) -> dict[str, Any]:
+def acceptance_of(adapter: Adapter) -> Acceptance | None:
+    """The adapter's fitted acceptance test, if it has one."""
+    stages = adapter.router().stages
+    return next((s.acceptance for s in stages if isinstance(s, IntentModelStage) and s.acceptance), None)
+
+
+async def fit_command(config: Path, labelled: Path | None, adapter_name: str | None) -> dict[str, Any]:
     from ..web.app import default_adapter
 
     runtime = await build_runtime(load_config(config))
     try:
         adapter = runtime.get(adapter_name or default_adapter(runtime))
-        obs = await observe(adapter, read_labelled(labelled))
+        acceptance = acceptance_of(adapter)
+        out: dict[str, Any] = {"adapter": adapter.name}
+        if acceptance is not None:
+            out["acceptance"] = {"self_calibration": acceptance.to_json()}
+        if labelled is None:
+            if acceptance is None:
+                raise ValueError(
+                    f"adapter '{adapter.name}' has no acceptance test to report (composite_retrieval.acceptance): "
+                    "give --labelled FILE"
+                )
+            return out
+        obs, accepted = await observe(adapter, read_labelled(labelled))
         policy = adapter.routing_policy()
         current = evaluate(obs, policy.confidence_threshold, policy.ambiguity_margin)
         best = fit_threshold(obs)
         with_margin = fit_threshold(obs, MARGINS)
-        return {
-            "adapter": adapter.name,
+        out |= {
             "questions": len(obs),
             "current": current.to_json(),
             "fitted_threshold": best.to_json(),
             "fitted_threshold_and_margin": with_margin.to_json(),
         }
+        if acceptance is not None:
+            # with acceptance on, its probability decides: these are the figures that matter
+            out["acceptance"]["current"] = evaluate(accepted, acceptance.threshold).to_json()
+            out["acceptance"]["fitted_threshold"] = fit_threshold(accepted).to_json()
+        return out
     finally:
         await runtime.close()

@@ -35,8 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     reindex = sub.add_parser("reindex", help="rebuild every template store from scratch")
     mcp = sub.add_parser("mcp", help="serve the MCP tools over stdio (for desktop assistants)")
     mcp.add_argument("--no-watch", action="store_true", help="do not reload when the YAML files change")
-    fit = sub.add_parser("fit-thresholds", help="fit the confidence threshold and margin from labelled questions")
-    fit.add_argument("--labelled", type=Path, required=True, help="YAML questions: [{question, adapter, template}]")
+    fit = sub.add_parser(
+        "fit-thresholds",
+        help="fit the confidence threshold and margin from labelled questions; report the acceptance self-calibration",
+    )
+    fit.add_argument("--labelled", type=Path, help="YAML questions: [{question, adapter, template}]")
     fit.add_argument("--adapter")
     for command in (serve, route, validate, reindex, mcp, fit):  # `route ... --config PATH` works as well
         command.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="config file or directory")

@@ -18,6 +18,10 @@ class Candidate:
     rerank_score: float | None = None
     string_similarity_score: float | None = None
     intent_model_score: float | None = None
+    # acceptance (routing/acceptance.py): P(this template answers the question), its threshold, its parts
+    acceptance: float | None = None
+    acceptance_threshold: float | None = None
+    acceptance_parts: dict[str, Any] | None = None
     query_vector: Any = None  # the question's embedding in this candidate's model space
     combined_score: float | None = None
     scoring_details: dict[str, Any] = field(default_factory=dict)
@@ -25,6 +29,13 @@ class Candidate:
     @property
     def key(self) -> tuple[str, str]:
         return (self.adapter, self.template.id)
+
+    @property
+    def accepted(self) -> bool | None:
+        """The acceptance model's verdict; None when it did not judge this candidate."""
+        if self.acceptance is None or self.acceptance_threshold is None:
+            return None
+        return self.acceptance >= self.acceptance_threshold
 
     @property
     def score(self) -> float:

@@ -38,7 +38,10 @@ def decide(ranked: list[Candidate], policy: RoutingPolicy) -> Decision:
     if not ranked:
         return Decision(None, NO_CANDIDATES, execute=False)
     best = ranked[0]
-    if best.score < policy.confidence_threshold:
+    # acceptance (issue 15, routing/acceptance.py): when it judged the chosen candidate, its verdict decides
+    # whether to execute; otherwise the combined score against confidence_threshold does
+    rejected = best.score < policy.confidence_threshold if best.accepted is None else not best.accepted
+    if rejected:
         return Decision(None, NO_MATCH, execute=False, alternatives=ranked[:3])
     margin = policy.ambiguity_margin
     if margin is not None and len(ranked) > 1 and best.score - ranked[1].score < margin:

@@ -340,10 +340,8 @@ class IntentModel:
         lexical_weight = LEXICAL_WEIGHT * min(1.0, float(np.sqrt(per_template / LEXICAL_FULL_WEIGHT_EXAMPLES)))
         return cls(list(keys), mu, centred, norms, centred @ mu, starts, counts, w, b, lexical, lexical_weight)
 
-    def fused(
-        self, query: np.ndarray, text: str | None = None, views: TokenViews | None = None
-    ) -> tuple[np.ndarray, float]:
-        """Fused standardised score per template, and the question's best raw cosine."""
+    def analyse(self, query: np.ndarray, text: str | None = None, views: TokenViews | None = None) -> Analysis:
+        """Every per-template signal of one question: the fused score and the parts behind it."""
         q = np.asarray(query, np.float32)
         qc = normalise(q - self.mu)
         sims = self.centred @ qc
@@ -355,25 +353,32 @@ class IntentModel:
         offset = float(np.linalg.norm(q - self.mu))
         raw_sims = self.norms * (offset * sims + self.centred_mu) + float(self.mu @ q)
         knn_max = np.maximum.reduceat(raw_sims, self.starts)
+        regression = qc @ self.w + self.b
         fused = (
-            FUSION["regression"] * standardise(qc @ self.w + self.b)
+            FUSION["regression"] * standardise(regression)
             + FUSION["knn_lse"] * standardise(knn_lse)
             + FUSION["knn_max"] * standardise(knn_max)
         )
         weight = sum(FUSION.values())
+        lexical = None
         if self.lexical is not None and text is not None:
-            fused += self.lexical_weight * standardise(self.lexical.logits(text))
+            lexical = self.lexical.logits(text)
+            fused += self.lexical_weight * standardise(lexical)
             weight += self.lexical_weight
         if self.views is not None and views is not None:
             # rescaled to the weight without views, so that the calibration below keeps its meaning
             fused = (fused + self.views.fused(views)) * (weight / (weight + self.views.weight))
-        return fused, float(knn_max.max())
+        return Analysis(fused, float(knn_max.max()), raw_sims, knn_max, regression, lexical)
 
-    def confidences(
+    def fused(
         self, query: np.ndarray, text: str | None = None, views: TokenViews | None = None
-    ) -> dict[Hashable, float]:
-        """0..1 confidence for every template, in the order of the fused score."""
-        fused, best_cosine = self.fused(query, text, views)
+    ) -> tuple[np.ndarray, float]:
+        """Fused standardised score per template, and the question's best raw cosine."""
+        analysis = self.analyse(query, text, views)
+        return analysis.fused, analysis.best_cosine
+
+    def calibrated(self, fused: np.ndarray, best_cosine: float) -> np.ndarray:
+        """0..1 confidence per template from the fused scores (monotone in them)."""
         if len(fused) > 1:
             order = np.argsort(fused)
             best, second = fused[order[-1]], fused[order[-2]]
@@ -382,5 +387,23 @@ class IntentModel:
             margin = np.zeros_like(fused)
         a, b, c, d = CALIBRATION
         logit = np.clip(a * fused + b * best_cosine + c * margin + d, -50.0, 50.0)  # no overflow warnings
-        confidence = 1.0 / (1.0 + np.exp(-logit))
-        return dict(zip(self.keys, confidence.tolist(), strict=True))
+        return 1.0 / (1.0 + np.exp(-logit))
+
+    def confidences(
+        self, query: np.ndarray, text: str | None = None, views: TokenViews | None = None
+    ) -> dict[Hashable, float]:
+        """0..1 confidence for every template, in the order of the fused score."""
+        fused, best_cosine = self.fused(query, text, views)
+        return dict(zip(self.keys, self.calibrated(fused, best_cosine).tolist(), strict=True))
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One question against the model: per-template arrays in key order, per-example raw cosines."""
+
+    fused: np.ndarray
+    best_cosine: float
+    raw_sims: np.ndarray  # cosine to every example, grouped by template (IntentModel.starts)
+    knn_max: np.ndarray  # best raw cosine per template
+    regression: np.ndarray  # embedding regression logits
+    lexical: np.ndarray | None  # lexical regression logits (None without the question's text)

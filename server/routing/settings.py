@@ -54,6 +54,18 @@ class IntentModelSettings(_Strict):
     token_views: bool = True
 
 
+class AcceptanceSettings(_Strict):
+    """The in-scope test (routing/acceptance.py): P(the chosen template answers the question), fitted at
+    start from the templates alone. When on, it decides whether to execute instead of confidence_threshold."""
+
+    enabled: bool = False
+    # None: the self-calibrated threshold (best expected accuracy on simulated questions); a number: fixed
+    threshold: float | None = Field(None, ge=0.0, le=1.0)
+    # the share of questions you expect no template to cover; weighs the self-calibration
+    expected_out_of_scope_share: float = Field(0.15, gt=0.0, lt=1.0)  # = acceptance.DEFAULT_OUT_OF_SCOPE_SHARE
+    folds: int = Field(5, ge=2, le=20)  # leave-templates-out folds of the self-calibration
+
+
 class ScoringSettings(_Strict):
     embedding_weight: float = Field(0.4, ge=0.0)
     normalize_scores: bool = True
@@ -71,8 +83,15 @@ class CompositeRetrievalSettings(_Strict):
     reranking: RerankingSettings = Field(default_factory=RerankingSettings)
     string_similarity: StringSimilaritySettings = Field(default_factory=StringSimilaritySettings)
     intent_model: IntentModelSettings = Field(default_factory=IntentModelSettings)
+    acceptance: AcceptanceSettings = Field(default_factory=AcceptanceSettings)
     scoring: ScoringSettings = Field(default_factory=ScoringSettings)
     performance: PerformanceSettings = Field(default_factory=PerformanceSettings)
+
+    @model_validator(mode="after")
+    def _acceptance_needs_intent_model(self) -> CompositeRetrievalSettings:
+        if self.acceptance.enabled and not self.intent_model.enabled:
+            raise ValueError("acceptance.enabled needs intent_model.enabled (it is fitted alongside the intent model)")
+        return self
 
     @classmethod
     def embedding_only(cls) -> CompositeRetrievalSettings:

@@ -38,6 +38,17 @@ def match_json(c: Candidate, threshold: float, router: Router) -> dict[str, Any]
         "matched_text": c.matched_text,
         "above_threshold": c.score >= threshold,
         "scoring_details": c.scoring_details or weights_json(router),
+        **({"acceptance": acceptance_json(c)} if c.acceptance is not None else {}),
+    }
+
+
+def acceptance_json(c: Candidate) -> dict[str, Any]:
+    """The in-scope test's verdict on a candidate and the features behind it (routing/acceptance.py)."""
+    return {
+        "probability": _r(c.acceptance),
+        "threshold": _r(c.acceptance_threshold),
+        "accepted": c.accepted,
+        "parts": c.acceptance_parts or {},
     }
 
 
@@ -97,6 +108,9 @@ def test_routing_json(adapter: Adapter, outcome: RoutingOutcome, router: Router)
         "reason": outcome.decision.reason,
         "would_execute": outcome.decision.execute,
     }
+    top = outcome.candidates[0] if outcome.candidates else None  # ranked first, chosen or rejected
+    if top is not None and top.acceptance is not None:
+        decision["acceptance"] = {"template_id": top.template.id, **acceptance_json(top)}
     if outcome.decision.alternatives:
         decision["alternatives"] = [alternative_json(c) for c in outcome.decision.alternatives]
     retrieval = policy.retrieval
@@ -118,6 +132,7 @@ def test_routing_json(adapter: Adapter, outcome: RoutingOutcome, router: Router)
             "string_similarity_enabled": retrieval.string_similarity.enabled,
             "ambiguity_margin": policy.ambiguity_margin,
             "intent_model_enabled": retrieval.intent_model.enabled,
+            "acceptance_enabled": retrieval.acceptance.enabled,
             "scoring_weights": {
                 "embedding": weights.get("embedding", 1.0),
                 "reranking": weights.get("rerank", 0.0),

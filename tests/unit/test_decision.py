@@ -93,3 +93,18 @@ def test_margin_wider_than_the_gap_is_needed():
     assert decide(ranked, policy(ambiguity_margin=0.05)).reason == ROUTED_MULTISTAGE
     assert decide(ranked, policy(ambiguity_margin=0.15)).reason == AMBIGUOUS
     assert decide(ranked, policy()).reason == ROUTED_MULTISTAGE  # no margin configured: never ambiguous
+
+
+def test_the_acceptance_verdict_decides_over_the_combined_score():
+    # the combined score is above the threshold, but the acceptance test says no: abstain
+    rejected = cand("a", "t1", 0.9)
+    rejected.acceptance, rejected.acceptance_threshold = 0.2, 0.5
+    d = decide([rejected], policy())
+    assert d.reason == NO_MATCH and not d.execute and d.selected is None
+    # below confidence_threshold, but accepted: route
+    accepted = cand("a", "t1", 0.1)
+    accepted.acceptance, accepted.acceptance_threshold = 0.7, 0.5
+    d = decide([accepted], policy())
+    assert d.execute and d.selected is accepted
+    # not judged (acceptance off or unavailable): the combined score against the threshold, as before
+    assert not decide([cand("a", "t1", 0.1)], policy()).execute

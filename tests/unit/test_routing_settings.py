@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from server.adapters.composite import CompositeAdapterSettings
 from server.config.errors import ConfigError
@@ -190,3 +191,10 @@ def test_composite_defaults_are_the_seed_designs():
     assert r.string_similarity.compare_fields == ["description", "nl_examples"]
     assert (r.string_similarity.min_threshold, r.string_similarity.aggregation) == (0.3, "max")
     assert (r.scoring.tie_breaker, r.performance.cache_ttl_seconds) == ("embedding", 300)
+
+
+def test_acceptance_needs_the_intent_model_and_knows_its_keys():
+    with pytest.raises(ValidationError, match=r"acceptance\.enabled needs intent_model\.enabled"):
+        CompositeRetrievalSettings.model_validate({"acceptance": {"enabled": True}})
+    with pytest.raises(ValidationError, match="thresold"):
+        CompositeRetrievalSettings.model_validate({"acceptance": {"thresold": 0.5}})

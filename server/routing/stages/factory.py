@@ -21,7 +21,7 @@ def build_stages(
     if retrieval.string_similarity.enabled:
         stages.append(StringSimilarityStage(retrieval.string_similarity))
     if retrieval.intent_model.enabled:
-        stages.append(IntentModelStage(retrieval.intent_model))
+        stages.append(IntentModelStage(retrieval.intent_model, retrieval.acceptance))
     rerank = retrieval.reranking
     if rerank.enabled:
         assert rerank.provider is not None  # checked when the config loaded

@@ -8,13 +8,15 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from ..acceptance import Acceptance
 from ..candidates import Candidate
 from ..intent_model import IntentModel
-from ..settings import IntentModelSettings
+from ..settings import AcceptanceSettings, IntentModelSettings
 from ..token_views import TokenViewModel, worth_fitting
 from .base import ScoringStage, StageReport
 
@@ -24,10 +26,13 @@ log = logging.getLogger("intent_router.routing.intent_model")
 class IntentModelStage(ScoringStage):
     name = "intent_model"
 
-    def __init__(self, settings: IntentModelSettings) -> None:
+    def __init__(self, settings: IntentModelSettings, acceptance: AcceptanceSettings | None = None) -> None:
         self.settings = settings
+        self.acceptance_settings = acceptance or AcceptanceSettings()
         self.weight = settings.weight
         self.model: IntentModel | None = None
+        self.acceptance: Acceptance | None = None
+        self.acceptance_unavailable: str | None = None
         self.model_id: str | None = None
         self.unavailable: str | None = "not fitted yet"
         self.fit_seconds: float | None = None
@@ -55,13 +60,42 @@ class IntentModelStage(ScoringStage):
         model_id = next(iter(models))
         key = _fingerprint(model_id, children, self.settings.token_views)
         model = _FITTED.get(key)
+        training = None
         if model is None:
-            model = _fit(children, self.settings.token_views)
+            training = _gather(children, self.settings.token_views)
+            model = training.fit()
             _FITTED.put(key, model)
         self.model, self.model_id, self.unavailable = model, model_id, None
+        if self.acceptance_settings.enabled:
+            self._fit_acceptance(key, model, training or _gather(children, False))
         self.embedder = children[0].embedder
         self.fit_seconds = time.perf_counter() - started
         log.info("intent model ready on %d templates in %.2f s", count, self.fit_seconds)
+
+    def _fit_acceptance(self, key: str, model: IntentModel, training: _Training) -> None:
+        """The acceptance test, fitted from the same templates (routing/acceptance.py); cached like the model."""
+        a = self.acceptance_settings
+        acc_key = f"{key}|{a.expected_out_of_scope_share}|{a.folds}|{a.threshold}"
+        fitted = _ACCEPTANCE.get(acc_key)
+        if fitted is None or fitted.intent_model is not model:
+            started = time.perf_counter()
+            try:
+                fitted = Acceptance.fit(
+                    model,
+                    training.examples,
+                    training.descriptions,
+                    training.texts,
+                    out_of_scope_share=a.expected_out_of_scope_share,
+                    folds=a.folds,
+                    threshold=a.threshold,
+                )
+            except ValueError as exc:  # e.g. too few templates to leave any out
+                self.acceptance, self.acceptance_unavailable = None, str(exc)
+                log.warning("acceptance off (confidence_threshold decides): %s", exc)
+                return
+            _ACCEPTANCE.put(acc_key, fitted)
+            log.info("acceptance fitted in %.2f s: %s", time.perf_counter() - started, fitted.to_json())
+        self.acceptance, self.acceptance_unavailable = fitted, None
 
     async def score(self, question: str, candidates: Sequence[Candidate]) -> StageReport:
         if self.model is None or not candidates:
@@ -75,18 +109,43 @@ class IntentModelStage(ScoringStage):
                 [views] = await self.embedder.token_views([question])
             except Exception as exc:  # the sentence-level model still scores without them
                 log.warning("intent model without token views for this question: %s", exc)
-        scores = self.model.confidences(np.asarray(query), question, views)
+        analysis = self.model.analyse(np.asarray(query), question, views)
+        confidence = self.model.calibrated(analysis.fused, analysis.best_cosine)
+        scores = dict(zip(self.model.keys, confidence.tolist(), strict=True))
         for cand in candidates:
             cand.intent_model_score = scores.get(cand.key)
+            judged = self.acceptance.judge(analysis, cand.key) if self.acceptance is not None else None
+            if judged is not None:
+                assert self.acceptance is not None
+                cand.acceptance, cand.acceptance_parts = judged
+                cand.acceptance_threshold = self.acceptance.threshold
         return StageReport(self.name)
 
 
-def _fit(children: Sequence[Any], token_views: bool) -> IntentModel:
-    keys, examples, descriptions, texts = [], [], [], []  # texts: per template
-    example_views, description_views = [], []
+@dataclass
+class _Training:
+    """What the intent model (and the acceptance test) are fitted on, gathered from the children."""
+
+    keys: list[tuple[str, str]] = field(default_factory=list)
+    examples: list[np.ndarray] = field(default_factory=list)
+    descriptions: list[np.ndarray] = field(default_factory=list)
+    texts: list[list[str]] = field(default_factory=list)  # per template: description, then examples
+    example_views: list[Any] = field(default_factory=list)
+    description_views: list[Any] = field(default_factory=list)
+    token_views: bool = False
+
+    def fit(self) -> IntentModel:
+        model = IntentModel.fit(self.keys, self.examples, self.descriptions, self.texts)
+        if self.token_views:
+            model.views = TokenViewModel.fit(self.example_views, self.description_views)
+        return model
+
+
+def _gather(children: Sequence[Any], token_views: bool) -> _Training:
+    out = _Training()
     total = sum(len(t.nl_examples) or 1 for child in children for t in child.templates.values())
     templates_count = sum(len(child.templates) for child in children)
-    token_views = (
+    out.token_views = (
         token_views
         and all(child.embedder.supports_token_views for child in children)
         and worth_fitting(templates_count, total)
@@ -97,22 +156,19 @@ def _fit(children: Sequence[Any], token_views: bool) -> IntentModel:
             continue
         batch = [t.description for t in templates] + [e for t in templates for e in t.nl_examples]
         vectors = child.embedder.embed_sync(batch)
-        views = child.embedder.token_views_sync(batch) if token_views else []
+        views = child.embedder.token_views_sync(batch) if out.token_views else []
         offset = len(templates)
         for i, template in enumerate(templates):
             n = len(template.nl_examples)
-            keys.append((child.name, template.id))
-            descriptions.append(vectors[i])
-            texts.append([template.description, *template.nl_examples])
-            examples.append(vectors[offset : offset + n] if n else vectors[i : i + 1])
+            out.keys.append((child.name, template.id))
+            out.descriptions.append(vectors[i])
+            out.texts.append([template.description, *template.nl_examples])
+            out.examples.append(vectors[offset : offset + n] if n else vectors[i : i + 1])
             if views:
-                description_views.append(views[i])
-                example_views.append(views[offset : offset + n] if n else views[i : i + 1])
+                out.description_views.append(views[i])
+                out.example_views.append(views[offset : offset + n] if n else views[i : i + 1])
             offset += n
-    model = IntentModel.fit(keys, examples, descriptions, texts)
-    if token_views:
-        model.views = TokenViewModel.fit(example_views, description_views)
-    return model
+    return out
 
 
 def _fingerprint(model_id: str, children: Sequence[Any], token_views: bool) -> str:
@@ -124,22 +180,25 @@ def _fingerprint(model_id: str, children: Sequence[Any], token_views: bool) -> s
     return digest.hexdigest()
 
 
-class _FittedModels:
+_M = TypeVar("_M")
+
+
+class _FittedModels(Generic[_M]):
     """The last few fitted models by fingerprint (small: each holds its examples' vectors)."""
 
     def __init__(self, size: int = 4) -> None:
-        self._models: OrderedDict[str, IntentModel] = OrderedDict()
+        self._models: OrderedDict[str, _M] = OrderedDict()
         self._size = size
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> IntentModel | None:
+    def get(self, key: str) -> _M | None:
         with self._lock:
             model = self._models.get(key)
             if model is not None:
                 self._models.move_to_end(key)
             return model
 
-    def put(self, key: str, model: IntentModel) -> None:
+    def put(self, key: str, model: _M) -> None:
         with self._lock:
             self._models[key] = model
             self._models.move_to_end(key)
@@ -147,4 +206,5 @@ class _FittedModels:
                 self._models.popitem(last=False)
 
 
-_FITTED = _FittedModels()
+_FITTED: _FittedModels[IntentModel] = _FittedModels()
+_ACCEPTANCE: _FittedModels[Acceptance] = _FittedModels()

@@ -1,0 +1,311 @@
+"""Acceptance: is the chosen template the answer at all? A probability separate from the ranking.
+
+The combined score ranks templates well but is a poor test of "any template right?" (one score asked
+to do two jobs). This model looks only at the chosen template and at what separates covered from
+uncovered questions: how close the question is to the template's examples (nearest and top-3 mean,
+also relative to how close the template's own examples are to each other), its margin over the other
+templates, the intent model's fused score, probabilities and entropy, and whether the stages agree.
+
+It is fitted from the templates alone, off the request path: in each of a few folds, some templates
+are left out (their examples stand in for questions nothing covers) and some examples of the others
+are left out (they stand in for covered questions); an intent model is fitted on the rest and the
+left-out texts are scored. A logistic regression on those features gives P(this template answers the
+question); the default threshold is the one that maximises the expected accuracy on the simulated
+questions with uncovered ones weighted to `expected_out_of_scope_share`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .intent_model import Analysis, IntentModel
+
+FEATURES = (
+    "nearest_cosine",  # best cosine to the chosen template's examples
+    "cosine_margin",  # that minus the best cosine to any other template
+    "top3_cosine",  # mean of the 3 best cosines to the chosen template's examples (density)
+    "relative_cosine",  # nearest cosine minus the template's typical example-to-nearest-example cosine
+    "fused",  # intent model fused score of the chosen template (standardised over templates)
+    "fused_margin",  # its margin over the best other template
+    "regression_logodds",  # the embedding regression's probability, as log-odds
+    "regression_entropy",  # entropy of the regression's distribution (nats)
+    "lexical_logodds",  # the lexical regression's probability, as log-odds (0 without texts)
+    "agrees_nearest",  # 1 when the nearest example belongs to the chosen template
+    "agrees_fused",  # 1 when the intent model's own first choice is the chosen template
+)
+DEFAULT_OUT_OF_SCOPE_SHARE = 0.15
+FOLDS = 5
+MAX_SIMULATED = 4000  # simulated questions scored per fit (bounds the fit time on large template sets)
+L2 = 1e-2
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max())
+    return e / e.sum()
+
+
+def _logodds(p: float) -> float:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return float(np.log(p / (1 - p)))
+
+
+@dataclass(frozen=True)
+class TemplateProfile:
+    """Per template: the mean cosine of each example to its nearest other example (1.0 with one)."""
+
+    cohesion: np.ndarray
+
+    @classmethod
+    def fit(cls, model: IntentModel) -> TemplateProfile:
+        raw = model.norms[:, None] * model.centred + model.mu  # the examples' raw vectors
+        raw = raw / np.maximum(np.linalg.norm(raw, axis=1, keepdims=True), 1e-12)
+        cohesion = np.ones(len(model.keys), np.float32)
+        for t, (start, count) in enumerate(zip(model.starts, model.counts, strict=True)):
+            if count > 1:
+                block = raw[start : start + count]
+                sims = block @ block.T
+                np.fill_diagonal(sims, -1.0)
+                cohesion[t] = float(sims.max(1).mean())
+        return cls(cohesion)
+
+
+def features(model: IntentModel, analysis: Analysis, chosen: int, profile: TemplateProfile) -> np.ndarray:
+    """The FEATURES of template index `chosen` for one analysed question."""
+    others = np.delete(np.arange(len(model.keys)), chosen)
+    start, count = int(model.starts[chosen]), int(model.counts[chosen])
+    block = np.sort(analysis.raw_sims[start : start + count])[::-1]
+    nearest = float(block[0])
+    other_cos = float(analysis.knn_max[others].max()) if len(others) else 0.0
+    other_fused = float(analysis.fused[others].max()) if len(others) else 0.0
+    p = _softmax(analysis.regression)
+    lexical = _logodds(float(_softmax(analysis.lexical)[chosen])) if analysis.lexical is not None else 0.0
+    return np.array(
+        [
+            nearest,
+            nearest - other_cos,
+            float(block[:3].mean()),
+            nearest - float(profile.cohesion[chosen]),
+            float(analysis.fused[chosen]),
+            float(analysis.fused[chosen]) - other_fused,
+            _logodds(float(p[chosen])),
+            float(-(p * np.log(np.maximum(p, 1e-12))).sum()),
+            lexical,
+            float(nearest >= other_cos),
+            float(int(np.argmax(analysis.fused) == chosen)),
+        ],
+        np.float32,
+    )
+
+
+def held_out_examples(count: int, folds: int) -> int:
+    """Examples of a kept template that stand in for covered questions in one fold (it keeps one)."""
+    return 0 if count < 2 else max(1, min(count - 1, count // folds))
+
+
+@dataclass(frozen=True)
+class Simulation:
+    x: np.ndarray  # features of the chosen template per simulated question
+    right: np.ndarray  # covered and the chosen template is its own
+    uncovered: np.ndarray  # the question's template was left out
+
+
+def simulate(
+    keys: Sequence[Hashable],
+    examples: Sequence[np.ndarray],
+    descriptions: Sequence[np.ndarray],
+    texts: Sequence[Sequence[str]] | None,
+    *,
+    folds: int = FOLDS,
+    seed: int = 0,
+    max_questions: int = MAX_SIMULATED,
+) -> Simulation:
+    """Left-out templates and examples scored by intent models fitted on the rest (see module doc).
+
+    `texts[i]` is template i's description followed by its examples (as IntentModel.fit takes them).
+    """
+
+    def text_of(template: int, example: int) -> str | None:
+        """Example j's text (a template without examples stands for itself by its description)."""
+        if texts is None:
+            return None
+        group = texts[template]
+        return group[1 + example] if len(group) > 1 + example else group[0]
+
+    rng = np.random.default_rng(seed)
+    n = len(keys)
+    folds = max(2, min(folds, n))
+    fold_of = rng.permutation(n) % folds
+    total = sum(len(e) for e in examples)
+    # every example is left out once with its template, and ~once (1/folds per fold) as a covered question
+    keep_share = min(1.0, max_questions / max(1.0, total * (2 - 1 / folds)))
+    xs, rights, uncovered = [], [], []
+    for f in range(folds):
+        kept = [i for i in range(n) if fold_of[i] != f]
+        if len(kept) < 2:
+            continue
+        k_keys, k_examples, k_desc, k_texts = [], [], [], []
+        questions: list[tuple[np.ndarray, str | None, int | None]] = []  # vector, text, true kept index
+        for pos, i in enumerate(kept):
+            vecs = np.atleast_2d(examples[i])
+            out = set(rng.permutation(len(vecs))[: held_out_examples(len(vecs), folds)].tolist())
+            k_keys.append(keys[i])
+            k_desc.append(descriptions[i])
+            k_examples.append(vecs[[j for j in range(len(vecs)) if j not in out]])
+            if texts is not None:
+                k_texts.append([texts[i][0], *[t for j, t in enumerate(texts[i][1:]) if j not in out]])
+            questions += [(vecs[j], text_of(i, j), pos) for j in sorted(out)]
+        for left_out in np.flatnonzero(fold_of == f).tolist():
+            vecs = np.atleast_2d(examples[left_out])
+            questions += [(vecs[j], text_of(left_out, j), None) for j in range(len(vecs))]
+        if keep_share < 1.0:
+            questions = [questions[j] for j in np.flatnonzero(rng.random(len(questions)) < keep_share)]
+        model = IntentModel.fit(k_keys, k_examples, k_desc, k_texts if texts is not None else None)
+        profile = TemplateProfile.fit(model)
+        for vector, text, truth in questions:
+            analysis = model.analyse(vector, text)
+            chosen = int(np.argmax(analysis.fused))
+            xs.append(features(model, analysis, chosen, profile))
+            rights.append(truth is not None and chosen == truth)
+            uncovered.append(truth is None)
+    return Simulation(np.array(xs, np.float32), np.array(rights, bool), np.array(uncovered, bool))
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What the self-calibration expects at a threshold (on the simulated questions)."""
+
+    threshold: float
+    in_scope_accuracy: float
+    out_of_scope_rejection: float
+    accuracy: float  # with uncovered questions weighted to the expected share
+
+    def to_json(self) -> dict[str, float]:
+        return {k: round(v, 4) for k, v in self.__dict__.items()}
+
+
+@dataclass(frozen=True)
+class AcceptanceModel:
+    mean: np.ndarray
+    scale: np.ndarray
+    w: np.ndarray
+    b: float
+    default_threshold: float
+    expectation: Expectation
+    out_of_scope_share: float
+
+    @classmethod
+    def fit(cls, sim: Simulation, out_of_scope_share: float = DEFAULT_OUT_OF_SCOPE_SHARE) -> AcceptanceModel:
+        """Weighted logistic regression of `right` on the standardised features, then the threshold."""
+        if sim.right.sum() == 0 or sim.uncovered.sum() == 0:
+            raise ValueError("acceptance needs simulated covered and uncovered questions (two or more templates)")
+        mean = sim.x.mean(0)
+        scale = np.maximum(sim.x.std(0), 1e-6)
+        z = (sim.x - mean) / scale
+        weights = _weights(sim, out_of_scope_share)
+        w, b = _fit_logistic(z, sim.right.astype(np.float32), weights)
+        model = cls(mean, scale, w, b, 0.5, Expectation(0.5, 0, 0, 0), out_of_scope_share)
+        p = model.probabilities(sim.x)
+        best = max((expect(sim, p, t, out_of_scope_share) for t in np.unique(np.round(p, 4))), key=_accuracy_then_low)
+        return cls(mean, scale, w, b, best.threshold, best, out_of_scope_share)
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        logit = ((np.atleast_2d(x) - self.mean) / self.scale) @ self.w + self.b
+        return 1.0 / (1.0 + np.exp(-np.clip(logit, -50, 50)))
+
+    def probability(self, x: np.ndarray) -> float:
+        return float(self.probabilities(x)[0])
+
+    def parts(self, x: np.ndarray) -> dict[str, dict[str, float]]:
+        """Each feature's value and its contribution to the log-odds (for test_routing)."""
+        z = (x - self.mean) / self.scale
+        return {
+            name: {"value": round(float(v), 4), "contribution": round(float(c), 4)}
+            for name, v, c in zip(FEATURES, x, z * self.w, strict=True)
+        }
+
+
+def _accuracy_then_low(e: Expectation) -> tuple[float, float]:
+    return (round(e.accuracy, 9), -e.threshold)
+
+
+def _weights(sim: Simulation, share: float) -> np.ndarray:
+    n_unc, n_cov = max(1, int(sim.uncovered.sum())), max(1, int((~sim.uncovered).sum()))
+    return np.where(sim.uncovered, share / n_unc, (1 - share) / n_cov) * len(sim.x)
+
+
+def expect(sim: Simulation, p: np.ndarray, threshold: float, share: float) -> Expectation:
+    executes = p >= threshold
+    covered = ~sim.uncovered
+    in_scope = float((executes & sim.right)[covered].mean()) if covered.any() else 0.0
+    rejection = float((~executes)[sim.uncovered].mean()) if sim.uncovered.any() else 0.0
+    return Expectation(float(threshold), in_scope, rejection, (1 - share) * in_scope + share * rejection)
+
+
+def _fit_logistic(z: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, float]:
+    """Newton steps on the weighted log-loss with a small L2 (a dozen features: exact and fast)."""
+    x = np.hstack([z, np.ones((len(z), 1), np.float32)]).astype(np.float64)
+    beta = np.zeros(x.shape[1])
+    ridge = L2 * np.eye(x.shape[1])
+    ridge[-1, -1] = 0.0
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-np.clip(x @ beta, -50, 50)))
+        grad = x.T @ (weights * (p - y)) / len(x) + ridge @ beta
+        hess = (x * (weights * p * (1 - p))[:, None]).T @ x / len(x) + ridge + 1e-9 * np.eye(len(beta))
+        step = np.linalg.solve(hess, grad)
+        beta -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return beta[:-1].astype(np.float32), float(beta[-1])
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """A fitted acceptance test for one intent model: judges the candidates of a question."""
+
+    intent_model: IntentModel
+    profile: TemplateProfile
+    model: AcceptanceModel
+    threshold: float  # the configured one, or the self-calibrated default
+    expectation: Expectation  # at that threshold, on the simulated questions
+    simulated: int  # simulated questions it was fitted on
+    index: dict[Hashable, int]  # template key -> position in the intent model
+
+    @classmethod
+    def fit(
+        cls,
+        intent_model: IntentModel,
+        examples: Sequence[np.ndarray],
+        descriptions: Sequence[np.ndarray],
+        texts: Sequence[Sequence[str]] | None,
+        *,
+        out_of_scope_share: float = DEFAULT_OUT_OF_SCOPE_SHARE,
+        folds: int = FOLDS,
+        threshold: float | None = None,
+    ) -> Acceptance:
+        sim = simulate(intent_model.keys, examples, descriptions, texts, folds=folds)
+        model = AcceptanceModel.fit(sim, out_of_scope_share)
+        chosen = model.default_threshold if threshold is None else threshold
+        expectation = expect(sim, model.probabilities(sim.x), chosen, out_of_scope_share)
+        index = {k: i for i, k in enumerate(intent_model.keys)}
+        return cls(intent_model, TemplateProfile.fit(intent_model), model, chosen, expectation, len(sim.x), index)
+
+    def judge(self, analysis: Analysis, key: Hashable) -> tuple[float, dict[str, dict[str, float]]] | None:
+        """P(template `key` answers the analysed question) and the features behind it (None: unknown key)."""
+        index = self.index.get(key)
+        if index is None:
+            return None
+        x = features(self.intent_model, analysis, index, self.profile)
+        return self.model.probability(x), self.model.parts(x)
+
+    def to_json(self) -> dict[str, object]:
+        """What the self-calibration expects (for fit-thresholds and the stats)."""
+        return {
+            "threshold": round(self.threshold, 4),
+            "self_calibrated_threshold": round(self.model.default_threshold, 4),
+            "expected_out_of_scope_share": self.model.out_of_scope_share,
+            "expected": self.expectation.to_json(),
+            "simulated_questions": self.simulated,
+        }

@@ -1,0 +1,94 @@
+"""The acceptance test: fitted from templates alone, it accepts covered questions and rejects the rest."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from server.routing import acceptance as acc
+from server.routing.intent_model import IntentModel, normalise
+
+DIM = 32
+
+
+def clusters(templates: int, per: int, seed: int = 0, spread: float = 0.35):
+    """Unit vectors around one random centre per template (the centres are returned too)."""
+    rng = np.random.default_rng(seed)
+    centres = normalise(rng.normal(size=(templates, DIM)))
+    examples = [normalise(c + spread * rng.normal(size=(per, DIM)) / np.sqrt(DIM)) for c in centres]
+    return centres, examples
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    centres, examples = clusters(12, 8)
+    keys = [f"t{i}" for i in range(12)]
+    model = IntentModel.fit(keys, examples, list(centres))
+    return model, acc.Acceptance.fit(model, examples, list(centres), None, folds=4), centres
+
+
+def judge(model, acceptance, q):
+    analysis = model.analyse(q)
+    chosen = int(np.argmax(analysis.fused))
+    return acceptance.judge(analysis, model.keys[chosen])
+
+
+def test_covered_questions_are_accepted_and_uncovered_rejected(fitted):
+    model, acceptance, centres = fitted
+    rng = np.random.default_rng(7)
+    covered = [normalise(c + 0.35 * rng.normal(size=DIM) / np.sqrt(DIM)) for c in centres]
+    others, _ = clusters(12, 1, seed=99)  # centres nothing covers
+    p_in = [judge(model, acceptance, q)[0] for q in covered]
+    p_out = [judge(model, acceptance, q)[0] for q in others]
+    assert min(p_in) > max(p_out)
+    assert all(p >= acceptance.threshold for p in p_in)
+    assert all(p < acceptance.threshold for p in p_out)
+
+
+def test_judgement_reports_every_feature_and_the_fit_its_expectation(fitted):
+    model, acceptance, centres = fitted
+    p, parts = judge(model, acceptance, centres[0])
+    assert 0.0 <= p <= 1.0
+    assert list(parts) == list(acc.FEATURES)
+    # the contributions add up to the log-odds
+    logodds = sum(v["contribution"] for v in parts.values()) + acceptance.model.b
+    assert abs(1 / (1 + np.exp(-logodds)) - p) < 1e-3
+    report = acceptance.to_json()
+    assert report["threshold"] == report["self_calibrated_threshold"]
+    assert 0.0 < report["expected"]["in_scope_accuracy"] <= 1.0
+    assert 0.0 < report["expected"]["out_of_scope_rejection"] <= 1.0
+    assert report["simulated_questions"] > 0
+    assert acceptance.judge(model.analyse(centres[0]), "no such template") is None
+
+
+def test_a_configured_threshold_replaces_the_self_calibrated_one(fitted):
+    model, _, centres = fitted
+    _, examples = clusters(12, 8)
+    fixed = acc.Acceptance.fit(model, examples, list(centres), None, folds=4, threshold=0.9)
+    assert fixed.threshold == 0.9 and fixed.model.default_threshold != 0.9
+
+
+def test_a_larger_expected_out_of_scope_share_rejects_more():
+    centres, examples = clusters(12, 8, spread=2.5)  # overlapping: a real trade-off
+    keys = [f"t{i}" for i in range(12)]
+    model = IntentModel.fit(keys, examples, list(centres))
+    low = acc.Acceptance.fit(model, examples, list(centres), None, out_of_scope_share=0.05)
+    high = acc.Acceptance.fit(model, examples, list(centres), None, out_of_scope_share=0.6)
+    assert high.expectation.out_of_scope_rejection >= low.expectation.out_of_scope_rejection
+    assert high.expectation.in_scope_accuracy <= low.expectation.in_scope_accuracy
+
+
+def test_templates_without_examples_and_texts_are_simulated():
+    centres, examples = clusters(4, 3)
+    examples[0] = centres[:1]  # a template with only its description
+    texts = [[f"template {i}", *[f"example {i} {j}" for j in range(len(e))]] for i, e in enumerate(examples)]
+    texts[0] = ["template 0"]
+    sim = acc.simulate([f"t{i}" for i in range(4)], examples, list(centres), texts, folds=2)
+    assert sim.x.shape == (len(sim.right), len(acc.FEATURES)) and sim.uncovered.any() and sim.right.any()
+
+
+def test_too_few_templates_to_simulate_is_an_error():
+    centres, examples = clusters(2, 1)
+    model = IntentModel.fit(["a", "b"], examples, list(centres))
+    with pytest.raises(ValueError, match="acceptance needs"):
+        acc.Acceptance.fit(model, examples, list(centres), None)
