@@ -8,7 +8,9 @@ What is measured, and where it comes from:
 - source failures (503/504/502 errors that name an adapter): the middleware, before the error
   becomes a JSON body;
 - reloads by trigger and result: the runtime holder's load listeners;
-- routing-log queue depth, capacity, drops, writes and failed writes: read from the log at scrape time.
+- routing-log queue depth, capacity, drops, writes and failed writes: read from the log at scrape time;
+- encoder batches for questions (calls, questions carried, largest batch) per model: read from the
+  embedders' question batchers at scrape time.
 
 A registry per app (never the process-wide default) lets several apps live in one process (tests).
 With auth on, `/metrics` needs the stats or admin key, as the statistics routes do.
@@ -65,8 +67,49 @@ class _RoutingLogCollector(Collector):
             yield CounterMetricFamily(f"intent_router_routing_log_{name}", doc, value=status[key])
 
 
+def _question_batches(embedder: Any) -> Any:
+    """The question micro-batcher's counters behind an embedder (through the cache wrapper), if it has one."""
+    inner = getattr(embedder, "inner", embedder)
+    questions = getattr(getattr(inner, "model", None), "questions", None)
+    return getattr(questions, "stats", None)
+
+
+class _EncoderCollector(Collector):
+    """Encoder calls made for questions and how many questions they carried, per model, read at scrape
+    time: the mean batch size is `rate(questions) / rate(calls)`; the largest batch is a gauge."""
+
+    def __init__(self, holder: RuntimeHolder) -> None:
+        self.holder = holder
+
+    def collect(self) -> Iterator[Any]:
+        calls = CounterMetricFamily(
+            "intent_router_encoder_question_batches", "Encoder calls made for questions", labels=["model"]
+        )
+        questions = CounterMetricFamily(
+            "intent_router_encoder_questions", "Questions carried by those calls", labels=["model"]
+        )
+        largest = GaugeMetricFamily(
+            "intent_router_encoder_largest_question_batch", "Most questions in one encoder call", labels=["model"]
+        )
+        seen: set[int] = set()
+        try:
+            embedders = list(self.holder.current.embedders.values())
+        except RuntimeError:  # no config loaded
+            embedders = []
+        for embedder in embedders:
+            stats = _question_batches(embedder)
+            if stats is None or id(stats) in seen:
+                continue
+            seen.add(id(stats))
+            model = str(getattr(embedder, "model_id", "unknown"))
+            calls.add_metric([model], stats.calls)
+            questions.add_metric([model], stats.questions)
+            largest.add_metric([model], stats.largest)
+        yield from (calls, questions, largest)
+
+
 class Metrics:
-    def __init__(self, app: web.Application) -> None:
+    def __init__(self, app: web.Application, holder: RuntimeHolder) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
         self.requests = Counter(
@@ -104,6 +147,7 @@ class Metrics:
         )
         self.generation = Gauge("intent_router_config_generation", "Which config generation serves", registry=r)
         r.register(_RoutingLogCollector(app))
+        r.register(_EncoderCollector(holder))
 
     # --- feeds ------------------------------------------------------------------------------------
     def observe(self, kind: str, adapter: Any, question: str, result: Any) -> None:
@@ -163,7 +207,7 @@ METRICS = web.AppKey("metrics", Metrics)
 
 def install_metrics(app: web.Application, holder: RuntimeHolder, hooks: list) -> Metrics:
     """Middleware, answer hook, reload listener and `GET /metrics` (call before the app starts)."""
-    metrics = Metrics(app)
+    metrics = Metrics(app, holder)
     app[METRICS] = metrics
     app.middlewares.append(metrics.middleware)
     hooks.append(metrics.observe)

@@ -112,6 +112,14 @@ async def test_metrics_after_queries(tmp_path, monkeypatch):
         assert value(found, "intent_router_routing_log_queue_capacity") > 0
         assert value(found, "intent_router_routing_log_dropped_total") == 0
 
+        # questions went through the encoder's micro-batcher: calls and the questions they carried, per model
+        batches = {
+            labels: v for (name, labels), v in found.items() if name == "intent_router_encoder_question_batches_total"
+        }
+        carried = {labels: v for (name, labels), v in found.items() if name == "intent_router_encoder_questions_total"}
+        assert len(batches) == 1 and next(iter(batches))[0][0] == "model"
+        assert sum(batches.values()) >= 1 and sum(carried.values()) >= sum(batches.values())
+
         # the other app in this process counted only its own scrape
         theirs = await scrape(other)
         assert value(theirs, decisions, kind="query", outcome="executed", adapter="people") == 0
