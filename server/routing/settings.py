@@ -59,7 +59,7 @@ class AcceptanceSettings(_Strict):
     start from the templates alone. When on, it decides whether to execute instead of confidence_threshold."""
 
     enabled: bool = False
-    # None: the self-calibrated threshold (best expected accuracy on simulated questions); a number: fixed
+    # None: the self-calibrated threshold (0.5: the best expected accuracy at the share below); a number: fixed
     threshold: float | None = Field(None, ge=0.0, le=1.0)
     # the share of questions you expect no template to cover; weighs the self-calibration
     expected_out_of_scope_share: float = Field(0.15, gt=0.0, lt=1.0)  # = acceptance.DEFAULT_OUT_OF_SCOPE_SHARE
