@@ -24,6 +24,7 @@ from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
 from ..templates.library import ParsedBody
 from .base import Adapter, DataAdapterSettings, QueryResult
+from .file_identity import REASONS, FileIdentity
 from .like_escape import add_escape_clauses, escaped_params
 from .sql import to_json_value
 from .sql_guard import function_names, parse_sql_body, path_like_tables
@@ -104,6 +105,8 @@ class DuckDBAdapter(Adapter):
         super().__init__(settings, context)
         self._conn = None
         self._lock = threading.Lock()
+        self._file: FileIdentity | None = None  # the database file the connection reads
+        self._reopen_lock = asyncio.Lock()
 
     def _path(self) -> str:
         raw = self.settings.connection.path
@@ -127,6 +130,7 @@ class DuckDBAdapter(Adapter):
                 path, read_only=conn.read_only and path != ":memory:", config={"threads": conn.threads}
             )
             self._close_external_access(self._conn)
+            self._file = None if path == ":memory:" else FileIdentity.of(Path(path))
         except duckdb.Error as exc:
             log.warning("duckdb adapter %s cannot open %s: %s", self.name, path, exc)
             raise SourceUnavailable(self.name, "cannot open the database") from None
@@ -147,6 +151,20 @@ class DuckDBAdapter(Adapter):
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
 
+    async def _follow_file(self, problem: str) -> None:
+        """Missing: the source is down (no stale answers from the deleted inode). Replaced: close and open
+        again (DuckDB caches one instance per path, so the old one must go first; a query still running
+        on it fails as a source error)."""
+        if problem == "missing":
+            raise SourceUnavailable(self.name, REASONS[problem])
+        async with self._reopen_lock:
+            if self._file is None or self._file.problem() != "replaced":
+                return
+            log.warning("duckdb adapter %s: %s; reopening", self.name, REASONS[problem])
+            if self._conn is not None:
+                self._conn.close()
+            await asyncio.to_thread(self._open)
+
     async def close_source(self) -> None:
         if self._conn is not None:
             self._conn.close()
@@ -155,6 +173,8 @@ class DuckDBAdapter(Adapter):
     async def health(self) -> dict[str, Any]:
         if self._conn is None:
             return {"status": "down", "reason": "not connected"}
+        if self._file is not None and (problem := self._file.problem()):
+            return {"status": "down", "reason": REASONS[problem]}
         try:
             await asyncio.to_thread(lambda: self._conn.cursor().execute("SELECT 1").fetchall())
             return {"status": "ok"}
@@ -164,6 +184,8 @@ class DuckDBAdapter(Adapter):
     async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
         if self._conn is None:
             raise SourceUnavailable(self.name, "adapter is not started")
+        if self._file is not None and (problem := self._file.problem()):
+            await self._follow_file(problem)
         params = escaped_params(template, params, "duckdb")
         cursor = self._conn.cursor()
         timeout = self.settings.query_timeout

@@ -30,6 +30,7 @@ from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
 from ..templates.library import ParsedBody
 from .base import Adapter, DataAdapterSettings, QueryResult
+from .file_identity import REASONS, FileIdentity
 from .like_escape import add_escape_clauses, escaped_params
 from .sql_guard import function_names, parse_sql_body
 
@@ -123,6 +124,8 @@ class SQLAdapter(Adapter):
     def __init__(self, settings, context) -> None:
         super().__init__(settings, context)
         self._engine: Engine | None = None
+        self._file: FileIdentity | None = None  # the SQLite file the pool reads
+        self._reopen_lock = asyncio.Lock()
 
     @property
     def backend(self) -> str:
@@ -157,6 +160,7 @@ class SQLAdapter(Adapter):
                 path = Path(database)
                 if not path.is_absolute():
                     path = self.context.root / path
+                self._file = FileIdentity.of(path)
                 mode = "ro" if conn.read_only else "rw"
                 url = url.set(database=f"file:{path}?mode={mode}", query={"uri": "true"})
             connect_args["timeout"] = conn.connect_timeout
@@ -203,11 +207,26 @@ class SQLAdapter(Adapter):
             self._engine = None
 
     async def health(self) -> dict[str, Any]:
+        if self._file is not None and (problem := self._file.problem()):
+            return {"status": "down", "reason": REASONS[problem]}
         try:
             await asyncio.wait_for(asyncio.to_thread(self._ping), self.settings.connection.connect_timeout)
             return {"status": "ok"}
         except Exception as exc:
             return {"status": "down", "reason": _safe_reason(exc)}
+
+    async def _follow_file(self, problem: str) -> None:
+        """A missing SQLite file is a source that is down (no stale answers from the deleted inode); a
+        replaced one is opened again, so queries read what is on disk now."""
+        if problem == "missing":
+            raise SourceUnavailable(self.name, REASONS[problem])
+        async with self._reopen_lock:
+            if self._file is None or self._file.problem() != "replaced":
+                return  # another request reopened it meanwhile
+            log.warning("sql adapter %s: %s; reopening the pool", self.name, REASONS[problem])
+            old, self._engine = self._engine, await asyncio.to_thread(self._create_engine)
+            if old is not None:
+                await asyncio.to_thread(old.dispose)
 
     def _ping(self) -> None:
         assert self._engine is not None
@@ -217,6 +236,8 @@ class SQLAdapter(Adapter):
     async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
         if self._engine is None:
             raise SourceUnavailable(self.name, "adapter is not started")
+        if self._file is not None and (problem := self._file.problem()):
+            await self._follow_file(problem)
         timeout = self.settings.query_timeout
         holder: dict[str, Any] = {}
         params = escaped_params(template, params, "sqlite")  # bodies are tokenised as SQLite at load

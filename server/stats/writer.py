@@ -49,6 +49,7 @@ class RoutingLog:
         self._accepting = False
         self._urgent = False  # flush/close: write partial batches now instead of waiting
         self._last_error_log = 0.0
+        self._last_write_failed = False  # the most recent batch was refused by the database
 
     # --- lifecycle --------------------------------------------------------------------------
     async def start(self) -> None:
@@ -119,8 +120,10 @@ class RoutingLog:
                 await asyncio.to_thread(self._insert, batch)
                 self.counters.written += len(batch)
                 self.counters.batches += 1
+                self._last_write_failed = False
             except Exception as exc:  # the log must never take the server down
                 self.counters.failed += len(batch)
+                self._last_write_failed = True
                 self._warn(f"routing log write of {len(batch)} entries failed: {type(exc).__name__}: {exc}")
             finally:
                 self.counters.write_seconds += time.perf_counter() - started
@@ -154,6 +157,15 @@ class RoutingLog:
             log.warning(message)
 
     # --- status -----------------------------------------------------------------------------
+    def health(self) -> dict[str, Any]:
+        """For /health: "failing" while the latest batch was refused; failed and dropped entry counts."""
+        return {
+            "status": "failing" if self._last_write_failed else "ok",
+            "failed_writes": self.counters.failed,
+            "dropped": self.counters.dropped,
+            "written": self.counters.written,
+        }
+
     def status(self) -> dict[str, Any]:
         return {
             "backend": backend_name(self.engine),
@@ -165,4 +177,5 @@ class RoutingLog:
             "retention_days": self.settings.retention_days,
             **asdict(self.counters),
             "write_seconds": round(self.counters.write_seconds, 4),
+            "last_write_failed": self._last_write_failed,
         }

@@ -20,7 +20,7 @@ from ..service import answer as answering
 from .auth import Principal, authenticate, require
 from .catalogue_routes import install_catalogue
 from .metrics import install_metrics
-from .stats_routes import install_stats
+from .stats_routes import STATS_LOG, install_stats
 
 log = logging.getLogger("intent_router.web")
 
@@ -151,6 +151,7 @@ class Handlers:
         body = {
             "status": "ok" if healthy else "degraded",
             "adapters": adapters,
+            "routing_log": rlog.health() if (rlog := request.app.get(STATS_LOG)) else {"enabled": False},
             "config": {
                 "last_load": load.to_json() if load else None,
                 "last_good_load": self.holder.last_good_load.to_json() if self.holder.last_good_load else None,

@@ -1,0 +1,42 @@
+"""Whether a database file is still the one an open connection reads.
+
+An open SQLite or DuckDB handle keeps reading a file that was deleted or replaced (the old inode), so
+`SELECT 1` on the pool stays fine while every answer is stale. Health and execution compare the path's
+current identity (device and inode) with the one taken when the database was opened.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class FileIdentity:
+    path: Path
+    device: int
+    inode: int
+
+    @classmethod
+    def of(cls, path: Path) -> FileIdentity | None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return cls(path, st.st_dev, st.st_ino)
+
+    def problem(self) -> str | None:
+        """None while the path still names the opened file; else "missing" or "replaced"."""
+        now = FileIdentity.of(self.path)
+        if now is None:
+            return "missing"
+        if (now.device, now.inode) != (self.device, self.inode):
+            return "replaced"
+        return None
+
+
+REASONS = {
+    "missing": "database file is missing",
+    "replaced": "database file was replaced under the open connection",
+}

@@ -1,0 +1,99 @@
+"""/health checks the database file itself (removed or replaced under an open pool) and reports the
+routing log's failed writes."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+import duckdb
+import sqlalchemy as sa
+
+from server.web.stats_routes import STATS_LOG
+from tests.support.adapter_harness import started
+from tests.support.configs import BASE_CONFIG, make_people_db, people_tree
+from tests.support.server import running_app
+
+QUESTION = {"query": "who works in the Engineering department?", "adapter": "people"}
+
+
+async def health(client) -> dict:
+    resp = await client.get("/health")
+    return await resp.json()
+
+
+async def test_sqlite_file_removed_under_the_pool_is_down_and_queries_503(tmp_path):
+    async with running_app(people_tree(tmp_path)) as (client, _):
+        assert (await client.post("/v1/query", json=QUESTION)).status == 200  # the pool has a connection open
+        assert (await health(client))["adapters"]["people"]["status"] == "ok"
+        (tmp_path / "templates" / "people.db").unlink()
+        body = await health(client)
+        resp = await client.post("/v1/query", json=QUESTION)
+        error = await resp.json()
+    assert body["status"] == "degraded"
+    assert body["adapters"]["people"] == {"status": "down", "reason": "database file is missing"}
+    assert resp.status == 503 and error["error"]["code"] == "source_unavailable"
+
+
+async def test_sqlite_file_replaced_under_the_pool_is_reported_then_reopened(tmp_path):
+    db = tmp_path / "templates" / "people.db"
+    async with running_app(people_tree(tmp_path)) as (client, _):
+        first = await (await client.post("/v1/query", json=QUESTION)).json()
+        fresh = make_people_db(tmp_path / "fresh.db")
+        con = sqlite3.connect(fresh)
+        con.execute("INSERT INTO people (name, department, salary) VALUES ('Barbara', 'Engineering', 1)")
+        con.commit()
+        con.close()
+        os.replace(fresh, db)  # what a deploy script does: a new file under the same name
+        body = await health(client)
+        second = await (await client.post("/v1/query", json=QUESTION)).json()
+        after = await health(client)
+    assert body["adapters"]["people"] == {
+        "status": "down",
+        "reason": "database file was replaced under the open connection",
+    }
+    assert len(second["rows"]) == len(first["rows"]) + 1  # the new file is read, not the old inode
+    assert after["adapters"]["people"]["status"] == "ok"
+
+
+async def test_duckdb_file_removed_or_replaced(tmp_path):
+    path = tmp_path / "sales.duckdb"
+
+    def build(target, rows: int) -> None:
+        con = duckdb.connect(str(target))
+        con.execute(f"CREATE TABLE t AS SELECT range AS n FROM range({rows})")
+        con.close()
+
+    build(path, 3)
+    library = 'templates:\n  - {id: count, description: n, sql: "SELECT count(*) AS n FROM t"}\n'
+    settings = {"name": "sales", "type": "duckdb", "connection": {"path": str(path)}}
+    async with started(tmp_path, settings, library) as adapter:
+        template = adapter.templates["count"]
+        assert (await adapter.execute(template, {})).rows == [{"n": 3}]
+        build(tmp_path / "next.duckdb", 5)
+        os.replace(tmp_path / "next.duckdb", path)
+        assert (await adapter.health())["status"] == "down"
+        assert (await adapter.execute(template, {})).rows == [{"n": 5}]
+        assert (await adapter.health())["status"] == "ok"
+        path.unlink()
+        assert await adapter.health() == {"status": "down", "reason": "database file is missing"}
+
+
+async def test_routing_log_write_failures_are_reported_in_health(tmp_path):
+    config = BASE_CONFIG + "stats: {flush_interval: 0.05}\n"
+    async with running_app(people_tree(tmp_path, config)) as (client, _):
+        rlog = client.app[STATS_LOG]
+        await client.post("/v1/query", json=QUESTION)
+        await rlog.flush()
+        healthy = await health(client)
+        with rlog.engine.begin() as conn:  # the log's table disappears under the running writer
+            conn.execute(sa.text(f"DROP TABLE {rlog.table.name}"))
+        for _ in range(3):
+            await client.post("/v1/query", json=QUESTION)
+        await rlog.flush()
+        failing = await health(client)
+        status = rlog.status()
+    assert healthy["routing_log"] == {"status": "ok", "failed_writes": 0, "dropped": 0, "written": 1}
+    assert failing["routing_log"]["status"] == "failing"
+    assert failing["routing_log"]["failed_writes"] == 3
+    assert status["failed"] == 3 and status["last_write_failed"] is True
