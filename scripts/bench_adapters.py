@@ -19,25 +19,22 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import duckdb
-import yaml
 
 from server.adapters.base import AdapterContext
 from server.adapters.registry import registry
 from server.templates.library import load_library
-from tests.integration.test_adapter_examples import PARAMS
-from tests.support import configs
-from tests.support.es_standin import running_es_standin
-from tests.support.graphql_api import running_graphql_api
-from tests.support.http_api import running_http_api
-from tests.support.mongo import seed_cars, start_secantus
-from tests.support.pg import split_statements
+from server.testing import configs, mariadb, pg
+from server.testing.es_standin import running_es_standin
+from server.testing.examples import PARAMS, example_adapter
+from server.testing.graphql_api import running_graphql_api
+from server.testing.http_api import running_http_api
+from server.testing.mongo import running_mongo
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -70,17 +67,9 @@ async def bench(adapter, calls: list[tuple[Any, dict[str, Any]]], rounds: int, w
     }
 
 
-def example_adapter(name: str, connection: dict[str, Any]):
-    raw = next(
-        a for a in yaml.safe_load((REPO / "config/adapters/examples.yaml").read_text())["adapters"] if a["name"] == name
-    )
-    cls = registry.get(raw["type"])
-    library = load_library(raw["templates"], REPO, cls.body_key, cls.parse_body, name)
-    settings = cls.settings_model.model_validate(
-        {**raw, "enabled": True, "connection": {**raw["connection"], **connection}}
-    )
-    adapter = cls(settings, AdapterContext(root=REPO, templates={t.id: t for t in library.templates}))
-    return adapter, [(t, PARAMS[name][t.id]) for t in library.templates]
+def example(name: str, connection: dict[str, Any]):
+    adapter, templates = example_adapter(name, connection)
+    return adapter, [(t, PARAMS[name][t.id]) for t in templates]
 
 
 def local_adapter(root: Path, kind: str):
@@ -119,47 +108,25 @@ def local_adapter(root: Path, kind: str):
 
 
 @contextlib.contextmanager
-def pg_schema():
-    import psycopg
-
-    schema = f"ir_bench_{uuid.uuid4().hex[:8]}"
-    try:
-        conn = psycopg.connect("postgresql://postgres@127.0.0.1:5432/test", autocommit=True, connect_timeout=2)
-    except psycopg.Error:
+def pg_url():
+    """The URL of a seeded schema on the local PostgreSQL server, or None when there is no server."""
+    url = pg.reachable_url()
+    if url is None:
         yield None
         return
-    with conn:
-        conn.execute(f'CREATE SCHEMA "{schema}"')
-        conn.execute(f'SET search_path TO "{schema}"')
-        for statement in split_statements((REPO / "templates/inventory_pg/seed.sql").read_text()):
-            conn.execute(statement)
-        try:
-            yield f"postgresql+psycopg://postgres@127.0.0.1:5432/test?options=-csearch_path%3D{schema}"
-        finally:
-            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+    with pg.seeded_schema(url, prefix="ir_bench") as database:
+        yield database.url
 
 
 @contextlib.contextmanager
-def mariadb_database():
-    import pymysql
-
-    name = f"ir_bench_{uuid.uuid4().hex[:8]}"
-    try:
-        conn = pymysql.connect(host="127.0.0.1", port=3306, user="root", autocommit=True, connect_timeout=2)
-    except pymysql.Error:
+def mariadb_url():
+    """The URL of a seeded database on the local MariaDB server, or None when there is no server."""
+    base = mariadb.reachable_url()
+    if base is None:
         yield None
         return
-    with conn.cursor() as cur:
-        cur.execute(f"CREATE DATABASE `{name}`")
-        cur.execute(f"USE `{name}`")
-        for statement in split_statements((REPO / "templates/inventory_mariadb/seed.sql").read_text()):
-            cur.execute(statement)
-    try:
-        yield f"mysql+pymysql://root@127.0.0.1:3306/{name}?charset=utf8mb4"
-    finally:
-        with conn.cursor() as cur:
-            cur.execute(f"DROP DATABASE `{name}`")
-        conn.close()
+    with mariadb.seeded_database(base, prefix="ir_bench") as database:
+        yield database.url
 
 
 async def run(rounds: int, warmup: int) -> list[dict[str, Any]]:
@@ -175,33 +142,28 @@ async def run(rounds: int, warmup: int) -> list[dict[str, Any]]:
         root = Path(tmp)
         await record("sqlite", "sql", local_adapter(root, "sql"))
         await record("duckdb", "duckdb", local_adapter(root, "duckdb"))
-    with pg_schema() as url:
+    with pg_url() as url:
         if url is None:
             print(json.dumps({"adapter": "inventory_pg", "skipped": "no PostgreSQL on 127.0.0.1:5432"}))
         else:
-            await record("inventory_pg", "sql/postgresql", example_adapter("inventory_pg", {"url": url}))
-    with mariadb_database() as url:
+            await record("inventory_pg", "sql/postgresql", example("inventory_pg", {"url": url}))
+    with mariadb_url() as url:
         if url is None:
             print(json.dumps({"adapter": "inventory_mariadb", "skipped": "no MariaDB on 127.0.0.1:3306"}))
         else:
-            await record("inventory_mariadb", "sql/mariadb", example_adapter("inventory_mariadb", {"url": url}))
-    server = start_secantus()
-    try:
-        url = f"mongodb://127.0.0.1:{server.port}/?directConnection=true"
-        seed_cars(url, "bench")
-        await record("cars", "mongodb (SecantusDB)", example_adapter("cars", {"url": url, "database": "bench"}))
-    finally:
-        server.stop()
+            await record("inventory_mariadb", "sql/mariadb", example("inventory_mariadb", {"url": url}))
+    with running_mongo(prefix="ir_bench") as mongo:
+        await record("cars", "mongodb (SecantusDB)", example("cars", {"url": mongo.url, "database": mongo.database}))
     async with running_es_standin() as es:
         await record(
             "support_tickets",
             "elasticsearch (stand-in)",
-            example_adapter("support_tickets", {"url": es.url, "api_key_env": None}),
+            example("support_tickets", {"url": es.url, "api_key_env": None}),
         )
     async with running_http_api() as api:
-        await record("books", "http", example_adapter("books", {"url": api.url, "auth": None}))
+        await record("books", "http", example("books", {"url": api.url, "auth": None}))
     async with running_graphql_api() as api:
-        await record("flights", "graphql", example_adapter("flights", {"url": api.url}))
+        await record("flights", "graphql", example("flights", {"url": api.url}))
     return results
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import random
 import sqlite3
@@ -21,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
@@ -29,6 +31,7 @@ from aiohttp import web
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from server.runtime.holder import RuntimeHolder
+from server.testing.loopback import serving
 from server.web.app import create_app
 from server.web.stats_routes import STATS_LOG
 
@@ -84,16 +87,17 @@ def build_tree(root: Path, logging_on: bool) -> Path:
     return root / "config"
 
 
-async def start(config: Path) -> tuple[web.AppRunner, RuntimeHolder, web.Application, str]:
+@contextlib.asynccontextmanager
+async def started(config: Path) -> AsyncIterator[tuple[web.Application, str]]:
+    """The app over `config` served on a loopback port: (app, its /v1/query URL)."""
     holder = RuntimeHolder(config)
     await holder.start()
-    app = create_app(holder)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    return runner, holder, app, f"http://127.0.0.1:{port}/v1/query"
+    try:
+        app = create_app(holder)
+        async with serving(app) as base:
+            yield app, f"{base}/v1/query"
+    finally:
+        await holder.close()
 
 
 async def burst(session: aiohttp.ClientSession, url: str, questions: list[str], concurrency: int) -> list[float]:
@@ -129,14 +133,17 @@ def summary(mode: str, lat: list[float], seconds: float) -> dict:
 
 async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        servers = {mode: await start(build_tree(Path(tmp) / mode, mode == "on")) for mode in ("on", "off")}
-        rng = random.Random(42)
-        lat: dict[str, list[float]] = {"on": [], "off": []}
-        spent = {"on": 0.0, "off": 0.0}
-        try:
+        async with contextlib.AsyncExitStack() as stack:
+            servers = {
+                mode: await stack.enter_async_context(started(build_tree(Path(tmp) / mode, mode == "on")))
+                for mode in ("on", "off")
+            }
+            rng = random.Random(42)
+            lat: dict[str, list[float]] = {"on": [], "off": []}
+            spent = {"on": 0.0, "off": 0.0}
             async with aiohttp.ClientSession() as session:
                 for mode in ("on", "off"):  # warm-up: model, caches, connection pools
-                    await burst(session, servers[mode][3], QUESTIONS * 5, args.concurrency)
+                    await burst(session, servers[mode][1], QUESTIONS * 5, args.concurrency)
                 rounds = max(1, args.requests // args.round)
                 for _ in range(rounds):
                     questions = [rng.choice(QUESTIONS) for _ in range(args.round)]
@@ -144,17 +151,13 @@ async def main(args: argparse.Namespace) -> None:
                     rng.shuffle(order)
                     for mode in order:
                         t = time.perf_counter()
-                        lat[mode] += await burst(session, servers[mode][3], questions, args.concurrency)
+                        lat[mode] += await burst(session, servers[mode][1], questions, args.concurrency)
                         if mode == "on":  # the round's log writes count against "on", not the next round
-                            await servers["on"][2][STATS_LOG].flush()
+                            await servers["on"][0][STATS_LOG].flush()
                         spent[mode] += time.perf_counter() - t
-            rlog = servers["on"][2][STATS_LOG]
+            rlog = servers["on"][0][STATS_LOG]
             await rlog.flush()
             log_status = rlog.status()
-        finally:
-            for runner, holder, _, _ in servers.values():
-                await runner.cleanup()
-                await holder.close()
     on, off = summary("on", lat["on"], spent["on"]), summary("off", lat["off"], spent["off"])
     print(json.dumps({**on, "concurrency": args.concurrency}))
     print(json.dumps({**off, "concurrency": args.concurrency}))

@@ -1,7 +1,7 @@
 """Serve the example books JSON API (127.0.0.1:8091) and flights GraphQL API (127.0.0.1:8092/graphql)
 that the disabled `books` and `flights` example adapters point at, from the shipped example data.
 
-These are the same small servers the test suite runs on loopback (tests/support); they need the
+These are the same small servers the test suite runs on loopback (server.testing); they need the
 development requirements (strawberry-graphql). Usage: python scripts/serve_example_apis.py
 """
 
@@ -16,30 +16,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import contextlib
 
-from aiohttp import web
-
-from tests.support import graphql_api, http_api
+from server.testing import graphql_api, http_api
+from server.testing.loopback import serving
 
 
 async def serve(host: str, books_port: int, flights_port: int) -> None:
-    runners = []
-    for app, port in (
-        (http_api.create_app(http_api.HttpApi(url="")), books_port),
-        (graphql_api.create_app(graphql_api.GraphQLApi(url="")), flights_port),
-    ):
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        await web.TCPSite(runner, host, port).start()
-        runners.append(runner)
-    print(
-        f"books API: http://{host}:{books_port}/api/books   flights GraphQL: http://{host}:{flights_port}/graphql",
-        flush=True,
-    )
-    try:
+    books = http_api.create_app(http_api.HttpApi(url=""))
+    flights = graphql_api.create_app(graphql_api.GraphQLApi(url=""))
+    async with serving(books, host, books_port) as books_url, serving(flights, host, flights_port) as flights_url:
+        print(f"books API: {books_url}/api/books   flights GraphQL: {flights_url}/graphql", flush=True)
         await asyncio.Event().wait()
-    finally:
-        for runner in runners:
-            await runner.cleanup()
 
 
 def main() -> None:

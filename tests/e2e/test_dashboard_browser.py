@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from server.stats import RoutingRecord
+from server.testing.app import running_app
+from server.testing.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_people_db, make_tree
 from server.web.stats_routes import STATS_LOG
-from tests.support.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_people_db, make_tree
-from tests.support.server import running_app
 
 pytestmark = pytest.mark.browser
 CHROMIUM = "/usr/bin/chromium"

@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 from server.adapters.elasticsearch import parse_es_body
 from server.errors import QueryFailed, SourceTimeout, SourceUnavailable
-from tests.support.adapter_harness import started
-from tests.support.es_standin import running_es_standin
-from tests.support.servers import free_port
+from server.testing.adapter_harness import started
+from server.testing.es_standin import running_es_standin
+from server.testing.servers import free_port
 
 LIBRARY = """
 templates:

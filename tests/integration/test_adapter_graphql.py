@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 from server.adapters.graphql import parse_graphql_body
 from server.errors import QueryFailed, SourceUnavailable
-from tests.support.adapter_harness import started
-from tests.support.graphql_api import running_graphql_api
-from tests.support.servers import free_port
+from server.testing.adapter_harness import started
+from server.testing.graphql_api import running_graphql_api
+from server.testing.servers import free_port
 
 FLIGHTS_QUERY = """
 query Flights($origin: String!, $maxPrice: Float) {

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from server.adapters.http import parse_http_body
 from server.config.errors import ConfigError
 from server.errors import QueryFailed, SourceTimeout, SourceUnavailable
-from tests.support.adapter_harness import load_adapter, started
-from tests.support.http_api import BOOKS, running_http_api
-from tests.support.servers import free_port
+from server.testing.adapter_harness import load_adapter, started
+from server.testing.http_api import BOOKS, running_http_api
+from server.testing.servers import free_port
 
 LIBRARY = """
 templates:

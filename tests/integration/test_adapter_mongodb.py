@@ -8,12 +8,9 @@ from hypothesis import strategies as st
 
 from server.adapters.mongodb import parse_mongo_body
 from server.errors import QueryFailed, SourceTimeout, SourceUnavailable
-from tests.support import mongo
-from tests.support.adapter_harness import started
-from tests.support.mongo import CARS
-from tests.support.servers import free_port
-
-mongo_server = mongo.mongo_server  # the session-wide server fixture
+from server.testing.adapter_harness import started
+from server.testing.mongo import CARS
+from server.testing.servers import free_port
 
 LIBRARY = """
 templates:

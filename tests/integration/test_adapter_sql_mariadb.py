@@ -12,11 +12,8 @@ from sqlalchemy import text
 
 from server.config.errors import ConfigError
 from server.errors import QueryFailed, SourceTimeout, SourceUnavailable
-from tests.support import mariadb
-from tests.support.adapter_harness import load_adapter, started
-from tests.support.servers import free_port
-
-mariadb_database = mariadb.mariadb_database  # the session-wide database fixture
+from server.testing.adapter_harness import load_adapter, started
+from server.testing.servers import free_port
 
 LIBRARY = """
 templates:

@@ -11,11 +11,8 @@ from sqlalchemy import text
 
 from server.config.errors import ConfigError
 from server.errors import QueryFailed, SourceTimeout, SourceUnavailable
-from tests.support import pg
-from tests.support.adapter_harness import load_adapter, started
-from tests.support.servers import free_port
-
-pg_database = pg.pg_database  # the session-wide schema fixture
+from server.testing.adapter_harness import load_adapter, started
+from server.testing.servers import free_port
 
 LIBRARY = """
 templates:

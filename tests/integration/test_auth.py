@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from server.cli.serve import serve
-from tests.support.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_people_db, make_tree
-from tests.support.server import running_app
+from server.testing.app import running_app
+from server.testing.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_people_db, make_tree
 
 TWO_ADAPTERS = """
 adapters:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
-from tests.support.demo_tree import seed_demo_tree, with_demo_keys
-from tests.support.server import running_app
+from server.testing.app import running_app
+from server.testing.demo import seed_demo_tree, with_demo_keys
 
 ADMIN = {"X-API-Key": "admin-k"}
 COMPANY = {"X-API-Key": "company-k"}

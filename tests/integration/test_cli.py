@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.configs import people_tree
+from server.testing.configs import people_tree
 
 RUN = Path(__file__).resolve().parents[2] / "run.py"
 

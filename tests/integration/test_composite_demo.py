@@ -9,19 +9,15 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import pytest_asyncio
 import yaml
 
-from server.config.loader import load_config
 from server.embedding.cache import CachedEmbedder
-from server.runtime.build import Runtime, build_runtime
+from server.runtime.build import Runtime
 from server.service import answer as answering
-from tests.support.demo_tree import seed_demo_tree
-from tests.support.server import running_app
+from server.testing.app import running_app
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -29,18 +25,6 @@ REPO = Path(__file__).resolve().parents[2]
 QUESTIONS = yaml.safe_load((REPO / "tests" / "data" / "demo_questions.yaml").read_text())["questions"]
 IN_SCOPE = [q for q in QUESTIONS if q["adapter"]]
 OUT_OF_SCOPE = [q for q in QUESTIONS if not q["adapter"]]
-
-
-@pytest.fixture(scope="module")
-def config_dir(tmp_path_factory) -> Path:
-    return seed_demo_tree(tmp_path_factory.mktemp("demo"))
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def runtime(config_dir) -> AsyncIterator[Runtime]:
-    rt = await build_runtime(load_config(config_dir))
-    yield rt
-    await rt.close()
 
 
 def texts_embedded(runtime: Runtime) -> int:
@@ -53,14 +37,14 @@ def texts_embedded(runtime: Runtime) -> int:
     return total
 
 
-async def test_route_once_over_every_demo_question(runtime):
-    company = runtime.get("company")
+async def test_route_once_over_every_demo_question(demo_runtime):
+    company = demo_runtime.get("company")
     statuses: dict[str, int] = {}
     right_adapter = 0
     for q in QUESTIONS:
-        before = texts_embedded(runtime)
+        before = texts_embedded(demo_runtime)
         result = await answering.answer(company, q["question"])
-        assert texts_embedded(runtime) == before + 1, q  # one embedding for routing; the child embeds nothing
+        assert texts_embedded(demo_runtime) == before + 1, q  # one embedding for routing; the child embeds nothing
         meta = result.body["metadata"]
         routing = meta["composite_routing"]
         statuses[result.status] = statuses.get(result.status, 0) + 1
@@ -69,7 +53,7 @@ async def test_route_once_over_every_demo_question(runtime):
             assert routing["template_id"] == result.outcome.decision.selected.template.id
         if result.status == "executed":
             assert meta["executed_by"] == routing["selected_adapter"], q
-            assert meta["template_id"] in runtime.get(meta["executed_by"]).templates
+            assert meta["template_id"] in demo_runtime.get(meta["executed_by"]).templates
             assert meta["row_count"] == len(result.body["rows"])
         else:
             assert result.body["rows"] == [] and "executed_by" not in meta
@@ -80,9 +64,9 @@ async def test_route_once_over_every_demo_question(runtime):
     assert right_adapter >= len(IN_SCOPE) * 0.9, right_adapter
 
 
-async def test_out_of_scope_questions_abstain_below_the_threshold(runtime):
+async def test_out_of_scope_questions_abstain_below_the_threshold(demo_runtime):
     """Abstention follows the combined score and the composite's threshold (0.2 in the demo config)."""
-    company = runtime.get("company")
+    company = demo_runtime.get("company")
     threshold = company.settings.confidence_threshold
     abstained = 0
     for q in OUT_OF_SCOPE:
@@ -101,10 +85,10 @@ async def test_out_of_scope_questions_abstain_below_the_threshold(runtime):
     assert abstained >= 5, abstained  # measured: 6 of 12 with string similarity on (jaro_winkler)
 
 
-async def test_test_routing_embeds_once_and_runs_nothing(runtime):
-    before = texts_embedded(runtime)
-    body, outcome = await answering.test_routing(runtime.get("company"), "count the engineers we employ")
-    assert texts_embedded(runtime) == before + 1
+async def test_test_routing_embeds_once_and_runs_nothing(demo_runtime):
+    before = texts_embedded(demo_runtime)
+    body, outcome = await answering.test_routing(demo_runtime.get("company"), "count the engineers we employ")
+    assert texts_embedded(demo_runtime) == before + 1
     assert "rows" not in body and outcome.decision.selected.adapter == "hr"
 
 
@@ -169,9 +153,9 @@ def assert_test_routing_shape(body: dict, question: str) -> None:
     assert "rows" not in body
 
 
-async def test_http_test_routing_statistics_and_no_execution(config_dir, tmp_path):
+async def test_http_test_routing_statistics_and_no_execution(demo_config_dir, tmp_path):
     demo = tmp_path / "demo"
-    shutil.copytree(config_dir.parent, demo)  # this test deletes a database
+    shutil.copytree(demo_config_dir.parent, demo)  # this test deletes a database
     question = "total salary cost for the HR team"
     async with running_app(demo / "config") as (client, _):
         resp = await client.post("/v1/test_routing", json={"query": question, "adapter": "company"})
@@ -225,13 +209,13 @@ async def test_http_test_routing_statistics_and_no_execution(config_dir, tmp_pat
         assert resp.status == 503  # while a query does execute, in hr
 
 
-async def test_cli_route_prints_test_routing_json(config_dir):
+async def test_cli_route_prints_test_routing_json(demo_config_dir):
     question = "list pending orders"
     argv = [
         sys.executable,
         str(REPO / "run.py"),
         "--config",
-        str(config_dir),
+        str(demo_config_dir),
         "--log-level",
         "WARNING",
         "route",

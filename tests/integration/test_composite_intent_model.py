@@ -10,7 +10,7 @@ import pytest_asyncio
 from server.config.loader import load_config
 from server.runtime.build import Runtime, build_runtime
 from server.service import answer as answering
-from tests.integration.test_composite_fixtures import build_tree, make_composite, test_registry
+from server.testing.composite_tree import build_tree, make_composite, probe_registry
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -19,7 +19,7 @@ CHILDREN = ["hr", "sales"]
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def runtime(tmp_path_factory) -> AsyncIterator[Runtime]:
-    registry = test_registry()
+    registry = probe_registry()
     root = tmp_path_factory.mktemp("intent_model")
     rt = await build_runtime(load_config(build_tree(root), registry=registry), registry=registry)
     yield rt

@@ -20,12 +20,12 @@ from server.routing.stages.base import ScoringStage, StageReport
 from server.routing.stages.rerank import rerank_text
 from server.runtime.build import Runtime, build_runtime
 from server.service import answer as answering
-from tests.integration.test_composite_fixtures import build_tree, make_composite, sql_child
-from tests.support.anthropic_standin import RAW_TEXT_MARKER, AnthropicStandin, Reply, parse_prompt, word_overlap
-from tests.support.cohere_standin import CohereReply, CohereStandin
-from tests.support.configs import BASE_CONFIG
-from tests.support.openai_standin import OpenAIReply, OpenAIStandin
-from tests.support.rerank_api_standin import RerankApiReply, RerankApiStandin
+from server.testing.anthropic_standin import RAW_TEXT_MARKER, AnthropicStandin, Reply, parse_prompt, word_overlap
+from server.testing.cohere_standin import CohereReply, CohereStandin
+from server.testing.composite_tree import build_tree, make_composite, sql_child
+from server.testing.configs import BASE_CONFIG
+from server.testing.openai_standin import OpenAIReply, OpenAIStandin
+from server.testing.rerank_api_standin import RerankApiReply, RerankApiStandin
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

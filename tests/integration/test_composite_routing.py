@@ -14,7 +14,7 @@ import pytest_asyncio
 from server.config.loader import load_config
 from server.runtime.build import Runtime, build_runtime
 from server.service import answer as answering
-from tests.integration.test_composite_fixtures import ProbeSQLAdapter, build_tree, make_composite, test_registry
+from server.testing.composite_tree import ProbeSQLAdapter, build_tree, make_composite, probe_registry
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -25,7 +25,7 @@ STOCK_Q = "how much stock is left in the warehouse"
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def runtime(tmp_path_factory) -> AsyncIterator[Runtime]:
     root = tmp_path_factory.mktemp("composite")
-    registry = test_registry()
+    registry = probe_registry()
     rt = await build_runtime(load_config(build_tree(root), registry=registry), registry=registry)
     yield rt
     await rt.close()

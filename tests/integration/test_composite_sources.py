@@ -8,13 +8,9 @@ import duckdb
 from server.config.loader import load_config
 from server.runtime.build import build_runtime
 from server.service.answer import answer
-from tests.support import mongo
-from tests.support.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_people_db, make_tree
-from tests.support.graphql_api import running_graphql_api
-from tests.support.http_api import running_http_api
-
-mongo_server = mongo.mongo_server  # the session-wide MongoDB fixture
-
+from server.testing.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_people_db, make_tree
+from server.testing.graphql_api import running_graphql_api
+from server.testing.http_api import running_http_api
 
 LIBRARIES = {
     "people/people.yaml": PEOPLE_LIBRARY,

@@ -16,6 +16,7 @@ from aiohttp import web
 from server.embedding import CachedEmbedder, EmbeddingError, EmbeddingSettings, build_embedder
 from server.embedding.factory import build_provider
 from server.embedding.openai_compatible import OpenAICompatibleEmbedder
+from server.testing.loopback import serving
 
 DIM = 8
 
@@ -64,14 +65,9 @@ async def standin() -> AsyncIterator[StandIn]:
 
     app = web.Application()
     app.router.add_post("/v1/embeddings", embeddings)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    state.url = f"http://{host}:{port}/v1"
-    yield state
-    await runner.cleanup()
+    async with serving(app) as url:
+        state.url = f"{url}/v1"
+        yield state
 
 
 def settings(url: str, **extra: object) -> EmbeddingSettings:

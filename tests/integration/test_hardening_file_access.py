@@ -9,8 +9,8 @@ import pytest
 from server.config.errors import ConfigError
 from server.config.loader import load_config
 from server.errors import QueryFailed
-from tests.support.adapter_harness import started
-from tests.support.configs import BASE_CONFIG, PEOPLE_ADAPTER, make_people_db, make_tree
+from server.testing.adapter_harness import started
+from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, make_people_db, make_tree
 
 
 def make_sales(path) -> None:

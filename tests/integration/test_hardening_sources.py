@@ -10,14 +10,10 @@ import duckdb
 import pytest
 
 from server.errors import QueryFailed, SourceUnavailable
-from tests.support import mariadb, pg
-from tests.support.adapter_harness import started
-from tests.support.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_people_db, make_tree
-from tests.support.server import running_app
-from tests.support.servers import free_port
-
-pg_database = pg.pg_database
-mariadb_database = mariadb.mariadb_database
+from server.testing.adapter_harness import started
+from server.testing.app import running_app
+from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_people_db, make_tree
+from server.testing.servers import free_port
 
 GHOSTS = """
   - id: ghosts_in_the_attic

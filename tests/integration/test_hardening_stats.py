@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from tests.support.configs import BASE_CONFIG, people_tree
-from tests.support.server import running_app
+from server.testing.app import running_app
+from server.testing.configs import BASE_CONFIG, people_tree
 
 STATS = BASE_CONFIG + "stats: {flush_interval: 0.05}\n"
 BAD = ["1e308", "inf", "-inf", "nan", "Infinity", "-1", "12345678901234567890", "9" * 400 + "d", "0001-01-01", "1_000"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_tree, people_tree
-from tests.support.server import running_app
+from server.testing.app import running_app
+from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_tree, people_tree
 
 
 def assert_error(body: dict, code: str) -> str:
@@ -105,7 +105,7 @@ async def test_slow_query_is_504_naming_adapter(tmp_path):
 """
     )
     adapter = PEOPLE_ADAPTER + "    query_timeout: 0.3\n"
-    from tests.support.configs import make_people_db
+    from server.testing.configs import make_people_db
 
     make_people_db(tmp_path / "templates" / "people.db")
     config_dir = make_tree(tmp_path, adapters={"people.yaml": adapter}, libraries={"people/p.yaml": library})

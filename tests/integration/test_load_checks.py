@@ -10,12 +10,9 @@ from server.config.loader import load_config
 from server.errors import QueryFailed
 from server.params.values_from import adapter_values_runner
 from server.runtime.build import build_runtime
-from tests.support import mongo
-from tests.support.adapter_harness import started
-from tests.support.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_people_db, make_tree, people_tree
-from tests.support.server import running_app
-
-mongo_server = mongo.mongo_server  # the session-wide server fixture
+from server.testing.adapter_harness import started
+from server.testing.app import running_app
+from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_people_db, make_tree, people_tree
 
 LOOKUP = """
 templates:

@@ -15,9 +15,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.support.configs import write
-from tests.support.demo_tree import seed_demo_tree, with_demo_keys
-from tests.support.server import running_app
+from server.testing.app import running_app
+from server.testing.configs import write
+from server.testing.demo import seed_demo_tree, with_demo_keys
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = ["ask", "explain_routing", "list_templates"]
@@ -171,7 +171,7 @@ ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
 async def test_http_session_belongs_to_its_key(tmp_path, monkeypatch):
-    from tests.support.configs import people_tree
+    from server.testing.configs import people_tree
 
     monkeypatch.setenv("IR_MCP_ONE_KEY", "one-k")
     monkeypatch.setenv("IR_MCP_TWO_KEY", "two-k")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.support.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_people_db, make_tree, write
-from tests.support.server import running_app
+from server.testing.app import running_app
+from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_people_db, make_tree, write
 
 BROKEN_LIBRARY = """
 templates:

@@ -11,7 +11,7 @@ from server.config.errors import ConfigError
 from server.config.loader import load_config
 from server.runtime.build import build_runtime
 from server.service.answer import NEEDS_CLARIFICATION, answer
-from tests.support.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_people_db, make_tree
+from server.testing.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_people_db, make_tree
 
 ADAPTER = """
 adapters:

@@ -10,7 +10,7 @@ import pytest
 from server.adapters.base import DataAdapterSettings
 from server.params.factory import build_extractor
 from server.templates import ParameterSpec, Template
-from tests.support.anthropic_standin import RAW_TEXT_MARKER, AnthropicStandin, Reply
+from server.testing.anthropic_standin import RAW_TEXT_MARKER, AnthropicStandin, Reply
 
 TODAY = dt.date(2025, 12, 31)
 KEY = "test-key"

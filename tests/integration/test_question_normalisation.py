@@ -4,15 +4,9 @@ asked, with the normalised form beside it."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
-import pytest_asyncio
 
-from server.config.loader import load_config
-from server.runtime.build import Runtime, build_runtime
 from server.service import answer as answering
-from tests.support.demo_tree import seed_demo_tree
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -20,17 +14,10 @@ ASCII = "how many employees are in Engineering?"
 FULL_WIDTH = "ｈｏｗ ｍａｎｙ ｅｍｐｌｏｙｅｅｓ ａｒｅ ｉｎ Ｅｎｇｉｎｅｅｒｉｎｇ？"
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def runtime(tmp_path_factory) -> AsyncIterator[Runtime]:
-    rt = await build_runtime(load_config(seed_demo_tree(tmp_path_factory.mktemp("normalise"))))
-    yield rt
-    await rt.close()
-
-
 @pytest.mark.parametrize("adapter", ["company", "hr"])
-async def test_full_width_question_routes_like_the_ascii_one(runtime, adapter):
-    plain = await answering.answer(runtime.get(adapter), ASCII)
-    wide = await answering.answer(runtime.get(adapter), FULL_WIDTH)
+async def test_full_width_question_routes_like_the_ascii_one(demo_runtime, adapter):
+    plain = await answering.answer(demo_runtime.get(adapter), ASCII)
+    wide = await answering.answer(demo_runtime.get(adapter), FULL_WIDTH)
 
     assert plain.status == wide.status == "executed"
     assert wide.body["metadata"]["template_id"] == plain.body["metadata"]["template_id"]
@@ -42,10 +29,12 @@ async def test_full_width_question_routes_like_the_ascii_one(runtime, adapter):
     assert "normalised_query" not in plain.body["metadata"]
 
 
-async def test_typographic_quotes_dashes_and_spaces_do_not_change_the_decision(runtime):
+async def test_typographic_quotes_dashes_and_spaces_do_not_change_the_decision(demo_runtime):
     dressed = "how\u00a0many employees are in \u201cEngineering\u201d\u200b?"
-    plain_body, _ = await answering.test_routing(runtime.get("company"), 'how many employees are in "Engineering"?')
-    body, outcome = await answering.test_routing(runtime.get("company"), dressed)
+    plain_body, _ = await answering.test_routing(
+        demo_runtime.get("company"), 'how many employees are in "Engineering"?'
+    )
+    body, outcome = await answering.test_routing(demo_runtime.get("company"), dressed)
     assert body["query"] == dressed  # shown as asked
     assert body["normalised_query"] == 'how many employees are in "Engineering"?'
     assert outcome.question == body["normalised_query"]  # what routing saw

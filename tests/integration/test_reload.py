@@ -10,12 +10,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
-from aiohttp import web
 
 from server.runtime.holder import RuntimeHolder
 from server.runtime.watcher import attach_watcher
+from server.testing.configs import PEOPLE_ADAPTER, people_tree, write
+from server.testing.loopback import serving
 from server.web.app import create_app
-from tests.support.configs import PEOPLE_ADAPTER, people_tree, write
 
 OUT_OF_SCOPE = "what is the boiling point of mercury?"
 
@@ -27,19 +27,13 @@ async def live_server(config_dir: Path, watch: bool = True):
     await holder.start()
     app = create_app(holder)
     watcher = attach_watcher(app, holder, debounce_ms=500, step_ms=50) if watch else None
-    runner = web.AppRunner(app, access_log=None, handle_signals=False)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    if watcher is not None:
-        await asyncio.wait_for(watcher.ready.wait(), 5)
-    session = aiohttp.ClientSession(base_url=f"http://{host}:{port}")
     try:
-        yield session, holder
+        async with serving(app) as url:
+            if watcher is not None:
+                await asyncio.wait_for(watcher.ready.wait(), 5)
+            async with aiohttp.ClientSession(base_url=url) as session:
+                yield session, holder
     finally:
-        await session.close()
-        await runner.cleanup()
         await holder.close()
 
 

@@ -7,7 +7,7 @@ import asyncio
 
 from server.runtime.holder import RuntimeHolder
 from server.stores.chroma import ChromaTemplateStore
-from tests.support.configs import BASE_CONFIG, people_tree
+from server.testing.configs import BASE_CONFIG, people_tree
 
 CHROMA_CONFIG = BASE_CONFIG.replace("store: {backend: memory}", "store: {backend: chroma, path: data/chroma}")
 

@@ -19,8 +19,8 @@ from server.routing.rerankers import (
     build_reranker,
 )
 from server.routing.rerankers.anthropic_protocol import TOOL_NAME
-from tests.support.anthropic_standin import RAW_TEXT_MARKER, AnthropicStandin, Reply, parse_prompt
-from tests.support.cohere_standin import CohereReply, CohereStandin
+from server.testing.anthropic_standin import RAW_TEXT_MARKER, AnthropicStandin, Reply, parse_prompt
+from server.testing.cohere_standin import CohereReply, CohereStandin
 
 KEY = "test-key-123"
 ENV = {"ANTHROPIC_TEST_KEY": KEY, "COHERE_TEST_KEY": KEY}

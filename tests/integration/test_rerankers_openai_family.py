@@ -12,10 +12,10 @@ import pytest
 
 from server.routing.rerankers import Reranker, RerankerConfigError, RerankError, RerankerSettings, build_reranker
 from server.routing.rerankers.openai_reranker import SCHEMA_NAME
+from server.testing.anthropic_standin import RAW_TEXT_MARKER, word_overlap
+from server.testing.openai_standin import OpenAIReply, OpenAIStandin, chat_prompt
+from server.testing.rerank_api_standin import RerankApiReply, RerankApiStandin
 from tests.integration.test_rerankers import ITEMS, QUESTION, assert_safe, closed_port_url
-from tests.support.anthropic_standin import RAW_TEXT_MARKER, word_overlap
-from tests.support.openai_standin import OpenAIReply, OpenAIStandin, chat_prompt
-from tests.support.rerank_api_standin import RerankApiReply, RerankApiStandin
 
 KEY = "test-key-456"
 ENV = {"OPENAI_TEST_KEY": KEY, "RERANK_TEST_KEY": KEY}

@@ -17,12 +17,8 @@ from server.adapters.base import Adapter
 from server.adapters.sql import SQLAdapterSettings
 from server.errors import QueryFailed, SourceUnavailable
 from server.resilience import RetrySettings, request_deadline
-from tests.support import mariadb, pg
-from tests.support.adapter_harness import started
-from tests.support.flaky_api import ITEMS, FlakyApi
-
-pg_database = pg.pg_database
-mariadb_database = mariadb.mariadb_database
+from server.testing.adapter_harness import started
+from server.testing.flaky_api import ITEMS, FlakyApi
 
 LIBRARY = """
 templates:
@@ -360,8 +356,8 @@ async def test_sqlite_busy_is_retried(tmp_path, attempts):
 
 
 async def test_http_api_dead_source_answers_503_at_once(tmp_path, api):
-    from tests.support.configs import BASE_CONFIG, make_tree
-    from tests.support.server import running_app
+    from server.testing.app import running_app
+    from server.testing.configs import BASE_CONFIG, make_tree
 
     adapters = f"""
 adapters:
@@ -418,7 +414,7 @@ PROCESS_OF = "SELECT id FROM information_schema.processlist WHERE info LIKE %s A
 
 @pytest.mark.parametrize("attempts", [3, 1], ids=["retried", "no-retries"])
 async def test_mariadb_connection_killed_mid_query(tmp_path, mariadb_database, attempts):
-    from tests.support.mariadb import _connect
+    from server.testing.mariadb import _connect
 
     settings = {
         "name": "inventory",

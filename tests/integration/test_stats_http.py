@@ -7,9 +7,9 @@ import pytest
 
 from server.config.errors import ConfigError
 from server.config.loader import load_config
+from server.testing.app import running_app
+from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_people_db, make_tree, people_tree
 from server.web.stats_routes import COOKIE, STATS_LOG
-from tests.support.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_people_db, make_tree, people_tree
-from tests.support.server import running_app
 
 STATS = BASE_CONFIG + "stats: {store_queries: true, flush_interval: 0.05}\n"
 QUESTIONS = [

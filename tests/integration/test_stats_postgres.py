@@ -1,4 +1,4 @@
-"""The routing log on a real PostgreSQL server (127.0.0.1:5432, database `test`, trust auth, user root):
+"""The routing log on a real PostgreSQL server (127.0.0.1:5432, database `test`, trust auth; a schema of the run's own):
 batched writes, overflow, retention and the same known-sequence figures as on SQLite."""
 
 from __future__ import annotations
@@ -10,32 +10,21 @@ import pytest
 import sqlalchemy as sa
 
 from server.stats import RoutingLog, RoutingRecord, StatsSettings
+from server.testing.pg import PgDatabase
 from tests.unit.test_stats_aggregates import check_figures, write_sequence
 
-URL = "postgresql+psycopg://root@127.0.0.1:5432/test"
 pytestmark = pytest.mark.needs_postgres
 
 
-def _reachable() -> bool:
-    try:
-        engine = sa.create_engine(URL, connect_args={"connect_timeout": 2})
-        with engine.connect():
-            pass
-        engine.dispose()
-        return True
-    except Exception:
-        return False
-
-
 @pytest.fixture
-async def pg_log(tmp_path):
-    if not _reachable():
-        pytest.skip("no PostgreSQL on 127.0.0.1:5432 (database test, user root)")
+async def pg_log(tmp_path, pg_database: PgDatabase):
+    """Routing logs in tables of their own inside the run's PostgreSQL schema (tests/conftest.py)."""
+    url = pg_database.url
     logs: list[RoutingLog] = []
 
     async def make(**settings) -> RoutingLog:
         table = f"routing_log_test_{uuid.uuid4().hex[:10]}"
-        rlog = RoutingLog(StatsSettings(url=URL, table=table, **settings), tmp_path)
+        rlog = RoutingLog(StatsSettings(url=url, table=table, **settings), tmp_path)
         await rlog.start()
         logs.append(rlog)
         return rlog
@@ -43,7 +32,7 @@ async def pg_log(tmp_path):
     yield make
     for rlog in logs:
         await rlog.close()
-        engine = sa.create_engine(URL)
+        engine = sa.create_engine(url)
         rlog.table.drop(engine, checkfirst=True)
         engine.dispose()
 

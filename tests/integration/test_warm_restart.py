@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from server.config.loader import load_config
 from server.runtime.build import build_runtime
-from tests.support.configs import people_tree
+from server.testing.configs import people_tree
 
 
 async def test_warm_restart_reembeds_nothing(tmp_path):

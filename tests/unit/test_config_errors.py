@@ -7,7 +7,7 @@ import pytest
 from server.config.errors import ConfigError
 from server.config.loader import load_config
 from server.config.yaml_source import parse_yaml
-from tests.support.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_tree, people_tree
+from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_tree, people_tree
 
 
 def issues_of(config_dir) -> list[str]:

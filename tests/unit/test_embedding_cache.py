@@ -7,10 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from server.embedding import CachedEmbedder, Embedder
-from server.embedding.factory import shared_minilm
 from server.embedding.minilm import MiniLMEmbedder
 
 TEXTS = [
@@ -20,11 +18,6 @@ TEXTS = [
     "Who works in Engineering?",
     "my card was declined",
 ]
-
-
-@pytest.fixture(scope="module")
-def minilm(tmp_path_factory: pytest.TempPathFactory) -> MiniLMEmbedder:
-    return MiniLMEmbedder(shared_minilm(tmp_path_factory.mktemp("models")))
 
 
 class OtherModel(Embedder):
@@ -46,9 +39,9 @@ class OtherModel(Embedder):
         return await self.inner.embed(texts)
 
 
-async def test_warm_restart_reembeds_nothing(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+async def test_warm_restart_reembeds_nothing(tmp_path: Path, minilm_embedder: MiniLMEmbedder) -> None:
     path = tmp_path / "cache.sqlite3"
-    first = CachedEmbedder(minilm, path)
+    first = CachedEmbedder(minilm_embedder, path)
     cold = await first.embed(TEXTS)
     assert (first.stats.hits, first.stats.misses, first.stats.computed) == (0, 5, 4)  # duplicate embedded once
     again = await first.embed(TEXTS[:2])
@@ -56,51 +49,51 @@ async def test_warm_restart_reembeds_nothing(tmp_path: Path, minilm: MiniLMEmbed
     np.testing.assert_array_equal(again, cold[:2])
     await first.close()
 
-    second = CachedEmbedder(minilm, path)
+    second = CachedEmbedder(minilm_embedder, path)
     warm = await second.embed(TEXTS)
     assert (second.stats.hits, second.stats.misses, second.stats.computed) == (5, 0, 0)
     assert second.stats.disk_hits == 5
     np.testing.assert_array_equal(warm, cold)
-    np.testing.assert_allclose(cold, minilm.embed_sync(TEXTS), atol=1e-6)
+    np.testing.assert_allclose(cold, minilm_embedder.embed_sync(TEXTS), atol=1e-6)
     await second.close()
 
 
-async def test_only_misses_are_computed(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
-    counting = OtherModel(minilm)
+async def test_only_misses_are_computed(tmp_path: Path, minilm_embedder: MiniLMEmbedder) -> None:
+    counting = OtherModel(minilm_embedder)
     cache = CachedEmbedder(counting, tmp_path / "cache.sqlite3")
     await cache.embed(TEXTS[:2])
     counting.asked.clear()
     out = await cache.embed(["brand new question", *TEXTS[:2]])
     assert counting.asked == ["brand new question"]
-    assert out.shape == (3, minilm.dim)
+    assert out.shape == (3, minilm_embedder.dim)
     await cache.close()
 
 
-def test_cache_is_keyed_by_model(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+def test_cache_is_keyed_by_model(tmp_path: Path, minilm_embedder: MiniLMEmbedder) -> None:
     path = tmp_path / "cache.sqlite3"
-    CachedEmbedder(minilm, path).embed_sync(TEXTS)
-    other = OtherModel(minilm)
+    CachedEmbedder(minilm_embedder, path).embed_sync(TEXTS)
+    other = OtherModel(minilm_embedder)
     cache = CachedEmbedder(other, path)
     cache.embed_sync(TEXTS)
     assert cache.stats.hits == 0 and cache.stats.computed == 4
     assert sorted(set(other.asked)) == sorted(set(TEXTS))
     with sqlite3.connect(path) as db:
         per_model = dict(db.execute("SELECT model_id, count(*) FROM embeddings GROUP BY model_id").fetchall())
-    assert per_model == {minilm.model_id: 4, other.model_id: 4}
+    assert per_model == {minilm_embedder.model_id: 4, other.model_id: 4}
 
 
-async def test_sync_and_async_share_the_cache(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
-    cache = CachedEmbedder(minilm, tmp_path / "cache.sqlite3")
+async def test_sync_and_async_share_the_cache(tmp_path: Path, minilm_embedder: MiniLMEmbedder) -> None:
+    cache = CachedEmbedder(minilm_embedder, tmp_path / "cache.sqlite3")
     synced = cache.embed_sync(TEXTS[:3])
     awaited = await cache.embed(TEXTS[:3])
     np.testing.assert_array_equal(synced, awaited)
     assert cache.stats.computed == 3 and cache.stats.hits == 3
-    assert (await cache.embed([])).shape == (0, minilm.dim)
+    assert (await cache.embed([])).shape == (0, minilm_embedder.dim)
     await cache.close()
 
 
-def test_memory_only_without_a_path(minilm: MiniLMEmbedder) -> None:
-    cache = CachedEmbedder(minilm, None, memory_entries=2)
+def test_memory_only_without_a_path(minilm_embedder: MiniLMEmbedder) -> None:
+    cache = CachedEmbedder(minilm_embedder, None, memory_entries=2)
     cache.embed_sync(TEXTS[:3])  # three distinct texts, room for two
     cache.embed_sync(TEXTS[2:3])
     cache.embed_sync(TEXTS[:1])
@@ -108,38 +101,40 @@ def test_memory_only_without_a_path(minilm: MiniLMEmbedder) -> None:
     assert cache.stats.memory_hits == 1 and cache.stats.computed == 4  # the oldest was evicted
 
 
-def test_unusable_cache_file_degrades_to_memory(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+def test_unusable_cache_file_degrades_to_memory(tmp_path: Path, minilm_embedder: MiniLMEmbedder) -> None:
     blocker = tmp_path / "a_file"
     blocker.write_text("x")
-    cache = CachedEmbedder(minilm, blocker / "sub" / "cache.sqlite3")
+    cache = CachedEmbedder(minilm_embedder, blocker / "sub" / "cache.sqlite3")
     assert not cache.persistent
-    assert cache.embed_sync(TEXTS[:2]).shape == (2, minilm.dim)
+    assert cache.embed_sync(TEXTS[:2]).shape == (2, minilm_embedder.dim)
 
 
-def test_disk_cache_is_bounded_and_keeps_recently_used(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+def test_disk_cache_is_bounded_and_keeps_recently_used(tmp_path: Path, minilm_embedder: MiniLMEmbedder) -> None:
     path = tmp_path / "cache.sqlite3"
     texts = [f"question {i}" for i in range(12)]
-    writer = CachedEmbedder(minilm, path, memory_entries=0, max_disk_entries=10)
+    writer = CachedEmbedder(minilm_embedder, path, memory_entries=0, max_disk_entries=10)
     writer.embed_sync(texts[:6])
     writer.embed_sync(texts[:2])  # read back from disk: now the most recently used
     writer.embed_sync(texts[6:])
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT count(*) FROM embeddings").fetchone()[0] <= 10
-    reader = CachedEmbedder(minilm, path)
+    reader = CachedEmbedder(minilm_embedder, path)
     reader.embed_sync(texts[:2])
     assert reader.stats.disk_hits == 2
 
 
-async def test_questions_stay_in_memory_and_never_reach_the_file(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+async def test_questions_stay_in_memory_and_never_reach_the_file(
+    tmp_path: Path, minilm_embedder: MiniLMEmbedder
+) -> None:
     path = tmp_path / "cache.sqlite3"
-    first = CachedEmbedder(minilm, path)
+    first = CachedEmbedder(minilm_embedder, path)
     vector = await first.embed_query("how many people work in Finance?")
-    assert np.allclose(vector, minilm.embed_sync(["how many people work in Finance?"])[0], atol=1e-6)
+    assert np.allclose(vector, minilm_embedder.embed_sync(["how many people work in Finance?"])[0], atol=1e-6)
     again = await first.embed_query("how many people work in Finance?")
     assert (first.stats.computed, first.stats.hits) == (1, 1) and np.array_equal(vector, again)
     await first.close()
 
-    second = CachedEmbedder(minilm, path)  # a restart: the question was not persisted
+    second = CachedEmbedder(minilm_embedder, path)  # a restart: the question was not persisted
     await second.embed_query("how many people work in Finance?")
     assert second.stats.computed == 1
     await second.close()

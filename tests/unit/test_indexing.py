@@ -16,7 +16,7 @@ from server.runtime.build import build_runtime
 from server.stores.indexing import diff_hashes, index_digest, sync_store
 from server.stores.memory import MemoryTemplateStore
 from server.templates import Template
-from tests.support.configs import people_tree
+from server.testing.configs import people_tree
 
 
 @pytest.fixture(scope="module")

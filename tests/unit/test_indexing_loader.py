@@ -10,7 +10,7 @@ import pytest
 from server.config.errors import ConfigError
 from server.config.loader import load_config
 from server.runtime.incremental import IncrementalLoader
-from tests.support.configs import PEOPLE_ADAPTER, people_tree, write
+from server.testing.configs import PEOPLE_ADAPTER, people_tree, write
 
 SECOND_ADAPTER = PEOPLE_ADAPTER.replace("name: people", "name: other").replace("templates/people/", "templates/other/")
 OTHER_LIBRARY = """

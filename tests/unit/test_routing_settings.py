@@ -12,7 +12,7 @@ from server.adapters.composite import CompositeAdapterSettings
 from server.config.errors import ConfigError
 from server.config.loader import load_config
 from server.routing.settings import CompositeRetrievalSettings
-from tests.support.configs import BASE_CONFIG, people_tree, write
+from server.testing.configs import BASE_CONFIG, people_tree, write
 
 GLOBAL = (
     BASE_CONFIG

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
 import re
 import sqlite3
-import sys
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,8 @@ from typing import Any
 import duckdb
 import pytest
 import yaml
+
+from server.testing.demo import load_seeder
 
 REPO = Path(__file__).resolve().parents[2]
 ADAPTER_DIRS = {"hr": REPO / "templates" / "hr", "sales": REPO / "templates" / "sales"}
@@ -63,16 +63,7 @@ SAMPLES: dict[str, Any] = {
 }
 
 
-def _load_seeder():
-    spec = importlib.util.spec_from_file_location("seed_demo", REPO / "scripts" / "seed_demo.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["seed_demo"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-seed_demo = _load_seeder()
+seed_demo = load_seeder()
 
 
 def _templates(adapter: str) -> list[dict[str, Any]]:

@@ -9,21 +9,15 @@ import pytest
 
 from server.embedding.base import TokenViews
 from server.embedding.cache import CachedEmbedder
-from server.embedding.factory import shared_minilm
 from server.embedding.minilm import MiniLMEmbedder, MiniLMModel
 from server.routing.intent_model import IntentModel
 from server.routing.token_views import TokenViewModel, max_pool, worth_fitting
 
 
-@pytest.fixture(scope="module")
-def embedder(tmp_path_factory: pytest.TempPathFactory) -> MiniLMEmbedder:
-    return MiniLMEmbedder(shared_minilm(tmp_path_factory.mktemp("models")))
-
-
-def test_last_layer_states_mean_pool_to_the_sentence_embedding(embedder: MiniLMEmbedder) -> None:
+def test_last_layer_states_mean_pool_to_the_sentence_embedding(minilm_embedder: MiniLMEmbedder) -> None:
     texts = ["my card has not arrived yet", "why was I charged a fee?", "hi"]
-    vectors = embedder.embed_sync(texts)
-    for text, vector, views in zip(texts, vectors, embedder.token_views_sync(texts), strict=True):
+    vectors = minilm_embedder.embed_sync(texts)
+    for text, vector, views in zip(texts, vectors, minilm_embedder.token_views_sync(texts), strict=True):
         assert views.ids[0] == 101 and views.ids[-1] == 102  # [CLS] ... [SEP], no padding
         assert views.last.shape == views.penultimate.shape == (len(views.ids), 384)
         pooled = views.last.mean(0)
@@ -31,29 +25,29 @@ def test_last_layer_states_mean_pool_to_the_sentence_embedding(embedder: MiniLME
         assert not np.allclose(views.last, views.penultimate)
 
 
-def test_batched_views_match_single_ones_despite_padding(embedder: MiniLMEmbedder) -> None:
+def test_batched_views_match_single_ones_despite_padding(minilm_embedder: MiniLMEmbedder) -> None:
     texts = ["a", "a much longer question about the exchange rate on my card payment"]
-    batched = embedder.model.encode_views(texts, batch_size=2)
+    batched = minilm_embedder.model.encode_views(texts, batch_size=2)
     for text, views in zip(texts, batched, strict=True):
-        [single] = embedder.model.encode_views([text + " "], batch_size=1)  # not from the recent-question memory
+        [single] = minilm_embedder.model.encode_views([text + " "], batch_size=1)  # not from the recent-question memory
         np.testing.assert_allclose(views.last, single.last, atol=1e-4)
 
 
 def test_a_question_embedded_through_the_cache_brings_its_views_without_a_second_pass(
-    embedder: MiniLMEmbedder, tmp_path
+    minilm_embedder: MiniLMEmbedder, tmp_path
 ) -> None:
-    cached = CachedEmbedder(embedder, None)
+    cached = CachedEmbedder(minilm_embedder, None)
     assert cached.supports_token_views
     question = "how do I top up by bank transfer? (views test)"
-    embedder.token_views_sync(["a template example"])  # as the intent model's fit does: views are wanted
+    minilm_embedder.token_views_sync(["a template example"])  # as the intent model's fit does: views are wanted
     runs = []
-    original = embedder.model._run
-    embedder.model._run = lambda *a, **kw: runs.append(a[0]) or original(*a, **kw)  # type: ignore[method-assign]
+    original = minilm_embedder.model._run
+    minilm_embedder.model._run = lambda *a, **kw: runs.append(a[0]) or original(*a, **kw)  # type: ignore[method-assign]
     try:
         vector = asyncio.run(cached.embed_query(question))
         [views] = asyncio.run(cached.token_views([question]))
     finally:
-        embedder.model._run = original  # type: ignore[method-assign]
+        minilm_embedder.model._run = original  # type: ignore[method-assign]
     assert runs == [[question]]
     pooled = views.last.mean(0)
     assert np.dot(pooled / np.linalg.norm(pooled), vector) > 0.99999

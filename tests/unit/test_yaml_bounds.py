@@ -16,7 +16,7 @@ from server.config.loader import load_config
 from server.config.yaml_bounds import ALIAS_EXPANSION_FLOOR, MAX_FILE_BYTES
 from server.config.yaml_source import parse_yaml
 from server.templates.library import load_library
-from tests.support.configs import PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_tree
+from server.testing.configs import PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_tree
 
 
 def alias_bomb(levels: int, width: int = 9) -> str:

@@ -13,6 +13,8 @@ from typing import Any
 
 from aiohttp import web
 
+from .loopback import serving
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "templates"
 BOOKS = json.loads((EXAMPLES / "books" / "books.json").read_text(encoding="utf-8"))
 
@@ -103,13 +105,6 @@ def create_app(state: HttpApi) -> web.Application:
 @asynccontextmanager
 async def running_http_api() -> AsyncIterator[HttpApi]:
     state = HttpApi(url="")
-    runner = web.AppRunner(create_app(state), access_log=None, max_line_size=65536)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    state.url = f"http://127.0.0.1:{port}"
-    try:
+    async with serving(create_app(state), max_line_size=65536) as url:
+        state.url = url
         yield state
-    finally:
-        await runner.cleanup()

@@ -13,7 +13,7 @@ from collections import deque
 
 from aiohttp import web
 
-from tests.support.anthropic_standin import LoopbackServer
+from server.testing.anthropic_standin import LoopbackServer
 
 ITEMS = [{"id": 1, "name": "alpha"}, {"id": 2, "name": "beta"}]
 

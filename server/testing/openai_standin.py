@@ -27,7 +27,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.support.anthropic_standin import RAW_TEXT_MARKER, LoopbackServer, Scorer, parse_prompt, word_overlap
+from server.testing.anthropic_standin import RAW_TEXT_MARKER, LoopbackServer, Scorer, parse_prompt, word_overlap
 
 __all__ = ["RAW_TEXT_MARKER", "OpenAIReply", "OpenAIStandin", "chat_prompt"]
 

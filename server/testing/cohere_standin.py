@@ -27,7 +27,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.support.anthropic_standin import (
+from server.testing.anthropic_standin import (
     RAW_TEXT_MARKER,
     LoopbackServer,
     RecordedRequest,

@@ -14,6 +14,8 @@ import strawberry
 from aiohttp import web
 from strawberry.aiohttp.views import GraphQLView
 
+from .loopback import serving
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "templates"
 _DATA = json.loads((EXAMPLES / "flights" / "flights.json").read_text(encoding="utf-8"))
 FLIGHTS, AIRPORTS = _DATA["flights"], _DATA["airports"]
@@ -93,13 +95,6 @@ def create_app(state: GraphQLApi) -> web.Application:
 @asynccontextmanager
 async def running_graphql_api() -> AsyncIterator[GraphQLApi]:
     state = GraphQLApi(url="")
-    runner = web.AppRunner(create_app(state), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    state.url = f"http://127.0.0.1:{port}/graphql"
-    try:
+    async with serving(create_app(state)) as url:
+        state.url = url + "/graphql"
         yield state
-    finally:
-        await runner.cleanup()

@@ -1,17 +1,33 @@
-"""A copy of the demo config and libraries in a temporary directory, with the demo databases built into it."""
+"""The demo (config/: hr in SQLite + sales in DuckDB, `company` over both) as a throwaway tree, and the
+demo seeder (scripts/seed_demo.py) loaded as a module, for tests that need the seeded demo data."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import shutil
 import sys
 from pathlib import Path
+from types import ModuleType
 
 REPO = Path(__file__).resolve().parents[2]
+SEEDER_NAME = "seed_demo"
+
+
+@functools.cache
+def load_seeder() -> ModuleType:
+    """scripts/seed_demo.py as a module (a script, not part of the package), loaded once."""
+    spec = importlib.util.spec_from_file_location(SEEDER_NAME, REPO / "scripts" / "seed_demo.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[SEEDER_NAME] = module  # dataclasses in the script resolve their module by name
+    spec.loader.exec_module(module)
+    return module
 
 
 def seed_demo_tree(root: Path) -> Path:
-    """A copy of the demo config (hr, sales, company) and libraries, with the demo databases built into it."""
+    """A copy of the demo config (hr, sales, company) and libraries, with the demo databases built into it;
+    returns the config directory."""
     (root / "config" / "adapters").mkdir(parents=True)
     shutil.copy(REPO / "config" / "config.yaml", root / "config" / "config.yaml")
     shutil.copy(REPO / "config" / "adapters" / "demo.yaml", root / "config" / "adapters" / "demo.yaml")
@@ -19,12 +35,7 @@ def seed_demo_tree(root: Path) -> Path:
         (root / "templates" / lib).mkdir(parents=True)
         for path in (REPO / "templates" / lib).glob("*.yaml"):
             shutil.copy(path, root / "templates" / lib / path.name)
-    spec = importlib.util.spec_from_file_location("seed_demo_for_composite_tests", REPO / "scripts" / "seed_demo.py")
-    assert spec is not None and spec.loader is not None
-    seeder = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = seeder
-    spec.loader.exec_module(seeder)
-    seeder.seed(root)
+    load_seeder().seed(root)
     return root / "config"
 
 

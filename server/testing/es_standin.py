@@ -18,6 +18,8 @@ from typing import Any
 
 from aiohttp import web
 
+from .loopback import serving
+
 PRODUCT = {"X-Elastic-Product": "Elasticsearch"}
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "templates"
@@ -145,13 +147,6 @@ def create_app(state: EsStandin) -> web.Application:
 @asynccontextmanager
 async def running_es_standin() -> AsyncIterator[EsStandin]:
     state = EsStandin(url="")
-    runner = web.AppRunner(create_app(state), access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    state.url = f"http://127.0.0.1:{port}"
-    try:
+    async with serving(create_app(state)) as url:
+        state.url = url
         yield state
-    finally:
-        await runner.cleanup()

@@ -1,7 +1,7 @@
-"""MariaDB/MySQL for tests: the server on 127.0.0.1:3306 (root, empty password), a fresh database per run.
+"""MariaDB/MySQL for tests and benchmarks: the server on 127.0.0.1:3306 (root, empty password), a fresh
+database per run, seeded from templates/inventory_mariadb/seed.sql and dropped afterwards.
 
-IR_TEST_MYSQL_URL overrides the address (a SQLAlchemy URL without a database). The database is seeded
-from templates/inventory_mariadb/seed.sql and dropped afterwards.
+IR_TEST_MYSQL_URL overrides the address (a SQLAlchemy URL without a database).
 """
 
 from __future__ import annotations
@@ -9,16 +9,17 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
+from typing import Any
 
 from .pg import split_statements
-from .servers import missing
 
 SEED = Path(__file__).resolve().parents[2] / "templates" / "inventory_mariadb" / "seed.sql"
 DEFAULT = "mysql+pymysql://root@127.0.0.1:3306"
+WHAT = "MariaDB/MySQL on 127.0.0.1:3306 (root, empty password)"
+INSTALL = "install mariadb-server (apt-get install mariadb-server) or set IR_TEST_MYSQL_URL"
 
 
 @dataclass
@@ -27,7 +28,7 @@ class MariaDatabase:
     database: str
 
 
-def _connect(url: str, database: str | None = None):
+def _connect(url: str, database: str | None = None) -> Any:
     import pymysql
     from sqlalchemy.engine import make_url
 
@@ -43,19 +44,22 @@ def _connect(url: str, database: str | None = None):
     )
 
 
-@pytest.fixture(scope="session")
-def mariadb_database() -> Iterator[MariaDatabase]:
+def reachable_url() -> str | None:
+    """IR_TEST_MYSQL_URL or the default server URL (without a database) when it accepts a connection."""
     import pymysql
 
     base = os.environ.get("IR_TEST_MYSQL_URL", DEFAULT).rstrip("/")
     try:
         _connect(base).close()
     except pymysql.Error:
-        missing(
-            "MariaDB/MySQL on 127.0.0.1:3306 (root, empty password)",
-            "install mariadb-server (apt-get install mariadb-server) or set IR_TEST_MYSQL_URL",
-        )
-    database = f"ir_test_{uuid.uuid4().hex[:10]}"
+        return None
+    return base
+
+
+@contextmanager
+def seeded_database(base: str, prefix: str = "ir_test") -> Iterator[MariaDatabase]:
+    """A new database on the server at `base` holding the example inventory data; dropped on exit."""
+    database = f"{prefix}_{uuid.uuid4().hex[:10]}"
     conn = _connect(base)
     with conn.cursor() as cur:
         cur.execute(f"CREATE DATABASE `{database}` CHARACTER SET utf8mb4")

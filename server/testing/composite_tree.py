@@ -1,4 +1,4 @@
-"""Shared pieces of the composite tests (no tests here): a config tree with real SQLite and DuckDB
+"""Shared pieces of the composite tests: a config tree with real SQLite and DuckDB
 children, a probe adapter type of the tests' own, and a composite built the way the runtime builds one.
 
 `probe_sql` is a real SQL adapter registered under a test type name; its `search_delay` and
@@ -23,7 +23,7 @@ from server.adapters.registry import AdapterRegistry
 from server.adapters.sql import SQLAdapter, SQLAdapterSettings
 from server.runtime.build import Runtime
 from server.stores.base import StoreHit
-from tests.support.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_people_db, make_tree
+from server.testing.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_people_db, make_tree
 
 SALES_LIBRARY = """
 templates:
@@ -110,13 +110,11 @@ class ProbeSQLAdapter(SQLAdapter):
             ProbeSQLAdapter.calls.append((self.name, started, time.perf_counter()))
 
 
-def test_registry() -> AdapterRegistry:
+def probe_registry() -> AdapterRegistry:
+    """A registry with the probe type added to the built-in ones (found through the entry points)."""
     reg = AdapterRegistry()
     reg.register("probe_sql", ProbeSQLAdapter)
     return reg
-
-
-test_registry.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
 
 
 def make_sales_duckdb(path: Path) -> None:

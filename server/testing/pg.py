@@ -1,7 +1,7 @@
-"""PostgreSQL for tests: the server on 127.0.0.1:5432 (CI and this machine), a fresh schema per run.
+"""PostgreSQL for tests and benchmarks: the server on 127.0.0.1:5432 (CI and this machine), a fresh schema
+per run, seeded from templates/inventory_pg/seed.sql and dropped afterwards.
 
-IR_TEST_PG_URL overrides the address (a SQLAlchemy URL without a schema). The schema is seeded from
-templates/inventory_pg/seed.sql and dropped afterwards.
+IR_TEST_PG_URL overrides the address (a SQLAlchemy URL without a schema).
 """
 
 from __future__ import annotations
@@ -9,16 +9,15 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-import pytest
-
-from .servers import missing
-
 SEED = Path(__file__).resolve().parents[2] / "templates" / "inventory_pg" / "seed.sql"
 CANDIDATES = ["postgresql+psycopg://postgres@127.0.0.1:5432/test", "postgresql+psycopg://root@127.0.0.1:5432/test"]
+WHAT = "PostgreSQL on 127.0.0.1:5432 (database 'test', trust auth)"
+INSTALL = "install postgresql (apt-get install postgresql) or set IR_TEST_PG_URL"
 
 
 @dataclass
@@ -33,32 +32,30 @@ def split_statements(sql: str) -> list[str]:
     return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
 
 
-def _reachable_url() -> str | None:
+def _dsn(url: str) -> str:
+    return url.replace("postgresql+psycopg://", "postgresql://")
+
+
+def reachable_url() -> str | None:
+    """The first candidate URL (or IR_TEST_PG_URL) a connection succeeds on; None when there is none."""
     import psycopg
 
     for url in [os.environ["IR_TEST_PG_URL"]] if "IR_TEST_PG_URL" in os.environ else CANDIDATES:
-        dsn = url.replace("postgresql+psycopg://", "postgresql://")
         try:
-            with psycopg.connect(dsn, connect_timeout=2):
+            with psycopg.connect(_dsn(url), connect_timeout=2):
                 return url
         except psycopg.Error:
             continue
     return None
 
 
-@pytest.fixture(scope="session")
-def pg_database() -> Iterator[PgDatabase]:
+@contextmanager
+def seeded_schema(url: str, prefix: str = "ir_test") -> Iterator[PgDatabase]:
+    """A new schema on the server at `url` holding the example inventory data; dropped on exit."""
     import psycopg
 
-    url = _reachable_url()
-    if url is None:
-        missing(
-            "PostgreSQL on 127.0.0.1:5432 (database 'test', trust auth)",
-            "install postgresql (apt-get install postgresql) or set IR_TEST_PG_URL",
-        )
-    schema = f"ir_test_{uuid.uuid4().hex[:10]}"
-    dsn = url.replace("postgresql+psycopg://", "postgresql://")
-    with psycopg.connect(dsn, autocommit=True) as conn:
+    schema = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(_dsn(url), autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')
         conn.execute(f'SET search_path TO "{schema}"')
         for statement in split_statements(SEED.read_text()):
@@ -66,5 +63,5 @@ def pg_database() -> Iterator[PgDatabase]:
     try:
         yield PgDatabase(url=f"{url}?options={quote(f'-csearch_path={schema}')}", admin_url=url, schema=schema)
     finally:
-        with psycopg.connect(dsn, autocommit=True) as conn:
+        with psycopg.connect(_dsn(url), autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
