@@ -12,13 +12,9 @@ from server.config.errors import ConfigError
 from server.config.loader import load_config
 from server.runtime.build import build_runtime
 from server.service import answer as answering
-from tests.support import mariadb, pg
-from tests.support.adapter_harness import started
-from tests.support.configs import BASE_CONFIG, PEOPLE_ADAPTER, make_tree
-from tests.support.demo_tree import seed_demo_tree
-
-pg_database = pg.pg_database
-mariadb_database = mariadb.mariadb_database
+from server.testing.adapter_harness import started
+from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, make_tree
+from server.testing.demo import seed_demo_tree
 
 CONTAINS = "'%' || :q || '%'"
 

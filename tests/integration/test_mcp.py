@@ -199,8 +199,8 @@ async def test_http_stateless_for_several_workers(tmp_path):
 
     from server.mcp.http import MCP
     from server.runtime.holder import RuntimeHolder
+    from server.testing.configs import people_tree
     from server.web.app import create_app
-    from tests.support.configs import people_tree
 
     holder = RuntimeHolder(people_tree(tmp_path))
     await holder.start()

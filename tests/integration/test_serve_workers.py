@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.configs import people_tree
+from server.testing.configs import people_tree
 
 RUN = Path(__file__).resolve().parents[2] / "run.py"
 
