@@ -9,10 +9,10 @@ import sqlite3
 import duckdb
 import sqlalchemy as sa
 
+from server.testing.adapter_harness import started
+from server.testing.app import running_app
+from server.testing.configs import BASE_CONFIG, make_people_db, people_tree
 from server.web.stats_routes import STATS_LOG
-from tests.support.adapter_harness import started
-from tests.support.configs import BASE_CONFIG, make_people_db, people_tree
-from tests.support.server import running_app
 
 QUESTION = {"query": "who works in the Engineering department?", "adapter": "people"}
 
