@@ -222,3 +222,41 @@ async def test_http_stateless_for_several_workers(tmp_path):
     finally:
         await client.close()
         await holder.close()
+
+
+async def test_stdio_reload_on_file_change_sends_list_changed(tmp_path):
+    """`run.py mcp` watches the YAML files like the HTTP server: a saved change reloads and the assistant is told."""
+    from tests.support.configs import people_tree
+
+    config = people_tree(tmp_path)
+    params = StdioServerParameters(command=sys.executable, args=[str(REPO / "run.py"), "mcp", "--config", str(config)])
+    changed = asyncio.Event()
+
+    async def on_message(message) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    async with (
+        stdio_client(params) as (read, write_stream),
+        ClientSession(read, write_stream, message_handler=on_message) as session,
+    ):
+        await asyncio.wait_for(session.initialize(), 120)
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert "Parking spaces" not in tools["ask"].description
+        library = """
+            templates:
+              - id: parking
+                description: Parking spaces of the people
+                nl_examples: ["who has a parking space?"{more}]
+                sql: "SELECT name FROM people"
+            """
+        for attempt in range(3):  # the watcher starts just after the server: a save before that is not seen
+            write(tmp_path / "templates" / "people" / "zz_parking.yaml", library.format(more=', "x"' * attempt))
+            try:
+                await asyncio.wait_for(changed.wait(), 10)
+                break
+            except TimeoutError:
+                continue
+        assert changed.is_set()
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert "Parking spaces of the people (people)" in tools["ask"].description
