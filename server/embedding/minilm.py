@@ -37,6 +37,7 @@ MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
 DIM = 384
 OUTPUTS = ["sentence_embedding", "token_states", "penultimate_states"]
 QUERY_BATCH = 16  # questions per forward pass when they queue up behind a busy encoder
+MAX_PADDING = 0.25  # a forward pass pads its texts by at most this share of their real tokens
 RECENT_VIEWS = 256  # questions whose token states are kept for the intent model's token views
 
 
@@ -188,8 +189,7 @@ class MiniLMModel:
         encodings = [tok.encode(t) for t in texts] if len(texts) <= 2 * QUERY_BATCH else tok.encode_batch(texts)
         ids = [e.ids for e in encodings]
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        for start in range(0, len(order), batch_size):
-            chunk = order[start : start + batch_size]
+        for chunk in _chunks(order, [len(ids[i]) for i in order], batch_size):
             width = len(ids[chunk[-1]])
             input_ids = np.zeros((len(chunk), width), dtype=np.int64)
             mask = np.zeros((len(chunk), width), dtype=np.int64)
@@ -213,6 +213,22 @@ class MiniLMModel:
             self._recent_views.move_to_end(text)
             while len(self._recent_views) > RECENT_VIEWS:
                 self._recent_views.popitem(last=False)
+
+
+def _chunks(order: list[int], lengths: list[int], batch_size: int) -> list[list[int]]:
+    """Consecutive runs of the length-sorted texts, at most `batch_size` each, cut where padding to
+    the run's longest text would add more than MAX_PADDING of its real tokens: padded tokens cost
+    as much as real ones (a batch of 16 random questions pads to about twice its tokens)."""
+    chunks: list[list[int]] = []
+    start, real = 0, 0
+    for j, length in enumerate(lengths):
+        count = j - start + 1
+        if count > batch_size or (count > 1 and length * count > (1 + MAX_PADDING) * (real + length)):
+            chunks.append(order[start:j])
+            start, real = j, 0
+        real += length
+    chunks.append(order[start:])
+    return chunks
 
 
 def _builder_tag() -> str:
