@@ -226,7 +226,7 @@ async def test_http_stateless_for_several_workers(tmp_path):
 
 async def test_stdio_reload_on_file_change_sends_list_changed(tmp_path):
     """`run.py mcp` watches the YAML files like the HTTP server: a saved change reloads and the assistant is told."""
-    from tests.support.configs import people_tree
+    from server.testing.configs import people_tree
 
     config = people_tree(tmp_path)
     params = StdioServerParameters(command=sys.executable, args=[str(REPO / "run.py"), "mcp", "--config", str(config)])
