@@ -25,7 +25,7 @@ from ..templates import Template
 from ..templates.library import ParsedBody
 from .base import Adapter, DataAdapterSettings, QueryResult
 from .file_identity import REASONS, FileIdentity
-from .like_escape import add_escape_clauses, escaped_params
+from .like_escape import add_escape_clauses, escaped_params, pattern_issues
 from .sql import to_json_value
 from .sql_guard import function_names, parse_sql_body, path_like_tables
 
@@ -85,12 +85,15 @@ class DuckDBAdapter(Adapter):
 
     @classmethod
     def check_templates(cls, settings: Any, templates: list[Template]) -> list[ConfigIssue]:
-        """Without `allowed_paths`, bodies and values_from queries may not read files or URLs."""
-        if settings.connection.allowed_paths:
-            return []
+        """Without `allowed_paths`, bodies and values_from queries may not read files or URLs; binds may not
+        be GLOB / regex patterns unless the parameter allows patterns."""
         issues = []
         for t in templates:
             at = f"templates[id={t.id}]"
+            for key, message in pattern_issues(t, "duckdb", [(f"{at}.sql", t.body)]):
+                issues.append(ConfigIssue(t.source_file or "templates", t.source_line, key, message))
+            if settings.connection.allowed_paths:
+                continue
             queries = [(f"{at}.sql", t.body)] + [
                 (f"{at}.parameters[{i}].values_from.query", p.values_from.query)
                 for i, p in enumerate(t.parameters)

@@ -104,6 +104,44 @@ def like_patterns(sql: str, dialect: str) -> LikePatterns:
     return LikePatterns(escapes)
 
 
+_REGEX_NODES = (exp.Glob, exp.SimilarTo, exp.RegexpLike, exp.RegexpILike, exp.RegexpReplace, exp.RegexpExtract)
+
+
+@functools.lru_cache(maxsize=50_000)
+def regex_pattern_binds(sql: str, dialect: str) -> frozenset[str]:
+    """Binds used as the pattern of GLOB, SIMILAR TO or a regular expression (~, REGEXP, regexp_*):
+    no portable escaping exists, so the loader refuses them unless the parameter allows patterns."""
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except sqlglot.errors.ParseError:
+        return frozenset()
+    names: set[str] = set()
+    for node in tree.find_all(*_REGEX_NODES):
+        pattern = node.expression
+        if pattern is not None:
+            names |= {p.name for p in pattern.find_all(exp.Placeholder, exp.Parameter) if p.name}
+    return frozenset(names)
+
+
+def pattern_issues(template: Template, dialect: str, queries: list[tuple[str, Any]]) -> list[tuple[str, str]]:
+    """(key, message) for each bind of a template that reaches a GLOB / regex pattern without
+    `pattern_allowed: true`."""
+    allowed = {p.name for p in template.parameters if p.pattern_allowed}
+    out = []
+    for key, sql in queries:
+        if not isinstance(sql, str):
+            continue
+        for name in sorted(regex_pattern_binds(sql, dialect) - allowed):
+            out.append(
+                (
+                    key,
+                    f":{name} is bound into a GLOB / SIMILAR TO / regular-expression pattern, where its "
+                    f"metacharacters are live; declare pattern_allowed: true on parameter '{name}' if intended",
+                )
+            )
+    return out
+
+
 def _ast_like_binds(sql: str, dialect: str) -> set[str]:
     tree = sqlglot.parse_one(sql, read=dialect)
     names: set[str] = set()

@@ -31,7 +31,7 @@ from ..templates import Template
 from ..templates.library import ParsedBody
 from .base import Adapter, DataAdapterSettings, QueryResult
 from .file_identity import REASONS, FileIdentity
-from .like_escape import add_escape_clauses, escaped_params
+from .like_escape import add_escape_clauses, escaped_params, pattern_issues
 from .sql_guard import function_names, parse_sql_body
 
 log = logging.getLogger("intent_router.adapters.sql")
@@ -136,9 +136,14 @@ class SQLAdapter(Adapter):
         """Bodies and values_from queries were parsed as SQLite at load; re-check them with the dialect of
         the URL."""
         dialect = _DIALECTS.get(_backend(settings))
+        issues = [
+            ConfigIssue(t.source_file or "templates", t.source_line, key, message)
+            for t in templates
+            for key, message in pattern_issues(t, dialect or "sqlite", [(f"templates[id={t.id}].sql", t.body)])
+        ]
         if not dialect or dialect == "sqlite":
-            return []
-        return [issue for t in templates for issue in check_for_dialect(t, dialect)]
+            return issues
+        return issues + [issue for t in templates for issue in check_for_dialect(t, dialect)]
 
     async def start(self) -> None:
         issues = self.check_templates(self.settings, list(self.templates.values()))

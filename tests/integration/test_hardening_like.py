@@ -137,3 +137,37 @@ async def test_demo_order_history_for_a_percent_sign_returns_nothing(tmp_path):
         await runtime.close()
     assert everything.rows == [] and some.rows
     assert answered.body["rows"] == []
+
+
+REGEX_CASES = [
+    (PEOPLE_ADAPTER, "SELECT name FROM people WHERE name GLOB :q"),
+    (PEOPLE_ADAPTER, "SELECT name FROM people WHERE name REGEXP :q"),
+    (
+        PEOPLE_ADAPTER.replace("sqlite:///templates/people.db", "postgresql+psycopg://u@127.0.0.1:1/x"),
+        "SELECT name FROM people WHERE name SIMILAR TO :q",
+    ),
+    (
+        PEOPLE_ADAPTER.replace("type: sql", "type: duckdb").replace(
+            '{url: "sqlite:///templates/people.db"}', "{path: templates/people.db}"
+        ),
+        "SELECT name FROM people WHERE regexp_matches(name, :q)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("adapter", "sql"), REGEX_CASES)
+def test_binds_in_glob_and_regex_patterns_need_pattern_allowed(tmp_path, adapter, sql):
+    def tree(flag: str):
+        lib = (
+            "templates:\n  - id: t\n    description: d\n"
+            f"    parameters: [{{name: q, type: string, required: true{flag}}}]\n"
+            f'    sql: "{sql}"\n'
+        )
+        return make_tree(tmp_path, BASE_CONFIG, {"people.yaml": adapter}, {"people/p.yaml": lib})
+
+    with pytest.raises(ConfigError) as info:
+        load_config(tree(""))
+    [issue] = info.value.issues
+    assert (issue.file, issue.line, issue.key) == ("templates/people/p.yaml", 2, "templates[id=t].sql")
+    assert "pattern_allowed: true" in issue.message
+    assert load_config(tree(", pattern_allowed: true")).templates["people"][0].id == "t"
