@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import IntentRouterError
 from ..runtime.holder import RuntimeHolder
+from ..service.catalogue import Catalogue
 from ..web.auth import Principal
 from . import calls
 from .descriptions import ask_description, explain_description, list_templates_description
@@ -81,6 +82,7 @@ def tool_list(holder: RuntimeHolder, principal: Principal) -> list[types.Tool]:
             title="List templates",
             description=list_templates_description(),
             input_schema=templates_schema,
+            output_schema=Catalogue.model_json_schema(),  # the same pydantic model /v1/templates answers with
             annotations=read_only,
         ),
     ]

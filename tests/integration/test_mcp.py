@@ -51,6 +51,7 @@ async def test_stdio_demo(tmp_path):
         assert "Salary summary for one department" in ask.description
         assert ask.input_schema["properties"]["adapter"]["enum"] == ["hr", "sales", "company"]
         assert ask.input_schema["required"] == ["question"]
+        assert tools["list_templates"].output_schema["required"] == ["adapters", "template_count"]
 
         await _ask_engineering(session)
         result = await session.call_tool("ask", {"question": "who earns more than?", "adapter": "hr"})
