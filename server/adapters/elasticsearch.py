@@ -23,7 +23,7 @@ from ..templates import Template
 from ..templates.library import ParsedBody
 from .base import Adapter, DataAdapterSettings, QueryResult
 from .json_rows import ResponseMapping, map_rows
-from .placeholders import parse_structure, placeholders_in, render, static_value
+from .placeholders import Path, parse_structure, pattern_issues, placeholders_in, render, static_value
 from .web_client import TRANSIENT_STATUSES
 
 log = logging.getLogger("intent_router.adapters.elasticsearch")
@@ -82,6 +82,15 @@ class ESBody(BaseModel):
             if self.aggregation not in aggs:
                 raise ValueError(f"aggregation '{self.aggregation}' is not defined in body.aggs")
         return self
+
+
+_PATTERN_QUERIES = frozenset({"wildcard", "regexp"})  # their value is a pattern (*, ?, regex syntax)
+_PATTERN_OPTIONS = frozenset({"case_insensitive", "boost", "flags", "max_determinized_states", "rewrite"})
+
+
+def _is_pattern(path: Path) -> bool:
+    keys = [p for p in path if isinstance(p, str)]
+    return bool(_PATTERN_QUERIES & set(keys)) and keys[-1] not in _PATTERN_OPTIONS
 
 
 def parse_es_body(raw: Any) -> ParsedBody:
@@ -158,6 +167,11 @@ class ElasticsearchAdapter(Adapter):
     @classmethod
     def parse_body(cls, raw: Any) -> ParsedBody:
         return parse_es_body(raw)
+
+    @classmethod
+    def check_templates(cls, settings: Any, templates: list[Template]) -> list[ConfigIssue]:
+        """A placeholder used as a wildcard or regexp query value needs pattern_allowed."""
+        return [issue for t in templates for issue in pattern_issues(t, [("elasticsearch", t.body.body)], _is_pattern)]
 
     def __init__(self, settings, context) -> None:
         super().__init__(settings, context)

@@ -14,11 +14,21 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ..config.errors import ConfigIssue
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import ParameterType, Template
 from ..templates.library import ParsedBody
 from .base import Adapter, DataAdapterSettings, QueryResult
-from .placeholders import Path, Placeholder, keys_in, parse_structure, placeholders_in, render, static_value
+from .placeholders import (
+    Path,
+    Placeholder,
+    keys_in,
+    parse_structure,
+    pattern_issues,
+    placeholders_in,
+    render,
+    static_value,
+)
 from .sql import to_json_value
 
 log = logging.getLogger("intent_router.adapters.mongodb")
@@ -113,6 +123,16 @@ def parse_mongo_body(raw: Any) -> ParsedBody:
     return ParsedBody(body, parsed.placeholders)
 
 
+def _is_regex(path: Path) -> bool:
+    keys = [p for p in path if isinstance(p, str)]
+    if "$regex" in keys:
+        return True
+    return any(
+        k in {"$regexMatch", "$regexFind", "$regexFindAll"} and keys[i + 1 : i + 2] == ["regex"]
+        for i, k in enumerate(keys)
+    )
+
+
 def _stage_of(path: Path) -> str | None:
     return path[2] if len(path) > 2 and path[0] == "pipeline" and isinstance(path[2], str) else None
 
@@ -194,6 +214,17 @@ class MongoDBAdapter(Adapter):
     @classmethod
     def parse_body(cls, raw: Any) -> ParsedBody:
         return parse_mongo_body(raw)
+
+    @classmethod
+    def check_templates(cls, settings: Any, templates: list[Template]) -> list[ConfigIssue]:
+        """A placeholder used as a `$regex` (or a $regexMatch/$regexFind regex) needs pattern_allowed."""
+        return [
+            issue
+            for t in templates
+            for issue in pattern_issues(
+                t, [("mongodb", {"filter": t.body.filter, "pipeline": t.body.pipeline})], _is_regex
+            )
+        ]
 
     def __init__(self, settings, context) -> None:
         super().__init__(settings, context)

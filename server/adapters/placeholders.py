@@ -91,6 +91,29 @@ def placeholders_in(tree: Any, path: Path = ()) -> Iterator[tuple[Path, Placehol
             yield from placeholders_in(child, (*path, i))
 
 
+def pattern_issues(template: Any, trees: list[tuple[str, Any]], is_pattern: Callable[[Path], bool]) -> list:
+    """ConfigIssues for placeholders the backend reads as a pattern (a regex, a wildcard) whose parameter
+    does not declare `pattern_allowed: true`: their metacharacters would be live."""
+    from ..config.errors import ConfigIssue
+
+    allowed = {p.name for p in template.parameters if p.pattern_allowed}
+    issues = []
+    for key, tree in trees:
+        for path, holder in placeholders_in(tree):
+            if holder.name not in allowed and is_pattern(path):
+                issues.append(
+                    ConfigIssue(
+                        template.source_file or "templates",
+                        template.source_line,
+                        f"templates[id={template.id}].{key}",
+                        f"placeholder '{holder.name}' is read as a pattern at {'.'.join(map(str, path))}, where its "
+                        f"metacharacters are live; declare pattern_allowed: true on parameter '{holder.name}' "
+                        "if intended",
+                    )
+                )
+    return issues
+
+
 def keys_in(tree: Any) -> Iterator[str]:
     """Every mapping key in a parsed tree (for guards that forbid operators such as `$where`)."""
     if isinstance(tree, dict):
