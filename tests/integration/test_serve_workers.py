@@ -91,18 +91,19 @@ def ask(port: int, path: str, payload: dict | None, workers: set[int]) -> tuple[
 def test_two_workers_share_the_port_and_both_answer(tmp_path):
     config_dir = people_tree(tmp_path)
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(RUN), "--config", str(config_dir), "serve", "--port", str(port), "--workers", "2"],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    log = tmp_path / "server.log"  # a file, not a pipe: an undrained pipe would block the workers' logging
+    with log.open("w") as err:  # the server keeps its own copy of the descriptor
+        proc = subprocess.Popen(
+            [sys.executable, str(RUN), "--config", str(config_dir), "serve", "--port", str(port), "--workers", "2"],
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
     try:
         deadline = time.monotonic() + 120
         workers: set[int] = set()
         while len(workers) < 2 and time.monotonic() < deadline:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert proc.poll() is None, log.read_text()
             workers = children_of(proc.pid)
             time.sleep(0.1)
         assert len(workers) == 2
@@ -117,7 +118,7 @@ def test_two_workers_share_the_port_and_both_answer(tmp_path):
             assert body["routing_decision"]["selected_template"]
             if pid is not None:
                 answered[pid] = answered.get(pid, 0) + 1
-        assert set(answered) == workers, f"answers by worker: {answered}"
+        assert set(answered) == workers, f"answers by worker: {answered}; server log: {log.read_text()[-3000:]}"
         assert all(ask(port, "/health", None, workers)[0] == 200 for _ in range(4))
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -126,7 +127,7 @@ def test_two_workers_share_the_port_and_both_answer(tmp_path):
         finally:
             if proc.poll() is None:
                 proc.kill()
-    stderr = proc.stderr.read() if proc.stderr else ""
+    stderr = log.read_text()
     assert code == 0, stderr
     assert len(re.findall(r"listening on http://127\.0\.0\.1:\d+ .*pid (\d+)", stderr)) == 2
     time.sleep(0.5)
