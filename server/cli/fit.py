@@ -15,6 +15,7 @@ import yaml
 
 from ..adapters.base import Adapter
 from ..config.loader import load_config
+from ..config.yaml_bounds import check_bounds
 from ..routing.acceptance import Acceptance
 from ..routing.fitting import Observation, evaluate, fit_threshold
 from ..routing.router import Router
@@ -30,6 +31,9 @@ def read_labelled(path: Path) -> list[dict[str, Any]]:
     if path.suffix == ".jsonl":
         items = [json.loads(line) for line in text.splitlines() if line.strip()]
     else:
+        problem = check_bounds(text)  # the same alias / depth bounds as config files
+        if problem is not None:
+            raise ValueError(f"{path}:{problem.line}: {problem.message}")
         data = yaml.safe_load(text)
         items = data["questions"] if isinstance(data, dict) else data
     for i, item in enumerate(items):

@@ -132,3 +132,12 @@ def test_oversized_file_is_rejected_without_reading_it(tmp_path):
     [issue] = issues_of(config)
     assert issue.file == "templates/people/huge.yaml"
     assert "larger than 16 MiB" in issue.message
+
+
+def test_labelled_questions_file_has_the_same_bounds(tmp_path):
+    from server.cli.fit import read_labelled
+
+    path = tmp_path / "labelled.yaml"
+    path.write_text(alias_bomb(6))
+    with pytest.raises(ValueError, match=r"labelled.yaml:5: aliases expand"):
+        read_labelled(path)
