@@ -29,10 +29,12 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from server.adapters.base import DataAdapter  # noqa: E402
 from server.config.loader import load_config  # noqa: E402
+from server.routing.decision import DecisionRule  # noqa: E402
 from server.routing.fitting import Observation, evaluate, fit_threshold  # noqa: E402
 from server.runtime.build import build_runtime  # noqa: E402
-from server.service.answer import test_routing  # noqa: E402
+from server.service.answer import explain_routing  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "banking77"
 CHILDREN = 7
@@ -118,11 +120,11 @@ def build_tree(root: Path, examples: dict[str, list[str]], cache: Path, configs:
 
 
 async def route_all(runtime, name: str, questions: list[tuple[str, str]]):
-    owner = {t: a.name for a in runtime.adapters.values() if a.body_key is not None for t in a.templates}
+    owner = {t: a.name for a in runtime.adapters.values() if isinstance(a, DataAdapter) for t in a.templates}
     composite = runtime.get(name)
     rows = []
     for text, intent in questions:
-        body, _ = await test_routing(composite, text)
+        body = (await explain_routing(composite, text)).response.dump()
         matches = body["all_matches"]
         best = matches[0] if matches else None
         rows.append(
@@ -196,8 +198,8 @@ async def run(k: int | None, seed: int, limit: int | None, cache: Path) -> list[
                     for r in rows
                 ]
                 fitted = fit_threshold(obs[:half])
-                held_out = evaluate(obs[half:], fitted.threshold)
-                no_threshold = evaluate(obs[half:], 0.0)
+                held_out = evaluate(obs[half:], DecisionRule(fitted.threshold))
+                no_threshold = evaluate(obs[half:], DecisionRule(0.0))
                 results.append(
                     {
                         "benchmark": "banking77_out_of_scope",

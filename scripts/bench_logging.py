@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from server.runtime.holder import RuntimeHolder
 from server.testing.loopback import serving
 from server.web.app import create_app
-from server.web.stats_routes import STATS_LOG
+from server.web.routing_log import STATS_LOG
 
 LIBRARY = """
 templates:

@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from server.config.loader import load_config  # noqa: E402
 from server.runtime.build import build_runtime  # noqa: E402
-from server.service.answer import test_routing  # noqa: E402
+from server.service.answer import explain_routing  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "banking77"
 CHILDREN = 10
@@ -128,13 +128,13 @@ async def bench(n: int, examples: int, questions: list[str], pool: list[str], te
             top = min(len(matrix) - 1, composite.routing_policy().max_templates_per_source * CHILDREN)
             embedder = runtime.get("c0").embedder
             for q in questions[:5]:  # warm-up (thread pool, caches of the numpy store)
-                await test_routing(composite, q + " warmup")
+                await explain_routing(composite, q + " warmup")
             stages: dict[str, list[float]] = {}
             bare: list[float] = []
             bare_blocks: list[float] = []  # the same product in row blocks that OpenBLAS runs on one thread
             blocks = [matrix[i : i + 1024] for i in range(0, len(matrix), 1024)]
             for q in questions[5:]:
-                _, outcome = await test_routing(composite, q)
+                outcome = (await explain_routing(composite, q)).outcome
                 for stage, ms in outcome.timings_ms.items():
                     stages.setdefault(stage, []).append(ms)
                 vector = await embedder.embed_query(q)  # the question's vector (in-memory cache hit)

@@ -6,6 +6,10 @@ driver text or stack trace reaches a client.
 
 from __future__ import annotations
 
+from typing import Any
+
+from .api.responses import ErrorDetail, ErrorResponse
+
 
 class IntentRouterError(Exception):
     """Base class: `message` is safe to show to a client."""
@@ -21,8 +25,8 @@ class IntentRouterError(Exception):
         if status is not None:
             self.status = status
 
-    def to_json(self) -> dict:
-        return {"error": {"code": self.code, "message": self.message}}
+    def to_json(self) -> dict[str, Any]:
+        return ErrorResponse(error=ErrorDetail(code=self.code, message=self.message)).dump()
 
 
 class BadRequest(IntentRouterError):

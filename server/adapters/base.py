@@ -1,15 +1,14 @@
-"""The one adapter base class.
-
-A data adapter owns templates (parsed from its `body_key` in the libraries), a template store and an
-embedder, and executes exactly the template it is handed. A composite owns no templates and routes
-over its children. Both answer questions through the same Router, so routing logic lives once.
+"""Adapter base classes: `Adapter` (what the service needs of anything a question is asked of) and
+`DataAdapter` (one data source with its templates). The composite (composite.py) is an `Adapter`
+that owns no templates and routes over its children. Both answer through the same Router, which the
+runtime builds (runtime/build.py), so routing logic lives once.
 """
 
 from __future__ import annotations
 
 import asyncio
-from abc import ABC
-from collections.abc import Callable
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -24,8 +23,11 @@ from ..errors import QueryFailed
 from ..params.base import ParameterExtractor
 from ..params.settings import ParameterExtractionSettings
 from ..resilience import CircuitBreakerSettings, RetrySettings, SourceGuard
+from ..routing.fitted_models import FittedModels
 from ..routing.policy import RoutingPolicy
-from ..routing.router import Router
+from ..routing.rerankers.settings import RerankerSettings
+from ..routing.settings import CompositeRetrievalSettings
+from ..routing.stages.base import ScoringStage
 from ..stores.base import StoreHit, TemplateStore
 from ..templates import Template
 from ..templates.library import ParsedBody
@@ -63,36 +65,79 @@ class QueryResult:
 
 @dataclass
 class AdapterContext:
-    """What the runtime hands an adapter: where it lives and the shared services it uses."""
+    """What the runtime hands an adapter when it builds it: where it lives and the services it uses.
+
+    Data adapters get their embedder, store, extractor and templates; a composite gets `lookup` (the
+    runtime's adapters by name, so it always sees its current children), its effective retrieval
+    settings, the named reranker connections and the runtime's cache of fitted intent models.
+    """
 
     root: Path
     embedder: Embedder | None = None
     store: TemplateStore | None = None
     extractor: ParameterExtractor | None = None
     templates: dict[str, Template] = field(default_factory=dict)
-    lookup: Callable[[str], Adapter] | None = None  # current adapters by name (composites use it)
-    extra: dict[str, Any] = field(default_factory=dict)
+    lookup: Callable[[str], Adapter] | None = None
+    retrieval: CompositeRetrievalSettings | None = None
+    rerankers: Mapping[str, RerankerSettings] = field(default_factory=dict)
+    fitted_models: FittedModels | None = None
 
 
 class Adapter(ABC):
+    """What every adapter is to the service: a name, templates a question may route to, a policy."""
+
     type_name: ClassVar[str]
     settings_model: ClassVar[type[AdapterSettings]] = AdapterSettings
-    body_key: ClassVar[str | None] = None  # template body key; None for adapters without templates
 
     def __init__(self, settings: AdapterSettings, context: AdapterContext) -> None:
         self.settings = settings
         self.context = context
+
+    @property
+    def name(self) -> str:
+        return self.settings.name
+
+    @abstractmethod
+    def routing_sources(self) -> list[DataAdapter]:
+        """The data adapters whose templates a question to this adapter may route to."""
+
+    @abstractmethod
+    def routing_policy(self) -> RoutingPolicy:
+        """Threshold, candidates per source, search and ambiguity settings for questions asked here."""
+
+    def routing_stages(self) -> Sequence[ScoringStage]:
+        """Scoring stages after the embedding search (none for a data adapter asked directly)."""
+        return ()
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """Statistics for this adapter (templates counted as templates, not vectors)."""
+
+    async def start(self) -> None:  # noqa: B027 - optional hook
+        """Open pools / clients, fit models. Called once before the adapter serves."""
+
+    async def close(self) -> None:  # noqa: B027 - optional hook
+        """Release whatever `start` opened."""
+
+    async def health(self) -> dict[str, Any]:
+        """Cheap liveness: {'status': 'ok'|'down', 'reason'?: str}."""
+        return {"status": "ok"}
+
+
+class DataAdapter(Adapter):
+    """An adapter over one data source: owns templates (parsed from its `body_key` in the libraries),
+    a template store and an embedder, and executes exactly the template it is handed."""
+
+    body_key: ClassVar[str]  # the template body key in a library ("sql", "mongodb", ...)
+
+    def __init__(self, settings: AdapterSettings, context: AdapterContext) -> None:
+        super().__init__(settings, context)
         self.templates: dict[str, Template] = dict(context.templates)
         self._embedder = context.embedder
         self._store = context.store
         self.guard = SourceGuard.for_settings(settings)  # retries + circuit breaker around `execute`
         if context.extractor is not None:
             context.extractor.bind_values_source(self)  # values_from lists run on this adapter's source
-
-    # --- identity -------------------------------------------------------------------------
-    @property
-    def name(self) -> str:
-        return self.settings.name
 
     @property
     def embedder(self) -> Embedder:
@@ -114,9 +159,9 @@ class Adapter(ABC):
 
     # --- templates ------------------------------------------------------------------------
     @classmethod
+    @abstractmethod
     def parse_body(cls, raw: Any) -> ParsedBody:
         """Parse and check a template's query body; raise ValueError with a clear message."""
-        raise NotImplementedError(f"{cls.__name__} has no template body")
 
     @classmethod
     def check_templates(cls, settings: Any, templates: list[Template]) -> list[ConfigIssue]:
@@ -134,24 +179,20 @@ class Adapter(ABC):
         return (
             self._store is not None
             and not self._store.blocking
-            and type(self).search_templates is Adapter.search_templates
+            and type(self).search_templates is DataAdapter.search_templates
         )
 
     def search_inline(self, vector: np.ndarray, k: int) -> list[StoreHit]:
         return self.store.search(vector, k)
 
     # --- routing --------------------------------------------------------------------------
-    def routing_sources(self) -> list[Adapter]:
-        """The adapters whose templates a question to this adapter may route to."""
+    def routing_sources(self) -> list[DataAdapter]:
         return [self]
 
     def routing_policy(self) -> RoutingPolicy:
         s = self.settings
         assert isinstance(s, DataAdapterSettings)
         return RoutingPolicy(confidence_threshold=s.confidence_threshold, max_templates_per_source=s.max_templates)
-
-    def router(self) -> Router:
-        return Router(self.routing_policy())
 
     # --- execution ------------------------------------------------------------------------
     def render_request(self, template: Template, params: dict[str, Any]) -> dict[str, Any]:
@@ -169,29 +210,21 @@ class Adapter(ABC):
         """`execute` through this source's retries and circuit breaker: what callers use."""
         return await self.guard.call(lambda: self.execute(template, params))
 
+    @abstractmethod
     async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
         """Run exactly this template with these validated parameters (one attempt; `run` adds retries)."""
-        raise NotImplementedError(f"adapter type {self.type_name} does not execute templates")
 
     # --- lifecycle ------------------------------------------------------------------------
-    async def start(self) -> None:  # noqa: B027 - optional hook
-        """Open pools / clients. Called once before the adapter serves."""
-
     async def close(self) -> None:
         """Release the source's pools / clients, then the extractor's."""
         await self.close_source()
         if self.context.extractor is not None:
             await self.context.extractor.close()
 
-    async def close_source(self) -> None:  # noqa: B027 - optional hook
+    async def close_source(self) -> None:
         """Release pools / clients of the data source."""
 
-    async def health(self) -> dict[str, Any]:
-        """Cheap liveness of the source: {'status': 'ok'|'down', 'reason'?: str}."""
-        return {"status": "ok"}
-
     def describe(self) -> dict[str, Any]:
-        """Statistics for this adapter (templates counted as templates, not vectors)."""
         info: dict[str, Any] = {"type": self.type_name}
         if self._store is not None:
             info["total_templates"] = len(self.templates)

@@ -9,11 +9,19 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from ..routing.policy import RoutingPolicy
-from ..routing.router import Router
-from ..routing.settings import CompositeRetrievalSettings
+from ..routing.settings import (
+    AcceptanceOverride,
+    IntentModelOverride,
+    PerformanceOverride,
+    RerankingOverride,
+    RetrievalOverrides,
+    ScoringOverride,
+    StringSimilarityOverride,
+)
+from ..routing.stages.base import ScoringStage
 from ..routing.stages.factory import build_stages
 from ..routing.stages.intent_model import IntentModelStage
-from .base import Adapter, AdapterSettings
+from .base import Adapter, AdapterContext, AdapterSettings, DataAdapter
 
 
 class CompositeAdapterSettings(AdapterSettings):
@@ -25,13 +33,13 @@ class CompositeAdapterSettings(AdapterSettings):
     verbose: bool = False
     ambiguity_margin: float | None = Field(None, ge=0.0, le=1.0)
     on_ambiguity: Literal["ask", "best"] = "ask"
-    # per-composite overrides of the global composite_retrieval block (deep-merged, then validated)
-    reranking: dict[str, Any] | None = None
-    string_similarity: dict[str, Any] | None = None
-    intent_model: dict[str, Any] | None = None
-    acceptance: dict[str, Any] | None = None
-    scoring: dict[str, Any] | None = None
-    performance: dict[str, Any] | None = None
+    # per-composite overrides of the global composite_retrieval block (merged over it at load)
+    reranking: RerankingOverride | None = None  # type: ignore[valid-type]
+    string_similarity: StringSimilarityOverride | None = None  # type: ignore[valid-type]
+    intent_model: IntentModelOverride | None = None  # type: ignore[valid-type]
+    acceptance: AcceptanceOverride | None = None  # type: ignore[valid-type]
+    scoring: ScoringOverride | None = None  # type: ignore[valid-type]
+    performance: PerformanceOverride | None = None  # type: ignore[valid-type]
 
     @field_validator("child_adapters")
     @classmethod
@@ -41,33 +49,35 @@ class CompositeAdapterSettings(AdapterSettings):
             raise ValueError(f"child adapters listed twice: {dupes}")
         return value
 
-    def overrides(self) -> dict[str, Any]:
-        return {
-            k: v
-            for k in ("reranking", "string_similarity", "intent_model", "acceptance", "scoring", "performance")
-            if (v := getattr(self, k)) is not None
-        }
+    def overrides(self) -> RetrievalOverrides:
+        return RetrievalOverrides(
+            reranking=self.reranking,
+            string_similarity=self.string_similarity,
+            intent_model=self.intent_model,
+            acceptance=self.acceptance,
+            scoring=self.scoring,
+            performance=self.performance,
+        )
 
 
 class CompositeAdapter(Adapter):
     type_name = "composite"
     settings_model = CompositeAdapterSettings
-    body_key = None
 
     settings: CompositeAdapterSettings
 
-    def __init__(self, settings, context) -> None:
+    def __init__(self, settings: CompositeAdapterSettings, context: AdapterContext) -> None:
         super().__init__(settings, context)
-        base: CompositeRetrievalSettings = context.extra.get("retrieval") or CompositeRetrievalSettings()
-        self.retrieval = base.merged(settings.overrides())
-        app = context.extra.get("app")
-        self._stages = build_stages(self.retrieval, app.rerankers if app is not None else {})
-        self._router = Router(self.routing_policy(), self._stages)
+        if context.retrieval is None or context.lookup is None or context.fitted_models is None:
+            raise ValueError("a composite is built by the runtime: it needs retrieval settings, lookup and models")
+        self.retrieval = context.retrieval  # global block merged with this composite's overrides, at load
+        self._lookup = context.lookup
+        self._stages = build_stages(self.retrieval, context.rerankers, context.fitted_models)
 
-    def routing_sources(self) -> list[Adapter]:
+    def routing_sources(self) -> list[DataAdapter]:
         """Children as they are now: after a reload the composite sees the new child objects."""
-        assert self.context.lookup is not None
-        return [self.context.lookup(name) for name in self.settings.child_adapters]
+        children = [self._lookup(name) for name in self.settings.child_adapters]
+        return [c for c in children if isinstance(c, DataAdapter)]  # the loader refuses nested composites
 
     def routing_policy(self) -> RoutingPolicy:
         s = self.settings
@@ -82,8 +92,8 @@ class CompositeAdapter(Adapter):
             retrieval=self.retrieval,
         )
 
-    def router(self) -> Router:
-        return self._router
+    def routing_stages(self) -> list[ScoringStage]:
+        return self._stages
 
     async def start(self) -> None:
         """Fit the intent model (if enabled) on the children as they are now, off the event loop."""
@@ -91,7 +101,7 @@ class CompositeAdapter(Adapter):
             if isinstance(stage, IntentModelStage):
                 await asyncio.to_thread(stage.fit, self.routing_sources())
 
-    async def close_source(self) -> None:
+    async def close(self) -> None:
         for stage in self._stages:
             await stage.close()
 

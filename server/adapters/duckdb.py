@@ -23,7 +23,7 @@ from ..config.errors import ConfigIssue
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
 from ..templates.library import ParsedBody
-from .base import Adapter, DataAdapterSettings, QueryResult
+from .base import DataAdapter, DataAdapterSettings, QueryResult
 from .file_identity import REASONS, FileIdentity
 from .like_escape import add_escape_clauses, escaped_params, pattern_issues
 from .sql import to_json_value
@@ -71,7 +71,7 @@ def to_duckdb_binds(sql: str) -> str:
     return "".join(out)
 
 
-class DuckDBAdapter(Adapter):
+class DuckDBAdapter(DataAdapter):
     type_name = "duckdb"
     settings_model = DuckDBAdapterSettings
     body_key: ClassVar[str] = "sql"

@@ -21,7 +21,7 @@ from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..resilience import parse_retry_after
 from ..templates import Template
 from ..templates.library import ParsedBody
-from .base import Adapter, DataAdapterSettings, QueryResult
+from .base import DataAdapter, DataAdapterSettings, QueryResult
 from .json_rows import ResponseMapping, map_rows
 from .placeholders import Path, parse_structure, pattern_issues, placeholders_in, render, static_value
 from .web_client import TRANSIENT_STATUSES
@@ -157,7 +157,7 @@ def bucket_rows(name: str, result: Any) -> list[dict[str, Any]]:
     return rows
 
 
-class ElasticsearchAdapter(Adapter):
+class ElasticsearchAdapter(DataAdapter):
     type_name = "elasticsearch"
     settings_model = ElasticsearchAdapterSettings
     body_key: ClassVar[str] = "elasticsearch"

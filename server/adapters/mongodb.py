@@ -18,7 +18,7 @@ from ..config.errors import ConfigIssue
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import ParameterType, Template
 from ..templates.library import ParsedBody
-from .base import Adapter, DataAdapterSettings, QueryResult
+from .base import DataAdapter, DataAdapterSettings, QueryResult
 from .placeholders import (
     Path,
     Placeholder,
@@ -204,7 +204,7 @@ def render_mongo(body: MongoBody, params: dict[str, Any], cap: int) -> dict[str,
     return sent
 
 
-class MongoDBAdapter(Adapter):
+class MongoDBAdapter(DataAdapter):
     type_name = "mongodb"
     settings_model = MongoDBAdapterSettings
     body_key: ClassVar[str] = "mongodb"

@@ -29,7 +29,7 @@ from ..config.errors import ConfigError, ConfigIssue
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
 from ..templates.library import ParsedBody
-from .base import Adapter, DataAdapterSettings, QueryResult
+from .base import DataAdapter, DataAdapterSettings, QueryResult
 from .file_identity import REASONS, FileIdentity
 from .like_escape import add_escape_clauses, escaped_params, pattern_issues
 from .sql_guard import function_names, parse_sql_body
@@ -109,7 +109,7 @@ class SQLAdapterSettings(DataAdapterSettings):
     connection: SQLConnection
 
 
-class SQLAdapter(Adapter):
+class SQLAdapter(DataAdapter):
     type_name = "sql"
     settings_model = SQLAdapterSettings
     body_key: ClassVar[str] = "sql"

@@ -22,7 +22,7 @@ from ..config.errors import ConfigError, ConfigIssue
 from ..config.types import EnvVarName
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..resilience import parse_retry_after
-from .base import Adapter
+from .base import DataAdapter
 from .sql import to_json_value
 
 log = logging.getLogger("intent_router.adapters.web")
@@ -203,7 +203,7 @@ class WebClient:
 _NOT_JSON = object()
 
 
-class WebAPIAdapter(Adapter):
+class WebAPIAdapter(DataAdapter):
     """What the http and graphql adapters share: one pooled WebClient, its lifecycle and health."""
 
     def __init__(self, settings, context) -> None:

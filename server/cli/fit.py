@@ -13,10 +13,11 @@ from typing import Any
 
 import yaml
 
-from ..adapters.base import Adapter
+from ..adapters.base import Adapter, DataAdapter
 from ..config.loader import load_config
 from ..config.yaml_bounds import check_bounds
 from ..routing.acceptance import Acceptance
+from ..routing.decision import DecisionRule
 from ..routing.fitting import Observation, evaluate, fit_threshold
 from ..routing.router import Router
 from ..routing.stages.intent_model import IntentModelStage
@@ -45,17 +46,18 @@ def read_labelled(path: Path) -> list[dict[str, Any]]:
 async def observe(adapter: Adapter, items: list[dict[str, Any]]) -> tuple[list[Observation], list[Observation]]:
     """Route every question with no threshold and no margin, keeping the best two scores; and the
     same questions scored by the acceptance probability of the best candidate (0 when not judged)."""
-    base = adapter.router()
-    router = Router(dataclasses.replace(base.policy, confidence_threshold=0.0, ambiguity_margin=None), base.stages)
+    policy = dataclasses.replace(adapter.routing_policy(), confidence_threshold=0.0, ambiguity_margin=None)
+    router = Router(policy, adapter.routing_stages())
     sources = adapter.routing_sources()
-    single = adapter.body_key is not None
-    out, accepted = [], []
+    single = isinstance(adapter, DataAdapter)
+    out: list[Observation] = []
+    accepted: list[Observation] = []
     for item in items:
         outcome = await router.route(item["question"], sources)
         ranked = outcome.candidates
         expected = None
         if item.get("template"):
-            expected = (adapter.name if single else item.get("adapter"), item["template"])
+            expected = (adapter.name if single else str(item.get("adapter")), str(item["template"]))
         best = ranked[0] if ranked else None
         out.append(
             Observation(
@@ -72,16 +74,14 @@ async def observe(adapter: Adapter, items: list[dict[str, Any]]) -> tuple[list[O
 
 def acceptance_of(adapter: Adapter) -> Acceptance | None:
     """The adapter's fitted acceptance test, if it has one."""
-    stages = adapter.router().stages
+    stages = adapter.routing_stages()
     return next((s.acceptance for s in stages if isinstance(s, IntentModelStage) and s.acceptance), None)
 
 
 async def fit_command(config: Path, labelled: Path | None, adapter_name: str | None) -> dict[str, Any]:
-    from ..web.app import default_adapter
-
     runtime = await build_runtime(load_config(config))
     try:
-        adapter = runtime.get(adapter_name or default_adapter(runtime))
+        adapter = runtime.get(adapter_name) if adapter_name else runtime.default_adapter()
         acceptance = acceptance_of(adapter)
         out: dict[str, Any] = {"adapter": adapter.name}
         if acceptance is not None:
@@ -94,10 +94,10 @@ async def fit_command(config: Path, labelled: Path | None, adapter_name: str | N
                 )
             return out
         obs, accepted = await observe(adapter, read_labelled(labelled))
-        policy = adapter.routing_policy()
-        current = evaluate(obs, policy.confidence_threshold, policy.ambiguity_margin)
-        best = fit_threshold(obs)
-        with_margin = fit_threshold(obs, MARGINS)
+        rule = DecisionRule.of(adapter.routing_policy())
+        current = evaluate(obs, rule)
+        best = fit_threshold(obs, on_ambiguity=rule.on_ambiguity)
+        with_margin = fit_threshold(obs, MARGINS, on_ambiguity=rule.on_ambiguity)
         out |= {
             "questions": len(obs),
             "current": current.to_json(),
@@ -106,7 +106,7 @@ async def fit_command(config: Path, labelled: Path | None, adapter_name: str | N
         }
         if acceptance is not None:
             # with acceptance on, its probability decides: these are the figures that matter
-            out["acceptance"]["current"] = evaluate(accepted, acceptance.threshold).to_json()
+            out["acceptance"]["current"] = evaluate(accepted, DecisionRule(acceptance.threshold)).to_json()
             out["acceptance"]["fitted_threshold"] = fit_threshold(accepted).to_json()
         return out
     finally:

@@ -96,15 +96,14 @@ def _validate(config: Path) -> int:
 async def _route(config: Path, question: str, adapter_name: str | None, execute: bool) -> int:
     from ..runtime.build import build_runtime
     from ..service import answer as answering
-    from ..web.app import default_adapter
 
     runtime = await build_runtime(load_config(config))
     try:
-        adapter = runtime.get(adapter_name or default_adapter(runtime))
+        adapter = runtime.get(adapter_name) if adapter_name else runtime.default_adapter()
         if execute:
-            body = (await answering.answer(adapter, question)).body
+            body = (await answering.answer(adapter, question)).response.dump()
         else:
-            body, _ = await answering.test_routing(adapter, question)
+            body = (await answering.explain_routing(adapter, question)).response.dump()
         print(json.dumps(body, indent=2, default=str))
         return 0
     finally:

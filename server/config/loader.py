@@ -11,9 +11,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..adapters.base import AdapterSettings
+from ..adapters.base import AdapterSettings, DataAdapter, DataAdapterSettings
+from ..adapters.composite import CompositeAdapterSettings
 from ..adapters.registry import AdapterRegistry, UnknownAdapterType
 from ..adapters.registry import registry as default_registry
+from ..routing.settings import CompositeRetrievalSettings
 from ..templates import Template
 from ..templates.library import load_library
 from .errors import ConfigError, ConfigIssue
@@ -30,6 +32,8 @@ class LoadedConfig:
     adapters: list[AdapterSettings]  # enabled adapters only, in file order
     templates: dict[str, list[Template]] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)  # everything read, for the file watcher
+    # each composite's effective composite_retrieval (global block + its overrides), validated once here
+    retrieval: dict[str, CompositeRetrievalSettings] = field(default_factory=dict)
 
     def adapter(self, name: str) -> AdapterSettings | None:
         return next((a for a in self.adapters if a.name == name), None)
@@ -107,29 +111,31 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
                 adapters.append(settings)
 
     templates: dict[str, list[Template]] = {}
+    retrieval: dict[str, CompositeRetrievalSettings] = {}
     by_name = {a.name: a for a in adapters}
     for settings in adapters:
         cls = registry.get(settings.type)
         doc, path = where[settings.name]
-        patterns = getattr(settings, "templates", None)
-        if cls.body_key is not None and patterns is not None:
+        if issubclass(cls, DataAdapter) and isinstance(settings, DataAdapterSettings):
             try:
                 at = (doc.file, doc.line_of((*path, "templates")), format_path((*path, "templates")))
-                library = load_library(list(patterns), root, cls.body_key, cls.parse_body, settings.name, at)
+                library = load_library(list(settings.templates), root, cls.body_key, cls.parse_body, settings.name, at)
                 templates[settings.name] = library.templates
                 files.extend(library.files)
                 issues.extend(cls.check_templates(settings, library.templates))
             except ConfigError as exc:
                 issues.extend(exc.issues)
-        for child in getattr(settings, "child_adapters", None) or []:
-            if child not in by_name:
-                known = "disabled" if child in where else "unknown"
-                issues.append(doc.issue((*path, "child_adapters"), f"{known} child adapter '{child}'"))
-            elif registry.get(by_name[child].type).body_key is None:
-                issues.append(
-                    doc.issue((*path, "child_adapters"), f"child '{child}' has no templates (composites cannot nest)")
-                )
-        if hasattr(settings, "overrides"):
+        if isinstance(settings, CompositeAdapterSettings):
+            for child in settings.child_adapters:
+                if child not in by_name:
+                    known = "disabled" if child in where else "unknown"
+                    issues.append(doc.issue((*path, "child_adapters"), f"{known} child adapter '{child}'"))
+                elif not issubclass(registry.get(by_name[child].type), DataAdapter):
+                    issues.append(
+                        doc.issue(
+                            (*path, "child_adapters"), f"child '{child}' has no templates (composites cannot nest)"
+                        )
+                    )
             try:
                 merged = app.composite_retrieval.merged(settings.overrides())
             except ValidationError as exc:
@@ -143,10 +149,17 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
                         f"reranker '{provider}' is not in config.yaml's rerankers section",
                     )
                 )
+            retrieval[settings.name] = merged
     if issues:
         raise ConfigError(issues)
     return LoadedConfig(
-        root=root, config_file=config_file, app=app, adapters=adapters, templates=templates, files=files
+        root=root,
+        config_file=config_file,
+        app=app,
+        adapters=adapters,
+        templates=templates,
+        files=files,
+        retrieval=retrieval,
     )
 
 

@@ -24,13 +24,6 @@ from ..web.auth import Principal
 Hook = Callable[[str, Adapter, str, Any], None]
 
 
-def default_adapter(runtime: Runtime) -> str:
-    """The adapter a question goes to when none is named (the JSON API's rule)."""
-    from ..web.app import default_adapter as rule  # web.app installs this package: resolve at call time
-
-    return rule(runtime)
-
-
 def queryable(runtime: Runtime, principal: Principal) -> list[str]:
     """Adapters this principal may name in `ask` / `explain_routing`."""
     return [name for name in runtime.adapters if principal.may_query(name)]
@@ -55,8 +48,8 @@ async def _run(
     runtime = holder.acquire()
     try:
         text = _clean(question, runtime.config.app.server.max_question_chars)
-        name = adapter_name or default_adapter(runtime)
-        adapter = runtime.get(name)
+        adapter = runtime.get(adapter_name) if adapter_name else runtime.default_adapter()
+        name = adapter.name
         if not principal.may_query(name):
             raise Forbidden(f"this key may not query adapter '{name}'")
         timeout = runtime.config.app.server.request_timeout
@@ -89,10 +82,10 @@ async def explain(
     """The `/v1/test_routing` body for this question (nothing is executed)."""
 
     async def work(target: Adapter, text: str) -> dict[str, Any]:
-        body, outcome = await answering.test_routing(target, text)
+        result = await answering.explain_routing(target, text)
         for hook in hooks:
-            hook("test_routing", target, text, outcome)
-        return body
+            hook("test_routing", target, text, result)
+        return result.body
 
     return await _run(holder, principal, question, adapter, work)
 

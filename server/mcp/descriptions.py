@@ -7,19 +7,21 @@ its templates answer (their descriptions; a long catalogue is cut to a bounded s
 
 from __future__ import annotations
 
+from ..adapters.base import DataAdapter
+from ..errors import IntentRouterError
 from ..runtime.build import Runtime
 from ..service.catalogue import visible_adapters
 from ..web.auth import Principal
-from .calls import default_adapter, queryable
+from .calls import queryable
 
 MAX_TEMPLATE_LINES = 60  # beyond this the description says how many more `list_templates` shows
 
 
 def _adapter_line(runtime: Runtime, name: str) -> str:
     adapter = runtime.adapters[name]
-    description = getattr(adapter.settings, "description", "") or ""
+    description = adapter.settings.description
     line = f"- {name}"
-    if adapter.body_key is None:
+    if not isinstance(adapter, DataAdapter):
         children = ", ".join(a.name for a in adapter.routing_sources())
         line += f" (routes each question to one of: {children})"
     if description:
@@ -40,12 +42,12 @@ def ask_description(runtime: Runtime, principal: Principal) -> str:
         *[_adapter_line(runtime, n) for n in names],
     ]
     try:
-        default = default_adapter(runtime)
-    except Exception:
+        default: str | None = runtime.default_adapter().name
+    except IntentRouterError:  # no adapters configured
         default = None
     if default in names:
         lines.append(f"Without `adapter` the question goes to `{default}`.")
-    data = [a for a in visible_adapters(runtime, principal.may_query) if a.body_key is not None]
+    data = [a for a in visible_adapters(runtime, principal.may_query) if isinstance(a, DataAdapter)]
     shown = 0
     total = sum(len(a.templates) for a in data)
     if total:

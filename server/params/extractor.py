@@ -48,7 +48,7 @@ from .text import overlaps
 from .values_from import ValuesCache, ValuesRunner, adapter_values_runner
 
 if TYPE_CHECKING:
-    from ..adapters.base import Adapter
+    from ..adapters.base import DataAdapter
 
 log = logging.getLogger("intent_router.params")
 
@@ -108,10 +108,13 @@ class TemplateParameterExtractor(ParameterExtractor):
         self.filler = filler
 
     # --- wiring --------------------------------------------------------------------------
-    def bind_values_source(self, source: Adapter | ValuesRunner) -> None:
-        """Where values_from queries run: the adapter that owns the templates (or any runner)."""
-        runner = adapter_values_runner(source) if hasattr(source, "execute") else source
-        self.values.bind(runner)  # type: ignore[arg-type]
+    def bind_values_source(self, source: DataAdapter) -> None:
+        """Where values_from queries run: the adapter that owns the templates."""
+        self.values.bind(adapter_values_runner(source))
+
+    def bind_values_runner(self, runner: ValuesRunner) -> None:
+        """Run values_from queries with this function instead (tests, tools without an adapter)."""
+        self.values.bind(runner)
 
     async def close(self) -> None:
         if self.filler is not None:

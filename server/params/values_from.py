@@ -1,7 +1,7 @@
 """Valid values of a parameter listed by a query on its own source, cached per runtime.
 
 The extractor is built before its adapter, so the adapter is bound afterwards with
-`bind_values_source(adapter)` (the Adapter base class does this when it is constructed). A reload builds a
+`bind_values_source(adapter)` (the DataAdapter base class does this when it is constructed). A reload builds a
 new runtime and so a new, empty cache: lists are refreshed on reload, and optionally after a TTL.
 """
 
@@ -18,7 +18,7 @@ from ..templates import ParameterSpec, Template
 from ..templates.library import parse_values_query
 
 if TYPE_CHECKING:
-    from ..adapters.base import Adapter
+    from ..adapters.base import DataAdapter
 
 log = logging.getLogger("intent_router.params")
 
@@ -27,7 +27,7 @@ MAX_VALUES = 50_000  # a list longer than this is cut: matching is meant for nam
 ValuesRunner = Callable[[str, Any], Awaitable[list[Any]]]  # (query id, raw query) -> values
 
 
-def adapter_values_runner(adapter: Adapter) -> ValuesRunner:
+def adapter_values_runner(adapter: DataAdapter) -> ValuesRunner:
     """Run a values_from query through the adapter that owns the template, like any template body.
 
     The loader already refused queries the adapter's guard rejects; one that reaches here anyway (a
@@ -38,7 +38,6 @@ def adapter_values_runner(adapter: Adapter) -> ValuesRunner:
             parsed = parse_values_query(adapter.parse_body, raw_query)
         except ValueError as exc:
             raise QueryFailed(adapter.name, f"values_from query {query_id}: {exc}") from None
-        assert adapter.body_key is not None
         template = Template(
             id=query_id, description=f"valid values ({query_id})", body_key=adapter.body_key, body=parsed.value
         )

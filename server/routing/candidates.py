@@ -7,6 +7,8 @@ from typing import Any
 
 from ..templates import Template
 
+EMBEDDING = "embedding"
+
 
 @dataclass
 class Candidate:
@@ -15,9 +17,9 @@ class Candidate:
     embedding_score: float
     matched_text: str = ""
     source_order: int = 0  # position of the owning child in config order: ties go to the first
-    rerank_score: float | None = None
-    string_similarity_score: float | None = None
-    intent_model_score: float | None = None
+    # scores of the stages that ran after the embedding search, by stage name ("rerank",
+    # "string_similarity", "intent_model", ...): a new stage needs no new field anywhere
+    stage_scores: dict[str, float] = field(default_factory=dict)
     # acceptance (routing/acceptance.py): P(this template answers the question), its threshold, its parts
     acceptance: float | None = None
     acceptance_threshold: float | None = None
@@ -41,6 +43,14 @@ class Candidate:
     def score(self) -> float:
         """The score decisions use: combined when stages ran, else the embedding score."""
         return self.combined_score if self.combined_score is not None else self.embedding_score
+
+    def stage_score(self, stage: str) -> float | None:
+        """Any stage's score, the embedding search included (None: the stage did not judge it)."""
+        return self.embedding_score if stage == EMBEDDING else self.stage_scores.get(stage)
+
+    def all_stage_scores(self) -> dict[str, float]:
+        """Every stage's score for this candidate, embedding first."""
+        return {EMBEDDING: self.embedding_score, **self.stage_scores}
 
 
 @dataclass(frozen=True)

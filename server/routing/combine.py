@@ -7,13 +7,7 @@ from collections.abc import Sequence
 from .candidates import Candidate
 from .settings import ScoringSettings
 
-STAGE_FIELDS = {
-    "embedding": "embedding_score",
-    "rerank": "rerank_score",
-    "string_similarity": "string_similarity_score",
-    "intent_model": "intent_model_score",
-}
-DESIGN_STAGES = ("embedding", "rerank", "string_similarity")  # always listed in scoring_details
+DESIGN_STAGES = ("embedding", "rerank", "string_similarity")  # the seed's weights, always listed in scoring_details
 
 
 def combine(
@@ -32,11 +26,7 @@ def combine(
     similarity can be negative).
     """
     for cand in candidates:
-        present = {
-            stage: getattr(cand, field) or 0.0
-            for stage, field in STAGE_FIELDS.items()
-            if stage in weights and stage not in failed
-        }
+        present = {stage: cand.stage_score(stage) or 0.0 for stage in weights if stage not in failed}
         total = sum(weights[s] for s in present)
         if total <= 0:
             cand.combined_score = cand.embedding_score
@@ -47,10 +37,8 @@ def combine(
                 score = min(1.0, max(0.0, score))
             value += weights[stage] / total * score
         cand.combined_score = value
-        # the seed design's three keys, always present (0.0 for a stage that is off)
-        cand.scoring_details = {
-            f"{stage}_weight": weights.get(stage, 0.0)
-            for stage in STAGE_FIELDS
-            if stage in DESIGN_STAGES or stage in weights
-        }
-        cand.scoring_details["effective_weights"] = {s: round(weights[s] / total, 4) for s in present}
+        # the seed design's three keys, always present (0.0 for a stage that is off), then any other stage
+        details: dict[str, object] = {f"{stage}_weight": weights.get(stage, 0.0) for stage in DESIGN_STAGES}
+        details.update({f"{stage}_weight": w for stage, w in weights.items() if stage not in DESIGN_STAGES})
+        details["effective_weights"] = {s: round(weights[s] / total, 4) for s in present}
+        cand.scoring_details = details

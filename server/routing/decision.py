@@ -1,50 +1,111 @@
-"""Rank candidates and decide: route, abstain below the threshold, or flag an ambiguous pair."""
+"""Rank candidates and decide: route, abstain below the threshold, or flag an ambiguous pair.
+
+The accept/abstain rule lives here once. `decide` applies it to a ranked candidate list;
+`verdict` is the same rule on bare scores, so `fit-thresholds` (routing/fitting.py), test_routing's
+`above_threshold` flags and `/v1/query` all replay exactly what a live decision does. The two
+predicates work on floats and on numpy arrays alike, which is what lets the fit replay the rule
+for thousands of questions at once.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal
 
 from .candidates import Candidate
-from .combine import STAGE_FIELDS
 from .policy import RoutingPolicy
 
-ROUTED_MULTISTAGE = "highest_combined_score_above_threshold"
-ROUTED = "highest_score_above_threshold"
-NO_MATCH = "no_matches_above_threshold"
-NO_CANDIDATES = "no_candidates"
-AMBIGUOUS = "ambiguous"
+
+class Reason(StrEnum):
+    """Why a decision came out as it did (`routing_decision.reason` / `composite_routing.reason`)."""
+
+    ROUTED_MULTISTAGE = "highest_combined_score_above_threshold"
+    ROUTED = "highest_score_above_threshold"
+    NO_MATCH = "no_matches_above_threshold"
+    NO_CANDIDATES = "no_candidates"
+    AMBIGUOUS = "ambiguous"
+
+
+@dataclass(frozen=True)
+class DecisionRule:
+    """The knobs of the rule: what a composite's settings and a threshold fit vary."""
+
+    confidence_threshold: float
+    ambiguity_margin: float | None = None
+    on_ambiguity: Literal["ask", "best"] = "ask"
+
+    @classmethod
+    def of(cls, policy: RoutingPolicy) -> DecisionRule:
+        return cls(policy.confidence_threshold, policy.ambiguity_margin, policy.on_ambiguity)
+
+
+def clears(score: Any, threshold: float) -> Any:
+    """A score at or above the threshold may route (float or array in, bool or bool array out)."""
+    return score >= threshold
+
+
+def too_close(best: Any, other: Any, margin: float | None) -> Any:
+    """`other` is within the ambiguity margin of `best` (never, with no margin configured)."""
+    if margin is None:
+        return best != best  # False (or an all-False array) of the right shape
+    return best - other < margin
+
+
+@dataclass(frozen=True)
+class Verdict:
+    reason: Reason
+    execute: bool
+
+
+def verdict(
+    best: float | None,
+    runner_up: float | None,
+    rule: DecisionRule,
+    multistage: bool = False,
+    accepted: bool | None = None,
+) -> Verdict:
+    """The rule on the best two scores (None: no such candidate). `accepted` is the acceptance test's
+    verdict on the best candidate when it ran; it then decides instead of the threshold."""
+    if best is None:
+        return Verdict(Reason.NO_CANDIDATES, False)
+    if not (clears(best, rule.confidence_threshold) if accepted is None else accepted):
+        return Verdict(Reason.NO_MATCH, False)
+    if runner_up is not None and too_close(best, runner_up, rule.ambiguity_margin):
+        return Verdict(Reason.AMBIGUOUS, rule.on_ambiguity == "best")
+    return Verdict(Reason.ROUTED_MULTISTAGE if multistage else Reason.ROUTED, True)
 
 
 @dataclass
 class Decision:
     selected: Candidate | None
-    reason: str
+    reason: Reason
     execute: bool
     alternatives: list[Candidate] = field(default_factory=list)
 
 
 def rank(candidates: list[Candidate], policy: RoutingPolicy) -> list[Candidate]:
     """Best first: score, then the tie-breaker stage's score, then config order of the child."""
-    tie_field = STAGE_FIELDS[policy.retrieval.scoring.tie_breaker]
+    tie_stage = policy.retrieval.scoring.tie_breaker
 
-    def key(c: Candidate):
-        tie = getattr(c, tie_field)
+    def key(c: Candidate) -> tuple[float, float, int]:
+        tie = c.stage_score(tie_stage)
         return (-round(c.score, 9), -(tie if tie is not None else -1.0), c.source_order)
 
     return sorted(candidates, key=key)
 
 
 def decide(ranked: list[Candidate], policy: RoutingPolicy) -> Decision:
-    if not ranked:
-        return Decision(None, NO_CANDIDATES, execute=False)
-    best = ranked[0]
-    # acceptance (issue 15, routing/acceptance.py): when it judged the chosen candidate, its verdict decides
-    # whether to execute; otherwise the combined score against confidence_threshold does
-    rejected = best.score < policy.confidence_threshold if best.accepted is None else not best.accepted
-    if rejected:
-        return Decision(None, NO_MATCH, execute=False, alternatives=ranked[:3])
-    margin = policy.ambiguity_margin
-    if margin is not None and len(ranked) > 1 and best.score - ranked[1].score < margin:
-        close = [c for c in ranked[1:] if best.score - c.score < margin]
-        return Decision(best, AMBIGUOUS, execute=policy.on_ambiguity == "best", alternatives=close)
-    return Decision(best, ROUTED_MULTISTAGE if policy.multistage else ROUTED, execute=True)
+    rule = DecisionRule.of(policy)
+    best = ranked[0] if ranked else None
+    runner_up = ranked[1].score if len(ranked) > 1 else None
+    # acceptance (routing/acceptance.py): when it judged the chosen candidate, its verdict replaces the threshold
+    v = verdict(best.score if best else None, runner_up, rule, policy.multistage, best.accepted if best else None)
+    if best is None:
+        return Decision(None, v.reason, v.execute)
+    if v.reason is Reason.NO_MATCH:
+        return Decision(None, v.reason, v.execute, alternatives=ranked[:3])
+    if v.reason is Reason.AMBIGUOUS:
+        close = [c for c in ranked[1:] if too_close(best.score, c.score, rule.ambiguity_margin)]
+        return Decision(best, v.reason, v.execute, alternatives=close)
+    return Decision(best, v.reason, v.execute)

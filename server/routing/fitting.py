@@ -1,16 +1,19 @@
 """Fit the confidence threshold (and ambiguity margin) from labelled questions.
 
 Each labelled question is routed once with the threshold at zero; the fit then replays the decision
-for every candidate threshold/margin, so it costs one routing pass however fine the grid.
-A question labelled with no template is correct when the router abstains.
+rule (routing/decision.py: `clears`, `too_close`, `on_ambiguity`) for every candidate
+threshold/margin over all questions at once, so it costs one routing pass however fine the grid.
+A question labelled with no template is correct when the router does not execute anything.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+
+from .decision import DecisionRule, clears, too_close
 
 
 @dataclass(frozen=True)
@@ -34,42 +37,64 @@ class Fit:
         return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
 
 
-def evaluate(obs: Sequence[Observation], threshold: float, margin: float | None = None) -> Fit:
-    correct = in_correct = in_total = oos_rejected = oos_total = 0
-    for o in obs:
-        routes = o.predicted is not None and o.score >= threshold
-        if routes and margin is not None and o.runner_up is not None and o.score - o.runner_up < margin:
-            routes = False  # ambiguous: asks instead of answering
-        if o.expected is None:
-            oos_total += 1
-            oos_rejected += not routes
-            correct += not routes
-        else:
-            in_total += 1
-            ok = routes and o.predicted == o.expected
-            in_correct += ok
-            correct += ok
-    n = len(obs)
+@dataclass(frozen=True)
+class _Arrays:
+    """The observations as arrays, built once per fit."""
+
+    has_best: np.ndarray
+    score: np.ndarray
+    runner_up: np.ndarray  # -inf where there is none: never too close
+    right: np.ndarray  # the best candidate is the expected template
+    in_scope: np.ndarray
+
+    @classmethod
+    def of(cls, obs: Sequence[Observation]) -> _Arrays:
+        return cls(
+            has_best=np.array([o.predicted is not None for o in obs], dtype=bool),
+            score=np.array([o.score for o in obs], dtype=float),
+            runner_up=np.array([-np.inf if o.runner_up is None else o.runner_up for o in obs], dtype=float),
+            right=np.array([o.predicted is not None and o.predicted == o.expected for o in obs], dtype=bool),
+            in_scope=np.array([o.expected is not None for o in obs], dtype=bool),
+        )
+
+
+def _evaluate(a: _Arrays, rule: DecisionRule) -> Fit:
+    executes = a.has_best & clears(a.score, rule.confidence_threshold)
+    if rule.on_ambiguity == "ask":  # an ambiguous pair asks instead of answering
+        executes &= ~too_close(a.score, a.runner_up, rule.ambiguity_margin)
+    in_ok = a.in_scope & executes & a.right
+    out_ok = ~a.in_scope & ~executes
+    n, n_in = len(a.score), int(a.in_scope.sum())
+    n_out = n - n_in
     return Fit(
-        threshold,
-        margin,
-        correct / n if n else 0.0,
-        in_correct / in_total if in_total else 0.0,
-        oos_rejected / oos_total if oos_total else None,
+        rule.confidence_threshold,
+        rule.ambiguity_margin,
+        float(in_ok.sum() + out_ok.sum()) / n if n else 0.0,
+        float(in_ok.sum()) / n_in if n_in else 0.0,
+        float(out_ok.sum()) / n_out if n_out else None,
         n,
     )
 
 
-def fit_threshold(obs: Sequence[Observation], margins: Sequence[float | None] = (None,)) -> Fit:
+def evaluate(obs: Sequence[Observation], rule: DecisionRule) -> Fit:
+    """Accuracy of the decision rule with these settings over the observations."""
+    return _evaluate(_Arrays.of(obs), rule)
+
+
+def fit_threshold(
+    obs: Sequence[Observation], margins: Sequence[float | None] = (None,), on_ambiguity: str = "ask"
+) -> Fit:
     """The threshold (and margin) with the best overall accuracy; ties go to the lower threshold."""
     if not obs:
         raise ValueError("no labelled questions")
-    scores = sorted({round(o.score, 6) for o in obs} | {0.0})
-    candidates = np.unique(np.clip(np.array(scores + [s + 1e-6 for s in scores]), 0.0, 1.0))
+    arrays = _Arrays.of(obs)
+    scores = np.unique(np.round(arrays.score, 6))
+    grid = np.unique(np.clip(np.concatenate([[0.0], scores, scores + 1e-6]), 0.0, 1.0))
     best: Fit | None = None
+    base = DecisionRule(0.0, None, "best" if on_ambiguity == "best" else "ask")
     for margin in margins:
-        for threshold in candidates:
-            fit = evaluate(obs, float(threshold), margin)
+        for threshold in grid:
+            fit = _evaluate(arrays, replace(base, confidence_threshold=float(threshold), ambiguity_margin=margin))
             if best is None or fit.accuracy > best.accuracy + 1e-12:
                 best = fit
     assert best is not None

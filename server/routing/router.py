@@ -204,10 +204,7 @@ def _log_verbose(outcome: RoutingOutcome, policy: RoutingPolicy) -> None:
     log.info("[Composite] Total matches: %d", len(outcome.candidates))
     if policy.multistage:
         log.info("[Composite] Combined Score: %.3f", chosen.score)
-        log.info("[Composite]   - Embedding: %.3f", chosen.embedding_score)
-        if chosen.rerank_score is not None:
-            log.info("[Composite]   - Rerank: %.3f", chosen.rerank_score)
-        if chosen.string_similarity_score is not None:
-            log.info("[Composite]   - String Similarity: %.3f", chosen.string_similarity_score)
+        for stage, score in chosen.all_stage_scores().items():
+            log.info("[Composite]   - %s: %.3f", stage.replace("_", " ").title(), score)
     else:
         log.info("[Composite] Score: %.3f", chosen.embedding_score)

@@ -6,9 +6,9 @@ allowed values listed.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 
 class _Strict(BaseModel):
@@ -97,11 +97,13 @@ class CompositeRetrievalSettings(_Strict):
     def embedding_only(cls) -> CompositeRetrievalSettings:
         return cls(string_similarity=StringSimilaritySettings(enabled=False))
 
-    def merged(self, overrides: dict[str, Any] | None) -> CompositeRetrievalSettings:
-        """Per-composite overrides, deep-merged over this (global) block and validated again."""
-        if not overrides:
+    def merged(self, overrides: RetrievalOverrides | None) -> CompositeRetrievalSettings:
+        """A composite's overrides over this (global) block: only the keys it set, then the whole
+        block validated (cross-key rules such as reranking.enabled needing a provider)."""
+        given = overrides.model_dump(exclude_unset=True, exclude_none=True) if overrides is not None else {}
+        if not given:
             return self
-        return type(self).model_validate(_deep_merge(self.model_dump(), overrides))
+        return type(self).model_validate(_deep_merge(self.model_dump(), given))
 
 
 def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -112,3 +114,31 @@ def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
+
+
+def _override_of(block: type[BaseModel]) -> Any:
+    """The same block with every key optional: what a composite may override (constraints kept)."""
+    fields: dict[str, Any] = {
+        name: ((Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation) | None, None)
+        for name, info in block.model_fields.items()
+    }
+    return create_model(f"{block.__name__}Override", __config__=ConfigDict(extra="forbid", frozen=True), **fields)
+
+
+RerankingOverride = _override_of(RerankingSettings)
+StringSimilarityOverride = _override_of(StringSimilaritySettings)
+IntentModelOverride = _override_of(IntentModelSettings)
+AcceptanceOverride = _override_of(AcceptanceSettings)
+ScoringOverride = _override_of(ScoringSettings)
+PerformanceOverride = _override_of(PerformanceSettings)
+
+
+class RetrievalOverrides(_Strict):
+    """The composite_retrieval keys one composite sets for itself (merged over the global block)."""
+
+    reranking: RerankingOverride | None = None  # type: ignore[valid-type]
+    string_similarity: StringSimilarityOverride | None = None  # type: ignore[valid-type]
+    intent_model: IntentModelOverride | None = None  # type: ignore[valid-type]
+    acceptance: AcceptanceOverride | None = None  # type: ignore[valid-type]
+    scoring: ScoringOverride | None = None  # type: ignore[valid-type]
+    performance: PerformanceOverride | None = None  # type: ignore[valid-type]

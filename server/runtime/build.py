@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ..adapters.base import Adapter, AdapterContext, AdapterSettings
+from ..adapters.base import Adapter, AdapterContext, AdapterSettings, DataAdapter, DataAdapterSettings
+from ..adapters.composite import CompositeAdapter
 from ..adapters.registry import AdapterRegistry
 from ..adapters.registry import registry as default_registry
 from ..config.loader import LoadedConfig
@@ -27,6 +28,7 @@ from ..embedding.factory import build_embedder
 from ..embedding.settings import EmbeddingSettings
 from ..errors import NotFound
 from ..params.factory import build_extractor
+from ..routing.fitted_models import FittedModels
 from ..stores.base import TemplateStore
 from ..stores.factory import build_store
 from ..stores.indexing import IndexReport, index_digests, sync_store
@@ -46,6 +48,7 @@ class Runtime:
     built_at: float = field(default_factory=time.time)
     build_seconds: float = 0.0
     in_flight: int = 0  # requests currently using this runtime (the holder counts them)
+    fitted_models: FittedModels = field(default_factory=FittedModels)  # shared with later runtimes by the holder
 
     def get(self, name: str) -> Adapter:
         try:
@@ -87,17 +90,31 @@ class Runtime:
     def describe(self) -> dict[str, Any]:
         return {name: adapter.describe() for name, adapter in self.adapters.items()}
 
+    def default_adapter(self) -> Adapter:
+        """The adapter a request that names none is asked: `server.default_adapter`, else the first
+        composite, else the first adapter."""
+        configured = self.config.app.server.default_adapter
+        if configured:
+            return self.get(configured)
+        composites = [a for a in self.adapters.values() if isinstance(a, CompositeAdapter)]
+        if composites:
+            return composites[0]
+        if self.adapters:
+            return next(iter(self.adapters.values()))
+        raise NotFound("no adapters are configured")
+
 
 async def build_runtime(
     config: LoadedConfig,
     previous: Runtime | None = None,
     registry: AdapterRegistry = default_registry,
-    extra_context: dict[str, Any] | None = None,
+    fitted_models: FittedModels | None = None,
     rebuild_stores: bool = False,
 ) -> Runtime:
     """Build and start every adapter; on any failure close what this build started and re-raise.
 
     `previous` is only read: its objects are shared with the new runtime where nothing changed.
+    `fitted_models` is the holder's cache of intent models, kept across reloads.
     `rebuild_stores` empties every store and indexes all templates again (the `reindex` command).
     """
     started = time.perf_counter()
@@ -107,14 +124,17 @@ async def build_runtime(
     app = config.app
     fresh: list[Adapter] = []
     try:
+        models = runtime.fitted_models = fitted_models if fitted_models is not None else FittedModels()
         for settings in config.adapters:
             cls = registry.get(settings.type)
             context = AdapterContext(
                 root=config.root,
                 lookup=runtime.get,
-                extra={"retrieval": app.composite_retrieval, "app": app, **(extra_context or {})},
+                retrieval=config.retrieval.get(settings.name),
+                rerankers=app.rerankers,
+                fitted_models=models,
             )
-            if cls.body_key is not None:
+            if issubclass(cls, DataAdapter):
                 embedder = _embedder_for(settings, runtime, previous)
                 templates = config.templates.get(settings.name, [])
                 store, report = await asyncio.to_thread(
@@ -151,7 +171,7 @@ def _embedder_for(settings: AdapterSettings, runtime: Runtime, previous: Runtime
     """One embedder per distinct embedding settings, carried over from the previous runtime when the
     same (its in-memory cache of recent questions survives the reload)."""
     config = runtime.config
-    own = getattr(settings, "embedding", None)
+    own = settings.embedding if isinstance(settings, DataAdapterSettings) else None
     key = _embedding_key(own or config.app.embedding, config)
     if key not in runtime.embedders:
         carried = previous.embedders.get(key) if previous is not None else None
@@ -209,9 +229,8 @@ def _previous_store(name: str, config: LoadedConfig, previous: Runtime | None) -
 def _warm(store: TemplateStore, embedder: Embedder) -> None:
     """Run one search now so that the in-memory store packs its matrix here, off the request path,
     not on the first question after a reload."""
-    dim = getattr(embedder, "dim", None)
-    if dim and store.count_templates():
-        store.search(np.zeros(dim, dtype=np.float32), 1)
+    if store.count_templates():
+        store.search(np.zeros(embedder.dim, dtype=np.float32), 1)
 
 
 def _reusable_adapter(

@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..adapters.base import DataAdapterSettings
 from ..config.errors import ConfigError
 from ..config.loader import resolve_config_path
+from ..routing.fitted_models import FittedModels
 from ..templates import Template
 from ..templates.library import glob_base
 from .build import Runtime, build_runtime
@@ -54,12 +56,11 @@ class RuntimeHolder:
     def __init__(
         self,
         config_path: Path,
-        extra_context: dict[str, Any] | None = None,
         close_grace: float = 1.0,
         drain_limit: float = 60.0,
     ) -> None:
         self.config_path = config_path
-        self.extra_context = extra_context or {}
+        self.fitted_models = FittedModels()  # intent models outlive the runtimes that fitted them
         self.close_grace = close_grace  # an old runtime lives at least this long after a swap
         self.drain_limit = drain_limit  # ... and at most this long while requests still use it
         self.loader = IncrementalLoader(config_path)
@@ -83,7 +84,7 @@ class RuntimeHolder:
         """First load: errors propagate (a server must not start on a broken config)."""
         started = time.perf_counter()
         result = await asyncio.to_thread(self.loader.load)
-        runtime = await build_runtime(result.config, extra_context=self.extra_context)
+        runtime = await build_runtime(result.config, fitted_models=self.fitted_models)
         self._current = runtime
         self.generation = 1
         self.last_load = self.last_good_load = LoadStatus(
@@ -119,7 +120,7 @@ class RuntimeHolder:
                         good=True,
                     )
                 new = await build_runtime(
-                    result.config, previous=old, extra_context=self.extra_context, rebuild_stores=rebuild_stores
+                    result.config, previous=old, fitted_models=self.fitted_models, rebuild_stores=rebuild_stores
                 )
             except ConfigError as exc:
                 log.error("config reload rejected; keeping the last good config:\n%s", exc)
@@ -227,7 +228,7 @@ class RuntimeHolder:
             for file in config.files:
                 paths.add(file.parent)
             for settings in config.adapters:
-                for pattern in getattr(settings, "templates", None) or []:
+                for pattern in settings.templates if isinstance(settings, DataAdapterSettings) else []:
                     paths.add(_static_prefix(pattern, config.root))
             root = config.root
         else:

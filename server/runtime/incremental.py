@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..adapters.base import DataAdapter, DataAdapterSettings
 from ..adapters.registry import AdapterRegistry
 from ..adapters.registry import registry as default_registry
 from ..config.errors import ConfigError, ConfigIssue
@@ -95,12 +96,12 @@ class IncrementalLoader:
         library_digests: dict[Path, str | None] = {}
         for settings in loaded.adapters:
             templates = loaded.templates.get(settings.name)
-            if templates is None:
+            if templates is None or not isinstance(settings, DataAdapterSettings):
                 continue
             by_file: dict[str, list[Template]] = {}
             for template in templates:
                 by_file.setdefault(template.source_file, []).append(template)
-            for path in expand_globs(list(getattr(settings, "templates", [])), loaded.root):
+            for path in expand_globs(list(settings.templates), loaded.root):
                 digest = _settled_digest(path, started_ns)
                 library_digests[path] = digest or "unsettled"  # never equal to a real digest
                 key = (settings.name, path)
@@ -121,9 +122,9 @@ class IncrementalLoader:
         parsed_count = 0
         for settings in base.adapters:
             cls = self.registry.get(settings.type)
-            patterns = getattr(settings, "templates", None)
-            if cls.body_key is None or patterns is None:
+            if not (issubclass(cls, DataAdapter) and isinstance(settings, DataAdapterSettings)):
                 continue
+            patterns = settings.templates
             paths = expand_globs(list(patterns), base.root)
             if not paths:  # a full load words this error with the file:line of the adapter's globs
                 return self._full(self._config_digests)
@@ -157,7 +158,7 @@ class IncrementalLoader:
         return LoadResult(loaded, full=False, files_parsed=parsed_count, unchanged=False)
 
     @staticmethod
-    def _parse(path: Path, digest: str | None, root: Path, cls, adapter: str) -> _Parsed:
+    def _parse(path: Path, digest: str | None, root: Path, cls: type[DataAdapter], adapter: str) -> _Parsed:
         try:
             library = load_library([str(path)], root, cls.body_key, cls.parse_body, adapter)
         except ConfigError as exc:

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..adapters.base import Adapter
+from ..adapters.base import Adapter, DataAdapter
 from ..errors import Forbidden
 from ..runtime.build import Runtime
 from ..templates import Template
@@ -57,13 +57,9 @@ def template_entry(template: Template) -> TemplateEntry:
     )
 
 
-def _is_composite(adapter: Adapter) -> bool:
-    return adapter.body_key is None
-
-
 def _reachable(adapter: Adapter) -> list[Adapter]:
     """The adapter itself and, for a composite, everything it routes to."""
-    if not _is_composite(adapter):
+    if isinstance(adapter, DataAdapter):
         return [adapter]
     return [adapter, *adapter.routing_sources()]
 
@@ -79,7 +75,7 @@ def visible_adapters(runtime: Runtime, may_query) -> list[Adapter]:
 
 def adapter_entry(adapter: Adapter) -> AdapterEntry:
     description = getattr(adapter.settings, "description", "") or ""
-    if _is_composite(adapter):
+    if not isinstance(adapter, DataAdapter):
         return AdapterEntry(
             name=adapter.name,
             type=adapter.type_name,

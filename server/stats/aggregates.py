@@ -6,6 +6,7 @@ histogram read at most `max_rows` of the newest entries, and say so when they we
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from dataclasses import dataclass
@@ -15,20 +16,9 @@ import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from .record import ERROR, NO_MATCH, OUTCOMES
+from ..api.outcome import Outcome
 
-LATENCY_STAGES = (
-    "embed",
-    "search",
-    "rerank",
-    "string_similarity",
-    "decision",
-    "routing",
-    "parameters",
-    "execute",
-    "latency",
-)
-SCORE_FIELDS = ("combined", "embedding", "rerank", "string_similarity")
+ALWAYS_LISTED = (Outcome.EXECUTED, Outcome.NO_MATCH, Outcome.ERROR)  # shown even at zero
 NICE_BUCKETS = (10, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 604800)
 HISTOGRAM_BINS = 20
 UNROUTED = "(unrouted)"
@@ -85,7 +75,7 @@ def compute(
             .group_by(t.c.selected_adapter)
             .order_by(count.desc())
         ).all()
-        executed = sa.func.sum(sa.case((t.c.outcome == "executed", 1), else_=0))
+        executed = sa.func.sum(sa.case((t.c.outcome == Outcome.EXECUTED.value, 1), else_=0))
         templates = conn.execute(
             sa.select(
                 t.c.selected_adapter,
@@ -110,41 +100,45 @@ def compute(
         volume = conn.execute(sa.select(bucket, series_key, count).where(*where).group_by(bucket, series_key)).all()
         unmatched = conn.execute(
             sa.select(t.c.question, count, sa.func.max(t.c.ts_ms), sa.func.max(t.c.combined_score))
-            .where(*where, t.c.outcome == NO_MATCH, t.c.question.is_not(None))
+            .where(*where, t.c.outcome == Outcome.NO_MATCH.value, t.c.question.is_not(None))
             .group_by(t.c.question)
             .order_by(count.desc(), sa.func.max(t.c.ts_ms).desc())
             .limit(unmatched_limit)
         ).all()
         errors = conn.execute(
             sa.select(t.c.error_code, count)
-            .where(*where, t.c.outcome == ERROR)
+            .where(*where, t.c.outcome == Outcome.ERROR.value)
             .group_by(t.c.error_code)
             .order_by(count.desc())
         ).all()
         sample_cols = [
             t.c.combined_score,
-            t.c.embedding_score,
-            t.c.rerank_score,
-            t.c.string_similarity_score,
-            t.c.threshold,
             t.c.template_id,
-            *(t.c[f"{s}_ms"] for s in LATENCY_STAGES),
+            t.c.threshold,
+            t.c.stage_scores,
+            t.c.latency_ms,
+            t.c.stage_ms,
         ]
         sample = conn.execute(sa.select(*sample_cols).where(*where).order_by(t.c.ts_ms.desc()).limit(max_rows)).all()
 
-    cols = list(zip(*sample, strict=True)) if sample else [[] for _ in sample_cols]
-    scores = {name: percentiles(list(cols[i]), (10, 25, 50, 75, 90)) for i, name in enumerate(SCORE_FIELDS)}
-    latency = {stage: percentiles(list(cols[6 + i]), (50, 95, 99)) for i, stage in enumerate(LATENCY_STAGES)}
+    combined = [row[0] for row in sample]
+    by_stage_score = _by_key((row[3] for row in sample), first={"combined": combined})
+    scores = {name: percentiles(values, (10, 25, 50, 75, 90)) for name, values in by_stage_score.items()}
+    by_stage_ms = _by_key((row[5] for row in sample), last={"latency": [row[4] for row in sample]})
+    latency = {stage: percentiles(values, (50, 95, 99)) for stage, values in by_stage_ms.items()}
     latency = {k: v for k, v in latency.items() if v["count"]}
-    thresholds = Counter(x for x in cols[4] if x is not None)
+    thresholds = Counter(row[2] for row in sample if row[2] is not None)
     return {
         "window": {"since": w.since, "until": w.until, "adapter": w.adapter, "kind": w.kind},
         "total": total,
         "by_kind": kinds,
         "outcomes": {
-            o: {"count": outcomes.get(o, 0), "rate": round(outcomes.get(o, 0) / total, 4) if total else 0.0}
-            for o in OUTCOMES
-            if o in outcomes or o in ("executed", "no_match", "error")
+            o.value: {
+                "count": outcomes.get(o.value, 0),
+                "rate": round(outcomes.get(o.value, 0) / total, 4) if total else 0.0,
+            }
+            for o in Outcome
+            if o.value in outcomes or o in ALWAYS_LISTED
         },
         "by_adapter": [{"adapter": a, "count": n} for a, n in asked],
         "by_selected_adapter": [{"adapter": a, "count": n} for a, n in answered],
@@ -162,7 +156,9 @@ def compute(
             for a, tid, n, ex, mean, emb, low, last in templates
         ],
         "scores": scores,
-        "score_histogram": _histogram(cols[0], cols[5], thresholds.most_common(1)[0][0] if thresholds else None),
+        "score_histogram": _histogram(
+            combined, [row[1] for row in sample], thresholds.most_common(1)[0][0] if thresholds else None
+        ),
         "latency_ms": latency,
         "volume": _volume(volume, start, w.until, step),
         "unmatched_questions": [
@@ -172,6 +168,21 @@ def compute(
         "errors": [{"code": code, "count": n} for code, n in errors],
         "sample": {"rows": len(sample), "limited": len(sample) >= max_rows},
     }
+
+
+def _by_key(
+    documents: Any, first: dict[str, list[Any]] | None = None, last: dict[str, list[Any]] | None = None
+) -> dict[str, list[Any]]:
+    """Values per key over the sample's JSON {key: number} documents, keys in order of first appearance
+    (bracketed by the fixed `first` and `last` series)."""
+    out: dict[str, list[Any]] = dict(first or {})
+    for doc in documents:
+        if not doc:
+            continue
+        for key, value in json.loads(doc).items():
+            out.setdefault(key, []).append(value)
+    out.update(last or {})
+    return out
 
 
 def _r(value: float | None) -> float | None:

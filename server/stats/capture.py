@@ -1,49 +1,43 @@
-"""Turn what the web hooks see (an Answer, a RoutingOutcome, an error) into routing-log records."""
+"""Turn what the web hooks see (an answered or explained question, or an error) into routing-log records."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Protocol
 
 from ..adapters.base import Adapter
+from ..api.outcome import Outcome
 from ..routing.router import RoutingOutcome
-from ..service.answer import Answer
-from .record import RoutingRecord, from_error, from_outcome, test_routing_status
+from .record import RoutingRecord, from_error, from_outcome
 
 
-def _threshold(adapter: Adapter) -> float | None:
-    try:
-        return adapter.router().policy.confidence_threshold
-    except Exception:  # an adapter without a router still gets logged
-        return None
+class Decided(Protocol):
+    """What the log reads of an answer or a test_routing explanation (service/answer.py)."""
+
+    @property
+    def outcome(self) -> RoutingOutcome: ...
+
+    @property
+    def status(self) -> Outcome: ...
+
+    @property
+    def timings_ms(self) -> dict[str, float]: ...
+
+    @property
+    def row_count(self) -> int | None: ...
 
 
-def record_for(
-    kind: str, adapter: Adapter, question: str, result: Any, latency_ms: float | None
-) -> RoutingRecord | None:
-    if isinstance(result, Answer):
-        return from_outcome(
-            kind,
-            adapter.name,
-            question,
-            result.outcome,
-            result.status,
-            _threshold(adapter),
-            result.timings_ms,
-            latency_ms,
-            row_count=result.row_count,
-        )
-    if isinstance(result, RoutingOutcome):
-        return from_outcome(
-            kind,
-            adapter.name,
-            question,
-            result,
-            test_routing_status(result),
-            _threshold(adapter),
-            result.timings_ms,
-            latency_ms,
-        )
-    return None
+def record_for(kind: str, adapter: Adapter, question: str, result: Decided, latency_ms: float | None) -> RoutingRecord:
+    return from_outcome(
+        kind,
+        adapter.name,
+        question,
+        result.outcome,
+        result.status,
+        adapter.routing_policy().confidence_threshold,
+        result.timings_ms,
+        latency_ms,
+        row_count=result.row_count,
+    )
 
 
 def record_error(

@@ -1,39 +1,21 @@
-"""One routing-log entry, and how it is read off an answer, a test_routing outcome or an error.
+"""One routing-log entry, and how it is read off a routing outcome or an error.
 
-Building a record only reads attributes: it runs on the request path and must stay cheap.
+Stage scores and stage timings are data (stage name -> value), so a new scoring stage reaches the
+log, the statistics and the dashboard without a new column. Building a record only reads
+attributes: it runs on the request path and must stay cheap.
 """
 
 from __future__ import annotations
 
+import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..routing.candidates import Candidate
+from ..api.outcome import Outcome
 from ..routing.router import RoutingOutcome
 
-# outcomes of /v1/query; a test_routing entry is "routed" when the decision would execute
-EXECUTED, NO_MATCH, AMBIGUOUS, NEEDS_CLARIFICATION, ERROR, ROUTED = (
-    "executed",
-    "no_match",
-    "ambiguous",
-    "needs_clarification",
-    "error",
-    "routed",
-)
-OUTCOMES = (EXECUTED, NO_MATCH, AMBIGUOUS, NEEDS_CLARIFICATION, ERROR, ROUTED)
-
-# router / answer timing keys -> log columns (milliseconds)
-STAGE_COLUMNS = {
-    "embed": "embed_ms",
-    "search": "search_ms",
-    "rerank": "rerank_ms",
-    "string_similarity": "string_similarity_ms",
-    "decision": "decision_ms",
-    "total": "routing_ms",
-    "parameters": "parameters_ms",
-    "execute": "execute_ms",
-}
+TOTAL = "routing"  # the router's "total" timing, as the log names it
 
 
 @dataclass
@@ -48,8 +30,7 @@ class RoutingRecord:
     # scores of the selected candidate, or of the best one when nothing was selected
     combined_score: float | None = None
     embedding_score: float | None = None
-    rerank_score: float | None = None
-    string_similarity_score: float | None = None
+    stage_scores: dict[str, float] = field(default_factory=dict)  # every stage's score, embedding included
     threshold: float | None = None
     candidates: int = 0
     row_count: int | None = None
@@ -57,34 +38,14 @@ class RoutingRecord:
     error_code: str | None = None
     question: str | None = None
     latency_ms: float | None = None  # end to end, inside the server
-    embed_ms: float | None = None
-    search_ms: float | None = None
-    rerank_ms: float | None = None
-    string_similarity_ms: float | None = None
-    decision_ms: float | None = None
-    routing_ms: float | None = None
-    parameters_ms: float | None = None
-    execute_ms: float | None = None
+    stage_ms: dict[str, float] = field(default_factory=dict)  # embed, search, each stage, decision, routing, ...
 
     def to_row(self) -> dict[str, Any]:
-        row = dict(self.__dict__)  # flat fields: a plain copy (asdict deep-copies, slower on the request path)
+        row = dict(self.__dict__)  # a plain copy (asdict deep-copies, slower on the request path)
         row["ts_ms"] = round(row.pop("ts") * 1000)
+        row["stage_scores"] = json.dumps(self.stage_scores) if self.stage_scores else None
+        row["stage_ms"] = json.dumps(self.stage_ms) if self.stage_ms else None
         return row
-
-
-def _scores(c: Candidate | None) -> dict[str, float | None]:
-    if c is None:
-        return {}
-    return {
-        "combined_score": float(c.score),
-        "embedding_score": float(c.embedding_score),
-        "rerank_score": c.rerank_score,
-        "string_similarity_score": c.string_similarity_score,
-    }
-
-
-def _timings(timings: dict[str, float]) -> dict[str, float]:
-    return {col: float(timings[key]) for key, col in STAGE_COLUMNS.items() if key in timings}
 
 
 def from_outcome(
@@ -92,7 +53,7 @@ def from_outcome(
     adapter: str,
     question: str | None,
     outcome: RoutingOutcome,
-    status: str,
+    status: Outcome,
     threshold: float | None,
     timings: dict[str, float],
     latency_ms: float | None,
@@ -105,25 +66,20 @@ def from_outcome(
         ts=time.time(),
         kind=kind,
         adapter=adapter,
-        outcome=status,
+        outcome=status.value,
         reason=decision.reason,
         selected_adapter=chosen.adapter if chosen else None,
         template_id=chosen.template.id if chosen else None,
+        combined_score=float(best.score) if best else None,
+        embedding_score=float(best.embedding_score) if best else None,
+        stage_scores={k: float(v) for k, v in best.all_stage_scores().items()} if best else {},
         threshold=threshold,
         candidates=len(outcome.candidates),
         row_count=row_count,
         question=question,
         latency_ms=latency_ms,
-        **_scores(best),
-        **_timings(timings),
+        stage_ms={TOTAL if k == "total" else k: float(v) for k, v in timings.items()},
     )
-
-
-def test_routing_status(outcome: RoutingOutcome) -> str:
-    decision = outcome.decision
-    if decision.execute:
-        return ROUTED
-    return AMBIGUOUS if decision.selected is not None else NO_MATCH
 
 
 def from_error(
@@ -139,7 +95,7 @@ def from_error(
         ts=time.time(),
         kind=kind,
         adapter=adapter or "",
-        outcome=ERROR,
+        outcome=Outcome.ERROR.value,
         reason=code,
         selected_adapter=source,
         http_status=status,

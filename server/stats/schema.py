@@ -26,8 +26,7 @@ def log_table(name: str, metadata: sa.MetaData | None = None) -> sa.Table:
         sa.Column("template_id", sa.String(200)),
         sa.Column("combined_score", score),
         sa.Column("embedding_score", score),
-        sa.Column("rerank_score", score),
-        sa.Column("string_similarity_score", score),
+        sa.Column("stage_scores", sa.Text),  # JSON {stage: score}, embedding included
         sa.Column("threshold", score),
         sa.Column("candidates", sa.Integer, nullable=False, default=0),
         sa.Column("row_count", sa.Integer),
@@ -35,15 +34,21 @@ def log_table(name: str, metadata: sa.MetaData | None = None) -> sa.Table:
         sa.Column("error_code", sa.String(64)),
         sa.Column("question", sa.Text),
         sa.Column("latency_ms", ms),
-        sa.Column("embed_ms", ms),
-        sa.Column("search_ms", ms),
-        sa.Column("rerank_ms", ms),
-        sa.Column("string_similarity_ms", ms),
-        sa.Column("decision_ms", ms),
-        sa.Column("routing_ms", ms),
-        sa.Column("parameters_ms", ms),
-        sa.Column("execute_ms", ms),
+        sa.Column("stage_ms", sa.Text),  # JSON {stage: milliseconds}
     )
+
+
+def add_missing_columns(engine: Engine, table: sa.Table) -> list[str]:
+    """Bring a log table created by an older version up to this schema (new columns are nullable);
+    columns it has that this version no longer writes are left alone."""
+    have = {c["name"] for c in sa.inspect(engine).get_columns(table.name)}
+    missing = [c for c in table.columns if c.name not in have]
+    quote = engine.dialect.identifier_preparer.quote  # identifiers from this schema, quoted by the dialect
+    with engine.begin() as conn:
+        for column in missing:
+            kind = column.type.compile(dialect=engine.dialect)
+            conn.execute(sa.text(f"ALTER TABLE {quote(table.name)} ADD COLUMN {quote(column.name)} {kind}"))
+    return [c.name for c in missing]
 
 
 def log_url(settings: StatsSettings, root: Path) -> str:

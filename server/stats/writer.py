@@ -18,7 +18,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from .record import RoutingRecord
-from .schema import backend_name, log_table, log_url, make_engine, safe_url
+from .schema import add_missing_columns, backend_name, log_table, log_url, make_engine, safe_url
 from .settings import StatsSettings
 
 log = logging.getLogger("intent_router.stats")
@@ -54,6 +54,7 @@ class RoutingLog:
     # --- lifecycle --------------------------------------------------------------------------
     async def start(self) -> None:
         await asyncio.to_thread(self.table.metadata.create_all, self.engine)
+        await asyncio.to_thread(add_missing_columns, self.engine, self.table)
         try:
             await asyncio.to_thread(self.purge)
         except Exception as exc:

@@ -161,6 +161,10 @@ def make_composite(runtime: Runtime, children: list[str], **keys: Any) -> Compos
     )
     app = runtime.config.app
     context = AdapterContext(
-        root=runtime.config.root, lookup=runtime.get, extra={"retrieval": app.composite_retrieval, "app": app}
+        root=runtime.config.root,
+        lookup=runtime.get,
+        retrieval=app.composite_retrieval.merged(settings.overrides()),
+        rerankers=app.rerankers,
+        fitted_models=runtime.fitted_models,
     )
     return CompositeAdapter(settings, context)

@@ -9,18 +9,20 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
-from ..errors import BadRequest, Forbidden, IntentRouterError, NotFound, RequestTimeout
+from ..api.requests import QueryRequest
+from ..api.responses import ConfigHealth, ErrorDetail, ErrorResponse, HealthResponse, LoadStatusView
+from ..errors import BadRequest, Forbidden, IntentRouterError, RequestTimeout
 from ..mcp.http import install_mcp
 from ..resilience import request_deadline
-from ..runtime.build import Runtime
 from ..runtime.holder import RuntimeHolder
 from ..service import answer as answering
 from .auth import Principal, authenticate, require
 from .catalogue_routes import install_catalogue
+from .dashboard_routes import install_stats
 from .metrics import install_metrics
-from .stats_routes import STATS_LOG, install_stats
+from .routing_log import STATS_LOG
 
 log = logging.getLogger("intent_router.web")
 
@@ -28,15 +30,12 @@ HOLDER = web.AppKey("holder", RuntimeHolder)
 HOOKS = web.AppKey("hooks", list)
 
 
-class QueryRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    query: str = Field(min_length=1)
-    adapter: str | None = None
-
-
 def error_response(exc: IntentRouterError) -> web.Response:
     return web.json_response(exc.to_json(), status=exc.status)
+
+
+def error_body(code: str, message: str) -> dict[str, Any]:
+    return ErrorResponse(error=ErrorDetail(code=code, message=message)).dump()
 
 
 @web.middleware
@@ -49,7 +48,7 @@ async def errors_middleware(request: web.Request, handler: Callable[[web.Request
         if exc.status < 400:
             raise
         code = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}.get(exc.status, "http_error")
-        return web.json_response({"error": {"code": code, "message": exc.reason}}, status=exc.status)
+        return web.json_response(error_body(code, exc.reason), status=exc.status)
     except asyncio.CancelledError:
         raise
     except Exception:
@@ -83,19 +82,6 @@ def parse_query(data: dict[str, Any], max_chars: int) -> QueryRequest:
     return req.model_copy(update={"query": question})
 
 
-def default_adapter(runtime: Runtime) -> str:
-    configured = runtime.config.app.server.default_adapter
-    if configured:
-        return configured
-    names = list(runtime.adapters)
-    composites = [n for n in names if runtime.adapters[n].body_key is None]
-    if composites:
-        return composites[0]
-    if names:
-        return names[0]
-    raise NotFound("no adapters are configured")
-
-
 class Handlers:
     def __init__(self, holder: RuntimeHolder) -> None:
         self.holder = holder
@@ -109,8 +95,8 @@ class Handlers:
         runtime = self.holder.acquire()
         try:
             req = parse_query(await read_json(request), runtime.config.app.server.max_question_chars)
-            name = req.adapter or default_adapter(runtime)
-            adapter = runtime.get(name)
+            adapter = runtime.get(req.adapter) if req.adapter else runtime.default_adapter()
+            name = adapter.name
             if not principal.may_query(name):
                 raise Forbidden(f"this key may not query adapter '{name}'")
             timeout = runtime.config.app.server.request_timeout
@@ -133,10 +119,10 @@ class Handlers:
 
     async def test_routing(self, request: web.Request) -> web.Response:
         async def run(adapter, question, req):
-            body, outcome = await answering.test_routing(adapter, question)
+            result = await answering.explain_routing(adapter, question)
             for hook in request.app[HOOKS]:
-                hook("test_routing", adapter, question, outcome)
-            return web.json_response(body)
+                hook("test_routing", adapter, question, result)
+            return web.json_response(result.body)
 
         return await self._question(request, run)
 
@@ -147,17 +133,18 @@ class Handlers:
         for adapter, check in zip(runtime.adapters.values(), checks, strict=True):
             adapters[adapter.name] = check if isinstance(check, dict) else {"status": "down", "reason": "check failed"}
         load = self.holder.last_load
+        good = self.holder.last_good_load
         healthy = all(a.get("status") == "ok" for a in adapters.values()) and (load is None or load.ok)
-        body = {
-            "status": "ok" if healthy else "degraded",
-            "adapters": adapters,
-            "routing_log": rlog.health() if (rlog := request.app.get(STATS_LOG)) else {"enabled": False},
-            "config": {
-                "last_load": load.to_json() if load else None,
-                "last_good_load": self.holder.last_good_load.to_json() if self.holder.last_good_load else None,
-            },
-        }
-        return web.json_response(body)
+        body = HealthResponse(
+            status="ok" if healthy else "degraded",
+            adapters=adapters,
+            routing_log=rlog.health() if (rlog := request.app.get(STATS_LOG)) else {"enabled": False},
+            config=ConfigHealth(
+                last_load=LoadStatusView.model_validate(load.to_json()) if load else None,
+                last_good_load=LoadStatusView.model_validate(good.to_json()) if good else None,
+            ),
+        )
+        return web.json_response(body.dump())
 
     async def reload(self, request: web.Request) -> web.Response:
         require(self.principal(request), "admin")

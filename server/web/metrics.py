@@ -27,12 +27,13 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, G
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from ..adapters.base import Adapter
 from ..errors import IntentRouterError
-from ..routing.router import RoutingOutcome
 from ..runtime.holder import LoadStatus, RuntimeHolder
 from ..service.answer import Answer
-from ..stats.record import test_routing_status
+from ..stats.capture import Decided
 from .auth import authenticate, require
+from .routing_log import STATS_LOG
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -45,8 +46,6 @@ class _RoutingLogCollector(Collector):
         self.app = app
 
     def collect(self) -> Iterator[Any]:
-        from .stats_routes import STATS_LOG  # stats_routes is imported by app.py; resolve at scrape time
-
         rlog = self.app.get(STATS_LOG)
         if rlog is None:
             return
@@ -150,21 +149,14 @@ class Metrics:
         r.register(_EncoderCollector(holder))
 
     # --- feeds ------------------------------------------------------------------------------------
-    def observe(self, kind: str, adapter: Any, question: str, result: Any) -> None:
+    def observe(self, kind: str, adapter: Adapter, question: str, result: Decided) -> None:
         """The answer hook (same signature as the routing log's): decisions, stage and source times."""
-        name = getattr(adapter, "name", str(adapter))
+        timings = result.timings_ms
         if isinstance(result, Answer):
-            outcome = result.status
-            timings = result.timings_ms
-            source = result.body.get("metadata", {}).get("executed_by")
+            source = result.response.metadata.executed_by
             if source and "execute" in timings:
                 self.source_seconds.labels(source).observe(timings["execute"] / 1000)
-        elif isinstance(result, RoutingOutcome):
-            outcome = test_routing_status(result)
-            timings = result.timings_ms
-        else:
-            return
-        self.decisions.labels(kind, outcome, name).inc()
+        self.decisions.labels(kind, result.status.value, adapter.name).inc()
         for stage, ms in timings.items():
             self.stage_seconds.labels(stage).observe(ms / 1000)
 

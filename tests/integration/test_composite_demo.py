@@ -87,7 +87,10 @@ async def test_out_of_scope_questions_abstain_below_the_threshold(demo_runtime):
 
 async def test_test_routing_embeds_once_and_runs_nothing(demo_runtime):
     before = texts_embedded(demo_runtime)
-    body, outcome = await answering.test_routing(demo_runtime.get("company"), "count the engineers we employ")
+    body, outcome = (
+        (_r := (await answering.explain_routing(demo_runtime.get("company"), "count the engineers we employ"))).body,
+        _r.outcome,
+    )
     assert texts_embedded(demo_runtime) == before + 1
     assert "rows" not in body and outcome.decision.selected.adapter == "hr"
 

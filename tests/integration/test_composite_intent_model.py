@@ -34,12 +34,12 @@ async def composite(runtime: Runtime, **keys):
 
 async def test_disabled_by_default_and_enabled_adds_a_score(runtime):
     off = await composite(runtime)
-    body, _ = await answering.test_routing(off, "which customers are in the West region?")
+    body = (await answering.explain_routing(off, "which customers are in the West region?")).body
     assert all("intent_model_score" not in m for m in body["all_matches"])
     assert body["configuration"]["intent_model_enabled"] is False
 
     on = await composite(runtime, intent_model={"enabled": True})
-    body, _ = await answering.test_routing(on, "which customers are in the West region?")
+    body = (await answering.explain_routing(on, "which customers are in the West region?")).body
     assert body["configuration"]["intent_model_enabled"] is True
     assert body["routing_decision"]["selected_template"] == "customers_by_region"
     scores = {m["template_id"]: m["intent_model_score"] for m in body["all_matches"]}
@@ -56,8 +56,8 @@ async def test_weight_changes_the_combined_score(runtime):
     heavy = await composite(
         runtime, intent_model={"enabled": True, "weight": 5.0}, string_similarity={"enabled": False}
     )
-    a, _ = await answering.test_routing(light, q)
-    b, _ = await answering.test_routing(heavy, q)
+    a = (await answering.explain_routing(light, q)).body
+    b = (await answering.explain_routing(heavy, q)).body
     top_a, top_b = a["all_matches"][0], b["all_matches"][0]
     assert top_a["template_id"] == top_b["template_id"] == "revenue_by_quarter"
     for top, w in ((top_a, 0.1), (top_b, 5.0)):
@@ -67,7 +67,7 @@ async def test_weight_changes_the_combined_score(runtime):
 
 async def test_max_templates_turns_the_model_off_and_says_why(runtime):
     capped = await composite(runtime, intent_model={"enabled": True, "max_templates": 2})
-    body, _ = await answering.test_routing(capped, "how many orders do we have?")
+    body = (await answering.explain_routing(capped, "how many orders do we have?")).body
     assert [e["stage"] for e in body["stage_errors"]] == ["intent_model"]
     assert "exceed intent_model.max_templates (2)" in body["stage_errors"][0]["error"]
     assert all("intent_model_score" not in m for m in body["all_matches"])
@@ -77,8 +77,8 @@ async def test_max_templates_turns_the_model_off_and_says_why(runtime):
 async def test_a_second_composite_over_the_same_children_reuses_the_fit(runtime):
     first = await composite(runtime, intent_model={"enabled": True})
     second = await composite(runtime, intent_model={"enabled": True}, confidence_threshold=0.9)
-    [stage_a] = [s for s in first.router().stages if s.name == "intent_model"]
-    [stage_b] = [s for s in second.router().stages if s.name == "intent_model"]
+    [stage_a] = [s for s in first.routing_stages() if s.name == "intent_model"]
+    [stage_b] = [s for s in second.routing_stages() if s.name == "intent_model"]
     assert stage_a.model is stage_b.model
 
 
@@ -94,14 +94,14 @@ async def test_executes_the_template_the_model_helped_choose(runtime):
 async def test_token_views_are_used_with_the_local_encoder_and_can_be_turned_off(runtime):
     with_views = await composite(runtime, intent_model={"enabled": True})
     without = await composite(runtime, intent_model={"enabled": True, "token_views": False})
-    [stage_on] = [s for s in with_views.router().stages if s.name == "intent_model"]
-    [stage_off] = [s for s in without.router().stages if s.name == "intent_model"]
+    [stage_on] = [s for s in with_views.routing_stages() if s.name == "intent_model"]
+    [stage_off] = [s for s in without.routing_stages() if s.name == "intent_model"]
     assert stage_on.model.views is not None and stage_off.model.views is None
     assert with_views.describe()["multistage_selection"]["intent_model"]["token_views"] is True
     assert without.describe()["multistage_selection"]["intent_model"]["token_views"] is False
     q = "show me the customers located in the west"
-    a, _ = await answering.test_routing(with_views, q)
-    b, _ = await answering.test_routing(without, q)
+    a = (await answering.explain_routing(with_views, q)).body
+    b = (await answering.explain_routing(without, q)).body
     assert a["routing_decision"]["selected_template"] == b["routing_decision"]["selected_template"]
     scores_a = {m["template_id"]: m["intent_model_score"] for m in a["all_matches"]}
     scores_b = {m["template_id"]: m["intent_model_score"] for m in b["all_matches"]}

@@ -115,7 +115,7 @@ async def test_anthropic_scores_all_candidates_in_one_call(runtime, apis):
     assert sorted(texts) == sorted(rerank_text(c) for c in cands)
     expected = dict(zip(texts, word_overlap(Q, texts), strict=True))
     for c in cands:
-        assert c.rerank_score == pytest.approx(expected[rerank_text(c)], abs=1e-4)
+        assert c.stage_score("rerank") == pytest.approx(expected[rerank_text(c)], abs=1e-4)
     ms = meta["multistage_scoring"]
     assert set(ms) == {
         "enabled",
@@ -123,7 +123,13 @@ async def test_anthropic_scores_all_candidates_in_one_call(runtime, apis):
         "embedding_score",
         "rerank_score",
         "string_similarity_score",
+        "stage_scores",
         "scoring_details",
+    }
+    assert ms["stage_scores"] == {
+        "embedding": ms["embedding_score"],
+        "string_similarity": ms["string_similarity_score"],
+        "rerank": ms["rerank_score"],
     }
     assert ms["enabled"] is True
     assert ms["scoring_details"] == {"embedding_weight": 0.4, "rerank_weight": 0.4, "string_similarity_weight": 0.2}
@@ -137,7 +143,7 @@ async def test_anthropic_scores_all_candidates_in_one_call(runtime, apis):
 
 async def test_test_routing_has_the_design_fields(runtime, apis):
     composite = make_composite(runtime, ["hr", "sales"], **reranking())
-    body, _ = await answering.test_routing(composite, Q)
+    body = (await answering.explain_routing(composite, Q)).body
     await composite.close()
     assert {
         "query",
@@ -194,7 +200,7 @@ async def test_top_candidates_limits_what_is_sent(runtime, apis):
     _, texts = parse_prompt(apis.anthropic.requests[before].body)
     assert len(texts) == 2
     by_emb = sorted(result.outcome.candidates, key=lambda c: -c.embedding_score)
-    assert [c.rerank_score is not None for c in by_emb] == [True, True] + [False] * 4
+    assert [c.stage_score("rerank") is not None for c in by_emb] == [True, True] + [False] * 4
 
 
 async def test_rerank_weight_changes_the_combined_score(runtime, apis):
@@ -231,7 +237,7 @@ async def test_cohere_rerank_api(runtime, apis):
     docs = new[0].body["documents"]
     expected = dict(zip(docs, word_overlap(Q, docs), strict=True))
     for c in result.outcome.candidates:
-        assert c.rerank_score == pytest.approx(expected[rerank_text(c)], abs=1e-4)
+        assert c.stage_score("rerank") == pytest.approx(expected[rerank_text(c)], abs=1e-4)
     assert meta["multistage_scoring"]["rerank_score"] is not None and "stage_errors" not in meta
 
 
@@ -252,7 +258,7 @@ async def test_self_hosted_rerank_api(runtime, apis):
     texts = new[0].body["texts"]
     expected = dict(zip(texts, word_overlap(Q, texts), strict=True))
     for c in result.outcome.candidates:
-        assert c.rerank_score == pytest.approx(expected[rerank_text(c)], abs=1e-4)
+        assert c.stage_score("rerank") == pytest.approx(expected[rerank_text(c)], abs=1e-4)
     assert "stage_errors" not in meta
 
 
@@ -313,9 +319,9 @@ async def test_failed_rerank_is_not_cached_and_test_routing_reports_it(runtime, 
     composite = make_composite(runtime, ["hr", "sales"], **reranking())
     apis.anthropic.enqueue(Reply.error(429))
     before = len(apis.anthropic.requests)
-    body, _ = await answering.test_routing(composite, Q)
+    body = (await answering.explain_routing(composite, Q)).body
     assert body["stage_errors"][0]["stage"] == "rerank"
-    body, _ = await answering.test_routing(composite, Q)
+    body = (await answering.explain_routing(composite, Q)).body
     await composite.close()
     assert len(apis.anthropic.requests) == before + 2  # the failure was not remembered as a score
     assert body["stage_errors"] == [] and body["routing_decision"]["rerank_score"] is not None
@@ -326,7 +332,7 @@ async def test_failed_rerank_is_not_cached_and_test_routing_reports_it(runtime, 
 
 async def route_n(composite, questions: Sequence[str]) -> None:
     for q in questions:
-        await answering.test_routing(composite, q)
+        await answering.explain_routing(composite, q)
 
 
 async def test_cache_saves_repeat_calls_per_question(runtime, apis):
@@ -353,11 +359,11 @@ async def test_cache_is_keyed_by_adapter_and_template(runtime, apis):
 
     composite = make_composite(runtime, ["hr", "hr_twin"], **reranking())
     apis.anthropic.enqueue(Reply.scored(by_position))
-    first, _ = await answering.test_routing(composite, Q)
+    first = (await answering.explain_routing(composite, Q)).body
     _, texts = parse_prompt(apis.anthropic.requests[-1].body)
     assert len(texts) == 6  # the same templates twice: two keys each
     before = len(apis.anthropic.requests)
-    second, _ = await answering.test_routing(composite, Q)
+    second = (await answering.explain_routing(composite, Q)).body
     assert len(apis.anthropic.requests) == before  # all six from the cache
     pairs = lambda body: {(m["source_adapter"], m["template_id"]): m["rerank_score"] for m in body["all_matches"]}  # noqa: E731
     assert pairs(first) == pairs(second) and len(pairs(first)) == 6
@@ -412,7 +418,7 @@ async def test_parallel_rerank_runs_stages_concurrently(runtime, apis, parallel)
         **reranking(),
         performance={"parallel_rerank": parallel, "cache_rerank_results": False},
     )
-    router = Router(composite.routing_policy(), [WaitingStage(0.3), *composite.router().stages])
+    router = Router(composite.routing_policy(), [WaitingStage(0.3), *composite.routing_stages()])
     apis.anthropic.enqueue(Reply.scored().delayed(0.3))
     outcome = await router.route(Q, composite.routing_sources())
     await composite.close()
@@ -423,4 +429,4 @@ async def test_parallel_rerank_runs_stages_concurrently(runtime, apis, parallel)
         assert stages_wall < 500
     else:
         assert stages_wall >= 590
-    assert outcome.decision.selected.rerank_score is not None
+    assert outcome.decision.selected.stage_score("rerank") is not None

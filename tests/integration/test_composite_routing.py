@@ -42,7 +42,9 @@ async def test_child_adapters_decide_where_a_question_can_go(runtime):
     both = await answering.answer(make_composite(runtime, ["hr", "sales"]), PEOPLE_Q)
     assert routing(both.body)["selected_adapter"] == "hr"
     assert both.body["rows"] == [{"name": "Ada"}, {"name": "Grace"}]
-    only_sales, _ = await answering.test_routing(make_composite(runtime, ["sales"], confidence_threshold=0.0), PEOPLE_Q)
+    only_sales = (
+        await answering.explain_routing(make_composite(runtime, ["sales"], confidence_threshold=0.0), PEOPLE_Q)
+    ).body
     assert only_sales["configuration"]["adapters_searched"] == ["sales"]
     assert {m["source_adapter"] for m in only_sales["all_matches"]} == {"sales"}
 
@@ -66,9 +68,11 @@ async def test_confidence_threshold_decides_between_executing_and_abstaining(run
 
 async def test_max_templates_per_source_bounds_candidates_per_child(runtime):
     for k, expected in ((1, 2), (2, 4), (3, 6)):
-        body, _ = await answering.test_routing(
-            make_composite(runtime, ["hr", "sales"], max_templates_per_source=k), PEOPLE_Q
-        )
+        body = (
+            await answering.explain_routing(
+                make_composite(runtime, ["hr", "sales"], max_templates_per_source=k), PEOPLE_Q
+            )
+        ).body
         assert body["total_matches"] == len(body["all_matches"]) == expected
         assert sum(m["source_adapter"] == "hr" for m in body["all_matches"]) == expected // 2
 
@@ -102,7 +106,7 @@ async def test_search_timeout_decides_whether_a_slow_child_counts(runtime):
 
 
 async def test_failures_are_reported_by_test_routing_too(runtime):
-    body, _ = await answering.test_routing(make_composite(runtime, ["broken", "hr"]), PEOPLE_Q)
+    body = (await answering.explain_routing(make_composite(runtime, ["broken", "hr"]), PEOPLE_Q)).body
     assert body["adapters_failed"] == [{"adapter": "broken", "reason": "search failed: ConnectionError"}]
     assert body["routing_decision"]["would_route_to"] == "hr"
 
@@ -198,7 +202,7 @@ async def test_verbose_logs_the_design_lines(runtime, caplog):
         "[Composite] Total matches: 6",
         f"[Composite] Combined Score: {chosen.score:.3f}",
         f"[Composite]   - Embedding: {chosen.embedding_score:.3f}",
-        f"[Composite]   - String Similarity: {chosen.string_similarity_score:.3f}",
+        f"[Composite]   - String Similarity: {chosen.stage_scores['string_similarity']:.3f}",
     ]
     caplog.clear()
     await answering.answer(
@@ -277,7 +281,7 @@ async def test_tie_breaker_reaches_the_composites_ranking(runtime):
         scoring={"embedding_weight": 0.0, "tie_breaker": "embedding"},
         string_similarity={"min_threshold": 1.0},
     )  # every string score 0: all tie at 0
-    body, _ = await answering.test_routing(composite, PEOPLE_Q)
+    body = (await answering.explain_routing(composite, PEOPLE_Q)).body
     embs = [m["embedding_score"] for m in body["all_matches"]]
     assert len({m["combined_score"] for m in body["all_matches"]}) == 1
     assert embs == sorted(embs, reverse=True)
@@ -287,7 +291,7 @@ async def test_tie_breaker_reaches_the_composites_ranking(runtime):
         scoring={"embedding_weight": 0.0, "tie_breaker": "string_similarity"},
         string_similarity={"min_threshold": 1.0},
     )
-    body2, _ = await answering.test_routing(composite, PEOPLE_Q)
+    body2 = (await answering.explain_routing(composite, PEOPLE_Q)).body
     # all string scores are equal too, so the order falls back to config order (hr before sales)
     adapters = [m["source_adapter"] for m in body2["all_matches"]]
     assert adapters == sorted(adapters, key=["hr", "sales"].index)

@@ -7,10 +7,11 @@ import sqlite3
 import pytest
 from sqlalchemy import event
 
+from server.api.outcome import Outcome
 from server.config.errors import ConfigError
 from server.config.loader import load_config
 from server.runtime.build import build_runtime
-from server.service.answer import NEEDS_CLARIFICATION, answer
+from server.service.answer import answer
 from server.testing.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_people_db, make_tree
 
 ADAPTER = """
@@ -63,11 +64,11 @@ async def people(tmp_path):
 async def test_missing_required_value_needs_clarification_and_runs_no_query(people):
     adapter, statements, _ = people
     result = await answer(adapter, "which people work in that department?")
-    assert result.status == NEEDS_CLARIFICATION and statements == []
+    assert result.status == Outcome.NEEDS_CLARIFICATION and statements == []
     body = result.body
-    assert body["status"] == NEEDS_CLARIFICATION and body["rows"] == []
+    assert body["status"] == Outcome.NEEDS_CLARIFICATION and body["rows"] == []
     meta = body["metadata"]
-    assert meta["template_id"] == "people_in_department" and meta["status"] == NEEDS_CLARIFICATION
+    assert meta["template_id"] == "people_in_department" and meta["status"] == Outcome.NEEDS_CLARIFICATION
     assert meta["clarification"] == [
         {
             "name": "department",
@@ -97,7 +98,7 @@ async def test_missing_required_value_needs_clarification_and_runs_no_query(peop
 async def test_a_value_outside_the_allowed_ones_is_not_run(people):
     adapter, statements, _ = people
     result = await answer(adapter, "which people work in the Legal department?")
-    assert result.status == NEEDS_CLARIFICATION and statements == []
+    assert result.status == Outcome.NEEDS_CLARIFICATION and statements == []
 
 
 async def test_values_from_resolves_against_the_source_once_and_rejects_unknown_names(people):
@@ -109,7 +110,7 @@ async def test_values_from_resolves_against_the_source_once_and_rejects_unknown_
     assert typo.body["metadata"]["parameters"] == {"person": "Grace"}
     assert typo.body["metadata"]["extraction"][0]["extractor"] == "fuzzy"
     unknown = await answer(adapter, "what does Kenneth earn?")
-    assert unknown.status == NEEDS_CLARIFICATION
+    assert unknown.status == Outcome.NEEDS_CLARIFICATION
     (problem,) = unknown.body["metadata"]["clarification"]
     assert (problem["problem"], problem["given"], problem["suggestions"]) == ("invalid", "Kenneth", ["Ken"])
     values_queries = [s for s in statements if s.startswith("SELECT name FROM people ORDER BY name")]
@@ -118,7 +119,7 @@ async def test_values_from_resolves_against_the_source_once_and_rejects_unknown_
 
 async def test_a_reload_refreshes_stored_values(people):
     adapter, _, root = people
-    assert (await answer(adapter, "what does Barbara earn?")).status == NEEDS_CLARIFICATION
+    assert (await answer(adapter, "what does Barbara earn?")).status == Outcome.NEEDS_CLARIFICATION
     con = sqlite3.connect(root / "templates" / "people.db")
     con.execute("INSERT INTO people (name, department, salary) VALUES ('Barbara', 'HR', 80000)")
     con.commit()
@@ -141,11 +142,11 @@ def test_unknown_key_in_parameter_extraction_names_file_and_line(tmp_path):
 
 
 async def test_test_routing_still_decides_when_the_values_source_is_down(people):
-    from server.service.answer import test_routing as routing_only
+    from server.service.answer import explain_routing
 
     adapter, _, root = people
     (root / "templates" / "people.db").unlink()
-    body, _ = await routing_only(adapter, "what does Grace earn?")
+    body = (await explain_routing(adapter, "what does Grace earn?")).body
     decision = body["routing_decision"]
     assert decision["selected_template"] == "salary_of_person"
     assert "'people'" in decision["parameters"]["error"]

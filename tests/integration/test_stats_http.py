@@ -3,13 +3,16 @@ included, the statistics endpoint's figures, and auth on statistics and the dash
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from server.config.errors import ConfigError
 from server.config.loader import load_config
 from server.testing.app import running_app
 from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_people_db, make_tree, people_tree
-from server.web.stats_routes import COOKIE, STATS_LOG
+from server.web.dashboard_auth import COOKIE
+from server.web.routing_log import STATS_LOG
 
 STATS = BASE_CONFIG + "stats: {store_queries: true, flush_interval: 0.05}\n"
 QUESTIONS = [
@@ -79,7 +82,39 @@ async def test_row_count_and_scores_are_recorded(tmp_path):
     assert row["outcome"] == "executed" and row["template_id"] == "people_in_department"
     assert row["combined_score"] == pytest.approx(answer["confidence"], abs=1e-4)
     assert row["question"] == "who works in the Engineering department?"
-    assert row["execute_ms"] > 0 and row["latency_ms"] >= row["routing_ms"]
+    stage_ms = json.loads(row["stage_ms"])
+    assert stage_ms["execute"] > 0 and row["latency_ms"] >= stage_ms["routing"]
+    assert json.loads(row["stage_scores"])["embedding"] == pytest.approx(row["embedding_score"])
+
+
+async def test_an_older_log_table_gains_the_new_columns(tmp_path):
+    """A log written by a version with fixed per-stage columns keeps working: the new columns are added."""
+    import sqlalchemy as sa
+
+    tree = people_tree(tmp_path, STATS)
+    db = tmp_path / "data" / "routing_log.sqlite3"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    engine = sa.create_engine(f"sqlite:///{db}")
+    with engine.begin() as conn:
+        conn.execute(
+            sa.text(
+                "CREATE TABLE routing_log (id INTEGER PRIMARY KEY, ts_ms BIGINT NOT NULL, kind VARCHAR(16) NOT NULL, "
+                "adapter VARCHAR(200) NOT NULL, outcome VARCHAR(24) NOT NULL, reason VARCHAR(64), "
+                "selected_adapter VARCHAR(200), template_id VARCHAR(200), combined_score FLOAT, embedding_score FLOAT, "
+                "rerank_score FLOAT, threshold FLOAT, candidates INTEGER NOT NULL, row_count INTEGER, "
+                "http_status INTEGER NOT NULL, error_code VARCHAR(64), question TEXT, latency_ms FLOAT, embed_ms FLOAT)"
+            )
+        )
+    engine.dispose()
+    async with running_app(tree) as (client, _):
+        resp = await client.post("/v1/query", json={"query": "who works in the Engineering department?"})
+        assert resp.status == 200
+        rlog = client.app[STATS_LOG]
+        await rlog.flush()
+        assert rlog.status()["written"] == 1
+        with rlog.engine.connect() as conn:
+            row = conn.execute(rlog.table.select()).one()._mapping
+    assert json.loads(row["stage_ms"])["embed"] > 0
 
 
 async def test_errors_are_logged_with_outcome_error(tmp_path):
@@ -187,7 +222,7 @@ async def test_statistics_and_dashboard_respect_auth(tmp_path, monkeypatch):
         page = await client.get("/dashboard")
         assert page.status == 200 and "Sign in" in await page.text() and "Routing volume" not in await page.text()
         assert (await client.get("/dashboard/assets/dashboard.js")).status == 200  # assets hold no data
-        assert (await client.get("/dashboard/assets/..%2Fstats_routes.py")).status == 404
+        assert (await client.get("/dashboard/assets/..%2Fdashboard_routes.py")).status == 404
         resp = await client.post("/dashboard/login", data={"key": "chat-key"}, allow_redirects=False)
         assert resp.status == 401 and "not an admin or statistics key" in await resp.text()
         assert COOKIE not in client.session.cookie_jar.filter_cookies(client.make_url("/"))

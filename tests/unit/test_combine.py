@@ -14,7 +14,8 @@ WEIGHTS = {"embedding": 0.4, "rerank": 0.4, "string_similarity": 0.2}
 
 def cand(emb: float, rerank: float | None = None, ss: float | None = None, tid: str = "t") -> Candidate:
     template = Template(id=tid, description="d", body_key="sql", body="SELECT 1")
-    return Candidate("a", template, emb, rerank_score=rerank, string_similarity_score=ss)
+    stages = {k: v for k, v in (("rerank", rerank), ("string_similarity", ss)) if v is not None}
+    return Candidate("a", template, emb, stage_scores=stages)
 
 
 def test_all_stages_weighted_as_configured():

@@ -193,8 +193,11 @@ adapters:
         adapters={"people.yaml": PEOPLE_ADAPTER, "all.yaml": composite},
         libraries={"people/p.yaml": PEOPLE_LIBRARY},
     )
-    issues = issues_of(config)
-    assert "config/adapters/all.yaml:4: adapters[0].child_adapters: unknown child adapter 'nobody'" in issues
-    [tie] = [i for i in issues if "tie_breaker" in i]
+    # the override blocks are typed: a bad value is reported where it stands, with the allowed values
+    [tie] = issues_of(config)
     assert tie.startswith("config/adapters/all.yaml:5: adapters[0].scoring.tie_breaker:")
     assert "'embedding', 'rerank' or 'string_similarity'" in tie
+    (config / "adapters" / "all.yaml").write_text(composite.replace("reranker", "rerank").lstrip())
+    assert issues_of(config) == [
+        "config/adapters/all.yaml:4: adapters[0].child_adapters: unknown child adapter 'nobody'"
+    ]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from server.routing.candidates import Candidate
-from server.routing.decision import AMBIGUOUS, NO_CANDIDATES, NO_MATCH, ROUTED, ROUTED_MULTISTAGE, decide, rank
+from server.routing.decision import DecisionRule, Reason, decide, rank, verdict
+from server.routing.fitting import Observation, evaluate, fit_threshold
 from server.routing.policy import RoutingPolicy
 from server.routing.settings import CompositeRetrievalSettings, ScoringSettings
 from server.templates import Template
@@ -21,15 +22,8 @@ def cand(
     order: int = 0,
 ) -> Candidate:
     template = Template(id=tid, description=tid, body_key="sql", body="SELECT 1")
-    return Candidate(
-        adapter,
-        template,
-        emb,
-        source_order=order,
-        rerank_score=rerank,
-        string_similarity_score=ss,
-        combined_score=combined,
-    )
+    stages = {k: v for k, v in (("rerank", rerank), ("string_similarity", ss)) if v is not None}
+    return Candidate(adapter, template, emb, source_order=order, stage_scores=stages, combined_score=combined)
 
 
 def policy(tie_breaker: str = "embedding", **kw: object) -> RoutingPolicy:
@@ -63,36 +57,80 @@ def test_higher_score_wins_over_tie_breaker():
 def test_abstains_below_threshold_and_lists_best_candidates():
     ranked = rank([cand("x", f"t{i}", 0.3 - i / 100) for i in range(5)], policy())
     d = decide(ranked, policy())
-    assert (d.selected, d.reason, d.execute) == (None, NO_MATCH, False)
+    assert (d.selected, d.reason, d.execute) == (None, Reason.NO_MATCH, False)
     assert [c.template.id for c in d.alternatives] == ["t0", "t1", "t2"]
 
 
 def test_no_candidates():
     d = decide([], policy())
-    assert (d.selected, d.reason, d.execute) == (None, NO_CANDIDATES, False)
+    assert (d.selected, d.reason, d.execute) == (None, Reason.NO_CANDIDATES, False)
 
 
 def test_reason_says_whether_multistage_scoring_chose():
     ranked = [cand("x", "t", 0.8)]
-    assert decide(ranked, policy()).reason == ROUTED_MULTISTAGE
+    assert decide(ranked, policy()).reason == Reason.ROUTED_MULTISTAGE
     plain = RoutingPolicy(confidence_threshold=0.4)  # embedding only
-    assert decide(ranked, plain).reason == ROUTED
+    assert decide(ranked, plain).reason == Reason.ROUTED
 
 
 @pytest.mark.parametrize("on_ambiguity, execute", [("ask", False), ("best", True)])
 def test_ambiguity_margin(on_ambiguity, execute):
     ranked = rank([cand("hr", "a", 0.80), cand("sales", "b", 0.78), cand("hr", "c", 0.70)], policy())
     d = decide(ranked, policy(ambiguity_margin=0.05, on_ambiguity=on_ambiguity))
-    assert d.reason == AMBIGUOUS and d.execute is execute
+    assert d.reason == Reason.AMBIGUOUS and d.execute is execute
     assert d.selected.template.id == "a"
     assert [c.template.id for c in d.alternatives] == ["b"]  # c is 0.10 behind: not close
 
 
 def test_margin_wider_than_the_gap_is_needed():
     ranked = rank([cand("hr", "a", 0.80), cand("sales", "b", 0.70)], policy())
-    assert decide(ranked, policy(ambiguity_margin=0.05)).reason == ROUTED_MULTISTAGE
-    assert decide(ranked, policy(ambiguity_margin=0.15)).reason == AMBIGUOUS
-    assert decide(ranked, policy()).reason == ROUTED_MULTISTAGE  # no margin configured: never ambiguous
+    assert decide(ranked, policy(ambiguity_margin=0.05)).reason == Reason.ROUTED_MULTISTAGE
+    assert decide(ranked, policy(ambiguity_margin=0.15)).reason == Reason.AMBIGUOUS
+    assert decide(ranked, policy()).reason == Reason.ROUTED_MULTISTAGE  # no margin configured: never ambiguous
+
+
+def test_a_score_exactly_at_the_threshold_routes():
+    ranked = [cand("x", "t", 0.4)]
+    d = decide(ranked, policy(threshold=0.4))
+    assert (d.reason, d.execute) == (Reason.ROUTED_MULTISTAGE, True)
+    below = decide([cand("x", "t", 0.39999)], policy(threshold=0.4))
+    assert (below.reason, below.execute) == (Reason.NO_MATCH, False)
+
+
+def test_a_gap_exactly_at_the_margin_is_not_ambiguous():
+    ranked = rank([cand("hr", "a", 0.75), cand("sales", "b", 0.5)], policy())
+    assert decide(ranked, policy(ambiguity_margin=0.25)).reason == Reason.ROUTED_MULTISTAGE
+    assert decide(ranked, policy(ambiguity_margin=0.2500001)).reason == Reason.AMBIGUOUS
+
+
+OBS = [
+    Observation(("a", "t1"), ("a", "t1"), 0.40, 0.10),  # right, exactly at 0.4
+    Observation(("a", "t2"), ("a", "t2"), 0.80, 0.78),  # right but the runner-up is close
+    Observation(("a", "t3"), ("a", "t9"), 0.60, 0.20),  # wrong template
+    Observation(None, ("a", "t1"), 0.30, 0.10),  # out of scope
+]
+
+
+@pytest.mark.parametrize("on_ambiguity", ["ask", "best"])
+def test_fitting_replays_the_live_decision_for_every_question(on_ambiguity):
+    """evaluate() must count exactly what decide() would execute, threshold equality and on_ambiguity included."""
+    rule = DecisionRule(0.4, 0.05, on_ambiguity)
+    live_policy = policy(threshold=0.4, ambiguity_margin=0.05, on_ambiguity=on_ambiguity)
+    correct = 0
+    for o in OBS:
+        ranked = [cand("a", o.predicted[1], o.score), cand("a", "runner", o.runner_up)]
+        d = decide(ranked, live_policy)
+        assert d.execute == verdict(o.score, o.runner_up, rule).execute
+        correct += (d.execute and o.predicted == o.expected) if o.expected else not d.execute
+    assert evaluate(OBS, rule).accuracy == correct / len(OBS)
+    assert evaluate(OBS, rule).accuracy == (0.75 if on_ambiguity == "best" else 0.5)
+
+
+def test_fit_threshold_respects_on_ambiguity():
+    ask = fit_threshold(OBS, margins=(0.05,), on_ambiguity="ask")
+    best = fit_threshold(OBS, margins=(0.05,), on_ambiguity="best")
+    assert best.accuracy == 0.75 and ask.accuracy == 0.5
+    assert best.threshold == pytest.approx(0.300001)  # the lowest threshold that rejects the out-of-scope question
 
 
 def test_the_acceptance_verdict_decides_over_the_combined_score():
@@ -100,7 +138,7 @@ def test_the_acceptance_verdict_decides_over_the_combined_score():
     rejected = cand("a", "t1", 0.9)
     rejected.acceptance, rejected.acceptance_threshold = 0.2, 0.5
     d = decide([rejected], policy())
-    assert d.reason == NO_MATCH and not d.execute and d.selected is None
+    assert d.reason == Reason.NO_MATCH and not d.execute and d.selected is None
     # below confidence_threshold, but accepted: route
     accepted = cand("a", "t1", 0.1)
     accepted.acceptance, accepted.acceptance_threshold = 0.7, 0.5

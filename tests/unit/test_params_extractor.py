@@ -234,7 +234,7 @@ def customer(strict: bool) -> dict:
 
 async def test_values_from_resolves_partial_names_and_is_cached():
     ex, runner = extractor(), CountingRunner(STORED)
-    ex.bind_values_source(runner)
+    ex.bind_values_runner(runner)
     t = template(customer(strict=True))
     assert (await ex.extract("orders from Tesla", t)).values == {"customer": "Tesla Inc."}
     assert (await ex.extract("what did orion data buy", t)).values == {"customer": "Orion Data Systems"}
@@ -243,7 +243,7 @@ async def test_values_from_resolves_partial_names_and_is_cached():
 
 async def test_strict_values_from_rejects_unknown_names_with_suggestions():
     ex = extractor()
-    ex.bind_values_source(CountingRunner(STORED))
+    ex.bind_values_runner(CountingRunner(STORED))
     got = await ex.extract("orders of Stonegate", template(customer(strict=True)))
     (problem,) = got.problems
     assert problem.problem == "invalid" and set(problem.suggestions) == {
@@ -254,7 +254,7 @@ async def test_strict_values_from_rejects_unknown_names_with_suggestions():
 
 async def test_loose_values_from_keeps_free_text():
     ex = extractor()
-    ex.bind_values_source(CountingRunner(STORED))
+    ex.bind_values_runner(CountingRunner(STORED))
     got = await ex.extract("orders from Acme Rockets", template(customer(strict=False)))
     assert got.values == {"customer": "Acme Rockets"}
 
@@ -263,7 +263,7 @@ async def test_values_from_cache_expires_after_ttl():
     ex, runner = extractor(values_ttl_seconds=60), CountingRunner(STORED)
     now = [0.0]
     ex.values._clock = lambda: now[0]
-    ex.bind_values_source(runner)
+    ex.bind_values_runner(runner)
     t = template(customer(strict=True))
     await ex.extract("orders from Tesla", t)
     now[0] = 30.0

@@ -21,7 +21,7 @@ class BusyLocalStage(ScoringStage):
     async def score(self, question, candidates):
         time.sleep(0.25)
         for c in candidates:
-            c.string_similarity_score = 0.5
+            c.stage_scores["string_similarity"] = 0.5
         return StageReport(self.name)
 
 
@@ -31,7 +31,7 @@ class WaitingRemoteStage(ScoringStage):
     async def score(self, question, candidates):
         await asyncio.sleep(0.25)  # a request in flight
         for c in candidates:
-            c.rerank_score = 0.5
+            c.stage_scores["rerank"] = 0.5
         return StageReport(self.name)
 
 

@@ -35,10 +35,11 @@ def q(
         selected_adapter=source if template else (source if error else None),
         combined_score=score,
         embedding_score=score,
+        stage_scores={"embedding": score, "intent_model": score / 2} if score is not None else {},
         threshold=0.4,
         question=question,
         latency_ms=latency,
-        embed_ms=embed,
+        stage_ms={"embed": embed, "intent_model": embed / 2} if embed is not None else {},
         error_code=error,
         http_status=503 if error else 200,
     )
@@ -114,13 +115,16 @@ def check_figures(rlog: RoutingLog) -> None:
     scores = sorted(r.combined_score for r in SEQUENCE if r.combined_score is not None)
     assert f["scores"]["combined"]["count"] == 11
     assert f["scores"]["combined"]["p50"] == pytest.approx(scores[5])  # 11 values: the middle one
-    assert f["scores"]["rerank"]["count"] == 0
+    assert "rerank" not in f["scores"]  # a stage that never scored is not listed
 
     lat = f["latency_ms"]
     assert lat["latency"]["count"] == 12
     assert lat["latency"]["p50"] == pytest.approx(45.0)  # median of 5,6,10,...,100
     assert lat["latency"]["p95"] == pytest.approx(94.5)  # linear interpolation between 90 and 100
     assert lat["embed"]["count"] == 11 and lat["embed"]["p50"] == pytest.approx(4.0)
+    # any stage, the intent model included, is charted from the same data without a column of its own
+    assert lat["intent_model"]["count"] == 11 and lat["intent_model"]["p50"] == pytest.approx(2.0)
+    assert f["scores"]["intent_model"]["p50"] == pytest.approx(scores[5] / 2)
     assert "execute" not in lat  # no entry had that stage
 
     assert f["unmatched_questions"][0]["question"] == "weather tomorrow"

@@ -8,8 +8,8 @@ import time
 import pytest
 import sqlalchemy as sa
 
+from server.api.outcome import Outcome
 from server.stats import RoutingLog, RoutingRecord, StatsSettings
-from server.stats.record import EXECUTED, NO_MATCH
 
 
 def entry(i: int = 0, ts: float | None = None, question: str = "q") -> RoutingRecord:
@@ -17,7 +17,7 @@ def entry(i: int = 0, ts: float | None = None, question: str = "q") -> RoutingRe
         ts=ts if ts is not None else time.time(),
         kind="query",
         adapter="a",
-        outcome=EXECUTED,
+        outcome=Outcome.EXECUTED,
         selected_adapter="a",
         template_id=f"t{i % 3}",
         combined_score=0.5,
@@ -115,12 +115,12 @@ async def test_retention_runs_at_start(tmp_path):
     first = RoutingLog(settings, tmp_path)
     await first.start()
     first.record(entry(ts=time.time() - 10 * 86400))
-    first.record(RoutingRecord(ts=time.time(), kind="query", adapter="a", outcome=NO_MATCH))
+    first.record(RoutingRecord(ts=time.time(), kind="query", adapter="a", outcome=Outcome.NO_MATCH))
     await first.close()
     second = RoutingLog(settings, tmp_path)
     await second.start()
     try:
-        assert [r["outcome"] for r in rows(second)] == [NO_MATCH]
+        assert [r["outcome"] for r in rows(second)] == [Outcome.NO_MATCH]
     finally:
         await second.close()
 

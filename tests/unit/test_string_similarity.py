@@ -99,7 +99,7 @@ async def test_stage_scores_every_candidate_and_carries_its_weight():
     report = await s.score(QUESTION, cands)
     assert report.stage == "string_similarity" and report.error is None
     assert s.weight == 0.7
-    assert cands[0].string_similarity_score > cands[1].string_similarity_score > 0.0
+    assert cands[0].stage_score("string_similarity") > cands[1].stage_score("string_similarity") > 0.0
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..fitted_models import FittedModels
 from ..rerankers.factory import build_reranker
 from ..rerankers.settings import RerankerSettings
 from ..settings import CompositeRetrievalSettings
@@ -14,14 +15,14 @@ from .string_similarity import StringSimilarityStage
 
 
 def build_stages(
-    retrieval: CompositeRetrievalSettings, rerankers: Mapping[str, RerankerSettings]
+    retrieval: CompositeRetrievalSettings, rerankers: Mapping[str, RerankerSettings], fitted: FittedModels
 ) -> list[ScoringStage]:
     """Local stages first (string similarity, intent model), then the reranker when enabled."""
     stages: list[ScoringStage] = []
     if retrieval.string_similarity.enabled:
         stages.append(StringSimilarityStage(retrieval.string_similarity))
     if retrieval.intent_model.enabled:
-        stages.append(IntentModelStage(retrieval.intent_model, retrieval.acceptance))
+        stages.append(IntentModelStage(retrieval.intent_model, fitted, retrieval.acceptance))
     rerank = retrieval.reranking
     if rerank.enabled:
         assert rerank.provider is not None  # checked when the config loaded

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 import numpy as np
 
 from ..acceptance import Acceptance
 from ..candidates import Candidate
+from ..fitted_models import FittedModels
 from ..intent_model import IntentModel
 from ..settings import AcceptanceSettings, IntentModelSettings
 from ..token_views import TokenViewModel, worth_fitting
@@ -26,8 +25,11 @@ log = logging.getLogger("intent_router.routing.intent_model")
 class IntentModelStage(ScoringStage):
     name = "intent_model"
 
-    def __init__(self, settings: IntentModelSettings, acceptance: AcceptanceSettings | None = None) -> None:
+    def __init__(
+        self, settings: IntentModelSettings, fitted: FittedModels, acceptance: AcceptanceSettings | None = None
+    ) -> None:
         self.settings = settings
+        self.fitted = fitted
         self.acceptance_settings = acceptance or AcceptanceSettings()
         self.weight = settings.weight
         self.model: IntentModel | None = None
@@ -59,12 +61,12 @@ class IntentModelStage(ScoringStage):
             return
         model_id = next(iter(models))
         key = _fingerprint(model_id, children, self.settings.token_views)
-        model = _FITTED.get(key)
+        model = self.fitted.get(key)
         training = None
         if model is None:
             training = _gather(children, self.settings.token_views)
             model = training.fit()
-            _FITTED.put(key, model)
+            self.fitted.put(key, model)
         self.model, self.model_id, self.unavailable = model, model_id, None
         if self.acceptance_settings.enabled:
             self._fit_acceptance(key, model, training or _gather(children, False))
@@ -76,7 +78,7 @@ class IntentModelStage(ScoringStage):
         """The acceptance test, fitted from the same templates (routing/acceptance.py); cached like the model."""
         a = self.acceptance_settings
         acc_key = f"{key}|{a.expected_out_of_scope_share}|{a.folds}|{a.threshold}"
-        fitted = _ACCEPTANCE.get(acc_key)
+        fitted = self.fitted.get_acceptance(acc_key)
         if fitted is None or fitted.intent_model is not model:
             started = time.perf_counter()
             try:
@@ -93,7 +95,7 @@ class IntentModelStage(ScoringStage):
                 self.acceptance, self.acceptance_unavailable = None, str(exc)
                 log.warning("acceptance off (confidence_threshold decides): %s", exc)
                 return
-            _ACCEPTANCE.put(acc_key, fitted)
+            self.fitted.put_acceptance(acc_key, fitted)
             log.info("acceptance fitted in %.2f s: %s", time.perf_counter() - started, fitted.to_json())
         self.acceptance, self.acceptance_unavailable = fitted, None
 
@@ -113,7 +115,8 @@ class IntentModelStage(ScoringStage):
         confidence = self.model.calibrated(analysis.fused, analysis.best_cosine)
         scores = dict(zip(self.model.keys, confidence.tolist(), strict=True))
         for cand in candidates:
-            cand.intent_model_score = scores.get(cand.key)
+            if (value := scores.get(cand.key)) is not None:
+                cand.stage_scores[self.name] = value
             judged = self.acceptance.judge(analysis, cand.key) if self.acceptance is not None else None
             if judged is not None:
                 assert self.acceptance is not None
@@ -178,33 +181,3 @@ def _fingerprint(model_id: str, children: Sequence[Any], token_views: bool) -> s
         for template in child.templates.values():
             digest.update(b"\x01" + template.id.encode() + b"\x02" + template.content_hash().encode())
     return digest.hexdigest()
-
-
-_M = TypeVar("_M")
-
-
-class _FittedModels(Generic[_M]):
-    """The last few fitted models by fingerprint (small: each holds its examples' vectors)."""
-
-    def __init__(self, size: int = 4) -> None:
-        self._models: OrderedDict[str, _M] = OrderedDict()
-        self._size = size
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> _M | None:
-        with self._lock:
-            model = self._models.get(key)
-            if model is not None:
-                self._models.move_to_end(key)
-            return model
-
-    def put(self, key: str, model: _M) -> None:
-        with self._lock:
-            self._models[key] = model
-            self._models.move_to_end(key)
-            while len(self._models) > self._size:
-                self._models.popitem(last=False)
-
-
-_FITTED: _FittedModels[IntentModel] = _FittedModels()
-_ACCEPTANCE: _FittedModels[Acceptance] = _FittedModels()

@@ -58,7 +58,8 @@ class RerankStage(ScoringStage):
                 self.cache.put_many(question, fresh)
             scores.update(fresh)
         for cand in top:
-            cand.rerank_score = scores.get(cand.key)
+            if (value := scores.get(cand.key)) is not None:
+                cand.stage_scores[self.name] = value
         return StageReport(self.name, error=error)
 
     async def close(self) -> None:

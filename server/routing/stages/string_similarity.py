@@ -62,5 +62,5 @@ class StringSimilarityStage(ScoringStage):
 
     async def score(self, question: str, candidates: Sequence[Candidate]) -> StageReport:
         for cand in candidates:
-            cand.string_similarity_score = self.template_score(question, cand.template)
+            cand.stage_scores[self.name] = self.template_score(question, cand.template)
         return StageReport(self.name)

@@ -12,11 +12,21 @@
     executed: "Executed", routed: "Routed (test only)", needs_clarification: "Needs clarification",
     ambiguous: "Ambiguous", no_match: "No match", error: "Error",
   };
+  // stages in pipeline order; any other stage the log reports (a new scoring stage) is drawn too,
+  // before the totals, labelled from its name
   const STAGES = [
-    ["embed", "Embed"], ["search", "Search"], ["string_similarity", "String similarity"], ["rerank", "Rerank"],
-    ["decision", "Decision"], ["routing", "Routing total"], ["parameters", "Parameters"], ["execute", "Execute"],
-    ["latency", "End to end"],
+    ["embed", "Embed"], ["search", "Search"], ["string_similarity", "String similarity"],
+    ["intent_model", "Intent model"], ["rerank", "Rerank"], ["decision", "Decision"], ["routing", "Routing total"],
+    ["parameters", "Parameters"], ["execute", "Execute"], ["latency", "End to end"],
   ];
+  const TOTALS = ["routing", "parameters", "execute", "latency"];
+  function stageRows(lat) {
+    const known = STAGES.map(([k]) => k);
+    const extra = Object.keys(lat).filter((k) => !known.includes(k))
+      .map((k) => [k, k.replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase())]);
+    const rows = STAGES.filter(([k]) => !TOTALS.includes(k)).concat(extra, STAGES.filter(([k]) => TOTALS.includes(k)));
+    return rows.filter(([key]) => lat[key] && lat[key].count);
+  }
 
   const state = { adapter: "", since: "1h", colors: {}, timer: null, lastOk: 0 };
 
@@ -301,7 +311,7 @@
   // ---- latency per stage --------------------------------------------------------------------
   function renderLatency(lat) {
     const box = $("latency-chart");
-    const stages = STAGES.filter(([key]) => lat[key] && lat[key].count);
+    const stages = stageRows(lat);
     if (!stages.length) { empty(box, "No latency figures yet."); return; }
     const max = niceMax(Math.max(...stages.map(([k]) => lat[k].p95 || 0), 0.001));
     const rowH = 30, L = 130, R = 150, W = 620, T = 6;

@@ -1,0 +1,192 @@
+"""Response bodies. Optional keys are left out of the JSON unless set (`dump` uses exclude_unset), so
+a field that is explicitly None still appears as null where the contract says it does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .outcome import Outcome
+
+Json = dict[str, Any]
+
+
+class Wire(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    def dump(self) -> Json:
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+class ErrorDetail(Wire):
+    code: str = Field(description="machine-readable error code, e.g. bad_request, source_unavailable")
+    message: str
+    adapter: str | None = None
+
+
+class ErrorResponse(Wire):
+    error: ErrorDetail
+
+
+class SourceFailureView(Wire):
+    adapter: str
+    reason: str
+
+
+class StageError(Wire):
+    stage: str
+    error: str
+
+
+class AlternativeView(Wire):
+    adapter: str
+    template_id: str
+    description: str
+    score: float | None
+
+
+class MultistageScoring(Wire):
+    """The seed design's format, plus every stage's score by name in `stage_scores`."""
+
+    enabled: bool
+    combined_score: float | None
+    embedding_score: float | None
+    rerank_score: float | None
+    string_similarity_score: float | None
+    intent_model_score: float | None = None
+    stage_scores: dict[str, float] = Field(default_factory=dict)
+    scoring_details: Json
+
+
+class CompositeRouting(Wire):
+    selected_adapter: str | None
+    template_id: str | None
+    similarity_score: float | None
+    adapters_searched: list[str]
+    total_matches_found: int
+    adapters_failed: list[SourceFailureView]
+    reason: str
+    multistage_scoring: MultistageScoring | None = None
+    stage_errors: list[StageError] | None = None
+    alternatives: list[AlternativeView] | None = None
+
+
+class QueryMetadata(Wire):
+    source: str = "intent"
+    adapter: str
+    template_id: str | None
+    reason: str
+    normalised_query: str | None = None  # what routing saw, when normalisation changed the question
+    status: Outcome | None = None
+    composite_routing: CompositeRouting | None = None
+    similarity_score: float | None = None
+    alternatives: list[AlternativeView] | None = None
+    best_candidates: list[AlternativeView] | None = None
+    parameters: Json | None = None
+    extraction: list[Json] | None = None
+    extraction_llm: Json | None = None
+    clarification: list[Json] | None = None
+    executed_by: str | None = None
+    row_count: int | None = None
+    truncated: bool | None = None
+    columns: list[str] | None = None
+    timings_ms: dict[str, float] | None = None
+
+
+class QueryResponse(Wire):
+    content: str = Field(description="a readable answer: a table or summary of the rows, or what is missing")
+    rows: list[Json]
+    metadata: QueryMetadata
+    confidence: float
+    status: Outcome | None = None  # set for needs_clarification
+
+
+class AcceptanceView(Wire):
+    """The in-scope test's verdict on a candidate (routing/acceptance.py) and the features behind it."""
+
+    template_id: str
+    probability: float | None
+    threshold: float | None
+    accepted: bool | None
+    parts: Json
+
+
+class MatchView(Wire):
+    template_id: str
+    source_adapter: str
+    embedding_score: float | None
+    combined_score: float | None
+    rerank_score: float | None
+    string_similarity_score: float | None
+    intent_model_score: float | None = None
+    stage_scores: dict[str, float]
+    description: str
+    nl_examples: list[str]
+    matched_text: str
+    above_threshold: bool
+    scoring_details: Json
+    acceptance: AcceptanceView | None = None
+
+
+class RoutingDecisionView(Wire):
+    would_route_to: str | None
+    selected_template: str | None
+    selection_score: float | None
+    embedding_score: float | None
+    rerank_score: float | None
+    string_similarity_score: float | None
+    stage_scores: dict[str, float]
+    reason: str
+    would_execute: bool
+    acceptance: AcceptanceView | None = None  # the in-scope test's verdict on the top candidate, when on
+    alternatives: list[AlternativeView] | None = None
+    parameters: Json | None = None
+
+
+class RoutingConfigurationView(Wire):
+    confidence_threshold: float
+    adapters_searched: list[str]
+    multistage_enabled: bool
+    reranking_enabled: bool
+    string_similarity_enabled: bool
+    ambiguity_margin: float | None
+    intent_model_enabled: bool
+    acceptance_enabled: bool
+    scoring_weights: dict[str, float]
+
+
+class RoutingExplanation(Wire):
+    query: str
+    normalised_query: str | None = None
+    adapter: str
+    total_matches: int
+    matches_above_threshold: int
+    all_matches: list[MatchView]
+    routing_decision: RoutingDecisionView
+    adapters_failed: list[SourceFailureView]
+    stage_errors: list[StageError]
+    timings_ms: dict[str, float]
+    configuration: RoutingConfigurationView
+
+
+class LoadStatusView(Wire):
+    ok: bool
+    at: float
+    seconds: float
+    errors: list[Json]
+    changes: Json
+    trigger: str
+    generation: int
+
+
+class ConfigHealth(Wire):
+    last_load: LoadStatusView | None
+    last_good_load: LoadStatusView | None
+
+
+class HealthResponse(Wire):
+    status: str = Field(description="ok | degraded")
+    adapters: dict[str, Json]
+    routing_log: Json = Field(description="the routing log's writes and failures, or {enabled: false}")
+    config: ConfigHealth

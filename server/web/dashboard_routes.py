@@ -1,0 +1,107 @@
+"""`/v1/routing/statistics` and the `/dashboard` page: login, logout and its static assets."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from aiohttp import web
+
+from ..errors import IntentRouterError, Unauthorized
+from ..runtime.holder import RuntimeHolder
+from .auth import Principal, require
+from .dashboard_auth import COOKIE, DashboardSessions
+from .routing_log import STATS_LOG, install_routing_log
+from .statistics import statistics_body
+
+DASHBOARD_DIR = Path(__file__).parent / "dashboard"
+ASSETS = {"dashboard.css": "text/css", "dashboard.js": "text/javascript", "favicon.svg": "image/svg+xml"}
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+class DashboardRoutes:
+    def __init__(self, app: web.Application, holder: RuntimeHolder) -> None:
+        self.app = app
+        self.holder = holder
+        self.sessions = DashboardSessions()
+
+    def principal(self, request: web.Request) -> Principal:
+        return self.sessions.principal(request, self.holder.current.config.app.auth)
+
+    async def statistics(self, request: web.Request) -> web.Response:
+        require(self.principal(request), "stats")
+        return web.json_response(await statistics_body(self.holder, self.app.get(STATS_LOG), request.query))
+
+    async def dashboard(self, request: web.Request) -> web.Response:
+        try:
+            require(self.principal(request), "stats")
+        except Unauthorized:
+            raise web.HTTPSeeOther("/dashboard/login") from None
+        except IntentRouterError as exc:
+            return self._login_page(exc.status, exc.message)
+        return _html(_read("index.html"))
+
+    async def login_form(self, request: web.Request) -> web.Response:
+        return self._login_page(200)
+
+    async def login(self, request: web.Request) -> web.Response:
+        form = await request.post()
+        key = str(form.get("key", "")).strip()
+        auth = self.holder.current.config.app.auth
+        if not auth.enabled:
+            raise web.HTTPSeeOther("/dashboard")
+        try:
+            redirect = self.sessions.login(key, auth, secure=request.secure)
+        except IntentRouterError:
+            return self._login_page(401, "That key is not an admin or statistics key.")
+        raise redirect
+
+    async def logout(self, request: web.Request) -> web.Response:
+        response = web.HTTPSeeOther("/dashboard")
+        response.del_cookie(COOKIE, path="/")
+        raise response
+
+    async def asset(self, request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        if name not in ASSETS:
+            raise web.HTTPNotFound()
+        return web.Response(
+            body=_read_bytes(name),
+            content_type=ASSETS[name],
+            headers={"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"},
+        )
+
+    def _login_page(self, status: int, message: str = "") -> web.Response:
+        text = _read("login.html").replace("{{message}}", html.escape(message))
+        return _html(text, status)
+
+
+def _read_bytes(name: str) -> bytes:
+    return (DASHBOARD_DIR / name).read_bytes()
+
+
+def _read(name: str) -> str:
+    return _read_bytes(name).decode("utf-8")
+
+
+def _html(text: str, status: int = 200) -> web.Response:
+    return web.Response(text=text, status=status, content_type="text/html", charset="utf-8", headers=SECURITY_HEADERS)
+
+
+def install_stats(app: web.Application, holder: RuntimeHolder, hooks: list) -> DashboardRoutes:
+    """Wire the routing log and the statistics/dashboard routes into `app` (call before it starts)."""
+    install_routing_log(app, holder, hooks)
+    routes = DashboardRoutes(app, holder)
+    app.router.add_get("/v1/routing/statistics", routes.statistics)
+    app.router.add_get("/dashboard", routes.dashboard)
+    app.router.add_get("/dashboard/login", routes.login_form)
+    app.router.add_post("/dashboard/login", routes.login)
+    app.router.add_post("/dashboard/logout", routes.logout)
+    app.router.add_get("/dashboard/assets/{name}", routes.asset)
+    return routes
