@@ -31,10 +31,11 @@ async def test_full_width_question_routes_like_the_ascii_one(demo_runtime, adapt
 
 async def test_typographic_quotes_dashes_and_spaces_do_not_change_the_decision(demo_runtime):
     dressed = "how\u00a0many employees are in \u201cEngineering\u201d\u200b?"
-    plain_body, _ = await answering.test_routing(
-        demo_runtime.get("company"), 'how many employees are in "Engineering"?'
-    )
-    body, outcome = await answering.test_routing(demo_runtime.get("company"), dressed)
+    plain_body = (
+        await answering.explain_routing(demo_runtime.get("company"), 'how many employees are in "Engineering"?')
+    ).body
+    explained = await answering.explain_routing(demo_runtime.get("company"), dressed)
+    body, outcome = explained.body, explained.outcome
     assert body["query"] == dressed  # shown as asked
     assert body["normalised_query"] == 'how many employees are in "Engineering"?'
     assert outcome.question == body["normalised_query"]  # what routing saw
