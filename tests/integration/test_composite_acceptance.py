@@ -37,7 +37,7 @@ async def composite(runtime: Runtime, **keys):
 
 async def test_test_routing_shows_the_probability_and_its_parts(runtime):
     c = await composite(runtime, **ON)
-    body, _ = await answering.test_routing(c, "which customers are in the West region?")
+    body = (await answering.explain_routing(c, "which customers are in the West region?")).body
     decision = body["routing_decision"]
     assert body["configuration"]["acceptance_enabled"] is True
     assert decision["selected_template"] == "customers_by_region" and decision["would_execute"] is True
@@ -50,7 +50,7 @@ async def test_test_routing_shows_the_probability_and_its_parts(runtime):
 
 async def test_an_uncovered_question_is_not_executed_whatever_the_combined_score(runtime):
     c = await composite(runtime, **ON)
-    body, _ = await answering.test_routing(c, "what will the weather be like on mars tomorrow?")
+    body = (await answering.explain_routing(c, "what will the weather be like on mars tomorrow?")).body
     decision = body["routing_decision"]
     # confidence_threshold is 0: without the acceptance test this question would run its best template
     assert body["all_matches"][0]["above_threshold"] is True
@@ -60,7 +60,7 @@ async def test_an_uncovered_question_is_not_executed_whatever_the_combined_score
 
 async def test_a_fixed_threshold_is_used_as_given(runtime):
     c = await composite(runtime, **{**ON, "acceptance": {"enabled": True, "threshold": 0.999}})
-    body, _ = await answering.test_routing(c, "which customers are in the West region?")
+    body = (await answering.explain_routing(c, "which customers are in the West region?")).body
     assert body["routing_decision"]["acceptance"]["threshold"] == 0.999
     assert body["routing_decision"]["would_execute"] is False
 

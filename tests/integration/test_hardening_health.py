@@ -8,7 +8,7 @@ import sqlite3
 
 import duckdb
 import sqlalchemy as sa
-from server.web.stats_routes import STATS_LOG
+from server.web.routing_log import STATS_LOG
 
 from server.testing.adapter_harness import started
 from server.testing.app import running_app
