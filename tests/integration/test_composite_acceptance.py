@@ -12,7 +12,7 @@ from server.config.loader import load_config
 from server.routing.acceptance import FEATURES
 from server.runtime.build import Runtime, build_runtime
 from server.service import answer as answering
-from tests.integration.test_composite_fixtures import build_tree, make_composite, sql_child, test_registry
+from server.testing.composite_tree import build_tree, make_composite, probe_registry, sql_child
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -22,7 +22,7 @@ ON = {"intent_model": {"enabled": True}, "acceptance": {"enabled": True}, "strin
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def runtime(tmp_path_factory) -> AsyncIterator[Runtime]:
-    registry = test_registry()
+    registry = probe_registry()
     root = tmp_path_factory.mktemp("acceptance")
     rt = await build_runtime(load_config(build_tree(root), registry=registry), registry=registry)
     yield rt

@@ -8,11 +8,11 @@ import sqlite3
 
 import duckdb
 import sqlalchemy as sa
-from server.web.routing_log import STATS_LOG
 
 from server.testing.adapter_harness import started
 from server.testing.app import running_app
 from server.testing.configs import BASE_CONFIG, make_people_db, people_tree
+from server.web.routing_log import STATS_LOG
 
 QUESTION = {"query": "who works in the Engineering department?", "adapter": "people"}
 
