@@ -26,6 +26,7 @@ from sqlglot.tokens import Token, TokenType
 from ..templates import Template
 
 ESCAPE = "!"
+LIKE_PREFIX = "__like_"
 _LIKE = {TokenType.LIKE, TokenType.ILIKE}
 _BINARY = {TokenType.DPIPE, TokenType.PLUS, TokenType.DASH, TokenType.STAR, TokenType.SLASH, TokenType.MOD}
 _BIND_START = {TokenType.COLON, TokenType.PARAMETER}
@@ -33,23 +34,25 @@ _BIND_START = {TokenType.COLON, TokenType.PARAMETER}
 
 @dataclass(frozen=True)
 class LikePatterns:
-    """Which binds are LIKE patterns in a query, and the escape character each LIKE uses."""
+    """The LIKE-pattern binds of a query: each is `__like_<parameter>` with its LIKE's escape character."""
 
-    escapes: dict[str, str]  # bind name -> escape character
+    escapes: dict[str, tuple[str, str]]  # bind in the SQL -> (parameter, escape character)
+    dropped: frozenset[str]  # parameters that only appeared in LIKE patterns (no longer bound by name)
 
     def escape_values(self, params: dict[str, Any], allowed: set[str]) -> dict[str, Any]:
         if not self.escapes:
             return params
         out = dict(params)
-        for name, char in self.escapes.items():
-            value = out.get(name)
-            if isinstance(value, str) and name not in allowed:
-                out[name] = escape_like(value, char)
+        for bind, (name, char) in self.escapes.items():
+            value = params.get(name)
+            out[bind] = escape_like(value, char) if isinstance(value, str) and name not in allowed else value
+        for name in self.dropped:
+            out.pop(name, None)
         return out
 
 
 def escaped_params(template: Template, params: dict[str, Any], dialect: str) -> dict[str, Any]:
-    """`params` with the values bound into LIKE patterns escaped (the one place adapters call)."""
+    """`params` plus the escaped values of the LIKE-pattern binds (the one place adapters call)."""
     if not isinstance(template.body, str):
         return params
     allowed = {p.name for p in template.parameters if p.pattern_allowed}
@@ -61,10 +64,12 @@ def escape_like(value: str, char: str = ESCAPE) -> str:
 
 
 def add_escape_clauses(sql: str, dialect: str) -> str:
-    """The SQL with `ESCAPE '!'` after every LIKE pattern that holds a bind (and has no ESCAPE yet)."""
+    """The SQL with every bind inside a LIKE pattern renamed `__like_<name>` (so the same parameter used
+    elsewhere, e.g. `name = :q`, keeps its raw value) and `ESCAPE '!'` after each such pattern (unless it
+    has an ESCAPE clause already)."""
     tokens = sqlglot.tokenize(sql, read=dialect)
     ast_binds = _ast_like_binds(sql, dialect)
-    inserts: list[int] = []
+    edits: list[tuple[int, int, str]] = []  # (start, end, replacement) in the text
     found: set[str] = set()
     for i, tok in enumerate(tokens):
         if tok.token_type not in _LIKE:
@@ -72,26 +77,31 @@ def add_escape_clauses(sql: str, dialect: str) -> str:
         end, binds = _operand(tokens, i + 1)
         if not binds:
             continue
-        found |= binds
-        if end < len(tokens) and tokens[end].token_type == TokenType.ESCAPE:
-            continue
-        inserts.append(tokens[end - 1].end + 1)
+        for at in binds:
+            name = tokens[at]
+            found.add(name.text)
+            edits.append((name.start, name.end + 1, LIKE_PREFIX + name.text))
+        if not (end < len(tokens) and tokens[end].token_type == TokenType.ESCAPE):
+            at = tokens[end - 1].end + 1
+            edits.append((at, at, f" ESCAPE '{ESCAPE}'"))
     if found != ast_binds:
         missing = ", ".join(sorted(ast_binds - found) or sorted(found - ast_binds))
         raise ValueError(
             f"cannot tell where the LIKE pattern holding :{missing} ends to escape its wildcards; "
             "simplify the pattern expression (e.g. '%' || :name || '%')"
         )
-    for at in sorted(inserts, reverse=True):
-        sql = f"{sql[:at]} ESCAPE '{ESCAPE}'{sql[at:]}"
+    if any(_is_bind(tokens, i) and tokens[i + 1].text.startswith(LIKE_PREFIX) for i in range(len(tokens))):
+        raise ValueError(f"bind names starting with {LIKE_PREFIX} are reserved")
+    for start, stop, text in sorted(edits, reverse=True):
+        sql = sql[:start] + text + sql[stop:]
     return sql
 
 
 @functools.lru_cache(maxsize=50_000)
 def like_patterns(sql: str, dialect: str) -> LikePatterns:
-    """Binds in LIKE patterns of a query that went through `add_escape_clauses` (cached per text)."""
+    """The LIKE-pattern binds of a query that went through `add_escape_clauses` (cached per text)."""
     tokens = sqlglot.tokenize(sql, read=dialect)
-    escapes: dict[str, str] = {}
+    escapes: dict[str, tuple[str, str]] = {}
     for i, tok in enumerate(tokens):
         if tok.token_type not in _LIKE:
             continue
@@ -99,9 +109,13 @@ def like_patterns(sql: str, dialect: str) -> LikePatterns:
         char = ESCAPE
         if end + 1 < len(tokens) and tokens[end].token_type == TokenType.ESCAPE:
             char = tokens[end + 1].text or ESCAPE
-        for name in binds:
-            escapes[name] = char
-    return LikePatterns(escapes)
+        for at in binds:
+            bind = tokens[at].text
+            if bind.startswith(LIKE_PREFIX):
+                escapes[bind] = (bind.removeprefix(LIKE_PREFIX), char)
+    bound = {tokens[i + 1].text for i in range(len(tokens) - 1) if _is_bind(tokens, i)}
+    dropped = frozenset(name for name, _ in escapes.values() if name not in bound)
+    return LikePatterns(escapes, dropped)
 
 
 _REGEX_NODES = (exp.Glob, exp.SimilarTo, exp.RegexpLike, exp.RegexpILike, exp.RegexpReplace, exp.RegexpExtract)
@@ -151,17 +165,22 @@ def _ast_like_binds(sql: str, dialect: str) -> set[str]:
     return names
 
 
-def _operand(tokens: list[Token], i: int) -> tuple[int, set[str]]:
-    """Index after the pattern operand starting at i, and the binds in it."""
-    binds: set[str] = set()
+def _is_bind(tokens: list[Token], i: int) -> bool:
+    """A `:name` / `$name` bind starts at token i."""
+    return tokens[i].token_type in _BIND_START and i + 1 < len(tokens) and tokens[i + 1].start == tokens[i].end + 1
+
+
+def _operand(tokens: list[Token], i: int) -> tuple[int, set[int]]:
+    """Index after the pattern operand starting at i, and the token indices of the bind names in it."""
+    binds: set[int] = set()
     while True:
         while i < len(tokens) and tokens[i].token_type in (TokenType.DASH, TokenType.PLUS):
             i += 1  # unary sign
         if i >= len(tokens):
             return i, binds
         tok = tokens[i]
-        if tok.token_type in _BIND_START and i + 1 < len(tokens) and tokens[i + 1].start == tok.end + 1:
-            binds.add(tokens[i + 1].text)
+        if _is_bind(tokens, i):
+            binds.add(i + 1)
             i += 2
         elif tok.token_type == TokenType.L_PAREN:
             i = _after_group(tokens, i, TokenType.L_PAREN, TokenType.R_PAREN, binds)
@@ -183,7 +202,7 @@ def _operand(tokens: list[Token], i: int) -> tuple[int, set[str]]:
         return i, binds
 
 
-def _after_group(tokens: list[Token], i: int, opening: TokenType, closing: TokenType, binds: set[str]) -> int:
+def _after_group(tokens: list[Token], i: int, opening: TokenType, closing: TokenType, binds: set[int]) -> int:
     """Index after the group opened at i (nested), collecting the binds inside."""
     depth = 0
     while i < len(tokens):
@@ -194,7 +213,7 @@ def _after_group(tokens: list[Token], i: int, opening: TokenType, closing: Token
             depth -= 1
             if depth == 0:
                 return i + 1
-        elif kind in _BIND_START and i + 1 < len(tokens) and tokens[i + 1].start == tokens[i].end + 1:
-            binds.add(tokens[i + 1].text)
+        elif _is_bind(tokens, i):
+            binds.add(i + 1)
         i += 1
     return i

@@ -13,7 +13,7 @@ from server.config.loader import load_config
 from server.runtime.build import build_runtime
 from server.service import answer as answering
 from server.testing.adapter_harness import started
-from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, make_tree
+from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, make_people_db, make_tree
 from server.testing.demo import seed_demo_tree
 
 CONTAINS = "'%' || :q || '%'"
@@ -171,3 +171,38 @@ def test_binds_in_glob_and_regex_patterns_need_pattern_allowed(tmp_path, adapter
     assert (issue.file, issue.line, issue.key) == ("templates/people/p.yaml", 2, "templates[id=t].sql")
     assert "pattern_allowed: true" in issue.message
     assert load_config(tree(", pattern_allowed: true")).templates["people"][0].id == "t"
+
+
+async def test_a_parameter_used_in_a_like_pattern_and_elsewhere_keeps_its_raw_value_elsewhere(tmp_path):
+    seed_sqlite(tmp_path / "p.db")
+    con = duckdb.connect(str(tmp_path / "p.duckdb"))
+    con.execute("CREATE TABLE products (name VARCHAR)")
+    con.executemany("INSERT INTO products VALUES (?)", [(n,) for n in NAMES])
+    con.close()
+    lib = (
+        "templates:\n  - id: t\n    description: d\n"
+        "    parameters: [{name: q, type: string, required: true}]\n"
+        "    sql: \"SELECT name, name = :q AS exact FROM products WHERE name = :q OR name LIKE '%' || :q || '%'\"\n"
+    )
+    for settings in (
+        {"name": "shop", "type": "sql", "connection": {"url": f"sqlite:///{tmp_path / 'p.db'}"}},
+        {"name": "shop", "type": "duckdb", "connection": {"path": str(tmp_path / "p.duckdb")}},
+    ):
+        async with started(tmp_path, settings, lib) as adapter:
+            template = adapter.templates["t"]
+            exact = (await adapter.execute(template, {"q": "snake_case mug"})).rows
+            wildcard = (await adapter.execute(template, {"q": "%"})).rows
+        assert [(r["name"], bool(r["exact"])) for r in exact] == [("snake_case mug", True)], settings["type"]
+        assert [r["name"] for r in wildcard] == ["100% wool rug"], settings["type"]
+
+
+def test_reserved_bind_prefix(tmp_path):
+    lib = (
+        "templates:\n  - id: t\n    description: d\n"
+        "    parameters: [{name: __like_q, type: string}]\n"
+        '    sql: "SELECT name FROM people WHERE name LIKE :__like_q"\n'
+    )
+    make_people_db(tmp_path / "templates" / "people.db")
+    tree = make_tree(tmp_path, BASE_CONFIG, {"people.yaml": PEOPLE_ADAPTER}, {"people/p.yaml": lib})
+    with pytest.raises(ConfigError, match="reserved"):
+        load_config(tree)
