@@ -98,7 +98,8 @@ class Scorer:
             c = int(combined.argmax())
             chosen.append(c)
             scores.append(float(combined[c]))
-            feats.append(acc.features(self.model, analysis, c, self.profile))
+            plain = acc.analysis_for_acceptance(self.model, q[n])
+            feats.append(acc.features(self.model, plain, c, self.profile))
         return np.array(chosen), np.array(scores), np.array(feats)
 
 
@@ -147,7 +148,7 @@ def run(k: int | None, seed: int, vec: Vectors, folds: int, prior: float) -> dic
         return out
 
     t1 = time.perf_counter()
-    sim = acc.simulate(scorer.keys, scorer.examples, scorer.descriptions, scorer.texts, folds=folds, seed=seed)
+    sim = acc.simulate(scorer.keys, scorer.examples, scorer.descriptions, folds=folds, seed=seed)
     model = acc.AcceptanceModel.fit(sim, prior)
     probability = model.probabilities(feats)
     return {

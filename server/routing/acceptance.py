@@ -32,7 +32,6 @@ FEATURES = (
     "fused_margin",  # its margin over the best other template
     "regression_logodds",  # the embedding regression's probability, as log-odds
     "regression_entropy",  # entropy of the regression's distribution (nats)
-    "lexical_logodds",  # the lexical regression's probability, as log-odds (0 without texts)
     "agrees_nearest",  # 1 when the nearest example belongs to the chosen template
     "agrees_fused",  # 1 when the intent model's own first choice is the chosen template
 )
@@ -82,7 +81,6 @@ def features(model: IntentModel, analysis: Analysis, chosen: int, profile: Templ
     other_cos = float(analysis.knn_max[others].max()) if len(others) else 0.0
     other_fused = float(analysis.fused[others].max()) if len(others) else 0.0
     p = _softmax(analysis.regression)
-    lexical = _logodds(float(_softmax(analysis.lexical)[chosen])) if analysis.lexical is not None else 0.0
     return np.array(
         [
             nearest,
@@ -93,7 +91,6 @@ def features(model: IntentModel, analysis: Analysis, chosen: int, profile: Templ
             float(analysis.fused[chosen]) - other_fused,
             _logodds(float(p[chosen])),
             float(-(p * np.log(np.maximum(p, 1e-12))).sum()),
-            lexical,
             float(nearest >= other_cos),
             float(int(np.argmax(analysis.fused) == chosen)),
         ],
@@ -117,7 +114,6 @@ def simulate(
     keys: Sequence[Hashable],
     examples: Sequence[np.ndarray],
     descriptions: Sequence[np.ndarray],
-    texts: Sequence[Sequence[str]] | None,
     *,
     folds: int = FOLDS,
     seed: int = 0,
@@ -125,21 +121,15 @@ def simulate(
 ) -> Simulation:
     """Left-out templates and examples scored by intent models fitted on the rest (see module doc).
 
-    `texts[i]` is template i's description followed by its examples (as IntentModel.fit takes them).
+    The fold models are embedding-only (no lexical part, no token views): those are most of an intent
+    model's fit time, and the features at query time come from the same embedding-only analysis
+    (`analysis_for_acceptance`), so simulation and service see the same kind of model.
     """
-
-    def text_of(template: int, example: int) -> str | None:
-        """Example j's text (a template without examples stands for itself by its description)."""
-        if texts is None:
-            return None
-        group = texts[template]
-        return group[1 + example] if len(group) > 1 + example else group[0]
-
     rng = np.random.default_rng(seed)
     n = len(keys)
     folds = max(2, min(folds, n))
     fold_of = rng.permutation(n) % folds
-    total = sum(len(e) for e in examples)
+    total = sum(len(np.atleast_2d(e)) for e in examples)
     # every example is left out once with its template, and ~once (1/folds per fold) as a covered question
     keep_share = min(1.0, max_questions / max(1.0, total * (2 - 1 / folds)))
     xs, rights, uncovered = [], [], []
@@ -147,31 +137,33 @@ def simulate(
         kept = [i for i in range(n) if fold_of[i] != f]
         if len(kept) < 2:
             continue
-        k_keys, k_examples, k_desc, k_texts = [], [], [], []
-        questions: list[tuple[np.ndarray, str | None, int | None]] = []  # vector, text, true kept index
+        k_keys, k_examples, k_desc = [], [], []
+        questions: list[tuple[np.ndarray, int | None]] = []  # vector, true kept index (None: uncovered)
         for pos, i in enumerate(kept):
             vecs = np.atleast_2d(examples[i])
             out = set(rng.permutation(len(vecs))[: held_out_examples(len(vecs), folds)].tolist())
             k_keys.append(keys[i])
             k_desc.append(descriptions[i])
             k_examples.append(vecs[[j for j in range(len(vecs)) if j not in out]])
-            if texts is not None:
-                k_texts.append([texts[i][0], *[t for j, t in enumerate(texts[i][1:]) if j not in out]])
-            questions += [(vecs[j], text_of(i, j), pos) for j in sorted(out)]
+            questions += [(vecs[j], pos) for j in sorted(out)]
         for left_out in np.flatnonzero(fold_of == f).tolist():
-            vecs = np.atleast_2d(examples[left_out])
-            questions += [(vecs[j], text_of(left_out, j), None) for j in range(len(vecs))]
+            questions += [(v, None) for v in np.atleast_2d(examples[left_out])]
         if keep_share < 1.0:
             questions = [questions[j] for j in np.flatnonzero(rng.random(len(questions)) < keep_share)]
-        model = IntentModel.fit(k_keys, k_examples, k_desc, k_texts if texts is not None else None)
+        model = IntentModel.fit(k_keys, k_examples, k_desc)
         profile = TemplateProfile.fit(model)
-        for vector, text, truth in questions:
-            analysis = model.analyse(vector, text)
+        for vector, truth in questions:
+            analysis = model.analyse(vector)
             chosen = int(np.argmax(analysis.fused))
             xs.append(features(model, analysis, chosen, profile))
             rights.append(truth is not None and chosen == truth)
             uncovered.append(truth is None)
     return Simulation(np.array(xs, np.float32), np.array(rights, bool), np.array(uncovered, bool))
+
+
+def analysis_for_acceptance(model: IntentModel, query: np.ndarray) -> Analysis:
+    """The embedding-only analysis the acceptance features are computed on (as in `simulate`)."""
+    return model.analyse(query)
 
 
 @dataclass(frozen=True)
@@ -283,13 +275,12 @@ class Acceptance:
         intent_model: IntentModel,
         examples: Sequence[np.ndarray],
         descriptions: Sequence[np.ndarray],
-        texts: Sequence[Sequence[str]] | None,
         *,
         out_of_scope_share: float = DEFAULT_OUT_OF_SCOPE_SHARE,
         folds: int = FOLDS,
         threshold: float | None = None,
     ) -> Acceptance:
-        sim = simulate(intent_model.keys, examples, descriptions, texts, folds=folds)
+        sim = simulate(intent_model.keys, examples, descriptions, folds=folds)
         model = AcceptanceModel.fit(sim, out_of_scope_share)
         chosen = model.default_threshold if threshold is None else threshold
         expectation = expect(sim, model.probabilities(sim.x), chosen, out_of_scope_share)
@@ -297,7 +288,9 @@ class Acceptance:
         return cls(intent_model, TemplateProfile.fit(intent_model), model, chosen, expectation, len(sim.x), index)
 
     def judge(self, analysis: Analysis, key: Hashable) -> tuple[float, dict[str, dict[str, float]]] | None:
-        """P(template `key` answers the analysed question) and the features behind it (None: unknown key)."""
+        """P(template `key` answers the question) and the features behind it (None: unknown key).
+
+        `analysis` is `analysis_for_acceptance(self.intent_model, query)`."""
         index = self.index.get(key)
         if index is None:
             return None

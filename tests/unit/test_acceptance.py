@@ -24,7 +24,7 @@ def fitted():
     centres, examples = clusters(12, 8)
     keys = [f"t{i}" for i in range(12)]
     model = IntentModel.fit(keys, examples, list(centres))
-    return model, acc.Acceptance.fit(model, examples, list(centres), None, folds=4), centres
+    return model, acc.Acceptance.fit(model, examples, list(centres), folds=4), centres
 
 
 def judge(model, acceptance, q):
@@ -64,7 +64,7 @@ def test_judgement_reports_every_feature_and_the_fit_its_expectation(fitted):
 def test_a_configured_threshold_replaces_the_self_calibrated_one(fitted):
     model, _, centres = fitted
     _, examples = clusters(12, 8)
-    fixed = acc.Acceptance.fit(model, examples, list(centres), None, folds=4, threshold=0.9)
+    fixed = acc.Acceptance.fit(model, examples, list(centres), folds=4, threshold=0.9)
     assert fixed.threshold == 0.9 and fixed.model.default_threshold != 0.9
 
 
@@ -72,18 +72,16 @@ def test_a_larger_expected_out_of_scope_share_rejects_more():
     centres, examples = clusters(12, 8, spread=2.5)  # overlapping: a real trade-off
     keys = [f"t{i}" for i in range(12)]
     model = IntentModel.fit(keys, examples, list(centres))
-    low = acc.Acceptance.fit(model, examples, list(centres), None, out_of_scope_share=0.05)
-    high = acc.Acceptance.fit(model, examples, list(centres), None, out_of_scope_share=0.6)
+    low = acc.Acceptance.fit(model, examples, list(centres), out_of_scope_share=0.05)
+    high = acc.Acceptance.fit(model, examples, list(centres), out_of_scope_share=0.6)
     assert high.expectation.out_of_scope_rejection >= low.expectation.out_of_scope_rejection
     assert high.expectation.in_scope_accuracy <= low.expectation.in_scope_accuracy
 
 
-def test_templates_without_examples_and_texts_are_simulated():
+def test_templates_with_a_single_example_are_simulated():
     centres, examples = clusters(4, 3)
     examples[0] = centres[:1]  # a template with only its description
-    texts = [[f"template {i}", *[f"example {i} {j}" for j in range(len(e))]] for i, e in enumerate(examples)]
-    texts[0] = ["template 0"]
-    sim = acc.simulate([f"t{i}" for i in range(4)], examples, list(centres), texts, folds=2)
+    sim = acc.simulate([f"t{i}" for i in range(4)], examples, list(centres), folds=2)
     assert sim.x.shape == (len(sim.right), len(acc.FEATURES)) and sim.uncovered.any() and sim.right.any()
 
 
@@ -91,4 +89,4 @@ def test_too_few_templates_to_simulate_is_an_error():
     centres, examples = clusters(2, 1)
     model = IntentModel.fit(["a", "b"], examples, list(centres))
     with pytest.raises(ValueError, match="acceptance needs"):
-        acc.Acceptance.fit(model, examples, list(centres), None)
+        acc.Acceptance.fit(model, examples, list(centres))

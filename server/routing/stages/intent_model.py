@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..acceptance import Acceptance
+from ..acceptance import Acceptance, analysis_for_acceptance
 from ..candidates import Candidate
 from ..fitted_models import FittedModels
 from ..intent_model import IntentModel
@@ -86,7 +86,6 @@ class IntentModelStage(ScoringStage):
                     model,
                     training.examples,
                     training.descriptions,
-                    training.texts,
                     out_of_scope_share=a.expected_out_of_scope_share,
                     folds=a.folds,
                     threshold=a.threshold,
@@ -114,10 +113,11 @@ class IntentModelStage(ScoringStage):
         analysis = self.model.analyse(np.asarray(query), question, views)
         confidence = self.model.calibrated(analysis.fused, analysis.best_cosine)
         scores = dict(zip(self.model.keys, confidence.tolist(), strict=True))
+        plain = analysis_for_acceptance(self.model, np.asarray(query)) if self.acceptance is not None else None
         for cand in candidates:
             if (value := scores.get(cand.key)) is not None:
                 cand.stage_scores[self.name] = value
-            judged = self.acceptance.judge(analysis, cand.key) if self.acceptance is not None else None
+            judged = self.acceptance.judge(plain, cand.key) if self.acceptance is not None and plain else None
             if judged is not None:
                 assert self.acceptance is not None
                 cand.acceptance, cand.acceptance_parts = judged
