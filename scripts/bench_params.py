@@ -26,9 +26,9 @@ sys.path.insert(0, str(ROOT))
 
 import yaml  # noqa: E402
 
-from server.config.loader import load_config  # noqa: E402
 from server.params.extractor import TemplateParameterExtractor  # noqa: E402
 from server.params.factory import extraction_settings  # noqa: E402
+from server.runtime.loader import load_config  # noqa: E402
 from server.templates import ParameterSpec, Template  # noqa: E402
 
 

@@ -29,9 +29,9 @@ sys.path.insert(0, str(ROOT))
 import aiohttp  # noqa: E402
 from aiohttp import web  # noqa: E402
 
-from server.config.loader import load_config  # noqa: E402
 from server.runtime.build import build_runtime  # noqa: E402
 from server.runtime.holder import RuntimeHolder  # noqa: E402
+from server.runtime.loader import load_config  # noqa: E402
 from server.runtime.watcher import attach_watcher  # noqa: E402
 from server.testing.configs import make_people_db  # noqa: E402
 from server.web.app import create_app  # noqa: E402

@@ -35,8 +35,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from server.config.loader import load_config  # noqa: E402
 from server.runtime.build import build_runtime  # noqa: E402
+from server.runtime.loader import load_config  # noqa: E402
 from server.service.answer import explain_routing  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "banking77"

@@ -199,8 +199,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="server worker processes (started server only)")
     args = parser.parse_args()
 
-    from server.config.loader import load_app_settings, resolve_config_path
     from server.embedding.factory import graph_dir_for
+    from server.runtime.loader import load_app_settings, resolve_config_path
 
     tag = secrets.token_hex(3)
     pool = iter(questions(args.questions * (len(LEVELS) + 2) + 20, tag))

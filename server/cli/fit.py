@@ -14,7 +14,6 @@ from typing import Any
 import yaml
 
 from ..adapters.base import Adapter, DataAdapter
-from ..config.loader import load_config
 from ..config.yaml_bounds import check_bounds
 from ..routing.acceptance import Acceptance
 from ..routing.decision import DecisionRule
@@ -22,6 +21,7 @@ from ..routing.fitting import Observation, evaluate, fit_threshold
 from ..routing.router import Router
 from ..routing.stages.intent_model import IntentModelStage
 from ..runtime.build import build_runtime
+from ..runtime.loader import load_config
 
 MARGINS = (None, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08)
 

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from ..config.errors import ConfigError
-from ..config.loader import load_config
 from ..errors import IntentRouterError
+from ..runtime.loader import load_config
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "config"
 

@@ -14,12 +14,12 @@ from pathlib import Path
 
 from aiohttp import web
 
-from ..config.loader import load_app_settings
+from ..auth import is_loopback, missing_key_envs
 from ..mcp.http import MCP
 from ..runtime.holder import RuntimeHolder
+from ..runtime.loader import load_app_settings
 from ..runtime.watcher import attach_watcher
 from ..web.app import create_app
-from ..web.auth import is_loopback, missing_key_envs
 
 log = logging.getLogger("intent_router.serve")
 

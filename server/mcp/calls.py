@@ -13,13 +13,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from ..adapters.base import Adapter
+from ..auth import Principal
 from ..errors import BadRequest, Forbidden, RequestTimeout
 from ..resilience import request_deadline
 from ..runtime.build import Runtime
 from ..runtime.holder import RuntimeHolder
 from ..service import answer as answering
 from ..service.catalogue import build_catalogue
-from ..web.auth import Principal
 
 Hook = Callable[[str, Adapter, str, Any], None]
 

@@ -8,10 +8,10 @@ its templates answer (their descriptions; a long catalogue is cut to a bounded s
 from __future__ import annotations
 
 from ..adapters.base import DataAdapter
+from ..auth import Principal
 from ..errors import IntentRouterError
 from ..runtime.build import Runtime
 from ..service.catalogue import visible_adapters
-from ..web.auth import Principal
 from .calls import queryable
 
 MAX_TEMPLATE_LINES = 60  # beyond this the description says how many more `list_templates` shows

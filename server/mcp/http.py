@@ -19,8 +19,8 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
+from ..auth import Principal, authenticate, is_loopback, presented_key, require
 from ..runtime.holder import RuntimeHolder
-from ..web.auth import Principal, authenticate, is_loopback, presented_key, require
 from .asgi_bridge import call_asgi
 from .calls import Hook
 from .server import PRINCIPAL_SCOPE_KEY, build_server

@@ -19,9 +19,9 @@ from mcp.server.connection import Connection
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 
+from ..auth import Principal
 from ..errors import Unauthorized
 from ..runtime.holder import LoadStatus, RuntimeHolder
-from ..web.auth import Principal
 from .calls import Hook
 from .tools import call_tool, tool_list
 

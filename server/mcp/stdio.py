@@ -12,9 +12,9 @@ from pathlib import Path
 
 from mcp.server.stdio import stdio_server
 
+from ..auth import ANONYMOUS_ADMIN
 from ..runtime.holder import RuntimeHolder
 from ..runtime.watcher import ConfigWatcher
-from ..web.auth import ANONYMOUS_ADMIN
 from .server import build_server
 
 log = logging.getLogger("intent_router.mcp")

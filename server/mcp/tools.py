@@ -14,10 +14,10 @@ from typing import Any
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..auth import Principal
 from ..errors import IntentRouterError
 from ..runtime.holder import RuntimeHolder
 from ..service.catalogue import Catalogue
-from ..web.auth import Principal
 from . import calls
 from .descriptions import ask_description, explain_description, list_templates_description
 

@@ -22,7 +22,6 @@ from ..adapters.base import Adapter, AdapterContext, AdapterSettings, DataAdapte
 from ..adapters.composite import CompositeAdapter
 from ..adapters.registry import AdapterRegistry
 from ..adapters.registry import registry as default_registry
-from ..config.loader import LoadedConfig
 from ..embedding.base import Embedder
 from ..embedding.factory import build_embedder
 from ..embedding.settings import EmbeddingSettings
@@ -33,6 +32,7 @@ from ..stores.base import TemplateStore
 from ..stores.factory import build_store
 from ..stores.indexing import IndexReport, index_digests, sync_store
 from ..templates import Template
+from .loader import LoadedConfig
 
 log = logging.getLogger("intent_router.runtime")
 

@@ -20,12 +20,12 @@ from typing import Any
 
 from ..adapters.base import DataAdapterSettings
 from ..config.errors import ConfigError
-from ..config.loader import resolve_config_path
 from ..routing.fitted_models import FittedModels
 from ..templates import Template
 from ..templates.library import glob_base
 from .build import Runtime, build_runtime
 from .incremental import IncrementalLoader, LoadResult
+from .loader import resolve_config_path
 
 log = logging.getLogger("intent_router.reload")
 

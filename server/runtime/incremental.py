@@ -20,9 +20,9 @@ from ..adapters.base import DataAdapter, DataAdapterSettings
 from ..adapters.registry import AdapterRegistry
 from ..adapters.registry import registry as default_registry
 from ..config.errors import ConfigError, ConfigIssue
-from ..config.loader import LoadedConfig, load_config, resolve_config_path
 from ..templates import Template
 from ..templates.library import expand_globs, load_library
+from .loader import LoadedConfig, load_config, resolve_config_path
 
 # A file modified this recently before a full load began (or later) may have been parsed in another
 # version than the one hashed afterwards; such files are not remembered and get parsed again next

@@ -13,12 +13,12 @@ from pydantic import ValidationError
 
 from ..api.requests import QueryRequest
 from ..api.responses import ConfigHealth, ErrorDetail, ErrorResponse, HealthResponse, LoadStatusView
+from ..auth import Principal, authenticate, require
 from ..errors import BadRequest, Forbidden, IntentRouterError, RequestTimeout
 from ..mcp.http import install_mcp
 from ..resilience import request_deadline
 from ..runtime.holder import RuntimeHolder
 from ..service import answer as answering
-from .auth import Principal, authenticate, require
 from .catalogue_routes import install_catalogue
 from .dashboard_routes import install_stats
 from .metrics import install_metrics

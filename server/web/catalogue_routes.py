@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from ..auth import authenticate, require
 from ..runtime.holder import RuntimeHolder
 from ..service.catalogue import build_catalogue
-from .auth import authenticate, require
 
 
 def install_catalogue(app: web.Application, holder: RuntimeHolder) -> None:

@@ -13,8 +13,8 @@ import time
 from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from ..config.models import AuthSettings
-from .auth import Principal, authenticate, require
+from ..auth import Principal, authenticate, require
+from ..runtime.settings import AuthSettings
 
 COOKIE = "ir_dashboard"
 SESSION_SECONDS = 12 * 3600

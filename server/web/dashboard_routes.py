@@ -7,9 +7,9 @@ from pathlib import Path
 
 from aiohttp import web
 
+from ..auth import Principal, require
 from ..errors import IntentRouterError, Unauthorized
 from ..runtime.holder import RuntimeHolder
-from .auth import Principal, require
 from .dashboard_auth import COOKIE, DashboardSessions
 from .routing_log import STATS_LOG, install_routing_log
 from .statistics import statistics_body

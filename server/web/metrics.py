@@ -28,11 +28,11 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from ..adapters.base import Adapter
+from ..auth import authenticate, require
 from ..errors import IntentRouterError
 from ..runtime.holder import LoadStatus, RuntimeHolder
 from ..service.answer import Answer
 from ..stats.capture import Decided
-from .auth import authenticate, require
 from .routing_log import STATS_LOG
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)

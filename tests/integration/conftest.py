@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from server.config.loader import load_config
 from server.runtime.build import Runtime, build_runtime
+from server.runtime.loader import load_config
 from server.testing.demo import seed_demo_tree
 
 

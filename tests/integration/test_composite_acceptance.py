@@ -8,9 +8,9 @@ import pytest
 import pytest_asyncio
 
 from server.cli.fit import fit_command
-from server.config.loader import load_config
 from server.routing.acceptance import FEATURES
 from server.runtime.build import Runtime, build_runtime
+from server.runtime.loader import load_config
 from server.service import answer as answering
 from server.testing.composite_tree import build_tree, make_composite, probe_registry, sql_child
 

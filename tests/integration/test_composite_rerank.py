@@ -13,12 +13,12 @@ from collections.abc import AsyncIterator, Sequence
 import pytest
 import pytest_asyncio
 
-from server.config.loader import load_config
 from server.routing.candidates import Candidate
 from server.routing.router import Router
 from server.routing.stages.base import ScoringStage, StageReport
 from server.routing.stages.rerank import rerank_text
 from server.runtime.build import Runtime, build_runtime
+from server.runtime.loader import load_config
 from server.service import answer as answering
 from server.testing.anthropic_standin import RAW_TEXT_MARKER, AnthropicStandin, Reply, parse_prompt, word_overlap
 from server.testing.cohere_standin import CohereReply, CohereStandin

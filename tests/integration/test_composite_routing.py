@@ -11,8 +11,8 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from server.config.loader import load_config
 from server.runtime.build import Runtime, build_runtime
+from server.runtime.loader import load_config
 from server.service import answer as answering
 from server.testing.composite_tree import ProbeSQLAdapter, build_tree, make_composite, probe_registry
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import duckdb
 
-from server.config.loader import load_config
 from server.runtime.build import build_runtime
+from server.runtime.loader import load_config
 from server.service.answer import answer
 from server.testing.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_people_db, make_tree
 from server.testing.graphql_api import running_graphql_api

@@ -7,8 +7,8 @@ import duckdb
 import pytest
 
 from server.config.errors import ConfigError
-from server.config.loader import load_config
 from server.errors import QueryFailed
+from server.runtime.loader import load_config
 from server.testing.adapter_harness import started
 from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, make_people_db, make_tree
 

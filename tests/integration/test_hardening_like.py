@@ -9,8 +9,8 @@ import duckdb
 import pytest
 
 from server.config.errors import ConfigError
-from server.config.loader import load_config
 from server.runtime.build import build_runtime
+from server.runtime.loader import load_config
 from server.service import answer as answering
 from server.testing.adapter_harness import started
 from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, make_people_db, make_tree

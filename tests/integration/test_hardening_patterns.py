@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from server.config.errors import ConfigError
-from server.config.loader import load_config
+from server.runtime.loader import load_config
 from server.testing.configs import BASE_CONFIG, make_tree
 
 MONGO = """

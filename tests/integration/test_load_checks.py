@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from server.config.errors import ConfigError
-from server.config.loader import load_config
 from server.errors import QueryFailed
 from server.params.values_from import adapter_values_runner
 from server.runtime.build import build_runtime
+from server.runtime.loader import load_config
 from server.testing.adapter_harness import started
 from server.testing.app import running_app
 from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_people_db, make_tree, people_tree

@@ -9,8 +9,8 @@ from sqlalchemy import event
 
 from server.api.outcome import Outcome
 from server.config.errors import ConfigError
-from server.config.loader import load_config
 from server.runtime.build import build_runtime
+from server.runtime.loader import load_config
 from server.service.answer import answer
 from server.testing.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_people_db, make_tree
 

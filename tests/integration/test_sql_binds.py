@@ -6,8 +6,8 @@ import sqlite3
 
 import pytest
 
-from server.config.loader import load_config
 from server.runtime.build import build_runtime
+from server.runtime.loader import load_config
 from server.testing.configs import people_tree
 
 HOSTILE = ["'; DROP TABLE people; --", "Ada' OR '1'='1", 'Ada"; DELETE FROM people; --', "\x00Ada", "😀' --"]

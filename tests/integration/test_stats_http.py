@@ -8,7 +8,7 @@ import json
 import pytest
 
 from server.config.errors import ConfigError
-from server.config.loader import load_config
+from server.runtime.loader import load_config
 from server.testing.app import running_app
 from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_people_db, make_tree, people_tree
 from server.web.dashboard_auth import COOKIE

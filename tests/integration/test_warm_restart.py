@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from server.config.loader import load_config
 from server.runtime.build import build_runtime
+from server.runtime.loader import load_config
 from server.testing.configs import people_tree
 
 

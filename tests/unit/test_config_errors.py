@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from server.config.errors import ConfigError
-from server.config.loader import load_config
 from server.config.yaml_source import parse_yaml
+from server.runtime.loader import load_config
 from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_tree, people_tree
 
 

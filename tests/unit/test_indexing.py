@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from server.config.loader import load_config
 from server.embedding.factory import build_embedder
 from server.embedding.openai_compatible import OpenAICompatibleEmbedder
 from server.embedding.settings import EmbeddingSettings
 from server.runtime.build import build_runtime
+from server.runtime.loader import load_config
 from server.stores.indexing import diff_hashes, index_digest, sync_store
 from server.stores.memory import MemoryTemplateStore
 from server.templates import Template

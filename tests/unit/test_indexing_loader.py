@@ -8,8 +8,8 @@ import time
 import pytest
 
 from server.config.errors import ConfigError
-from server.config.loader import load_config
 from server.runtime.incremental import IncrementalLoader
+from server.runtime.loader import load_config
 from server.testing.configs import PEOPLE_ADAPTER, people_tree, write
 
 SECOND_ADAPTER = PEOPLE_ADAPTER.replace("name: people", "name: other").replace("templates/people/", "templates/other/")

@@ -12,9 +12,9 @@ import tracemalloc
 import pytest
 
 from server.config.errors import ConfigError
-from server.config.loader import load_config
 from server.config.yaml_bounds import ALIAS_EXPANSION_FLOOR, MAX_FILE_BYTES
 from server.config.yaml_source import parse_yaml
+from server.runtime.loader import load_config
 from server.templates.library import load_library
 from server.testing.configs import PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_tree
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from ..config.models import AuthSettings
-from ..errors import Forbidden, Unauthorized
+from .errors import Forbidden, Unauthorized
+from .runtime.settings import AuthSettings
 
 
 @dataclass(frozen=True)

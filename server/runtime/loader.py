@@ -15,13 +15,13 @@ from ..adapters.base import AdapterSettings, DataAdapter, DataAdapterSettings
 from ..adapters.composite import CompositeAdapterSettings
 from ..adapters.registry import AdapterRegistry, UnknownAdapterType
 from ..adapters.registry import registry as default_registry
+from ..config.errors import ConfigError, ConfigIssue
+from ..config.validation import issues_from_validation, validate_model
+from ..config.yaml_source import YamlDocument, format_path, load_yaml
 from ..routing.settings import CompositeRetrievalSettings
 from ..templates import Template
 from ..templates.library import load_library
-from .errors import ConfigError, ConfigIssue
-from .models import AppSettings
-from .validation import issues_from_validation, validate_model
-from .yaml_source import YamlDocument, format_path, load_yaml
+from .settings import AppSettings
 
 
 @dataclass
