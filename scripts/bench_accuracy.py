@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -58,6 +59,12 @@ CONFIGS: dict[str, dict] = {
     "embedding_string_similarity_intent_model": {
         "string_similarity": {"enabled": True},
         "intent_model": {"enabled": True},
+    },
+    # same ranking as embedding_intent_model; the acceptance test (issue 15) decides whether to execute
+    "embedding_intent_model_acceptance": {
+        "string_similarity": {"enabled": False},
+        "intent_model": {"enabled": True},
+        "acceptance": {"enabled": True},
     },
 }
 
@@ -135,6 +142,8 @@ async def route_all(runtime, name: str, questions: list[tuple[str, str]]):
                 "predicted_adapter": best["source_adapter"] if best else None,
                 "score": best["combined_score"] if best else 0.0,
                 "runner_up": matches[1]["combined_score"] if len(matches) > 1 else None,
+                "acceptance": (best.get("acceptance") or {}).get("probability") if best else None,
+                "acceptance_threshold": (best.get("acceptance") or {}).get("threshold") if best else None,
             }
         )
     return rows
@@ -213,11 +222,32 @@ async def run(k: int | None, seed: int, limit: int | None, cache: Path) -> list[
                         "in_scope_accuracy": round(held_out.in_scope_accuracy, 4),
                         "in_scope_accuracy_without_threshold": round(no_threshold.in_scope_accuracy, 4),
                         "overall_accuracy": round(held_out.accuracy, 4),
+                        **acceptance_results(rows, obs, half),
                     }
                 )
         finally:
             await runtime.close()
     return results
+
+
+def acceptance_results(rows: list[dict], obs: list[Observation], half: int) -> dict:
+    """With the acceptance test on: its probability as the score, fitted on labels (like the combined
+    score above) and at its self-calibrated threshold (no labels), both measured on the second half."""
+    if not any(r["acceptance"] is not None for r in rows):
+        return {}
+    scored = [replace(o, score=r["acceptance"] or 0.0, runner_up=None) for o, r in zip(obs, rows, strict=True)]
+    default = next(r["acceptance_threshold"] for r in rows if r["acceptance_threshold"] is not None)
+    fitted = fit_threshold(scored[:half])
+    out = {}
+    for name, threshold in (("acceptance_labelled", fitted.threshold), ("acceptance_self_calibrated", default)):
+        held = evaluate(scored[half:], DecisionRule(threshold))
+        out[name] = {
+            "threshold": round(threshold, 4),
+            "out_of_scope_rejection": round(held.out_of_scope_rejection or 0.0, 4),
+            "in_scope_accuracy": round(held.in_scope_accuracy, 4),
+            "overall_accuracy": round(held.accuracy, 4),
+        }
+    return out
 
 
 def main() -> None:

@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from server.routing import acceptance as acc  # noqa: E402
+from server.routing.decision import DecisionRule  # noqa: E402
 from server.routing.fitting import Observation, evaluate, fit_threshold  # noqa: E402
 from server.routing.intent_model import IntentModel  # noqa: E402
 
@@ -146,7 +147,7 @@ def run(k: int | None, seed: int, vec: Vectors, folds: int, prior: float) -> dic
     def fit_measure(score: np.ndarray, default: float | None = None) -> dict:
         obs = observations(score)
         fitted = fit_threshold(obs[:half])
-        held = evaluate(obs[half:], fitted.threshold)
+        held = evaluate(obs[half:], DecisionRule(fitted.threshold))
         out = {
             "threshold": round(fitted.threshold, 4),
             "in_scope": round(held.in_scope_accuracy, 4),
@@ -154,7 +155,7 @@ def run(k: int | None, seed: int, vec: Vectors, folds: int, prior: float) -> dic
             "overall": round(held.accuracy, 4),
         }
         if default is not None:
-            d = evaluate(obs[half:], default)
+            d = evaluate(obs[half:], DecisionRule(default))
             out |= {
                 "default_threshold": default,
                 "default_in_scope": round(d.in_scope_accuracy, 4),
