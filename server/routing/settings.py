@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic.fields import FieldInfo
 
 
 class _Strict(BaseModel):
@@ -28,18 +29,25 @@ class RerankingSettings(_Strict):
         return self
 
 
+TemplateField = Literal["description", "nl_examples", "tags"]
+
+
+def _default_compare_fields() -> list[TemplateField]:
+    return ["description", "nl_examples"]
+
+
+def _default_field_weights() -> dict[TemplateField, float]:
+    return {"description": 1.0, "nl_examples": 2.0, "tags": 0.5}
+
+
 class StringSimilaritySettings(_Strict):
     enabled: bool = True
     algorithm: Literal["jaro_winkler", "levenshtein", "ratio"] = "jaro_winkler"
     weight: float = Field(0.2, ge=0.0)
-    compare_fields: list[Literal["description", "nl_examples", "tags"]] = Field(
-        default_factory=lambda: ["description", "nl_examples"], min_length=1
-    )
+    compare_fields: list[TemplateField] = Field(default_factory=_default_compare_fields, min_length=1)
     min_threshold: float = Field(0.3, ge=0.0, le=1.0)
     aggregation: Literal["max", "avg", "weighted_avg"] = "max"
-    field_weights: dict[Literal["description", "nl_examples", "tags"], float] = Field(
-        default_factory=lambda: {"description": 1.0, "nl_examples": 2.0, "tags": 0.5}
-    )
+    field_weights: dict[TemplateField, float] = Field(default_factory=_default_field_weights)
 
 
 class IntentModelSettings(_Strict):
@@ -116,12 +124,15 @@ def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _optional(info: FieldInfo) -> Any:
+    """The field's type (with its constraints) or None."""
+    annotation: Any = Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation
+    return annotation | None
+
+
 def _override_of(block: type[BaseModel]) -> Any:
     """The same block with every key optional: what a composite may override (constraints kept)."""
-    fields: dict[str, Any] = {
-        name: ((Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation) | None, None)
-        for name, info in block.model_fields.items()
-    }
+    fields: dict[str, Any] = {name: (_optional(info), None) for name, info in block.model_fields.items()}
     return create_model(f"{block.__name__}Override", __config__=ConfigDict(extra="forbid", frozen=True), **fields)
 
 

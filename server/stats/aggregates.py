@@ -63,9 +63,11 @@ def compute(
     where = _where(t, w)
     count = sa.func.count()
     with engine.connect() as conn:
-        outcomes = dict(conn.execute(sa.select(t.c.outcome, count).where(*where).group_by(t.c.outcome)).all())
+        outcomes: dict[str, int] = dict(
+            conn.execute(sa.select(t.c.outcome, count).where(*where).group_by(t.c.outcome)).all()
+        )
         total = sum(outcomes.values())
-        kinds = dict(conn.execute(sa.select(t.c.kind, count).where(*where).group_by(t.c.kind)).all())
+        kinds: dict[str, int] = dict(conn.execute(sa.select(t.c.kind, count).where(*where).group_by(t.c.kind)).all())
         asked = conn.execute(
             sa.select(t.c.adapter, count).where(*where).group_by(t.c.adapter).order_by(count.desc())
         ).all()

@@ -9,7 +9,7 @@ from rapidfuzz.distance import JaroWinkler, Levenshtein
 
 from ...templates import Template
 from ..candidates import Candidate
-from ..settings import StringSimilaritySettings
+from ..settings import StringSimilaritySettings, TemplateField
 from .base import ScoringStage, StageReport
 
 ALGORITHMS: dict[str, Callable[[str, str], float]] = {
@@ -42,7 +42,7 @@ class StringSimilarityStage(ScoringStage):
     def template_score(self, question: str, template: Template) -> float:
         """Best match within each field, then aggregated over fields; below min_threshold counts as 0."""
         q = normalise(question)
-        per_field: dict[str, float] = {}
+        per_field: dict[TemplateField, float] = {}
         for field in self.settings.compare_fields:
             texts = field_texts(template, field)
             if texts:
