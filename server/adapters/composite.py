@@ -34,12 +34,12 @@ class CompositeAdapterSettings(AdapterSettings):
     ambiguity_margin: float | None = Field(None, ge=0.0, le=1.0)
     on_ambiguity: Literal["ask", "best"] = "ask"
     # per-composite overrides of the global composite_retrieval block (merged over it at load)
-    reranking: RerankingOverride | None = None  # type: ignore[valid-type]
-    string_similarity: StringSimilarityOverride | None = None  # type: ignore[valid-type]
-    intent_model: IntentModelOverride | None = None  # type: ignore[valid-type]
-    acceptance: AcceptanceOverride | None = None  # type: ignore[valid-type]
-    scoring: ScoringOverride | None = None  # type: ignore[valid-type]
-    performance: PerformanceOverride | None = None  # type: ignore[valid-type]
+    reranking: RerankingOverride | None = None
+    string_similarity: StringSimilarityOverride | None = None
+    intent_model: IntentModelOverride | None = None
+    acceptance: AcceptanceOverride | None = None
+    scoring: ScoringOverride | None = None
+    performance: PerformanceOverride | None = None
 
     @field_validator("child_adapters")
     @classmethod

@@ -13,7 +13,7 @@ import functools
 import logging
 import threading
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlglot
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,6 +28,9 @@ from .file_identity import REASONS, FileIdentity
 from .like_escape import add_escape_clauses, escaped_params, pattern_issues
 from .sql import to_json_value
 from .sql_guard import function_names, parse_sql_body, path_like_tables
+
+if TYPE_CHECKING:
+    import duckdb
 
 log = logging.getLogger("intent_router.adapters.duckdb")
 
@@ -106,7 +109,7 @@ class DuckDBAdapter(DataAdapter):
 
     def __init__(self, settings, context) -> None:
         super().__init__(settings, context)
-        self._conn = None
+        self._conn: duckdb.DuckDBPyConnection | None = None
         self._lock = threading.Lock()
         self._file: FileIdentity | None = None  # the database file the connection reads
         self._reopen_lock = asyncio.Lock()
@@ -174,12 +177,13 @@ class DuckDBAdapter(DataAdapter):
             self._conn = None
 
     async def health(self) -> dict[str, Any]:
-        if self._conn is None:
+        conn = self._conn
+        if conn is None:
             return {"status": "down", "reason": "not connected"}
         if self._file is not None and (problem := self._file.problem()):
             return {"status": "down", "reason": REASONS[problem]}
         try:
-            await asyncio.to_thread(lambda: self._conn.cursor().execute("SELECT 1").fetchall())
+            await asyncio.to_thread(lambda: conn.cursor().execute("SELECT 1").fetchall())
             return {"status": "ok"}
         except Exception:
             return {"status": "down", "reason": "database error"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from yarl import URL
@@ -25,6 +25,9 @@ from .base import DataAdapter, DataAdapterSettings, QueryResult
 from .json_rows import ResponseMapping, map_rows
 from .placeholders import Path, parse_structure, pattern_issues, placeholders_in, render, static_value
 from .web_client import TRANSIENT_STATUSES
+
+if TYPE_CHECKING:
+    from elasticsearch import AsyncElasticsearch
 
 log = logging.getLogger("intent_router.adapters.elasticsearch")
 
@@ -175,7 +178,7 @@ class ElasticsearchAdapter(DataAdapter):
 
     def __init__(self, settings, context) -> None:
         super().__init__(settings, context)
-        self._client = None
+        self._client: AsyncElasticsearch | None = None
 
     def _auth(self) -> dict[str, Any]:
         import os
@@ -193,6 +196,7 @@ class ElasticsearchAdapter(DataAdapter):
         return {"api_key": secret} if conn.api_key_env else {"basic_auth": (conn.username, secret)}
 
     async def start(self) -> None:
+        from elastic_transport.client_utils import DEFAULT
         from elasticsearch import AsyncElasticsearch
 
         conn = self.settings.connection
@@ -203,7 +207,7 @@ class ElasticsearchAdapter(DataAdapter):
             retry_on_timeout=False,
             connections_per_node=conn.pool_size,
             verify_certs=conn.verify_certs,
-            ca_certs=conn.ca_certs,
+            ca_certs=DEFAULT if conn.ca_certs is None else conn.ca_certs,  # DEFAULT: the client's own default
             **self._auth(),
         )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -30,6 +30,9 @@ from .placeholders import (
     static_value,
 )
 from .sql import to_json_value
+
+if TYPE_CHECKING:
+    from pymongo import AsyncMongoClient
 
 log = logging.getLogger("intent_router.adapters.mongodb")
 
@@ -228,7 +231,7 @@ class MongoDBAdapter(DataAdapter):
 
     def __init__(self, settings, context) -> None:
         super().__init__(settings, context)
-        self._client = None
+        self._client: AsyncMongoClient[dict[str, Any]] | None = None
 
     async def start(self) -> None:
         from pymongo import AsyncMongoClient
@@ -300,8 +303,8 @@ class MongoDBAdapter(DataAdapter):
             )
             return await cursor.to_list(None)
         if operation == "aggregate":
-            cursor = await coll.aggregate(request["pipeline"], maxTimeMS=max_ms)
-            return await cursor.to_list(None)
+            command_cursor = await coll.aggregate(request["pipeline"], maxTimeMS=max_ms)
+            return await command_cursor.to_list(None)
         if operation == "count":
             return [{"count": await coll.count_documents(request["filter"], maxTimeMS=max_ms)}]
         key = request["key"]

@@ -217,4 +217,4 @@ class WebAPIAdapter(DataAdapter):
         await self.client.close()
 
     async def health(self) -> dict[str, Any]:
-        return await self.client.health(self.settings.connection.connect_timeout)
+        return await self.client.health(self.client.connection.connect_timeout)

@@ -16,6 +16,7 @@ large parallel steps instead of ~30 small ones. onnxruntime is the only runtime 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import onnx
@@ -64,7 +65,7 @@ class _GraphWriter:
         self.inits.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
         return name
 
-    def op(self, op_type: str, inputs: list[str], domain: str = "", **attrs: object) -> str:
+    def op(self, op_type: str, inputs: list[str], domain: str = "", **attrs: Any) -> str:
         self._n += 1
         out = f"{op_type.lower()}_{self._n}"
         self.nodes.append(helper.make_node(op_type, inputs, [out], name=f"n{self._n}", domain=domain, **attrs))

@@ -111,8 +111,8 @@ def date_candidates(spec: ParameterSpec, role: Role, mentions: list[DateMention]
             picked = (d.end, d.end_time, 0.95 if d.operator in ("until", "before", "between") else 0.9)
         elif role is Role.END and spec.required and d.operator in ("since", "after") and d.start and d.start <= today:
             picked = (today, None, 0.7)
-        elif role in (Role.POINT, Role.GENERIC) and d.single_day and d.operator is None:
-            picked = (d.start, d.start_time, 0.93)  # type: ignore[arg-type]
+        elif role in (Role.POINT, Role.GENERIC) and d.single_day and d.start is not None and d.operator is None:
+            picked = (d.start, d.start_time, 0.93)
         if picked is None:
             continue
         day, time, score = picked

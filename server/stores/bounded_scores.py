@@ -231,11 +231,11 @@ def _check_int8(session, codes: np.ndarray) -> None:
     """The bounds assume exact integer products: check extreme and random questions against numpy."""
     dim = codes.shape[1]
     rng = np.random.default_rng(0)
-    probes = [
+    probes: list[np.ndarray] = [
         np.full(dim, _Q_LEVELS),
         np.full(dim, -_Q_LEVELS),
         np.resize([_Q_LEVELS, -_Q_LEVELS], dim),
-        rng.integers(-_Q_LEVELS, _Q_LEVELS + 1, dim),
+        rng.integers(-_Q_LEVELS, _Q_LEVELS + 1, size=(dim,)),
     ]
     as_int = codes.astype(np.int64)
     for probe in probes:

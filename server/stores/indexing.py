@@ -65,7 +65,7 @@ class VectorDonors:
             return None
         store, tid = found
         try:
-            vectors = store.vectors_of(tid)  # type: ignore[attr-defined]
+            vectors = store.vectors_of(tid)
         except KeyError:  # deleted from the donor since the map was built
             return None
         return vectors if vectors.shape[0] == count else None
