@@ -1,4 +1,5 @@
-"""`python run.py [serve|route|validate|reindex|mcp] ...`: one entry point, subcommands per job."""
+"""`python run.py [serve|route|validate|reindex|mcp|fit-thresholds] ...`: one entry point, subcommands per job;
+`serve` is the default, and its options work without its name (`python run.py --port 9000`)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,17 @@ from ..errors import IntentRouterError
 from ..runtime.loader import load_config
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "config"
+DEFAULT_COMMAND = "serve"
+GLOBAL_OPTIONS_WITH_VALUE = ("--config", "--log-level")  # the options given before a command
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="run.py", description="Intent Router")
+def _parser() -> tuple[argparse.ArgumentParser, set[str]]:
+    """The parser and its command names."""
+    parser = argparse.ArgumentParser(
+        prog="run.py",
+        description="Intent Router",
+        epilog="serve is the default command; its options work without its name: run.py --port 9000",
+    )
     parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="config file or directory")
     parser.add_argument("--log-level", default="INFO")
     sub = parser.add_subparsers(dest="command")
@@ -43,15 +51,32 @@ def _parser() -> argparse.ArgumentParser:
     fit.add_argument("--adapter")
     for command in (serve, route, validate, reindex, mcp, fit):  # `route ... --config PATH` works as well
         command.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="config file or directory")
-    return parser
+    return parser, set(sub.choices)
+
+
+def with_default_command(argv: list[str], commands: set[str]) -> list[str]:
+    """`serve` is the default command, so its options work without its name: `run.py --port 9000` is
+    `run.py serve --port 9000`. The command goes after the global options, where argparse expects it."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in GLOBAL_OPTIONS_WITH_VALUE:
+            i += 2
+        elif arg.startswith(tuple(f"{option}=" for option in GLOBAL_OPTIONS_WITH_VALUE)):
+            i += 1
+        else:
+            break
+    if i >= len(argv) or argv[i] in commands or argv[i] in ("-h", "--help") or not argv[i].startswith("-"):
+        return argv  # a command named, nothing after the global options, help, or a word argparse will judge
+    return [*argv[:i], DEFAULT_COMMAND, *argv[i:]]
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = _parser()
-    args = parser.parse_args(argv)
+    parser, commands = _parser()
+    args = parser.parse_args(with_default_command(argv, commands))
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    command = args.command or "serve"
+    command = args.command or DEFAULT_COMMAND
     try:
         if command == "validate":
             return _validate(args.config)

@@ -47,8 +47,7 @@ def serve(config: Path, host: str | None, port: int | None, workers: int = 1) ->
         print("--workers must be at least 1", file=sys.stderr)
         return 2
     if workers == 1:
-        asyncio.run(_serve(config, host, port))
-        return 0
+        return _single(config, host, port)
     if not hasattr(socket, "SO_REUSEPORT"):
         print("--workers needs SO_REUSEPORT, which this platform does not have", file=sys.stderr)
         return 2
@@ -96,6 +95,16 @@ def _prefork(config: Path, host: str, port: int, workers: int) -> int:
     return status
 
 
+def _single(config: Path, host: str, port: int) -> int:
+    """One process: SIGTERM (a service manager's stop, handled in `_serve`) and Ctrl-C both close the
+    server cleanly, and either ends with exit status 0 and no traceback."""
+    try:
+        asyncio.run(_serve(config, host, port))
+    except KeyboardInterrupt:  # asyncio.run cancelled the server on Ctrl-C; its cleanup has run
+        log.info("stopped (pid %d)", os.getpid())
+    return 0
+
+
 def _worker(config: Path, host: str, port: int) -> None:
     """One worker: SIGTERM stops it like Ctrl-C (the server closes cleanly); SIGINT is left to the
     parent, which forwards one SIGTERM (a terminal's Ctrl-C reaches the whole process group)."""
@@ -137,8 +146,12 @@ async def _serve(config: Path, host: str, port: int, reuse_port: bool = False) -
         runtime.build_seconds,
         os.getpid(),
     )
+    stop = asyncio.Event()
+    # SIGTERM ends the wait below, so the cleanup runs in order (the routing log writes what it holds);
+    # a KeyboardInterrupt raised from a signal handler could land inside any task instead
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     try:
-        await asyncio.Event().wait()
+        await stop.wait()
     finally:
         await runner.cleanup()
         await holder.close()

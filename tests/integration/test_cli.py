@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
-from server.testing.configs import people_tree
+import pytest
+
+from server.cli.main import _parser, with_default_command
+from server.testing.configs import BASE_CONFIG, people_tree
+from server.testing.servers import free_port
 
 RUN = Path(__file__).resolve().parents[2] / "run.py"
 
@@ -177,3 +186,79 @@ def test_an_absolute_glob_matching_nothing_is_a_file_and_line_error(tmp_path):
         "configuration errors (1):",
         f"  config/adapters/people.yaml:5: adapters[0].templates: no template file matches ['{absolute}']",
     ]
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_serve_options_work_without_the_word_serve(tmp_path, stop):
+    """`serve` is the default command, so `run.py --port N` serves on N (it used to be `invalid choice`);
+    SIGTERM and Ctrl-C stop it cleanly: the routing log writes what it holds, exit 0, no traceback."""
+    config_dir = people_tree(tmp_path, BASE_CONFIG + "stats: {flush_interval: 600}\n")  # written only at close
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(RUN), "--log-level", "WARNING", "--port", str(port), "--config", str(config_dir)],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        status = None
+        while status != 200 and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as reply:
+                    status, body = reply.status, json.loads(reply.read())
+            except OSError:  # still loading: nobody listens yet
+                time.sleep(0.2)
+        assert status == 200
+        assert body["status"] == "ok"
+        question = urllib.request.Request(
+            f"http://127.0.0.1:{port}/v1/query",
+            data=json.dumps({"query": "Who works in Engineering?"}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(question, timeout=30) as reply:
+            assert reply.status == 200
+    finally:
+        proc.send_signal(stop)
+        try:
+            code = proc.wait(60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    stderr = proc.stderr.read() if proc.stderr else ""
+    assert code == 0, stderr
+    assert "Traceback" not in stderr
+    with contextlib.closing(sqlite3.connect(tmp_path / "data" / "routing_log.sqlite3")) as log:
+        assert log.execute("SELECT count(*) FROM routing_log").fetchone()[0] == 1
+
+
+def test_the_default_command_goes_after_the_global_options():
+    _, commands = _parser()
+    assert with_default_command(["--port", "9000"], commands) == ["serve", "--port", "9000"]
+    assert with_default_command(["--config", "c", "--host", "127.0.0.1", "--workers", "2"], commands) == [
+        "--config",
+        "c",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--workers",
+        "2",
+    ]
+    assert with_default_command(["--log-level=DEBUG", "--port", "1"], commands) == [
+        "--log-level=DEBUG",
+        "serve",
+        "--port",
+        "1",
+    ]
+    for unchanged in ([], ["--config", "c"], ["validate"], ["--config", "c", "route", "q"], ["--help"], ["bogus"]):
+        assert with_default_command(unchanged, commands) == unchanged
+
+
+def test_a_misspelt_command_or_option_is_still_refused(tmp_path):
+    config_dir = people_tree(tmp_path)
+    done = run("--config", str(config_dir), "valdate", cwd=tmp_path)
+    assert done.returncode == 2 and "invalid choice: 'valdate'" in done.stderr
+    done = run("--config", str(config_dir), "--prot", "9000", cwd=tmp_path)
+    assert done.returncode == 2 and "unrecognized arguments: --prot 9000" in done.stderr
