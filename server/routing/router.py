@@ -26,9 +26,13 @@ log = logging.getLogger("intent_router.routing")
 class TemplateSource(Protocol):
     """What the router needs of a data adapter: its templates, its embedder and a store search."""
 
-    name: str
-    embedder: Embedder
     templates: dict[str, Template]
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def embedder(self) -> Embedder: ...
 
     async def search_templates(self, vector: np.ndarray, k: int) -> list[StoreHit]: ...
 

@@ -17,7 +17,7 @@ from ..adapters.registry import AdapterRegistry, UnknownAdapterType
 from ..adapters.registry import registry as default_registry
 from ..config.errors import ConfigError, ConfigIssue
 from ..config.validation import issues_from_validation, validate_model
-from ..config.yaml_source import YamlDocument, format_path, load_yaml
+from ..config.yaml_source import Path_, YamlDocument, format_path, load_yaml
 from ..routing.settings import CompositeRetrievalSettings
 from ..templates import Template
 from ..templates.library import load_library
@@ -84,7 +84,7 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
             issues.extend(exc.issues)
 
     adapters: list[AdapterSettings] = []
-    where: dict[str, tuple[YamlDocument, tuple]] = {}
+    where: dict[str, tuple[YamlDocument, Path_]] = {}
     for adapter_file in sorted(adapters_dir.glob("*.yaml")) + sorted(adapters_dir.glob("*.yml")):
         files.append(adapter_file)
         try:
@@ -92,7 +92,7 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
         except ConfigError as exc:
             issues.extend(exc.issues)
             continue
-        for settings, path, problems in _adapters_in(doc, registry):
+        for settings, key_path, problems in _adapters_in(doc, registry):
             issues.extend(problems)
             if settings is None:
                 continue
@@ -100,13 +100,13 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
                 first_doc, first_path = where[settings.name]
                 issues.append(
                     doc.issue(
-                        (*path, "name"),
+                        (*key_path, "name"),
                         f"duplicate adapter name '{settings.name}' "
                         f"(first defined in {first_doc.file}:{first_doc.line_of(first_path)})",
                     )
                 )
                 continue
-            where[settings.name] = (doc, path)
+            where[settings.name] = (doc, key_path)
             if settings.enabled:
                 adapters.append(settings)
 
@@ -115,10 +115,10 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
     by_name = {a.name: a for a in adapters}
     for settings in adapters:
         cls = registry.get(settings.type)
-        doc, path = where[settings.name]
+        doc, key_path = where[settings.name]
         if issubclass(cls, DataAdapter) and isinstance(settings, DataAdapterSettings):
             try:
-                at = (doc.file, doc.line_of((*path, "templates")), format_path((*path, "templates")))
+                at = (doc.file, doc.line_of((*key_path, "templates")), format_path((*key_path, "templates")))
                 library = load_library(list(settings.templates), root, cls.body_key, cls.parse_body, settings.name, at)
                 templates[settings.name] = library.templates
                 files.extend(library.files)
@@ -129,23 +129,23 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
             for child in settings.child_adapters:
                 if child not in by_name:
                     known = "disabled" if child in where else "unknown"
-                    issues.append(doc.issue((*path, "child_adapters"), f"{known} child adapter '{child}'"))
+                    issues.append(doc.issue((*key_path, "child_adapters"), f"{known} child adapter '{child}'"))
                 elif not issubclass(registry.get(by_name[child].type), DataAdapter):
                     issues.append(
                         doc.issue(
-                            (*path, "child_adapters"), f"child '{child}' has no templates (composites cannot nest)"
+                            (*key_path, "child_adapters"), f"child '{child}' has no templates (composites cannot nest)"
                         )
                     )
             try:
                 merged = app.composite_retrieval.merged(settings.overrides())
             except ValidationError as exc:
-                issues.extend(issues_from_validation(exc, doc, path))
+                issues.extend(issues_from_validation(exc, doc, key_path))
                 continue
             provider = merged.reranking.provider
             if merged.reranking.enabled and provider not in app.rerankers:
                 issues.append(
                     doc.issue(
-                        (*path, "reranking", "provider"),
+                        (*key_path, "reranking", "provider"),
                         f"reranker '{provider}' is not in config.yaml's rerankers section",
                     )
                 )

@@ -129,6 +129,7 @@ async def answer(adapter: Adapter, question: str) -> Answer:
         response = QueryResponse(content=content, rows=[], metadata=metadata, confidence=confidence)
         return Answer(response, outcome, status, timings_ms=timings)
 
+    assert chosen is not None  # decide() only sets execute with a selected candidate
     owner = sources[chosen.adapter]
     template = chosen.template
     t = time.perf_counter()

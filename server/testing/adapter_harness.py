@@ -12,13 +12,15 @@ from typing import Any
 
 import yaml
 
-from server.adapters.base import Adapter, AdapterContext
+from server.adapters.base import Adapter, AdapterContext, DataAdapter
 from server.adapters.registry import registry
 from server.templates.library import load_library
 
 
 def load_adapter(root: Path, settings: dict[str, Any], library: str) -> Adapter:
     cls = registry.get(settings["type"])
+    if not issubclass(cls, DataAdapter):
+        raise TypeError(f"adapter type {settings['type']!r} has no templates")
     lib = root / "templates" / settings["name"] / "library.yaml"
     lib.parent.mkdir(parents=True, exist_ok=True)
     lib.write_text(textwrap.dedent(library).lstrip("\n"), encoding="utf-8")

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from server.adapters.base import Adapter, AdapterContext
+from server.adapters.base import Adapter, AdapterContext, DataAdapter
 from server.adapters.registry import registry
 from server.templates.library import load_library
 from server.templates.models import Template
@@ -60,6 +60,8 @@ def example_adapter(name: str, connection: dict[str, Any]) -> tuple[Adapter, lis
     templates."""
     raw = example_settings()[name]
     cls = registry.get(raw["type"])
+    if not issubclass(cls, DataAdapter):
+        raise TypeError(f"adapter type {raw['type']!r} has no templates")
     library = load_library(raw["templates"], REPO, cls.body_key, cls.parse_body, name)
     settings = cls.settings_model.model_validate(
         {**raw, "enabled": True, "connection": {**raw["connection"], **connection}}
