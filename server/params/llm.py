@@ -55,8 +55,8 @@ class AnthropicFiller:
                     max_tokens=self.settings.max_tokens,
                     system=SYSTEM_PROMPT,
                     messages=[{"role": "user", "content": build_user_message(question, template, today)}],
-                    tools=[build_tool(specs, allowed)],  # type: ignore[list-item]
-                    tool_choice=tool_choice(),  # type: ignore[arg-type]
+                    tools=[build_tool(specs, allowed)],
+                    tool_choice=tool_choice(),
                 )
         except Exception as exc:  # every SDK/transport failure is mapped; provider text is never kept
             raise self._map_error(exc) from None

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..templates import ParameterSpec, Template
 from ..templates.json_schema import parameters_schema
+
+if TYPE_CHECKING:  # the SDK's request types; the SDK itself is imported only when LLM extraction is on
+    from anthropic.types import ToolChoiceToolParam, ToolParam
 
 TOOL_NAME = "fill_parameters"
 
@@ -30,7 +33,7 @@ class LLMReplyError(ValueError):
     """The reply cannot be used; the message is a short reason of ours, never provider text."""
 
 
-def build_tool(specs: list[ParameterSpec], allowed: Mapping[str, list[Any]] | None = None) -> dict[str, Any]:
+def build_tool(specs: list[ParameterSpec], allowed: Mapping[str, list[Any]] | None = None) -> ToolParam:
     return {
         "name": TOOL_NAME,
         "description": "Report the parameter values the question states. Leave out any it does not state.",
@@ -38,7 +41,7 @@ def build_tool(specs: list[ParameterSpec], allowed: Mapping[str, list[Any]] | No
     }
 
 
-def tool_choice() -> dict[str, Any]:
+def tool_choice() -> ToolChoiceToolParam:
     return {"type": "tool", "name": TOOL_NAME, "disable_parallel_tool_use": True}
 
 

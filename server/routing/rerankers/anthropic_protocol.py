@@ -16,8 +16,13 @@ reply ourselves either way.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .llm_prompt import INSTRUCTIONS, build_user_message, parse_scores
 from .replies import ReplyError
+
+if TYPE_CHECKING:  # the SDK's request types; the SDK itself is imported only by the reranker
+    from anthropic.types import ToolChoiceToolParam, ToolParam
 
 __all__ = ["SYSTEM_PROMPT", "TOOL", "TOOL_CHOICE", "TOOL_NAME", "build_user_message", "parse_reply"]
 
@@ -25,7 +30,7 @@ TOOL_NAME = "score_candidates"
 
 SYSTEM_PROMPT = f"{INSTRUCTIONS} Reply only by calling {TOOL_NAME} once, with one score for every candidate index."
 
-TOOL = {
+TOOL: ToolParam = {
     "name": TOOL_NAME,
     "description": "Report a relevance score between 0 and 1 for every candidate, by index.",
     "input_schema": {
@@ -50,7 +55,7 @@ TOOL = {
     },
 }
 
-TOOL_CHOICE = {"type": "tool", "name": TOOL_NAME, "disable_parallel_tool_use": True}
+TOOL_CHOICE: ToolChoiceToolParam = {"type": "tool", "name": TOOL_NAME, "disable_parallel_tool_use": True}
 
 
 def parse_reply(stop_reason: object, content: object, count: int) -> list[float]:

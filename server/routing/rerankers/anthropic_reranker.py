@@ -44,8 +44,8 @@ class AnthropicReranker(Reranker):
                     max_tokens=self._settings.max_tokens,
                     system=SYSTEM_PROMPT,
                     messages=[{"role": "user", "content": build_user_message(query, texts)}],
-                    tools=[TOOL],  # type: ignore[list-item]
-                    tool_choice=TOOL_CHOICE,  # type: ignore[arg-type]
+                    tools=[TOOL],
+                    tool_choice=TOOL_CHOICE,
                 )
         except Exception as exc:  # every SDK/transport failure is mapped, none escapes raw
             raise _map_error(exc) from None
