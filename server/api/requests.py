@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -12,3 +14,23 @@ class QueryRequest(BaseModel):
 
     query: str = Field(min_length=1, description="the user's question")
     adapter: str | None = Field(None, description="adapter to ask; default: the server's default adapter")
+
+
+class CatalogueQuery(BaseModel):
+    """Query string of `GET /v1/templates`. Unknown parameters are ignored (cache busters, tracking)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    adapter: str | None = Field(None, description="only this adapter (a composite: it and its children)")
+
+
+class StatisticsQuery(BaseModel):
+    """Query string of `GET /v1/routing/statistics`. Unknown parameters are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    adapter: str | None = Field(None, description="entries asked of or answered by this adapter; default: all")
+    kind: Literal["query", "test_routing", "all"] | None = Field(None, description="which endpoint's entries (all)")
+    since: str | None = Field(
+        None, description="window start: a duration (15m, 24h, 7d), epoch seconds or ISO 8601; default 24h"
+    )

@@ -171,6 +171,8 @@ class RoutingExplanation(Wire):
 
 
 class LoadStatusView(Wire):
+    """One config load: also the body of `POST /admin/reload` (200 when ok, 422 when it was refused)."""
+
     ok: bool
     at: float
     seconds: float
@@ -190,3 +192,66 @@ class HealthResponse(Wire):
     adapters: dict[str, Json]
     routing_log: Json = Field(description="the routing log's writes and failures, or {enabled: false}")
     config: ConfigHealth
+
+
+class TemplateEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    description: str
+    examples: list[str]
+    parameters: Json = Field(description="JSON Schema (an object schema) of the template's parameters")
+    result_format: str
+    tags: list[str]
+
+
+class AdapterEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    type: str
+    description: str
+    routes_to: list[str] | None = Field(None, description="a composite's children (it owns no templates itself)")
+    templates: list[TemplateEntry] = Field(default_factory=list)
+
+
+class Catalogue(BaseModel):
+    """Body of `GET /v1/templates` and the MCP `list_templates` tool's structured result."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    adapters: list[AdapterEntry]
+    template_count: int
+
+
+class AdapterSummary(Wire):
+    name: str
+    type: str
+
+
+class ConfigStatusView(Wire):
+    config_file: str
+    last_load: LoadStatusView | None
+    last_good_load: LoadStatusView | None
+    stats_settings: Json = Field(description="the `stats` block of config.yaml (its url left out)")
+
+
+class StatisticsResponse(Wire):
+    """Body of `GET /v1/routing/statistics`: the adapter's description (the seed design's keys; which of
+    them appear depends on the adapter type), live figures from the routing log and the config status."""
+
+    adapter: str
+    type: str
+    total_templates: int | None = None
+    collection_name: str | None = None
+    backend: str | None = None
+    url: str | None = None
+    database: str | None = None
+    child_adapter_count: int | None = None
+    child_adapters: dict[str, Json] | None = None
+    configuration: Json | None = None
+    multistage_selection: Json | None = None
+    routing_log: Json = Field(description="figures over the window (counts, latency, histogram), or {enabled: false}")
+    adapters: list[AdapterSummary]
+    config_status: ConfigStatusView
+    generated_at: float

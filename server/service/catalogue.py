@@ -7,43 +7,14 @@ limited to `company` can ask anything `company` routes to, so it may see those t
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
-
 from ..adapters.base import Adapter, DataAdapter
+from ..api.responses import AdapterEntry, Catalogue, TemplateEntry
 from ..errors import Forbidden
 from ..runtime.build import Runtime
 from ..templates import Template
 from ..templates.json_schema import template_schema
 
-
-class TemplateEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    id: str
-    description: str
-    examples: list[str]
-    parameters: dict[str, Any] = Field(description="JSON Schema (an object schema) of the template's parameters")
-    result_format: str
-    tags: list[str]
-
-
-class AdapterEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str
-    type: str
-    description: str
-    routes_to: list[str] | None = Field(None, description="a composite's children (it owns no templates itself)")
-    templates: list[TemplateEntry] = Field(default_factory=list)
-
-
-class Catalogue(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    adapters: list[AdapterEntry]
-    template_count: int
+__all__ = ["AdapterEntry", "Catalogue", "TemplateEntry", "build_catalogue", "visible_adapters"]
 
 
 def template_entry(template: Template) -> TemplateEntry:

@@ -21,6 +21,7 @@ from ..runtime.holder import RuntimeHolder
 from ..service import answer as answering
 from .catalogue_routes import install_catalogue
 from .dashboard_routes import install_stats
+from .docs_routes import install_docs
 from .metrics import install_metrics
 from .routing_log import STATS_LOG
 
@@ -149,7 +150,8 @@ class Handlers:
     async def reload(self, request: web.Request) -> web.Response:
         require(self.principal(request), "admin")
         status = await self.holder.reload()
-        return web.json_response(status.to_json(), status=200 if status.ok else 422)
+        body = LoadStatusView.model_validate(status.to_json()).dump()
+        return web.json_response(body, status=200 if status.ok else 422)
 
 
 def create_app(holder: RuntimeHolder) -> web.Application:
@@ -164,5 +166,6 @@ def create_app(holder: RuntimeHolder) -> web.Application:
     install_stats(app, holder, app[HOOKS])  # routing log, /v1/routing/statistics, /dashboard
     install_catalogue(app, holder)  # GET /v1/templates
     install_metrics(app, holder, app[HOOKS])  # GET /metrics (Prometheus)
+    install_docs(app)  # GET /openapi.json, /docs
     install_mcp(app, holder, app[HOOKS])  # /mcp: MCP over streamable HTTP
     return app

@@ -7,10 +7,12 @@ from pathlib import Path
 
 from aiohttp import web
 
+from ..api.requests import StatisticsQuery
 from ..auth import Principal, require
 from ..errors import IntentRouterError, Unauthorized
 from ..runtime.holder import RuntimeHolder
 from .dashboard_auth import COOKIE, DashboardSessions
+from .query_string import parse_query_string
 from .routing_log import STATS_LOG, install_routing_log
 from .statistics import statistics_body
 
@@ -36,7 +38,9 @@ class DashboardRoutes:
 
     async def statistics(self, request: web.Request) -> web.Response:
         require(self.principal(request), "stats")
-        return web.json_response(await statistics_body(self.holder, self.app.get(STATS_LOG), request.query))
+        params = parse_query_string(StatisticsQuery, request.query)
+        body = await statistics_body(self.holder, self.app.get(STATS_LOG), params)
+        return web.json_response(body.dump())
 
     async def dashboard(self, request: web.Request) -> web.Response:
         try:

@@ -8,34 +8,31 @@ import logging
 import time
 from typing import Any
 
-from ..errors import BadRequest, IntentRouterError
-from ..runtime.holder import RuntimeHolder
+from ..api.requests import StatisticsQuery
+from ..api.responses import AdapterSummary, ConfigStatusView, LoadStatusView, StatisticsResponse
+from ..errors import IntentRouterError
+from ..runtime.holder import LoadStatus, RuntimeHolder
 from ..stats import RoutingLog
 from ..stats.aggregates import Window, compute
 from ..stats.window import parse_since
 
 log = logging.getLogger("intent_router.stats")
 
-KINDS = (None, "query", "test_routing")
 
-
-async def statistics_body(holder: RuntimeHolder, rlog: RoutingLog | None, query: Any) -> dict[str, Any]:
+async def statistics_body(
+    holder: RuntimeHolder, rlog: RoutingLog | None, params: StatisticsQuery
+) -> StatisticsResponse:
     runtime = holder.current
-    asked = query.get("adapter") or None
+    asked = params.adapter
     adapter = runtime.get(asked) if asked else runtime.default_adapter()
-    body: dict[str, Any] = dict(adapter.describe())
-    body["adapter"] = adapter.name
     now = time.time()
-    kind = query.get("kind") or None
-    if kind == "all":
-        kind = None
-    if kind not in KINDS:
-        raise BadRequest("kind: one of query, test_routing, all")
+    kind = None if params.kind == "all" else params.kind
     settings = runtime.config.app.stats
+    figures: dict[str, Any]
     if rlog is None:
-        body["routing_log"] = {"enabled": False}
+        figures = {"enabled": False}
     else:
-        window = Window(parse_since(query.get("since"), now), now, asked, kind)
+        window = Window(parse_since(params.since, now), now, asked, kind)
         try:
             figures = await asyncio.to_thread(compute, rlog.engine, rlog.table, window, rlog.settings.max_window_rows)
         except Exception as exc:
@@ -47,13 +44,20 @@ async def statistics_body(holder: RuntimeHolder, rlog: RoutingLog | None, query:
         figures["enabled"] = True
         figures["store_queries"] = rlog.settings.store_queries
         figures["log"] = rlog.status()
-        body["routing_log"] = figures
-    body["adapters"] = [{"name": a.name, "type": a.type_name} for a in runtime.adapters.values()]
-    body["config_status"] = {
-        "config_file": str(runtime.config.config_file),
-        "last_load": holder.last_load.to_json() if holder.last_load else None,
-        "last_good_load": holder.last_good_load.to_json() if holder.last_good_load else None,
-        "stats_settings": settings.model_dump(exclude={"url"}),
-    }
-    body["generated_at"] = now
-    return body
+    return StatisticsResponse(
+        **adapter.describe(),
+        adapter=adapter.name,
+        routing_log=figures,
+        adapters=[AdapterSummary(name=a.name, type=a.type_name) for a in runtime.adapters.values()],
+        config_status=ConfigStatusView(
+            config_file=str(runtime.config.config_file),
+            last_load=_load_view(holder.last_load),
+            last_good_load=_load_view(holder.last_good_load),
+            stats_settings=settings.model_dump(mode="json", exclude={"url"}),
+        ),
+        generated_at=now,
+    )
+
+
+def _load_view(status: LoadStatus | None) -> LoadStatusView | None:
+    return LoadStatusView.model_validate(status.to_json()) if status is not None else None
