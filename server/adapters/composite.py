@@ -72,7 +72,7 @@ class CompositeAdapter(Adapter):
             raise ValueError("a composite is built by the runtime: it needs retrieval settings, lookup and models")
         self.retrieval = context.retrieval  # global block merged with this composite's overrides, at load
         self._lookup = context.lookup
-        self._stages = build_stages(self.retrieval, context.rerankers, context.fitted_models)
+        self._stages = build_stages(self.retrieval, context.rerankers, context.fitted_models, context.root)
 
     def routing_sources(self) -> list[DataAdapter]:
         """Children as they are now: after a reload the composite sees the new child objects."""
@@ -146,10 +146,13 @@ class CompositeAdapter(Adapter):
                     "weight": r.intent_model.weight,
                     "fitted": fitted is not None,
                     "token_views": fitted is not None and fitted.views is not None,
+                    "source": stage.source if stage is not None else None,
+                    "ready_seconds": round(stage.fit_seconds, 3) if stage is not None and stage.fit_seconds else None,
                 },
                 "acceptance": {
                     "enabled": r.acceptance.enabled,
                     **(acceptance.to_json() if acceptance is not None else {"fitted": False}),
+                    "source": stage.acceptance_source if stage is not None else None,
                 },
                 "string_similarity": {
                     "enabled": r.string_similarity.enabled,

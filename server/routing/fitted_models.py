@@ -2,19 +2,40 @@
 
 A fit costs seconds for hundreds of templates; another composite over the same children, or a reload
 that did not touch them, reuses the model instead. Small: each model holds its examples' vectors.
+Behind the memory layer, a directory (`composite_retrieval.intent_model.cache_dir`) keeps the fits
+across restarts (routing/model_files.py), so a warm start with unchanged templates refits nothing.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Generic, TypeVar
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar
+
+from . import model_files
 
 if TYPE_CHECKING:
     from .acceptance import Acceptance
     from .intent_model import IntentModel
 
 T = TypeVar("T")
+Source = Literal["memory", "disk"]
+log = logging.getLogger("intent_router.routing.fitted_models")
+
+
+@dataclass
+class FittedStats:
+    """What the cache did since start: fits found in memory, loaded from disk, written to disk."""
+
+    memory_hits: int = 0
+    disk_loads: int = 0
+    disk_misses: int = 0
+    disk_writes: int = 0
+    disk_write_errors: int = 0
 
 
 class _Recent(Generic[T]):
@@ -41,20 +62,68 @@ class _Recent(Generic[T]):
 
 
 class FittedModels:
-    """Intent models and the acceptance tests fitted on them."""
+    """Intent models and the acceptance tests fitted on them: memory first, then the directory given."""
 
     def __init__(self, size: int = 4) -> None:
         self._models: _Recent[IntentModel] = _Recent(size)
         self._acceptance: _Recent[Acceptance] = _Recent(size)
+        self.stats = FittedStats()
 
-    def get(self, key: str) -> IntentModel | None:
-        return self._models.get(key)
-
-    def put(self, key: str, model: IntentModel) -> None:
+    def find(self, key: str, directory: Path | None = None) -> tuple[IntentModel | None, Source | None]:
+        """The model fitted for `key` and where it came from (None, None: fit it)."""
+        model = self._models.get(key)
+        if model is not None:
+            self.stats.memory_hits += 1
+            return model, "memory"
+        if directory is None:
+            return None, None
+        model = model_files.load_model(directory, key)
+        if model is None:
+            self.stats.disk_misses += 1
+            return None, None
+        self.stats.disk_loads += 1
         self._models.put(key, model)
+        return model, "disk"
+
+    def get(self, key: str, directory: Path | None = None) -> IntentModel | None:
+        return self.find(key, directory)[0]
+
+    def put(self, key: str, model: IntentModel, directory: Path | None = None) -> None:
+        self._models.put(key, model)
+        if directory is not None:
+            self._save(lambda: model_files.save_model(directory, key, model))
+
+    def find_acceptance(
+        self, key: str, model: IntentModel, directory: Path | None = None
+    ) -> tuple[Acceptance | None, Source | None]:
+        """The acceptance test fitted for `key` on exactly `model` (None, None: fit it)."""
+        fitted = self._acceptance.get(key)
+        if fitted is not None and fitted.intent_model is model:
+            self.stats.memory_hits += 1
+            return fitted, "memory"
+        if directory is None:
+            return None, None
+        fitted = model_files.load_acceptance(directory, key, model)
+        if fitted is None:
+            self.stats.disk_misses += 1
+            return None, None
+        self.stats.disk_loads += 1
+        self._acceptance.put(key, fitted)
+        return fitted, "disk"
 
     def get_acceptance(self, key: str) -> Acceptance | None:
         return self._acceptance.get(key)
 
-    def put_acceptance(self, key: str, acceptance: Acceptance) -> None:
+    def put_acceptance(self, key: str, acceptance: Acceptance, directory: Path | None = None) -> None:
         self._acceptance.put(key, acceptance)
+        if directory is not None:
+            self._save(lambda: model_files.save_acceptance(directory, key, acceptance))
+
+    def _save(self, write: Callable[[], object]) -> None:
+        """A failed write (read-only disk, full disk) costs the next start a refit, not this one."""
+        try:
+            write()
+            self.stats.disk_writes += 1
+        except OSError as exc:
+            self.stats.disk_write_errors += 1
+            log.warning("could not keep the fitted model on disk (the next start refits): %s", exc)

@@ -60,6 +60,9 @@ class IntentModelSettings(_Strict):
     max_templates: int = Field(1000, ge=2)
     # token views of the local encoder (routing/token_views.py), used at up to 32 examples per template
     token_views: bool = True
+    # fitted models (and acceptance tests) kept here across restarts, keyed by a fingerprint of the
+    # templates, the embedding model and these settings (relative to the config directory; null: off)
+    cache_dir: str | None = "data/fitted_models"
 
 
 class AcceptanceSettings(_Strict):

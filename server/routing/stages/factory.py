@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from ..fitted_models import FittedModels
 from ..rerankers.factory import build_reranker
@@ -15,14 +16,19 @@ from .string_similarity import StringSimilarityStage
 
 
 def build_stages(
-    retrieval: CompositeRetrievalSettings, rerankers: Mapping[str, RerankerSettings], fitted: FittedModels
+    retrieval: CompositeRetrievalSettings,
+    rerankers: Mapping[str, RerankerSettings],
+    fitted: FittedModels,
+    root: Path | None = None,
 ) -> list[ScoringStage]:
-    """Local stages first (string similarity, intent model), then the reranker when enabled."""
+    """Local stages first (string similarity, intent model), then the reranker when enabled.
+
+    `root` is the config directory (relative cache paths start there)."""
     stages: list[ScoringStage] = []
     if retrieval.string_similarity.enabled:
         stages.append(StringSimilarityStage(retrieval.string_similarity))
     if retrieval.intent_model.enabled:
-        stages.append(IntentModelStage(retrieval.intent_model, fitted, retrieval.acceptance))
+        stages.append(IntentModelStage(retrieval.intent_model, fitted, retrieval.acceptance, root))
     rerank = retrieval.reranking
     if rerank.enabled:
         assert rerank.provider is not None  # checked when the config loaded

@@ -7,6 +7,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ from ..acceptance import Acceptance, analysis_for_acceptance
 from ..candidates import Candidate
 from ..fitted_models import FittedModels
 from ..intent_model import IntentModel
+from ..model_files import code_version
 from ..settings import AcceptanceSettings, IntentModelSettings
 from ..token_views import TokenViewModel, worth_fitting
 from .base import ScoringStage, StageReport
@@ -26,10 +28,17 @@ class IntentModelStage(ScoringStage):
     name = "intent_model"
 
     def __init__(
-        self, settings: IntentModelSettings, fitted: FittedModels, acceptance: AcceptanceSettings | None = None
+        self,
+        settings: IntentModelSettings,
+        fitted: FittedModels,
+        acceptance: AcceptanceSettings | None = None,
+        root: Path | None = None,
     ) -> None:
         self.settings = settings
         self.fitted = fitted
+        self.cache_dir = _cache_dir(settings.cache_dir, root)
+        self.source: str | None = None  # where the model came from: fitted | memory | disk
+        self.acceptance_source: str | None = None
         self.acceptance_settings = acceptance or AcceptanceSettings()
         self.weight = settings.weight
         self.model: IntentModel | None = None
@@ -43,8 +52,8 @@ class IntentModelStage(ScoringStage):
     def fit(self, children: Sequence[Any]) -> None:
         """Fit on every template of every child (embeddings come from the children's caches; the
         texts feed the model's lexical part). A model fitted on exactly these templates before (by
-        another composite over the same children, or before a reload that did not touch them) is
-        reused: a fit costs seconds for hundreds of templates."""
+        another composite over the same children, before a reload that did not touch them, or before
+        a restart: `cache_dir`) is reused: a fit costs seconds for hundreds of templates."""
         started = time.perf_counter()
         models = {child.embedder.model_id for child in children}
         if len(models) != 1:
@@ -61,25 +70,31 @@ class IntentModelStage(ScoringStage):
             return
         model_id = next(iter(models))
         key = _fingerprint(model_id, children, self.settings.token_views)
-        model = self.fitted.get(key)
+        model, source = self.fitted.find(key, self.cache_dir)
         training = None
         if model is None:
             training = _gather(children, self.settings.token_views)
             model = training.fit()
-            self.fitted.put(key, model)
+            self.fitted.put(key, model, self.cache_dir)
         self.model, self.model_id, self.unavailable = model, model_id, None
+        self.source = source or "fitted"
         if self.acceptance_settings.enabled:
-            self._fit_acceptance(key, model, training or _gather(children, False))
+            self._fit_acceptance(key, model, children, training)
         self.embedder = children[0].embedder
         self.fit_seconds = time.perf_counter() - started
-        log.info("intent model ready on %d templates in %.2f s", count, self.fit_seconds)
+        how = "fitted" if source is None else f"loaded from {source}"
+        log.info("intent model %s on %d templates in %.2f s", how, count, self.fit_seconds)
 
-    def _fit_acceptance(self, key: str, model: IntentModel, training: _Training) -> None:
+    def _fit_acceptance(
+        self, key: str, model: IntentModel, children: Sequence[Any], training: _Training | None
+    ) -> None:
         """The acceptance test, fitted from the same templates (routing/acceptance.py); cached like the model."""
         a = self.acceptance_settings
         acc_key = f"{key}|{a.expected_out_of_scope_share}|{a.folds}|{a.threshold}"
-        fitted = self.fitted.get_acceptance(acc_key)
-        if fitted is None or fitted.intent_model is not model:
+        fitted, source = self.fitted.find_acceptance(acc_key, model, self.cache_dir)
+        self.acceptance_source = source
+        if fitted is None:
+            training = training or _gather(children, False)
             started = time.perf_counter()
             try:
                 fitted = Acceptance.fit(
@@ -94,8 +109,11 @@ class IntentModelStage(ScoringStage):
                 self.acceptance, self.acceptance_unavailable = None, str(exc)
                 log.warning("acceptance off (confidence_threshold decides): %s", exc)
                 return
-            self.fitted.put_acceptance(acc_key, fitted)
+            self.fitted.put_acceptance(acc_key, fitted, self.cache_dir)
+            self.acceptance_source = "fitted"
             log.info("acceptance fitted in %.2f s: %s", time.perf_counter() - started, fitted.to_json())
+        elif source is not None:
+            log.info("acceptance loaded from %s", source)
         self.acceptance, self.acceptance_unavailable = fitted, None
 
     async def score(self, question: str, candidates: Sequence[Candidate]) -> StageReport:
@@ -174,8 +192,17 @@ def _gather(children: Sequence[Any], token_views: bool) -> _Training:
     return out
 
 
+def _cache_dir(setting: str | None, root: Path | None) -> Path | None:
+    if setting is None:
+        return None
+    path = Path(setting).expanduser()
+    return path if path.is_absolute() or root is None else root / path
+
+
 def _fingerprint(model_id: str, children: Sequence[Any], token_views: bool) -> str:
-    digest = hashlib.sha256(f"{model_id}|views={token_views}".encode())
+    """What the fit depends on: the embedding model, the settings, every template's content and the
+    fitting code itself (a code change must not load a model fitted by older code)."""
+    digest = hashlib.sha256(f"{model_id}|views={token_views}|code={code_version()}".encode())
     for child in children:
         digest.update(b"\x00" + child.name.encode())
         for template in child.templates.values():
