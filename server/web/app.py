@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -23,6 +22,7 @@ from .catalogue_routes import install_catalogue
 from .dashboard_routes import install_stats
 from .docs_routes import install_docs
 from .metrics import install_metrics
+from .request_body import body_middleware, read_json
 from .routing_log import STATS_LOG
 
 log = logging.getLogger("intent_router.web")
@@ -55,16 +55,6 @@ async def errors_middleware(request: web.Request, handler: Callable[[web.Request
     except Exception:
         log.exception("unhandled error on %s %s", request.method, request.path)
         return web.json_response({"error": {"code": "internal_error", "message": "internal server error"}}, status=500)
-
-
-async def read_json(request: web.Request) -> dict[str, Any]:
-    try:
-        data = await request.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise BadRequest("request body must be JSON") from None
-    if not isinstance(data, dict):
-        raise BadRequest("request body must be a JSON object")
-    return data
 
 
 def parse_query(data: dict[str, Any], max_chars: int) -> QueryRequest:
@@ -155,7 +145,7 @@ class Handlers:
 
 
 def create_app(holder: RuntimeHolder) -> web.Application:
-    app = web.Application(middlewares=[errors_middleware], client_max_size=64 * 1024)
+    app = web.Application(middlewares=[errors_middleware, body_middleware], client_max_size=64 * 1024)
     app[HOLDER] = holder
     app[HOOKS] = []
     h = Handlers(holder)

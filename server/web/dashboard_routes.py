@@ -13,6 +13,7 @@ from ..errors import IntentRouterError, Unauthorized
 from ..runtime.holder import RuntimeHolder
 from .dashboard_auth import COOKIE, DashboardSessions
 from .query_string import parse_query_string
+from .request_body import read_form
 from .routing_log import STATS_LOG, install_routing_log
 from .statistics import statistics_body
 
@@ -55,8 +56,8 @@ class DashboardRoutes:
         return self._login_page(200)
 
     async def login(self, request: web.Request) -> web.Response:
-        form = await request.post()
-        key = str(form.get("key", "")).strip()
+        form = await read_form(request)
+        key = form.get("key", "").strip()
         auth = self.holder.current.config.app.auth
         if not auth.enabled:
             raise web.HTTPSeeOther("/dashboard")

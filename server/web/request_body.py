@@ -1,0 +1,70 @@
+"""Reading request bodies: every way a body can fail to decode is the client's mistake, so a 400.
+
+The middleware reads the whole body (aiohttp's client_max_size bounds it) before any handler runs:
+a body that claims a Content-Encoding it does not have, or names a charset that does not exist,
+is answered 400 here, before a handler or the routing log sees the request. Without it aiohttp
+raised the decoding error inside the handler (a 500) or, for a handler that never read the body,
+while draining it after the response (an unhandled-exception traceback in the log).
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestPayloadError
+
+from ..errors import BadRequest
+
+
+@web.middleware
+async def body_middleware(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    if request.can_read_body:
+        charset = request.charset
+        if charset is not None and not _known_charset(charset):
+            raise BadRequest("Content-Type: unknown charset")
+        try:
+            await request.read()  # cached: request.json()/post()/read() later use these bytes
+        except (RequestPayloadError, HttpProcessingError):
+            # the stream is broken: mark it ended so aiohttp does not read on after the answer (it would
+            # meet the same error and log it as unhandled), and close the connection
+            request.content.feed_eof()
+            error = BadRequest("request body cannot be decoded (does it match its Content-Encoding?)")
+            response = web.json_response(error.to_json(), status=error.status)
+            response.force_close()
+            return response
+    return await handler(request)
+
+
+def _known_charset(name: str) -> bool:
+    try:
+        codecs.lookup(name)
+    except LookupError:
+        return False
+    return True
+
+
+async def read_json(request: web.Request) -> dict[str, Any]:
+    """The body as a JSON object; anything else (not JSON, not text in its charset, nested too deep
+    for the parser) is a 400."""
+    try:
+        data = await request.json()
+    except (ValueError, UnicodeDecodeError, RecursionError, LookupError):  # JSONDecodeError is a ValueError
+        raise BadRequest("request body must be JSON") from None
+    if not isinstance(data, dict):
+        raise BadRequest("request body must be a JSON object")
+    return data
+
+
+async def read_form(request: web.Request) -> dict[str, str]:
+    """A urlencoded or multipart form's text fields; a body that is not text in its charset is a 400."""
+    try:
+        form = await request.post()
+    except (ValueError, UnicodeDecodeError, LookupError):
+        raise BadRequest("form body must be text in its charset (UTF-8 unless stated)") from None
+    return {name: value for name, value in form.items() if isinstance(value, str)}
