@@ -75,6 +75,17 @@ class SourceUnavailable(IntentRouterError):
         self.retry_after = retry_after  # seconds the source asked us to wait, when it said
 
 
+class SourceBusy(SourceUnavailable):
+    """Every slot of the adapter's bulkhead stayed taken for `queue_timeout`: shed, do not queue forever."""
+
+    code = "source_busy"
+
+    def __init__(self, adapter: str, running: int, waited: float) -> None:
+        super().__init__(
+            adapter, f"busy: {running} queries running, no slot free within {waited:g} s", retry_after=waited
+        )
+
+
 class SourceTimeout(IntentRouterError):
     status = 504
     code = "source_timeout"

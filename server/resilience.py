@@ -34,7 +34,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .errors import IntentRouterError, SourceUnavailable
+from .errors import IntentRouterError, SourceBusy, SourceUnavailable
 
 log = logging.getLogger("intent_router.adapters.resilience")
 
@@ -285,6 +285,9 @@ class SourceGuard:
         try:
             result = await retry_call(fn, self.retries, budget=self.budget, outcome=outcome)
         except asyncio.CancelledError:
+            self.breaker.record_cancelled()
+            raise
+        except SourceBusy:  # our own bulkhead shed the query: says nothing about the source's health
             self.breaker.record_cancelled()
             raise
         except Exception as exc:

@@ -6,7 +6,6 @@ runtime builds (runtime/build.py), so routing logic lives once.
 
 from __future__ import annotations
 
-import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..bulkhead import SEARCH_POOL, Bulkhead, run_on
 from ..config.errors import ConfigIssue
 from ..embedding.base import Embedder
 from ..embedding.settings import EmbeddingSettings
@@ -54,6 +54,9 @@ class DataAdapterSettings(AdapterSettings):
     parameter_extraction: ParameterExtractionSettings | None = None  # fuzzy floor, clock, values cache, LLM pass
     retries: RetrySettings = Field(default_factory=RetrySettings)  # transient failures (see server/resilience.py)
     circuit_breaker: CircuitBreakerSettings = Field(default_factory=CircuitBreakerSettings)
+    # bulkhead (server/bulkhead.py): this source's own bounded concurrency
+    max_concurrency: int = Field(8, ge=1, le=256, description="queries running on this source at once")
+    queue_timeout: float = Field(5.0, gt=0, le=300, description="seconds a query waits for a free slot, then 503")
 
 
 @dataclass
@@ -129,6 +132,9 @@ class DataAdapter(Adapter):
     a template store and an embedder, and executes exactly the template it is handed."""
 
     body_key: ClassVar[str]  # the template body key in a library ("sql", "mongodb", ...)
+    # True when `execute` blocks a thread: it then takes its bulkhead slot itself (`self.bulkhead.thread`),
+    # held until the thread returns; otherwise `run` holds a slot around the awaited `execute`.
+    runs_in_threads: ClassVar[bool] = False
 
     def __init__(self, settings: AdapterSettings, context: AdapterContext) -> None:
         super().__init__(settings, context)
@@ -136,6 +142,8 @@ class DataAdapter(Adapter):
         self._embedder = context.embedder
         self._store = context.store
         self.guard = SourceGuard.for_settings(settings)  # retries + circuit breaker around `execute`
+        assert isinstance(settings, DataAdapterSettings)
+        self.bulkhead = Bulkhead(settings.name, settings.max_concurrency, settings.queue_timeout)
         if context.extractor is not None:
             context.extractor.bind_values_source(self)  # values_from lists run on this adapter's source
 
@@ -170,7 +178,7 @@ class DataAdapter(Adapter):
         return []
 
     async def search_templates(self, vector: np.ndarray, k: int) -> list[StoreHit]:
-        return await asyncio.to_thread(self.store.search, vector, k)
+        return await run_on(SEARCH_POOL, self.store.search, vector, k)
 
     @property
     def searches_inline(self) -> bool:
@@ -207,8 +215,10 @@ class DataAdapter(Adapter):
             raise QueryFailed(self.name, f"template '{template.id}': {exc}") from None
 
     async def run(self, template: Template, params: dict[str, Any]) -> QueryResult:
-        """`execute` through this source's retries and circuit breaker: what callers use."""
-        return await self.guard.call(lambda: self.execute(template, params))
+        """`execute` through this source's retries, circuit breaker and bulkhead: what callers use."""
+        if self.runs_in_threads:
+            return await self.guard.call(lambda: self.execute(template, params))
+        return await self.guard.call(lambda: self.bulkhead.call(lambda: self.execute(template, params)))
 
     @abstractmethod
     async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
@@ -218,6 +228,7 @@ class DataAdapter(Adapter):
     async def close(self) -> None:
         """Release the source's pools / clients, then the extractor's."""
         await self.close_source()
+        self.bulkhead.close()
         if self.context.extractor is not None:
             await self.context.extractor.close()
 
@@ -229,4 +240,5 @@ class DataAdapter(Adapter):
         if self._store is not None:
             info["total_templates"] = len(self.templates)
             info["collection_name"] = self.store.collection_name
+        info["bulkhead"] = self.bulkhead.snapshot()
         return info

@@ -19,6 +19,7 @@ import sqlglot
 from pydantic import BaseModel, ConfigDict, Field
 from sqlglot.tokens import TokenType
 
+from ..bulkhead import HEALTH_POOL, run_on
 from ..config.errors import ConfigIssue
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
@@ -78,6 +79,7 @@ class DuckDBAdapter(DataAdapter):
     type_name = "duckdb"
     settings_model = DuckDBAdapterSettings
     body_key: ClassVar[str] = "sql"
+    runs_in_threads: ClassVar[bool] = True
 
     settings: DuckDBAdapterSettings
 
@@ -183,7 +185,7 @@ class DuckDBAdapter(DataAdapter):
         if self._file is not None and (problem := self._file.problem()):
             return {"status": "down", "reason": REASONS[problem]}
         try:
-            await asyncio.to_thread(lambda: conn.cursor().execute("SELECT 1").fetchall())
+            await run_on(HEALTH_POOL, lambda: conn.cursor().execute("SELECT 1").fetchall())
             return {"status": "ok"}
         except Exception:
             return {"status": "down", "reason": "database error"}
@@ -197,7 +199,12 @@ class DuckDBAdapter(DataAdapter):
         cursor = self._conn.cursor()
         timeout = self.settings.query_timeout
         try:
-            return await asyncio.wait_for(asyncio.to_thread(self._run, cursor, template.body, params), timeout)
+            task = await self.bulkhead.thread(self._run, cursor, template.body, params)  # 503 source_busy when full
+        except BaseException:
+            cursor.close()
+            raise
+        try:
+            return await asyncio.wait_for(task, timeout)
         except TimeoutError:
             cursor.interrupt()
             raise SourceTimeout(self.name, timeout) from None

@@ -25,6 +25,7 @@ from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlglot import exp
 
+from ..bulkhead import HEALTH_POOL, run_on
 from ..config.errors import ConfigError, ConfigIssue
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
@@ -113,6 +114,7 @@ class SQLAdapter(DataAdapter):
     type_name = "sql"
     settings_model = SQLAdapterSettings
     body_key: ClassVar[str] = "sql"
+    runs_in_threads: ClassVar[bool] = True
 
     settings: SQLAdapterSettings
 
@@ -215,7 +217,7 @@ class SQLAdapter(DataAdapter):
         if self._file is not None and (problem := self._file.problem()):
             return {"status": "down", "reason": REASONS[problem]}
         try:
-            await asyncio.wait_for(asyncio.to_thread(self._ping), self.settings.connection.connect_timeout)
+            await asyncio.wait_for(run_on(HEALTH_POOL, self._ping), self.settings.connection.connect_timeout)
             return {"status": "ok"}
         except Exception as exc:
             return {"status": "down", "reason": _safe_reason(exc)}
@@ -246,7 +248,7 @@ class SQLAdapter(DataAdapter):
         timeout = self.settings.query_timeout
         holder: dict[str, Any] = {}
         params = escaped_params(template, params, "sqlite")  # bodies are tokenised as SQLite at load
-        task = asyncio.to_thread(self._run, template.body, params, holder)
+        task = await self.bulkhead.thread(self._run, template.body, params, holder)  # 503 source_busy when full
         try:
             return await asyncio.wait_for(task, timeout)
         except TimeoutError:

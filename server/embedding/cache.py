@@ -7,7 +7,6 @@ sent to the wrapped embedder, in one call.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
 import sqlite3
@@ -21,6 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from server.embedding.base import Embedder, TokenViews, check_texts, empty
+
+from ..bulkhead import SEARCH_POOL, run_on
 
 log = logging.getLogger(__name__)
 
@@ -176,11 +177,11 @@ class CachedEmbedder(Embedder):
         found = self._from_memory(keys)
         wanted = self._missing(keys, found)
         if wanted and self._disk is not None:
-            found.update(await asyncio.to_thread(self._from_disk, list(wanted)))
+            found.update(await run_on(SEARCH_POOL, self._from_disk, list(wanted)))
         todo = self._count_and_todo(texts, keys, found)
         if todo:
             vectors = await self.inner.embed(list(todo.values()))
-            await asyncio.to_thread(self._store, list(todo), vectors, found)
+            await run_on(SEARCH_POOL, self._store, list(todo), vectors, found)
         return np.stack([found[k] for k in keys])
 
     async def embed_query(self, text: str) -> np.ndarray:

@@ -17,6 +17,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from ..bulkhead import LOG_POOL, run_on
 from .record import RoutingRecord
 from .schema import add_missing_columns, backend_name, log_table, log_url, make_engine, safe_url
 from .settings import StatsSettings
@@ -53,10 +54,10 @@ class RoutingLog:
 
     # --- lifecycle --------------------------------------------------------------------------
     async def start(self) -> None:
-        await asyncio.to_thread(self.table.metadata.create_all, self.engine)
-        await asyncio.to_thread(add_missing_columns, self.engine, self.table)
+        await run_on(LOG_POOL, self.table.metadata.create_all, self.engine)
+        await run_on(LOG_POOL, add_missing_columns, self.engine, self.table)
         try:
-            await asyncio.to_thread(self.purge)
+            await run_on(LOG_POOL, self.purge)
         except Exception as exc:
             self._warn(f"routing log retention failed: {type(exc).__name__}: {exc}")
         self._accepting = True
@@ -74,7 +75,7 @@ class RoutingLog:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
-        await asyncio.to_thread(self.engine.dispose)
+        await run_on(LOG_POOL, self.engine.dispose)
 
     # --- request path -----------------------------------------------------------------------
     def record(self, entry: RoutingRecord) -> bool:
@@ -118,7 +119,7 @@ class RoutingLog:
                 batch.append(self._queue.get_nowait())
             started = time.perf_counter()
             try:
-                await asyncio.to_thread(self._insert, batch)
+                await run_on(LOG_POOL, self._insert, batch)
                 self.counters.written += len(batch)
                 self.counters.batches += 1
                 self._last_write_failed = False
@@ -139,7 +140,7 @@ class RoutingLog:
         while True:  # the first purge ran in start()
             await asyncio.sleep(self.settings.retention_check_seconds)
             try:
-                await asyncio.to_thread(self.purge)
+                await run_on(LOG_POOL, self.purge)
             except Exception as exc:
                 self._warn(f"routing log retention failed: {type(exc).__name__}: {exc}")
 

@@ -3,11 +3,11 @@ config status."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from typing import Any
 
+from ..bulkhead import STATISTICS_POOL, run_on
 from ..api.requests import StatisticsQuery
 from ..api.responses import AdapterSummary, ConfigStatusView, LoadStatusView, StatisticsResponse
 from ..errors import IntentRouterError
@@ -34,7 +34,8 @@ async def statistics_body(
     else:
         window = Window(parse_since(params.since, now), now, asked, kind)
         try:
-            figures = await asyncio.to_thread(compute, rlog.engine, rlog.table, window, rlog.settings.max_window_rows)
+            cap = rlog.settings.max_window_rows
+            figures = await run_on(STATISTICS_POOL, compute, rlog.engine, rlog.table, window, cap)
         except Exception as exc:
             log.warning("routing log query failed: %s: %s", type(exc).__name__, exc)
             raise IntentRouterError(
