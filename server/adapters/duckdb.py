@@ -204,7 +204,8 @@ class DuckDBAdapter(DataAdapter):
             cursor.close()
             raise
         try:
-            return await asyncio.wait_for(task, timeout)
+            async with asyncio.timeout(timeout):  # not wait_for: 3.11 wait_for can swallow the request cancel
+                return await task
         except TimeoutError:
             cursor.interrupt()
             raise SourceTimeout(self.name, timeout) from None

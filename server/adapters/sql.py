@@ -250,7 +250,8 @@ class SQLAdapter(DataAdapter):
         params = escaped_params(template, params, "sqlite")  # bodies are tokenised as SQLite at load
         task = await self.bulkhead.thread(self._run, template.body, params, holder)  # 503 source_busy when full
         try:
-            return await asyncio.wait_for(task, timeout)
+            async with asyncio.timeout(timeout):  # not wait_for: 3.11 wait_for can swallow the request cancel
+                return await task
         except TimeoutError:
             _interrupt(holder)
             raise SourceTimeout(self.name, timeout) from None

@@ -251,7 +251,7 @@ class StatisticsResponse(Wire):
     child_adapters: dict[str, Json] | None = None
     configuration: Json | None = None
     multistage_selection: Json | None = None
-    bulkhead: Json | None = Field(None, description="a data adapter's bounded concurrency: max_concurrency, running, rejected")
+    bulkhead: Json | None = Field(None, description="a data adapter's concurrency: max_concurrency, running, rejected")
     routing_log: Json = Field(description="figures over the window (counts, latency, histogram), or {enabled: false}")
     adapters: list[AdapterSummary]
     config_status: ConfigStatusView

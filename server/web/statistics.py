@@ -7,9 +7,9 @@ import logging
 import time
 from typing import Any
 
-from ..bulkhead import STATISTICS_POOL, run_on
 from ..api.requests import StatisticsQuery
 from ..api.responses import AdapterSummary, ConfigStatusView, LoadStatusView, StatisticsResponse
+from ..bulkhead import STATISTICS_POOL, run_on
 from ..errors import IntentRouterError
 from ..runtime.holder import LoadStatus, RuntimeHolder
 from ..stats import RoutingLog
