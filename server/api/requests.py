@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+SESSION_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"  # a client may use its own conversation id
+
 
 class QueryRequest(BaseModel):
     """Body of `POST /v1/query` and `POST /v1/test_routing`."""
@@ -14,6 +16,12 @@ class QueryRequest(BaseModel):
 
     query: str = Field(min_length=1, description="the user's question")
     adapter: str | None = Field(None, description="adapter to ask; default: the server's default adapter")
+    session_id: str | None = Field(
+        None,
+        pattern=SESSION_ID_PATTERN,
+        description="the conversation this message belongs to (from an earlier response's session_id, or the "
+        "client's own id); /v1/query issues one when absent. test_routing neither reads nor changes sessions.",
+    )
 
 
 class CatalogueQuery(BaseModel):

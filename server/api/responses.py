@@ -3,7 +3,7 @@ a field that is explicitly None still appears as null where the contract says it
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -72,6 +72,17 @@ class CompositeRouting(Wire):
     alternatives: list[AlternativeView] | None = None
 
 
+class SessionTurnView(Wire):
+    """This message's place in its conversation."""
+
+    session_id: str
+    turn: int = Field(description="messages answered in this session, this one included")
+    follow_up: Literal["clarification", "choice"] | None = Field(
+        None, description="the message answered the pending clarification, or picked a listed alternative"
+    )
+    completes_turn: int | None = Field(None, description="the turn whose clarification or choice it answered")
+
+
 class QueryMetadata(Wire):
     source: str = "intent"
     adapter: str
@@ -92,6 +103,7 @@ class QueryMetadata(Wire):
     truncated: bool | None = None
     columns: list[str] | None = None
     timings_ms: dict[str, float] | None = None
+    session: SessionTurnView | None = None
 
 
 class QueryResponse(Wire):
@@ -100,6 +112,7 @@ class QueryResponse(Wire):
     metadata: QueryMetadata
     confidence: float
     status: Outcome | None = None  # set for needs_clarification
+    session_id: str | None = Field(None, description="send it with the next message to continue this conversation")
 
 
 class AcceptanceView(Wire):

@@ -43,7 +43,7 @@ async def _run(
     principal: Principal,
     question: str,
     adapter_name: str | None,
-    work: Callable[[Adapter, str], Awaitable[dict[str, Any]]],
+    work: Callable[[Adapter, str, Runtime], Awaitable[dict[str, Any]]],
 ) -> dict[str, Any]:
     runtime = holder.acquire()
     try:
@@ -55,7 +55,7 @@ async def _run(
         timeout = runtime.config.app.server.request_timeout
         try:
             with request_deadline(timeout):  # retries of a failing source stop in time
-                return await asyncio.wait_for(work(adapter, text), timeout)
+                return await asyncio.wait_for(work(adapter, text, runtime), timeout)
         except TimeoutError:
             raise RequestTimeout(f"request timed out after {timeout:g} s") from None
     finally:
@@ -63,12 +63,17 @@ async def _run(
 
 
 async def ask(
-    holder: RuntimeHolder, principal: Principal, question: str, adapter: str | None, hooks: Sequence[Hook] = ()
+    holder: RuntimeHolder,
+    principal: Principal,
+    question: str,
+    adapter: str | None,
+    hooks: Sequence[Hook] = (),
+    session_id: str | None = None,
 ) -> dict[str, Any]:
-    """The `/v1/query` body for this question."""
+    """The `/v1/query` body for this question, within the session (a new one when `session_id` is None)."""
 
-    async def work(target: Adapter, text: str) -> dict[str, Any]:
-        result = await answering.answer(target, text)
+    async def work(target: Adapter, text: str, runtime: Runtime) -> dict[str, Any]:
+        result = await answering.answer_in_session(target, text, runtime.sessions, session_id, principal.name)
         for hook in hooks:
             hook("query", target, text, result)
         return result.body
@@ -81,7 +86,7 @@ async def explain(
 ) -> dict[str, Any]:
     """The `/v1/test_routing` body for this question (nothing is executed)."""
 
-    async def work(target: Adapter, text: str) -> dict[str, Any]:
+    async def work(target: Adapter, text: str, runtime: Runtime) -> dict[str, Any]:
         result = await answering.explain_routing(target, text)
         for hook in hooks:
             hook("test_routing", target, text, result)

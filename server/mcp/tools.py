@@ -14,6 +14,7 @@ from typing import Any
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..api.requests import SESSION_ID_PATTERN
 from ..auth import Principal
 from ..errors import IntentRouterError
 from ..runtime.holder import RuntimeHolder
@@ -32,10 +33,29 @@ class QuestionArgs(BaseModel):
     adapter: str | None = Field(None, description="Which adapter answers it (default: the server's default)")
 
 
+class AskArgs(QuestionArgs):
+    session_id: str | None = Field(
+        None,
+        pattern=SESSION_ID_PATTERN,
+        description="The session_id of an earlier answer, to continue that conversation",
+    )
+
+
 class TemplatesArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     adapter: str | None = Field(None, description="Only this adapter (a composite: it and its children)")
+
+
+def _ask_schema(adapters: list[str]) -> dict[str, Any]:
+    schema = _question_schema(adapters)
+    schema["properties"]["session_id"] = {
+        "type": "string",
+        "pattern": SESSION_ID_PATTERN,
+        "description": "The session_id of an earlier answer: the question may then be just the value or the "
+        "choice that answer asked for (optional; a new session is started and returned when absent)",
+    }
+    return schema
 
 
 def _question_schema(adapters: list[str]) -> dict[str, Any]:
@@ -67,7 +87,7 @@ def tool_list(holder: RuntimeHolder, principal: Principal) -> list[types.Tool]:
             name=ASK,
             title="Ask the data",
             description=ask_description(runtime, principal),
-            input_schema=_question_schema(adapters),
+            input_schema=_ask_schema(adapters),
             annotations=read_only,
         ),
         types.Tool(
@@ -97,6 +117,8 @@ def _error(code: str, message: str) -> types.CallToolResult:
 
 def _ask_text(body: dict[str, Any]) -> str:
     text = str(body.get("content", ""))
+    if body.get("session_id"):
+        text += f"\n\nsession_id: {body['session_id']} (pass it with the next ask to continue this conversation)"
     rows = body.get("rows") or []
     if rows:
         shown = rows[:MAX_TEXT_ROWS]
@@ -122,11 +144,12 @@ async def call_tool(
     hooks: Sequence[calls.Hook] = (),
 ) -> types.CallToolResult:
     try:
-        if name in (ASK, EXPLAIN):
+        if name == ASK:
+            ask = AskArgs.model_validate(arguments or {})
+            body = await calls.ask(holder, principal, ask.question, ask.adapter, hooks, ask.session_id)
+            return _json_result(body, _ask_text(body))
+        if name == EXPLAIN:
             args = QuestionArgs.model_validate(arguments or {})
-            if name == ASK:
-                body = await calls.ask(holder, principal, args.question, args.adapter, hooks)
-                return _json_result(body, _ask_text(body))
             body = await calls.explain(holder, principal, args.question, args.adapter, hooks)
             return _json_result(body)
         if name == LIST_TEMPLATES:

@@ -22,6 +22,7 @@ from ..adapters.base import Adapter, AdapterContext, AdapterSettings, DataAdapte
 from ..adapters.composite import CompositeAdapter
 from ..adapters.registry import AdapterRegistry
 from ..adapters.registry import registry as default_registry
+from ..conversations import SessionSettings, SessionStore, build_session_store
 from ..embedding.base import Embedder
 from ..embedding.factory import build_embedder
 from ..embedding.settings import EmbeddingSettings
@@ -49,6 +50,8 @@ class Runtime:
     build_seconds: float = 0.0
     in_flight: int = 0  # requests currently using this runtime (the holder counts them)
     fitted_models: FittedModels = field(default_factory=FittedModels)  # shared with later runtimes by the holder
+    # conversation state; carried over by reloads that keep the `sessions:` block, so chats survive them
+    sessions: SessionStore = field(default_factory=lambda: build_session_store(SessionSettings()))
 
     def get(self, name: str) -> Adapter:
         try:
@@ -57,7 +60,7 @@ class Runtime:
             raise NotFound(f"unknown adapter '{name}'") from None
 
     def resources(self) -> list[object]:
-        return [*self.adapters.values(), *self.stores.values(), *self.embedders.values()]
+        return [*self.adapters.values(), *self.stores.values(), *self.embedders.values(), self.sessions]
 
     async def close(self, keep: Iterable[Runtime] = (), purge_removed: bool = False) -> None:
         """Close what no runtime in `keep` still uses. With `purge_removed`, persistent stores of adapters
@@ -86,6 +89,11 @@ class Runtime:
                     await embedder.close()
                 except Exception as exc:
                     log.warning("closing embedder %s failed: %s", embedder, exc)
+        if id(self.sessions) not in kept:
+            try:
+                await self.sessions.close()
+            except Exception as exc:
+                log.warning("closing the session store failed: %s", exc)
 
     def describe(self) -> dict[str, Any]:
         return {name: adapter.describe() for name, adapter in self.adapters.items()}
@@ -118,7 +126,7 @@ async def build_runtime(
     `rebuild_stores` empties every store and indexes all templates again (the `reindex` command).
     """
     started = time.perf_counter()
-    runtime = Runtime(config=config)
+    runtime = Runtime(config=config, sessions=_sessions_for(config, previous))
     if rebuild_stores:
         previous = None
     app = config.app
@@ -161,6 +169,13 @@ async def build_runtime(
         raise
     runtime.build_seconds = time.perf_counter() - started
     return runtime
+
+
+def _sessions_for(config: LoadedConfig, previous: Runtime | None) -> SessionStore:
+    """The previous runtime's session store while the `sessions:` block is unchanged (conversations go on)."""
+    if previous is not None and previous.config.app.sessions == config.app.sessions:
+        return previous.sessions
+    return build_session_store(config.app.sessions)
 
 
 def _embedding_key(settings: EmbeddingSettings, config: LoadedConfig) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..config.types import EnvVarName
+from ..conversations.settings import SessionSettings
 from ..embedding.settings import EmbeddingSettings
 from ..routing.rerankers.settings import RerankerSettings
 from ..routing.settings import CompositeRetrievalSettings
@@ -49,6 +50,7 @@ class AppSettings(_Strict):
     rerankers: dict[str, RerankerSettings] = Field(default_factory=dict)
     auth: AuthSettings = Field(default_factory=AuthSettings)
     stats: StatsSettings = Field(default_factory=StatsSettings)
+    sessions: SessionSettings = Field(default_factory=SessionSettings)
 
     @model_validator(mode="after")
     def _reranker_exists(self) -> AppSettings:

@@ -10,10 +10,22 @@ from typing import Any
 from ..adapters.base import Adapter, DataAdapter
 from ..adapters.composite import CompositeAdapter
 from ..api.outcome import Outcome
-from ..api.responses import QueryMetadata, QueryResponse, RoutingExplanation
+from ..api.responses import QueryMetadata, QueryResponse, RoutingExplanation, SessionTurnView
+from ..conversations import (
+    Conversation,
+    FollowUp,
+    PendingChoice,
+    PendingClarification,
+    SessionStore,
+    SessionTurn,
+    TemplateRef,
+)
 from ..errors import IntentRouterError
+from ..params.base import Extraction
+from ..routing.candidates import Candidate
 from ..routing.normalise import normalise_question
 from ..routing.router import Router, RoutingOutcome
+from ..templates import Template
 from .explain import alternative_view, composite_routing_view, routing_explanation
 from .formatting import render_content
 
@@ -29,6 +41,8 @@ class Answer:
     status: Outcome
     row_count: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
+    pending: PendingClarification | PendingChoice | None = None  # what a session remembers of this answer
+    turn: SessionTurn | None = None  # set when answered within a session
 
     @property
     def body(self) -> dict[str, Any]:
@@ -43,6 +57,7 @@ class Explanation:
     response: RoutingExplanation
     outcome: RoutingOutcome
     row_count: int | None = None  # nothing runs
+    turn: SessionTurn | None = None  # test_routing is outside sessions
 
     @property
     def body(self) -> dict[str, Any]:
@@ -92,19 +107,56 @@ async def explain_routing(adapter: Adapter, question: str) -> Explanation:
 
 
 async def answer(adapter: Adapter, question: str) -> Answer:
+    """Route the question, extract the chosen template's parameters, run it (or say what is missing)."""
     original, question = question, normalise_question(question)
     router, sources, outcome = await _route(adapter, question)
+    return await _respond(adapter, original, question, router, sources, outcome)
+
+
+async def answer_in_session(
+    adapter: Adapter, question: str, sessions: SessionStore, session_id: str | None, owner: str = ""
+) -> Answer:
+    """`answer` within a conversation: when the session's last answer asked for a value or a choice, this
+    message may be just that (conversations/follow_up.py); otherwise it is answered as a new question.
+    The response carries the session id to send with the next message."""
+    conversation = await Conversation.open(sessions, session_id, owner, adapter.name)
+    original, question = question, normalise_question(question)
+    router, sources, outcome = await _route(adapter, question)
+    threshold = adapter.routing_policy().confidence_threshold
+    follow_up = await conversation.interpret(question, outcome, sources, threshold)
+    if follow_up is None:
+        result = await _respond(adapter, original, question, router, sources, outcome)
+    else:
+        result = await _complete(adapter, original, question, outcome, follow_up)
+    turn = await conversation.record(result.pending, follow_up)
+    result.turn = turn
+    result.response.session_id = turn.session_id
+    view = SessionTurnView(session_id=turn.session_id, turn=turn.turn)
+    if turn.follow_up is not None:  # only follow-ups carry the fields (unset ones stay out of the JSON)
+        view.follow_up, view.completes_turn = turn.follow_up, turn.completes_turn
+    result.response.metadata.session = view
+    return result
+
+
+def _metadata(adapter: Adapter, original: str, question: str, template_id: str | None, reason: str) -> QueryMetadata:
+    metadata = QueryMetadata(source="intent", adapter=adapter.name, template_id=template_id, reason=reason)
+    if question != original:
+        metadata.normalised_query = question
+    return metadata
+
+
+async def _respond(
+    adapter: Adapter,
+    original: str,
+    question: str,
+    router: Router,
+    sources: dict[str, DataAdapter],
+    outcome: RoutingOutcome,
+) -> Answer:
     decision = outcome.decision
     chosen = decision.selected
     timings = dict(outcome.timings_ms)
-    metadata = QueryMetadata(
-        source="intent",
-        adapter=adapter.name,
-        template_id=chosen.template.id if chosen else None,
-        reason=decision.reason,
-    )
-    if question != original:
-        metadata.normalised_query = question
+    metadata = _metadata(adapter, original, question, chosen.template.id if chosen else None, decision.reason)
     if isinstance(adapter, CompositeAdapter):
         metadata.composite_routing = composite_routing_view(outcome, router)
     elif chosen is not None:
@@ -115,26 +167,72 @@ async def answer(adapter: Adapter, question: str) -> Answer:
     if not decision.execute:
         status = Outcome.AMBIGUOUS if chosen is not None else Outcome.NO_MATCH
         metadata.status = status
+        pending: PendingChoice | None = None
         if chosen is not None:
-            options = [alternative_view(chosen)] + [alternative_view(c) for c in decision.alternatives]
+            listed = [chosen, *decision.alternatives]
+            options = [alternative_view(c) for c in listed]
             metadata.alternatives = options
             content = (
                 "The question matches several templates equally well: "
                 + "; ".join(f"{o.description} ({o.adapter}/{o.template_id})" for o in options)
                 + ". Please be more specific."
             )
+            pending = PendingChoice(question=question, options=[_ref(c) for c in listed])
         else:
             metadata.best_candidates = [alternative_view(c) for c in decision.alternatives]
             content = "No query template matches this question closely enough."
         response = QueryResponse(content=content, rows=[], metadata=metadata, confidence=confidence)
-        return Answer(response, outcome, status, timings_ms=timings)
+        return Answer(response, outcome, status, timings_ms=timings, pending=pending)
 
     assert chosen is not None  # decide() only sets execute with a selected candidate
     owner = sources[chosen.adapter]
-    template = chosen.template
     t = time.perf_counter()
-    extraction = await owner.extractor.extract(question, template)
+    extraction = await owner.extractor.extract(question, chosen.template)
     timings["parameters"] = round((time.perf_counter() - t) * 1000, 3)
+    return await _finish(owner, chosen.template, extraction, question, metadata, confidence, outcome, timings)
+
+
+def _ref(candidate: Candidate) -> TemplateRef:
+    template = candidate.template
+    return TemplateRef(
+        adapter=candidate.adapter,
+        template_id=template.id,
+        description=template.description,
+        score=round(candidate.score, 4),
+    )
+
+
+async def _complete(
+    adapter: Adapter, original: str, question: str, outcome: RoutingOutcome, follow_up: FollowUp
+) -> Answer:
+    """Answer a follow-up: the pending template with the values found so far (or ask again for what is missing)."""
+    reason = "clarification_answered" if follow_up.kind == "clarification" else "alternative_chosen"
+    metadata = _metadata(adapter, original, question, follow_up.template.id, reason)
+    timings = dict(outcome.timings_ms)
+    confidence = follow_up.confidence
+    return await _finish(
+        follow_up.source,
+        follow_up.template,
+        follow_up.extraction,
+        follow_up.question,
+        metadata,
+        confidence,
+        outcome,
+        timings,
+    )
+
+
+async def _finish(
+    owner: DataAdapter,
+    template: Template,
+    extraction: Extraction,
+    question: str,
+    metadata: QueryMetadata,
+    confidence: float,
+    outcome: RoutingOutcome,
+    timings: dict[str, float],
+) -> Answer:
+    """Run the template with these values, or say what is still missing (and remember it for the session)."""
     metadata.parameters = extraction.values
     metadata.extraction = [step.to_json() for step in extraction.trace]
     if extraction.llm is not None:
@@ -147,7 +245,15 @@ async def answer(adapter: Adapter, question: str) -> Answer:
         response = QueryResponse(
             content=content, rows=[], metadata=metadata, confidence=confidence, status=Outcome.NEEDS_CLARIFICATION
         )
-        return Answer(response, outcome, Outcome.NEEDS_CLARIFICATION, timings_ms=timings)
+        pending = PendingClarification(
+            template=TemplateRef(
+                adapter=owner.name, template_id=template.id, description=template.description, score=confidence
+            ),
+            values={k: v for k, v in extraction.values.items() if k not in {p.name for p in extraction.problems}},
+            wanted=list(dict.fromkeys(p.name for p in extraction.problems)),
+            question=question,
+        )
+        return Answer(response, outcome, Outcome.NEEDS_CLARIFICATION, timings_ms=timings, pending=pending)
 
     t = time.perf_counter()
     result = await owner.run(template, extraction.values)

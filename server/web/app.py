@@ -5,17 +5,20 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 from pydantic import ValidationError
 
+from ..adapters.base import Adapter
 from ..api.requests import QueryRequest
 from ..api.responses import ConfigHealth, ErrorDetail, ErrorResponse, HealthResponse, LoadStatusView
 from ..auth import Principal, authenticate, require
 from ..errors import BadRequest, Forbidden, IntentRouterError, RequestTimeout
 from ..mcp.http import install_mcp
 from ..resilience import request_deadline
+from ..runtime.build import Runtime
 from ..runtime.holder import RuntimeHolder
 from ..service import answer as answering
 from .catalogue_routes import install_catalogue
@@ -73,6 +76,14 @@ def parse_query(data: dict[str, Any], max_chars: int) -> QueryRequest:
     return req.model_copy(update={"query": question})
 
 
+@dataclass
+class Asker:
+    """Who asks, and the runtime the question is answered on (held for the request's duration)."""
+
+    principal: Principal
+    runtime: Runtime
+
+
 class Handlers:
     def __init__(self, holder: RuntimeHolder) -> None:
         self.holder = holder
@@ -93,26 +104,27 @@ class Handlers:
             timeout = runtime.config.app.server.request_timeout
             try:
                 with request_deadline(timeout):  # retries of a failing source stop in time
-                    return await asyncio.wait_for(run(adapter, req.query, request), timeout)
+                    return await asyncio.wait_for(run(adapter, req, Asker(principal, runtime)), timeout)
             except TimeoutError:
                 raise RequestTimeout(f"request timed out after {timeout:g} s") from None
         finally:
             self.holder.release(runtime)
 
     async def query(self, request: web.Request) -> web.Response:
-        async def run(adapter, question, req):
-            result = await answering.answer(adapter, question)
+        async def run(adapter: Adapter, req: QueryRequest, asker: Asker) -> web.Response:
+            sessions, owner = asker.runtime.sessions, asker.principal.name
+            result = await answering.answer_in_session(adapter, req.query, sessions, req.session_id, owner)
             for hook in request.app[HOOKS]:
-                hook("query", adapter, question, result)
+                hook("query", adapter, req.query, result)
             return web.json_response(result.body)
 
         return await self._question(request, run)
 
     async def test_routing(self, request: web.Request) -> web.Response:
-        async def run(adapter, question, req):
-            result = await answering.explain_routing(adapter, question)
+        async def run(adapter: Adapter, req: QueryRequest, asker: Asker) -> web.Response:
+            result = await answering.explain_routing(adapter, req.query)
             for hook in request.app[HOOKS]:
-                hook("test_routing", adapter, question, result)
+                hook("test_routing", adapter, req.query, result)
             return web.json_response(result.body)
 
         return await self._question(request, run)

@@ -1,0 +1,22 @@
+"""Conversations: a session remembers what its last answer left pending (a clarification or a choice),
+so the next message can be just the missing value or the pick."""
+
+from .follow_up import FollowUp, interpret
+from .session import Conversation, SessionTurn
+from .settings import SessionSettings
+from .state import PendingChoice, PendingClarification, SessionState, TemplateRef
+from .store import SessionStore, build_session_store
+
+__all__ = [
+    "Conversation",
+    "FollowUp",
+    "PendingChoice",
+    "PendingClarification",
+    "SessionSettings",
+    "SessionState",
+    "SessionStore",
+    "SessionTurn",
+    "TemplateRef",
+    "build_session_store",
+    "interpret",
+]

@@ -1,0 +1,237 @@
+"""Reading a message as the answer to what the session left pending.
+
+After `needs_clarification` the message may be just the missing value(s): the pending template's
+extractor reads it for those parameters only, and the values found earlier are kept. After
+`ambiguous` it may pick an alternative: by position ("the second one", "2") or by naming it (a fuzzy
+match on the description or template id). A message that routes with high confidence on its own is a
+new question, unless it is nothing but the values or the pick (a bare "Engineering" can route well by
+itself and still be the department that was asked for).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from rapidfuzz import fuzz, utils
+
+from ..params import problems as param_problems
+from ..params.base import Extraction
+from ..params.coercion import InvalidValue
+from ..params.extractor import validate
+from ..routing.router import RoutingOutcome
+from ..templates import Template
+from .state import PendingChoice, PendingClarification, SessionState, TemplateRef
+
+if TYPE_CHECKING:
+    from ..adapters.base import DataAdapter
+
+Kind = Literal["clarification", "choice"]
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# words a bare reply wraps its values in ("from March", "make it 500", "in Engineering please")
+VALUE_FILLER = _words(
+    "a an the from in on at for to of by with and or it its is it's s was be use make let lets say please "
+    "thanks thank you ok okay yes i me my we our mean meant want need would like what about then just only "
+    "since until till than more less over under above below around"
+)
+# words a pick wraps its position or name in ("the second one", "option 2", "I mean the first")
+PICK_FILLER = _words(
+    "a the one option number no choice alternative please i mean meant want take pick choose use go with that "
+    "this it s let lets ok okay yes answer template run is like d id rather"
+)
+ORDINALS = {
+    "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "fifth": 5,
+    "5th": 5, "two": 2, "three": 3, "four": 4, "five": 5,
+}  # fmt: skip
+NAME_MIN_SCORE = 80.0  # a named alternative must match at least this well (0..100) ...
+NAME_LEAD = 10.0  # ... and this much better than every other alternative
+
+
+@dataclass
+class FollowUp:
+    """What the message completes: run `template` of `source` with `extraction` (or ask again)."""
+
+    kind: Kind
+    source: DataAdapter
+    template: Template
+    extraction: Extraction
+    completes_turn: int | None
+    question: str  # the question this completes (for a pick: the original one)
+    confidence: float = 0.0  # the routing score the completed template had when it was chosen or listed
+
+
+def confident(outcome: RoutingOutcome, threshold: float, margin: float) -> bool:
+    """The message would execute on its own, with a score clearly above the threshold."""
+    chosen = outcome.decision.selected
+    return bool(outcome.decision.execute and chosen is not None and chosen.score >= threshold + margin)
+
+
+async def interpret(
+    state: SessionState | None,
+    message: str,
+    outcome: RoutingOutcome,
+    sources: Mapping[str, DataAdapter],
+    threshold: float,
+    margin: float,
+) -> FollowUp | None:
+    """The follow-up this message is, or None when it is a question of its own."""
+    if state is None:
+        return None
+    is_confident = confident(outcome, threshold, margin)
+    if state.clarification is not None:
+        return await _complete(state.clarification, state.pending_turn, message, sources, is_confident)
+    if state.choice is not None:
+        return await _pick(state.choice, state.pending_turn, message, sources, is_confident)
+    return None
+
+
+def _lookup(ref: TemplateRef, sources: Mapping[str, DataAdapter]) -> tuple[DataAdapter, Template] | None:
+    source = sources.get(ref.adapter)
+    template = source.templates.get(ref.template_id) if source is not None else None
+    return (source, template) if source is not None and template is not None else None
+
+
+# --- clarification ------------------------------------------------------------------------------
+async def _complete(
+    pending: PendingClarification,
+    pending_turn: int | None,
+    message: str,
+    sources: Mapping[str, DataAdapter],
+    is_confident: bool,
+) -> FollowUp | None:
+    found = _lookup(pending.template, sources)
+    if found is None:  # the template left the config since
+        return None
+    source, template = found
+    specs = {p.name: p for p in template.parameters}
+    earlier, stale = _revalidate(pending.values, specs)
+    wanted = [name for name in pending.wanted if name in specs] + [n for n in stale if n not in pending.wanted]
+    only = template.model_copy(update={"parameters": [specs[n] for n in wanted]})
+    reply = await source.extractor.extract(message, only)
+    from_reply = [t for t in reply.trace if t.extractor != "default"]
+    said = [p for p in reply.problems if p.problem in ("invalid", "ambiguous")]
+    if not from_reply and not said:
+        return None  # nothing in it answers what was asked
+    if is_confident and not values_only(message, reply):
+        return None
+    merged = Extraction(
+        values={**earlier, **reply.values},
+        trace=reply.trace,
+        problems=reply.problems,
+        llm=reply.llm,
+    )
+    _fill_rest(template, merged)
+    confidence = pending.template.score or 0.0
+    return FollowUp("clarification", source, template, merged, pending_turn, pending.question, confidence)
+
+
+def _revalidate(values: dict[str, Any], specs: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Earlier values back to their types (JSON turned dates into strings); ones that no longer pass are asked again."""
+    kept: dict[str, Any] = {}
+    stale: list[str] = []
+    for name, value in values.items():
+        spec = specs.get(name)
+        if spec is None:
+            continue
+        if value is None:
+            kept[name] = None
+            continue
+        try:
+            kept[name] = validate(spec, value)
+        except InvalidValue:
+            stale.append(name)
+    return kept, stale
+
+
+def _fill_rest(template: Template, extraction: Extraction) -> None:
+    """Parameters neither found earlier nor asked for (the template changed since): default, missing or NULL."""
+    asked = {p.name for p in extraction.problems}
+    for spec in template.parameters:
+        if spec.name in extraction.values or spec.name in asked:
+            continue
+        if spec.default is not None:
+            extraction.values[spec.name] = validate(spec, spec.default)
+        elif spec.required:
+            extraction.problems.append(param_problems.missing(spec))
+        else:
+            extraction.values[spec.name] = None
+
+
+def values_only(message: str, extraction: Extraction) -> bool:
+    """The message is nothing but the values found in it (and words that wrap values)."""
+    text = message.casefold()
+    for step in extraction.trace:
+        if step.span is not None:
+            start, end = step.span
+            text = text[:start] + " " * (end - start) + text[end:]
+    for problem in extraction.problems:
+        if problem.given:
+            text = text.replace(problem.given.casefold(), " ")
+    return not [w for w in _WORD.findall(text) if w not in VALUE_FILLER]
+
+
+# --- choice -------------------------------------------------------------------------------------
+async def _pick(
+    pending: PendingChoice,
+    pending_turn: int | None,
+    message: str,
+    sources: Mapping[str, DataAdapter],
+    is_confident: bool,
+) -> FollowUp | None:
+    index = pick_by_position(message, len(pending.options))
+    if index is None and not is_confident:
+        index = pick_by_name(message, pending.options)
+    if index is None:
+        return None
+    found = _lookup(pending.options[index], sources)
+    if found is None:
+        return None
+    source, template = found
+    extraction = await source.extractor.extract(pending.question, template)
+    confidence = pending.options[index].score or 0.0
+    return FollowUp("choice", source, template, extraction, pending_turn, pending.question, confidence)
+
+
+def pick_by_position(message: str, count: int) -> int | None:
+    """'the second one', '2', 'option 2', 'the last one' -> a 0-based index among `count` alternatives."""
+    words = [w for w in _WORD.findall(message.casefold()) if w not in PICK_FILLER]
+    if len(words) != 1:
+        return None
+    word = words[0]
+    if word == "last":
+        position = count
+    elif word.isdigit():
+        position = int(word)
+    else:
+        position = ORDINALS.get(word, 0)
+    return position - 1 if 1 <= position <= count else None
+
+
+def pick_by_name(message: str, options: list[TemplateRef]) -> int | None:
+    """The alternative the message names, by a fuzzy match on its description or id; None unless clear."""
+    words = [w for w in _WORD.findall(message.casefold()) if w not in PICK_FILLER]
+    if not words or not options:
+        return None
+    text = " ".join(words)
+    scores = [
+        max(
+            fuzz.token_set_ratio(text, option.description, processor=utils.default_process),
+            fuzz.token_set_ratio(text, option.template_id.replace("_", " "), processor=utils.default_process),
+        )
+        for option in options
+    ]
+    best = max(range(len(options)), key=lambda i: scores[i])
+    if scores[best] < NAME_MIN_SCORE:
+        return None
+    if any(scores[best] - s < NAME_LEAD for i, s in enumerate(scores) if i != best):
+        return None
+    return best

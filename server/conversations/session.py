@@ -1,0 +1,78 @@
+"""One message's place in its session: open the state, read the message against it, record the answer."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..routing.router import RoutingOutcome
+from .follow_up import FollowUp, Kind, interpret
+from .state import PendingChoice, PendingClarification, SessionState, session_key
+from .store import SessionStore, new_session_id
+
+if TYPE_CHECKING:
+    from ..adapters.base import DataAdapter
+
+Pending = PendingClarification | PendingChoice
+
+
+@dataclass
+class SessionTurn:
+    """What the response and the routing log say about this message's place in the session."""
+
+    session_id: str
+    turn: int
+    follow_up: Kind | None = None
+    completes_turn: int | None = None  # the turn whose clarification or choice this message answered
+
+
+@dataclass
+class Conversation:
+    store: SessionStore
+    state: SessionState  # as loaded (or new); `record` advances it
+    resumed: bool  # the session existed (not new, not expired)
+
+    @classmethod
+    async def open(cls, store: SessionStore, session_id: str | None, owner: str, adapter: str) -> Conversation:
+        """The session named by the client, or a new one (the server issues the id when none is given).
+        An unknown or expired id starts a session under that id."""
+        sid = session_id or new_session_id()
+        state = await store.load(session_key(owner, sid)) if session_id else None
+        if state is None:
+            return cls(store, SessionState(id=sid, owner=owner, adapter=adapter), resumed=False)
+        if state.adapter != adapter:  # what is pending was asked of another adapter
+            state = state.model_copy(
+                update={"adapter": adapter, "clarification": None, "choice": None, "pending_turn": None}
+            )
+        return cls(store, state, resumed=True)
+
+    async def interpret(
+        self, message: str, outcome: RoutingOutcome, sources: Mapping[str, DataAdapter], threshold: float
+    ) -> FollowUp | None:
+        """The follow-up this message is, or None (a new question)."""
+        if not self.state.pending:
+            return None
+        margin = self.store.settings.new_question_margin
+        return await interpret(self.state, message, outcome, sources, threshold, margin)
+
+    async def record(self, pending: Pending | None, follow_up: FollowUp | None) -> SessionTurn:
+        """Store this turn (and what its answer leaves pending) and say where it stands."""
+        turn = self.state.turn + 1
+        self.state = self.state.model_copy(
+            update={
+                "turn": turn,
+                "clarification": pending if isinstance(pending, PendingClarification) else None,
+                "choice": pending if isinstance(pending, PendingChoice) else None,
+                "pending_turn": turn if pending is not None else None,
+                "updated_at": time.time(),
+            }
+        )
+        await self.store.save(self.state)
+        return SessionTurn(
+            self.state.id,
+            turn,
+            follow_up.kind if follow_up else None,
+            follow_up.completes_turn if follow_up else None,
+        )

@@ -1,0 +1,66 @@
+"""Where sessions live: the store interface, shared by the in-process and the Redis backends.
+
+Stores hold the state as its JSON text, so both backends take the same serialisation path and a
+state that does not parse (written by another version) is simply a fresh start.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from abc import ABC, abstractmethod
+
+from pydantic import ValidationError
+
+from .settings import SessionSettings
+from .state import SessionState
+
+log = logging.getLogger("intent_router.sessions")
+
+
+def new_session_id() -> str:
+    """An id no client can guess (128 random bits)."""
+    return secrets.token_urlsafe(16)
+
+
+class SessionStore(ABC):
+    def __init__(self, settings: SessionSettings) -> None:
+        self.settings = settings
+
+    @abstractmethod
+    async def _read(self, key: str) -> str | None: ...
+
+    @abstractmethod
+    async def _write(self, key: str, text: str) -> None: ...
+
+    async def load(self, key: str) -> SessionState | None:
+        """The state stored under `key` (SessionState.key); None when unknown, expired or unreadable."""
+        text = await self._read(key)
+        if text is None:
+            return None
+        try:
+            return SessionState.from_json(text)
+        except ValidationError:
+            log.warning("a stored session state does not parse; starting over")
+            return None
+
+    async def save(self, state: SessionState) -> None:
+        """Store the state (refreshing its expiry); one that outgrows `max_state_bytes` keeps no pending part."""
+        text = state.to_json()
+        if len(text.encode("utf-8")) > self.settings.max_state_bytes:
+            state = state.model_copy(update={"clarification": None, "choice": None, "pending_turn": None})
+            text = state.to_json()
+        await self._write(state.key, text)
+
+    async def close(self) -> None:  # noqa: B027 - optional hook
+        """Release connections (Redis)."""
+
+
+def build_session_store(settings: SessionSettings) -> SessionStore:
+    if settings.backend == "redis":
+        from .redis_store import RedisSessionStore  # redis is only imported when configured
+
+        return RedisSessionStore(settings)
+    from .memory_store import MemorySessionStore
+
+    return MemorySessionStore(settings)
