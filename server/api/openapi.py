@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from .requests import CatalogueQuery, QueryRequest, StatisticsQuery
+from .requests import CatalogueQuery, QueryRequest, ReloadQuery, StatisticsQuery
 from .responses import (
     Catalogue,
     ErrorResponse,
@@ -132,10 +132,12 @@ OPERATIONS: tuple[Operation, ...] = (
         "/admin/reload",
         "reload",
         "Reload the configuration now",
-        "The new configuration serves only if it loads completely; otherwise the old one keeps serving "
-        "and the answer is 422 with the errors (file:line).",
+        "The new configuration serves only if it loads completely and keeps what clients use (see "
+        "`allow_removal`) and the start's auth rules; otherwise the old one keeps serving and the answer is 422 "
+        "with the errors (file:line).",
+        query=ReloadQuery,
         ok=LoadStatusView,
-        errors=(401, 403),
+        errors=(400, 401, 403),
         extra=((422, ERROR_TEXT[422], LoadStatusView),),
         security=KEY_AUTH,
     ),

@@ -32,6 +32,18 @@ class CatalogueQuery(BaseModel):
     adapter: str | None = Field(None, description="only this adapter (a composite: it and its children)")
 
 
+class ReloadQuery(BaseModel):
+    """Query string of `POST /admin/reload`. Unknown parameters are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    allow_removal: bool = Field(
+        False,
+        description="accept a config that removes every adapter, every adapter a client key may query, or "
+        "the adapter server.default_adapter names (refused otherwise)",
+    )
+
+
 class StatisticsQuery(BaseModel):
     """Query string of `GET /v1/routing/statistics`. Unknown parameters are ignored."""
 

@@ -129,6 +129,7 @@ def _worker(config: Path, host: str, port: int) -> None:
 
 async def _serve(config: Path, host: str, port: int, reuse_port: bool = False) -> None:
     holder = RuntimeHolder(config)
+    holder.listen_host = host  # reloads keep the start's auth rules for this address
     runtime = await holder.start()
     app = create_app(holder)
     if reuse_port:  # several workers share the port: an MCP session could not follow its client

@@ -26,6 +26,7 @@ from ..templates.library import glob_base
 from .build import Runtime, build_runtime
 from .incremental import IncrementalLoader, LoadResult
 from .loader import resolve_config_path
+from .reload_guard import reload_issues
 
 log = logging.getLogger("intent_router.reload")
 
@@ -73,6 +74,9 @@ class RuntimeHolder:
         self.last_good_load: LoadStatus | None = None
         self._failed_files: list[str] = []
         self.load_listeners: list[Callable[[LoadStatus], None]] = []  # told of every load, good or not
+        # the address the server listens on (serve sets it): a reload must keep keys there if it is not
+        # loopback. None: the server.host of the config the server started with.
+        self.listen_host: str | None = None
 
     @property
     def current(self) -> Runtime:
@@ -97,8 +101,12 @@ class RuntimeHolder:
         )
         return runtime
 
-    async def reload(self, trigger: str = "admin", rebuild_stores: bool = False) -> LoadStatus:
-        """Load, validate and build the config now; swap it in only if all of that worked."""
+    async def reload(
+        self, trigger: str = "admin", rebuild_stores: bool = False, allow_removal: bool = False
+    ) -> LoadStatus:
+        """Load, validate and build the config now; swap it in only if all of that worked and the new
+        config passes the reload rules (server/runtime/reload_guard.py; `allow_removal` lets it take
+        away adapters that clients use)."""
         async with self._lock:
             started = time.perf_counter()
             old = self._current
@@ -119,6 +127,12 @@ class RuntimeHolder:
                         ),
                         good=True,
                     )
+                if old is not None:
+                    host = self.listen_host or old.config.app.server.host
+                    issues = reload_issues(old.config, result.config, host, allow_removal)
+                    if issues:
+                        self.loader.forget()  # the refused files must be loaded (and refused) again next time
+                        raise ConfigError(issues)
                 new = await build_runtime(
                     result.config, previous=old, fitted_models=self.fitted_models, rebuild_stores=rebuild_stores
                 )
@@ -138,6 +152,7 @@ class RuntimeHolder:
                 )
             except Exception as exc:
                 log.exception("config reload failed while starting adapters; keeping the last good config")
+                self.loader.forget()  # else the next reload would find the files "unchanged" and report ok
                 message = getattr(exc, "message", None) or f"adapters failed to start: {type(exc).__name__}"
                 return self._record(
                     LoadStatus(

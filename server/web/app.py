@@ -12,7 +12,7 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from ..adapters.base import Adapter
-from ..api.requests import QueryRequest
+from ..api.requests import QueryRequest, ReloadQuery
 from ..api.responses import ConfigHealth, ErrorDetail, ErrorResponse, HealthResponse, LoadStatusView
 from ..auth import Principal, authenticate, require
 from ..errors import BadRequest, Forbidden, IntentRouterError, RequestTimeout
@@ -25,6 +25,7 @@ from .catalogue_routes import install_catalogue
 from .dashboard_routes import install_stats
 from .docs_routes import install_docs
 from .metrics import install_metrics
+from .query_string import parse_query_string
 from .request_body import body_middleware, read_json
 from .routing_log import STATS_LOG
 
@@ -137,7 +138,8 @@ class Handlers:
             adapters[adapter.name] = check if isinstance(check, dict) else {"status": "down", "reason": "check failed"}
         load = self.holder.last_load
         good = self.holder.last_good_load
-        healthy = all(a.get("status") == "ok" for a in adapters.values()) and (load is None or load.ok)
+        adapters_ok = bool(adapters) and all(a.get("status") == "ok" for a in adapters.values())  # none: not ok
+        healthy = adapters_ok and (load is None or load.ok)
         body = HealthResponse(
             status="ok" if healthy else "degraded",
             adapters=adapters,
@@ -151,7 +153,8 @@ class Handlers:
 
     async def reload(self, request: web.Request) -> web.Response:
         require(self.principal(request), "admin")
-        status = await self.holder.reload()
+        options = parse_query_string(ReloadQuery, request.query)
+        status = await self.holder.reload(allow_removal=options.allow_removal)
         body = LoadStatusView.model_validate(status.to_json()).dump()
         return web.json_response(body, status=200 if status.ok else 422)
 
