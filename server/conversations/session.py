@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,6 +27,9 @@ class SessionTurn:
     turn: int
     follow_up: Kind | None = None
     completes_turn: int | None = None  # the turn whose clarification or choice this message answered
+    adapter: str | None = None  # a follow-up: the data adapter and template it completed
+    template_id: str | None = None
+    digest: str = ""  # what the routing log keeps instead of the id (which would let a reader continue it)
 
 
 @dataclass
@@ -70,9 +74,15 @@ class Conversation:
             }
         )
         await self.store.save(self.state)
+        digest = hashlib.sha256(self.state.key.encode("utf-8")).hexdigest()[:32]
+        if follow_up is None:
+            return SessionTurn(self.state.id, turn, digest=digest)
         return SessionTurn(
             self.state.id,
             turn,
-            follow_up.kind if follow_up else None,
-            follow_up.completes_turn if follow_up else None,
+            follow_up.kind,
+            follow_up.completes_turn,
+            follow_up.source.name,
+            follow_up.template.id,
+            digest,
         )

@@ -6,6 +6,7 @@ from typing import Protocol
 
 from ..adapters.base import Adapter
 from ..api.outcome import Outcome
+from ..conversations.session import SessionTurn
 from ..routing.router import RoutingOutcome
 from .record import RoutingRecord, from_error, from_outcome
 
@@ -25,6 +26,9 @@ class Decided(Protocol):
     @property
     def row_count(self) -> int | None: ...
 
+    @property
+    def turn(self) -> SessionTurn | None: ...
+
 
 def record_for(kind: str, adapter: Adapter, question: str, result: Decided, latency_ms: float | None) -> RoutingRecord:
     return from_outcome(
@@ -37,6 +41,7 @@ def record_for(kind: str, adapter: Adapter, question: str, result: Decided, late
         result.timings_ms,
         latency_ms,
         row_count=result.row_count,
+        turn=result.turn,
     )
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..api.outcome import Outcome
+from ..conversations.session import SessionTurn
 from ..routing.router import RoutingOutcome
 
 TOTAL = "routing"  # the router's "total" timing, as the log names it
@@ -39,6 +40,11 @@ class RoutingRecord:
     question: str | None = None
     latency_ms: float | None = None  # end to end, inside the server
     stage_ms: dict[str, float] = field(default_factory=dict)  # embed, search, each stage, decision, routing, ...
+    # conversations: the session, this message's turn in it, and for a follow-up what it was and which turn it completed
+    session_hash: str | None = None  # a digest of the session (owner and id): groups turns, cannot continue one
+    session_turn: int | None = None
+    follow_up: str | None = None  # "clarification" | "choice"
+    completes_turn: int | None = None
 
     def to_row(self) -> dict[str, Any]:
         row = dict(self.__dict__)  # a plain copy (asdict deep-copies, slower on the request path)
@@ -58,11 +64,12 @@ def from_outcome(
     timings: dict[str, float],
     latency_ms: float | None,
     row_count: int | None = None,
+    turn: SessionTurn | None = None,
 ) -> RoutingRecord:
     decision = outcome.decision
     chosen = decision.selected
     best = chosen or (outcome.candidates[0] if outcome.candidates else None)
-    return RoutingRecord(
+    record = RoutingRecord(
         ts=time.time(),
         kind=kind,
         adapter=adapter,
@@ -80,6 +87,13 @@ def from_outcome(
         latency_ms=latency_ms,
         stage_ms={TOTAL if k == "total" else k: float(v) for k, v in timings.items()},
     )
+    if turn is not None:
+        record.session_hash, record.session_turn = turn.digest, turn.turn
+        if turn.follow_up is not None:  # the message completed a pending turn: log what it ran, not its own route
+            record.follow_up, record.completes_turn = turn.follow_up, turn.completes_turn
+            record.reason = "clarification_answered" if turn.follow_up == "clarification" else "alternative_chosen"
+            record.selected_adapter, record.template_id = turn.adapter, turn.template_id
+    return record
 
 
 def from_error(

@@ -35,6 +35,10 @@ def log_table(name: str, metadata: sa.MetaData | None = None) -> sa.Table:
         sa.Column("question", sa.Text),
         sa.Column("latency_ms", ms),
         sa.Column("stage_ms", sa.Text),  # JSON {stage: milliseconds}
+        sa.Column("session_hash", sa.String(32)),  # conversations: digest of the session (not the id itself)
+        sa.Column("session_turn", sa.Integer),
+        sa.Column("follow_up", sa.String(16)),  # clarification | choice
+        sa.Column("completes_turn", sa.Integer),  # the turn whose clarification or choice this message answered
     )
 
 

@@ -21,6 +21,7 @@ from server.service.answer import answer_in_session
 from server.testing.app import running_app
 from server.testing.demo import seed_demo_tree
 from server.testing.redis_server import ensure_redis, unique_prefix
+from server.web.routing_log import STATS_LOG
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -215,6 +216,10 @@ def _mcp(url: str):
 async def test_http_and_mcp_carry_the_session(tmp_path):
     config = seed_demo_tree(tmp_path)
     async with running_app(config) as (client, _holder):
+        rlog = client.app[STATS_LOG]
+        await rlog.flush()
+        with rlog.engine.begin() as conn:
+            conn.execute(rlog.table.delete())
         resp = await client.post("/v1/query", json={"query": CLARIFY})
         body = await resp.json()
         assert body["metadata"]["status"] == "needs_clarification"
@@ -225,6 +230,18 @@ async def test_http_and_mcp_carry_the_session(tmp_path):
         assert body["metadata"]["session"]["completes_turn"] == 1
         bad = await client.post("/v1/query", json={"query": "80000", "session_id": "no spaces allowed"})
         assert bad.status == 400 and (await bad.json())["error"]["code"] == "bad_request"
+
+        # the routing log: both turns under one session digest (not the id), the second completing the first
+        await rlog.flush()
+        with rlog.engine.connect() as conn:
+            rows = [r._mapping for r in conn.execute(rlog.table.select().order_by(rlog.table.c.id))]
+        assert [(r["session_turn"], r["follow_up"], r["completes_turn"]) for r in rows] == [
+            (1, None, None),
+            (2, "clarification", 1),
+        ]
+        assert rows[0]["session_hash"] == rows[1]["session_hash"] and sid not in rows[0]["session_hash"]
+        assert rows[1]["template_id"] == "employees_earning_above" and rows[1]["selected_adapter"] == "hr"
+        assert rows[1]["outcome"] == "executed" and rows[1]["reason"] == "clarification_answered"
 
         url = str(client.make_url("/mcp"))
         async with _mcp(url) as (read, write_stream), ClientSession(read, write_stream) as session:

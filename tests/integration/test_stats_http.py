@@ -115,6 +115,7 @@ async def test_an_older_log_table_gains_the_new_columns(tmp_path):
         with rlog.engine.connect() as conn:
             row = conn.execute(rlog.table.select()).one()._mapping
     assert json.loads(row["stage_ms"])["embed"] > 0
+    assert row["session_turn"] == 1 and len(row["session_hash"]) == 32 and row["follow_up"] is None
 
 
 async def test_errors_are_logged_with_outcome_error(tmp_path):
