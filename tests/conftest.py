@@ -9,7 +9,7 @@ import pytest
 
 from server.embedding.factory import shared_minilm
 from server.embedding.minilm import MiniLMEmbedder
-from server.testing import mariadb, mongo, pg
+from server.testing import mariadb, mongo, pg, redis_server
 from server.testing.servers import missing
 
 
@@ -31,6 +31,12 @@ def mariadb_database() -> Iterator[mariadb.MariaDatabase]:
         missing(mariadb.WHAT, mariadb.INSTALL)
     with mariadb.seeded_database(base) as database:
         yield database
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """The Redis server on 127.0.0.1:6379 (started if it is installed but not running)."""
+    return redis_server.ensure_redis()
 
 
 @pytest.fixture(scope="session")

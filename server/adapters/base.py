@@ -31,6 +31,7 @@ from ..routing.stages.base import ScoringStage
 from ..stores.base import StoreHit, TemplateStore
 from ..templates import Template
 from ..templates.library import ParsedBody
+from .result_cache import CachedRows, ResultCache, ResultCacheSettings, cache_key, ttl_for
 
 
 class AdapterSettings(BaseModel):
@@ -64,6 +65,7 @@ class QueryResult:
     rows: list[dict[str, Any]]
     columns: list[str]
     truncated: bool = False
+    from_cache: bool = False  # answered by the result cache, the source was not asked
 
 
 @dataclass
@@ -84,6 +86,8 @@ class AdapterContext:
     retrieval: CompositeRetrievalSettings | None = None
     rerankers: Mapping[str, RerankerSettings] = field(default_factory=dict)
     fitted_models: FittedModels | None = None
+    result_cache: ResultCache | None = None
+    result_cache_settings: ResultCacheSettings = field(default_factory=ResultCacheSettings)
 
 
 class Adapter(ABC):
@@ -214,11 +218,30 @@ class DataAdapter(Adapter):
         except ValueError as exc:
             raise QueryFailed(self.name, f"template '{template.id}': {exc}") from None
 
-    async def run(self, template: Template, params: dict[str, Any]) -> QueryResult:
-        """`execute` through this source's retries, circuit breaker and bulkhead: what callers use."""
+    async def run(self, template: Template, params: dict[str, Any], *, cached: bool = True) -> QueryResult:
+        """What callers use: the result cache when the template's answers may be cached, else `execute`
+        through this source's retries, circuit breaker and bulkhead."""
+        cache = self.context.result_cache if cached else None
+        ttl = ttl_for(template, self.context.result_cache_settings) if cache is not None else 0.0
+        if cache is None or ttl <= 0:
+            return await self._attempts(template, params)
+        key = cache_key(self.name, self._cache_scope, template, params)
+        hit = await cache.get(key)
+        if hit is not None:
+            return QueryResult(hit.rows, hit.columns, hit.truncated, from_cache=True)
+        result = await self._attempts(template, params)
+        await cache.put(key, CachedRows(result.rows, result.columns, result.truncated), ttl)
+        return result
+
+    async def _attempts(self, template: Template, params: dict[str, Any]) -> QueryResult:
         if self.runs_in_threads:
             return await self.guard.call(lambda: self.execute(template, params))
         return await self.guard.call(lambda: self.bulkhead.call(lambda: self.execute(template, params)))
+
+    @property
+    def _cache_scope(self) -> str:
+        """The adapter's settings as loaded: a changed connection or row cap never reuses older answers."""
+        return self.settings.model_dump_json()
 
     @abstractmethod
     async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:

@@ -101,6 +101,7 @@ class QueryMetadata(Wire):
     executed_by: str | None = None
     row_count: int | None = None
     truncated: bool | None = None
+    from_cache: bool | None = None  # the rows came from the result cache; the source was not asked
     columns: list[str] | None = None
     timings_ms: dict[str, float] | None = None
     session: SessionTurnView | None = None

@@ -41,7 +41,7 @@ def adapter_values_runner(adapter: DataAdapter) -> ValuesRunner:
         template = Template(
             id=query_id, description=f"valid values ({query_id})", body_key=adapter.body_key, body=parsed.value
         )
-        result = await adapter.run(template, {})
+        result = await adapter.run(template, {}, cached=False)  # the values cache below is its own
         values: list[Any] = []
         seen: set[str] = set()
         for row in result.rows:

@@ -22,6 +22,7 @@ from ..adapters.base import Adapter, AdapterContext, AdapterSettings, DataAdapte
 from ..adapters.composite import CompositeAdapter
 from ..adapters.registry import AdapterRegistry
 from ..adapters.registry import registry as default_registry
+from ..adapters.result_cache import ResultCache, build_result_cache
 from ..conversations import SessionSettings, SessionStore, build_session_store
 from ..embedding.base import Embedder
 from ..embedding.factory import build_embedder
@@ -52,6 +53,8 @@ class Runtime:
     fitted_models: FittedModels = field(default_factory=FittedModels)  # shared with later runtimes by the holder
     # conversation state; carried over by reloads that keep the `sessions:` block, so chats survive them
     sessions: SessionStore = field(default_factory=lambda: build_session_store(SessionSettings()))
+    result_cache: ResultCache | None = None
+    owns_result_cache: bool = False  # built for this runtime alone (no holder): closed with it
 
     def get(self, name: str) -> Adapter:
         try:
@@ -83,6 +86,8 @@ class Runtime:
                 store.close()
             except Exception as exc:
                 log.warning("closing the template store of %s failed: %s", name, exc)
+        if self.owns_result_cache and self.result_cache is not None:
+            await self.result_cache.close()
         for embedder in self.embedders.values():
             if id(embedder) not in kept:
                 try:
@@ -117,6 +122,7 @@ async def build_runtime(
     previous: Runtime | None = None,
     registry: AdapterRegistry = default_registry,
     fitted_models: FittedModels | None = None,
+    result_cache: ResultCache | None = None,
     rebuild_stores: bool = False,
 ) -> Runtime:
     """Build and start every adapter; on any failure close what this build started and re-raise.
@@ -133,6 +139,10 @@ async def build_runtime(
     fresh: list[Adapter] = []
     try:
         models = runtime.fitted_models = fitted_models if fitted_models is not None else FittedModels()
+        if result_cache is None:
+            result_cache = build_result_cache(app.result_cache)
+            runtime.owns_result_cache = result_cache is not None
+        runtime.result_cache = result_cache
         for settings in config.adapters:
             cls = registry.get(settings.type)
             context = AdapterContext(
@@ -141,6 +151,8 @@ async def build_runtime(
                 retrieval=config.retrieval.get(settings.name),
                 rerankers=app.rerankers,
                 fitted_models=models,
+                result_cache=result_cache,
+                result_cache_settings=app.result_cache,
             )
             if issubclass(cls, DataAdapter):
                 embedder = _embedder_for(settings, runtime, previous)

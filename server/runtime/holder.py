@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from ..adapters.base import DataAdapterSettings
+from ..adapters.result_cache import ResultCache, ResultCacheSettings, build_result_cache
 from ..config.errors import ConfigError
 from ..routing.fitted_models import FittedModels
 from ..templates import Template
 from ..templates.library import glob_base
 from .build import Runtime, build_runtime
 from .incremental import IncrementalLoader, LoadResult
-from .loader import resolve_config_path
+from .loader import LoadedConfig, resolve_config_path
 from .reload_guard import reload_issues
 
 log = logging.getLogger("intent_router.reload")
@@ -62,6 +63,8 @@ class RuntimeHolder:
     ) -> None:
         self.config_path = config_path
         self.fitted_models = FittedModels()  # intent models outlive the runtimes that fitted them
+        self.result_cache: ResultCache | None = None  # query results outlive reloads too (per adapter)
+        self._result_cache_settings: ResultCacheSettings | None = None
         self.close_grace = close_grace  # an old runtime lives at least this long after a swap
         self.drain_limit = drain_limit  # ... and at most this long while requests still use it
         self.loader = IncrementalLoader(config_path)
@@ -88,7 +91,9 @@ class RuntimeHolder:
         """First load: errors propagate (a server must not start on a broken config)."""
         started = time.perf_counter()
         result = await asyncio.to_thread(self.loader.load)
-        runtime = await build_runtime(result.config, fitted_models=self.fitted_models)
+        runtime = await build_runtime(
+            result.config, fitted_models=self.fitted_models, result_cache=await self._result_cache_for(result.config)
+        )
         self._current = runtime
         self.generation = 1
         self.last_load = self.last_good_load = LoadStatus(
@@ -133,8 +138,13 @@ class RuntimeHolder:
                     if issues:
                         self.loader.forget()  # the refused files must be loaded (and refused) again next time
                         raise ConfigError(issues)
+                cache = await self._result_cache_for(result.config)
                 new = await build_runtime(
-                    result.config, previous=old, fitted_models=self.fitted_models, rebuild_stores=rebuild_stores
+                    result.config,
+                    previous=old,
+                    fitted_models=self.fitted_models,
+                    result_cache=cache,
+                    rebuild_stores=rebuild_stores,
                 )
             except ConfigError as exc:
                 log.error("config reload rejected; keeping the last good config:\n%s", exc)
@@ -171,6 +181,7 @@ class RuntimeHolder:
             if old is not None:
                 self._retire(old)
             changes = describe_changes(old, new, result)
+            await self._forget_results(changes)
             status = LoadStatus(
                 True,
                 time.time(),
@@ -181,6 +192,25 @@ class RuntimeHolder:
             )
             log.info("config reloaded (%s) in %.3f s: %s", trigger, status.seconds, _summary(changes))
             return self._record(status, good=True)
+
+    async def _result_cache_for(self, config: LoadedConfig) -> ResultCache | None:
+        """The holder's result cache, rebuilt (empty) when its settings change."""
+        settings = config.app.result_cache
+        if self._result_cache_settings != settings:
+            if self.result_cache is not None:
+                await self.result_cache.close()
+            self.result_cache = build_result_cache(settings)
+            self._result_cache_settings = settings
+        return self.result_cache
+
+    async def _forget_results(self, changes: dict[str, Any]) -> None:
+        """Answers of adapters whose settings or templates changed, or that left, are dropped."""
+        if self.result_cache is None:
+            return
+        a = changes["adapters"]
+        names = {*a["changed"], *a["removed"], *(r["from"] for r in a["renamed"]), *changes["templates"]}
+        for name in sorted(names):
+            await self.result_cache.forget(name)
 
     def _record(self, status: LoadStatus, good: bool) -> LoadStatus:
         self.last_load = status
@@ -230,6 +260,9 @@ class RuntimeHolder:
         while open_runtimes:
             runtime = open_runtimes.pop(0)
             await runtime.close(keep=open_runtimes)
+        if self.result_cache is not None:
+            await self.result_cache.close()
+            self.result_cache = None
 
     # --- what to watch ---------------------------------------------------------------------------
     def watch_paths(self) -> list[Path]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..adapters.result_cache import ResultCacheSettings
 from ..config.types import EnvVarName
 from ..conversations.settings import SessionSettings
 from ..embedding.settings import EmbeddingSettings
@@ -51,6 +52,7 @@ class AppSettings(_Strict):
     auth: AuthSettings = Field(default_factory=AuthSettings)
     stats: StatsSettings = Field(default_factory=StatsSettings)
     sessions: SessionSettings = Field(default_factory=SessionSettings)
+    result_cache: ResultCacheSettings = Field(default_factory=ResultCacheSettings)
 
     @model_validator(mode="after")
     def _reranker_exists(self) -> AppSettings:

@@ -262,6 +262,7 @@ async def _finish(
     metadata.executed_by = owner.name
     metadata.row_count = len(result.rows)
     metadata.truncated = result.truncated
+    metadata.from_cache = result.from_cache
     metadata.columns = result.columns
     metadata.timings_ms = timings
     response = QueryResponse(

@@ -108,6 +108,9 @@ class Template(BaseModel):
     parameters: list[ParameterSpec] = Field(default_factory=list)
     result_format: Literal["table", "summary"] = "table"
     tags: list[str] = Field(default_factory=list)
+    # how long answers stay in the result cache; unset: result_cache.default_ttl_seconds, or 0 (off) for
+    # templates with date parameters (relative dates move); 0: never cached
+    cache_ttl_seconds: float | None = Field(None, ge=0)
     body_key: str
     body: Any
     source_file: str = ""

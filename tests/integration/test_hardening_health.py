@@ -22,8 +22,11 @@ async def health(client) -> dict:
     return await resp.json()
 
 
+NO_RESULT_CACHE = BASE_CONFIG + "result_cache: {enabled: false}\n"  # every question reaches the source
+
+
 async def test_sqlite_file_removed_under_the_pool_is_down_and_queries_503(tmp_path):
-    async with running_app(people_tree(tmp_path)) as (client, _):
+    async with running_app(people_tree(tmp_path, NO_RESULT_CACHE)) as (client, _):
         assert (await client.post("/v1/query", json=QUESTION)).status == 200  # the pool has a connection open
         assert (await health(client))["adapters"]["people"]["status"] == "ok"
         (tmp_path / "templates" / "people.db").unlink()
@@ -37,7 +40,7 @@ async def test_sqlite_file_removed_under_the_pool_is_down_and_queries_503(tmp_pa
 
 async def test_sqlite_file_replaced_under_the_pool_is_reported_then_reopened(tmp_path):
     db = tmp_path / "templates" / "people.db"
-    async with running_app(people_tree(tmp_path)) as (client, _):
+    async with running_app(people_tree(tmp_path, NO_RESULT_CACHE)) as (client, _):
         first = await (await client.post("/v1/query", json=QUESTION)).json()
         fresh = make_people_db(tmp_path / "fresh.db")
         con = sqlite3.connect(fresh)

@@ -109,12 +109,14 @@ async def test_values_from_resolves_against_the_source_once_and_rejects_unknown_
     typo = await answer(adapter, "what does Gracie earn?")  # a misspelling above the fuzzy floor
     assert typo.body["metadata"]["parameters"] == {"person": "Grace"}
     assert typo.body["metadata"]["extraction"][0]["extractor"] == "fuzzy"
+    assert typo.body["metadata"]["from_cache"] is True and first.body["metadata"]["from_cache"] is False
     unknown = await answer(adapter, "what does Kenneth earn?")
     assert unknown.status == Outcome.NEEDS_CLARIFICATION
     (problem,) = unknown.body["metadata"]["clarification"]
     assert (problem["problem"], problem["given"], problem["suggestions"]) == ("invalid", "Kenneth", ["Ken"])
     values_queries = [s for s in statements if s.startswith("SELECT name FROM people ORDER BY name")]
-    assert len(values_queries) == 1 and len(statements) == 3  # the list once, then only the executed templates
+    # the list once, then the template once: the typo asked for the same values, answered from the result cache
+    assert len(values_queries) == 1 and len(statements) == 2
 
 
 async def test_a_reload_refreshes_stored_values(people):

@@ -1,0 +1,149 @@
+"""The query-result cache against real SQLite sources and the Redis server on 127.0.0.1:6379."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import uuid
+
+import pytest
+
+from server.adapters.result_cache import MemoryResultCache, RedisResultCache, ResultCacheSettings, ttl_for
+from server.errors import QueryFailed
+from server.runtime.build import build_runtime
+from server.runtime.holder import RuntimeHolder
+from server.runtime.loader import load_config
+from server.service.answer import answer
+from server.templates import Template
+from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, people_tree, write
+
+QUESTION = "who works in the Engineering department?"
+
+
+def add_engineer(root, name: str) -> None:
+    con = sqlite3.connect(root / "templates" / "people.db")
+    con.execute("INSERT INTO people (name, department, salary) VALUES (?, 'Engineering', 1)", (name,))
+    con.commit()
+    con.close()
+
+
+async def test_a_repeated_question_is_answered_from_the_cache_until_it_expires(tmp_path):
+    config = people_tree(tmp_path, BASE_CONFIG + "result_cache: {default_ttl_seconds: 0.5}\n")
+    runtime = await build_runtime(load_config(config))
+    try:
+        people = runtime.get("people")
+        first = await answer(people, QUESTION)
+        add_engineer(tmp_path, "Barbara")  # the source changes; a cached answer does not see it
+        again = await answer(people, QUESTION)
+        assert first.body["metadata"]["from_cache"] is False and again.body["metadata"]["from_cache"] is True
+        assert again.body["rows"] == first.body["rows"]
+        await asyncio.sleep(0.6)
+        fresh = await answer(people, QUESTION)
+        assert fresh.body["metadata"]["from_cache"] is False
+        assert {"name": "Barbara"} in fresh.body["rows"] and len(fresh.body["rows"]) == len(first.body["rows"]) + 1
+    finally:
+        await runtime.close()
+
+
+async def test_other_parameter_values_are_other_entries(tmp_path):
+    runtime = await build_runtime(load_config(people_tree(tmp_path)))
+    try:
+        people = runtime.get("people")
+        await answer(people, QUESTION)
+        sales = await answer(people, "who works in the Sales department?")
+        assert sales.body["metadata"]["from_cache"] is False
+        assert sales.body["metadata"]["parameters"] != (await answer(people, QUESTION)).body["metadata"]["parameters"]
+    finally:
+        await runtime.close()
+
+
+async def test_cache_ttl_zero_and_date_parameters_are_never_cached(tmp_path):
+    settings = ResultCacheSettings(default_ttl_seconds=60)
+    plain = Template(id="t", description="d", body_key="sql", body="SELECT 1")
+    dated = Template.model_validate(
+        {
+            "id": "d",
+            "description": "d",
+            "body_key": "sql",
+            "body": "SELECT 1",
+            "parameters": [{"name": "since", "type": "date"}],
+        }
+    )
+    assert ttl_for(plain, settings) == 60
+    assert ttl_for(dated, settings) == 0  # "last 7 days" moves: off unless the template says otherwise
+    assert ttl_for(dated.model_copy(update={"cache_ttl_seconds": 5}), settings) == 5
+    assert ttl_for(plain.model_copy(update={"cache_ttl_seconds": 0}), settings) == 0
+    assert ttl_for(plain, ResultCacheSettings(enabled=False)) == 0
+
+
+async def test_a_reload_that_changes_the_adapter_empties_its_entries(tmp_path):
+    config = people_tree(tmp_path)
+    holder = RuntimeHolder(config, close_grace=0.01)
+    await holder.start()
+    try:
+        await answer(holder.current.get("people"), QUESTION)
+        assert (await answer(holder.current.get("people"), QUESTION)).body["metadata"]["from_cache"] is True
+        add_engineer(tmp_path, "Barbara")
+        write(
+            config / "adapters" / "people.yaml",
+            PEOPLE_ADAPTER.replace("max_rows: 1000", "max_rows: 999")
+            if "max_rows: 1000" in PEOPLE_ADAPTER
+            else PEOPLE_ADAPTER + "    max_rows: 999\n",
+        )
+        status = await holder.reload()
+        assert status.ok and "people" in status.changes["adapters"]["changed"]
+        assert isinstance(holder.result_cache, MemoryResultCache) and len(holder.result_cache) == 0
+        after = await answer(holder.current.get("people"), QUESTION)
+        assert after.body["metadata"]["from_cache"] is False and {"name": "Barbara"} in after.body["rows"]
+    finally:
+        await holder.close()
+
+
+async def test_a_failing_query_is_not_cached(tmp_path):
+    runtime = await build_runtime(load_config(people_tree(tmp_path)))
+    try:
+        people = runtime.get("people")
+        con = sqlite3.connect(tmp_path / "templates" / "people.db")
+        con.execute("ALTER TABLE people RENAME TO staff")
+        con.commit()
+        with pytest.raises(QueryFailed):
+            await answer(people, QUESTION)
+        con.execute("ALTER TABLE staff RENAME TO people")
+        con.commit()
+        con.close()
+        ok = await answer(people, QUESTION)
+        assert ok.status == "executed" and ok.body["metadata"]["from_cache"] is False
+    finally:
+        await runtime.close()
+
+
+@pytest.mark.needs_redis
+async def test_the_redis_backend_is_shared_by_two_runtimes(tmp_path, redis_url):
+    prefix = f"ir_test:{uuid.uuid4().hex[:8]}:"
+    block = f"result_cache: {{backend: redis, url: '{redis_url}', key_prefix: '{prefix}'}}\n"
+    config = people_tree(tmp_path, BASE_CONFIG + block)
+    one = await build_runtime(load_config(config))
+    two = await build_runtime(load_config(config))  # another process would build the same
+    try:
+        first = await answer(one.get("people"), QUESTION)
+        add_engineer(tmp_path, "Barbara")
+        shared = await answer(two.get("people"), QUESTION)
+        assert first.body["metadata"]["from_cache"] is False
+        assert shared.body["metadata"]["from_cache"] is True and shared.body["rows"] == first.body["rows"]
+        assert isinstance(two.result_cache, RedisResultCache)
+        await two.result_cache.forget("people")
+        assert (await answer(two.get("people"), QUESTION)).body["metadata"]["from_cache"] is False
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_redis_down_is_a_miss_not_an_error(tmp_path):
+    block = "result_cache: {backend: redis, url: 'redis://127.0.0.1:1/0', timeout: 0.2}\n"  # nothing listens there
+    runtime = await build_runtime(load_config(people_tree(tmp_path, BASE_CONFIG + block)))
+    try:
+        for _ in range(2):
+            result = await answer(runtime.get("people"), QUESTION)
+            assert result.status == "executed" and result.body["metadata"]["from_cache"] is False
+    finally:
+        await runtime.close()
