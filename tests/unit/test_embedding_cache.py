@@ -114,6 +114,8 @@ def test_disk_cache_is_bounded_and_keeps_recently_used(tmp_path: Path, minilm_em
     texts = [f"question {i}" for i in range(12)]
     writer = CachedEmbedder(minilm_embedder, path, memory_entries=0, max_disk_entries=10)
     writer.embed_sync(texts[:6])
+    with sqlite3.connect(path) as db:  # written two hours ago (use is recorded to the hour)
+        db.execute("UPDATE embeddings SET used_at = used_at - 7200")
     writer.embed_sync(texts[:2])  # read back from disk: now the most recently used
     writer.embed_sync(texts[6:])
     with sqlite3.connect(path) as db:
@@ -121,6 +123,23 @@ def test_disk_cache_is_bounded_and_keeps_recently_used(tmp_path: Path, minilm_em
     reader = CachedEmbedder(minilm_embedder, path)
     reader.embed_sync(texts[:2])
     assert reader.stats.disk_hits == 2
+
+
+def test_fresh_hits_do_not_rewrite_their_rows(tmp_path: Path, minilm_embedder: MiniLMEmbedder) -> None:
+    """A warm start reads every template's vector: rows used within the hour are not written again."""
+    path = tmp_path / "cache.sqlite3"
+    CachedEmbedder(minilm_embedder, path, memory_entries=0).embed_sync(TEXTS)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE embeddings SET used_at = 1000.0 WHERE rowid = 1")  # long ago
+        db.execute("UPDATE embeddings SET used_at = used_at - 60 WHERE rowid <> 1")  # a minute ago
+        before = dict(db.execute("SELECT rowid, used_at FROM embeddings"))
+    reader = CachedEmbedder(minilm_embedder, path, memory_entries=0)
+    reader.embed_sync(TEXTS)
+    assert reader.stats.disk_hits == len(TEXTS)
+    with sqlite3.connect(path) as db:
+        after = dict(db.execute("SELECT rowid, used_at FROM embeddings"))
+    assert after[1] > before[1] + 3600  # the stale row is refreshed
+    assert {k: v for k, v in after.items() if k != 1} == {k: v for k, v in before.items() if k != 1}
 
 
 async def test_questions_stay_in_memory_and_never_reach_the_file(
