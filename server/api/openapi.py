@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from .requests import CatalogueQuery, QueryRequest, ReloadQuery, StatisticsQuery
+from .requests import CatalogueQuery, QueryRequest, ReloadQuery, StatisticsQuery, TestRoutingRequest
 from .responses import (
     Catalogue,
     ErrorResponse,
@@ -91,8 +91,9 @@ OPERATIONS: tuple[Operation, ...] = (
         "/v1/test_routing",
         "testRouting",
         "Explain the routing of a question",
-        "Every candidate with its scores and the decision; nothing runs on a data source.",
-        request=QueryRequest,
+        "Every candidate with its scores and the decision; nothing runs on a data source. Each candidate "
+        'shows its first example only unless `"detail": "full"`.',
+        request=TestRoutingRequest,
         ok=RoutingExplanation,
         errors=QUESTION_ERRORS,
         security=KEY_AUTH,

@@ -24,6 +24,18 @@ class QueryRequest(BaseModel):
     )
 
 
+Detail = Literal["compact", "full"]
+
+
+class TestRoutingRequest(QueryRequest):
+    """Body of `POST /v1/test_routing`: a query request plus how much of each candidate to show."""
+
+    detail: Detail = Field(
+        "compact",
+        description="compact: each candidate's scores, ids, description and first nl_example; full: every example",
+    )
+
+
 class CatalogueQuery(BaseModel):
     """Query string of `GET /v1/templates`. Unknown parameters are ignored (cache busters, tracking)."""
 

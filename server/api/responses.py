@@ -136,7 +136,8 @@ class MatchView(Wire):
     intent_model_score: float | None = None
     stage_scores: dict[str, float]
     description: str
-    nl_examples: list[str]
+    nl_examples: list[str] = Field(description='the first example only, unless the request asked "detail": "full"')
+    nl_examples_total: int = Field(description="how many examples the template has")
     matched_text: str
     above_threshold: bool
     scoring_details: Json

@@ -10,6 +10,7 @@ from typing import Any
 from ..adapters.base import Adapter, DataAdapter
 from ..adapters.composite import CompositeAdapter
 from ..api.outcome import Outcome
+from ..api.requests import Detail
 from ..api.responses import QueryMetadata, QueryResponse, RoutingExplanation, SessionTurnView
 from ..conversations import (
     Conversation,
@@ -87,12 +88,12 @@ async def _route(adapter: Adapter, question: str) -> tuple[Router, dict[str, Dat
     return router, sources, await router.route(question, list(sources.values()))
 
 
-async def explain_routing(adapter: Adapter, question: str) -> Explanation:
+async def explain_routing(adapter: Adapter, question: str, detail: Detail = "compact") -> Explanation:
     """The decision with every candidate and score, and the parameters the chosen template would get
-    (with the extraction trace); no query is executed."""
+    (with the extraction trace); no query is executed. `detail="full"` lists every candidate's examples."""
     original, question = question, normalise_question(question)
     router, sources, outcome = await _route(adapter, question)
-    response = routing_explanation(adapter, outcome, router)
+    response = routing_explanation(adapter, outcome, router, detail)
     response.query = original  # displayed as asked; what routing saw only when it differs
     if question != original:
         response.normalised_query = question

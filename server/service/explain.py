@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..adapters.base import Adapter
+from ..api.requests import Detail
 from ..api.responses import (
     AcceptanceView,
     AlternativeView,
@@ -44,7 +45,10 @@ def _optional_stage(c: Candidate, stage: str) -> dict[str, float | None]:
     return {f"{stage}_score": _r(score)} if score is not None else {}
 
 
-def match_view(c: Candidate, threshold: float, router: Router) -> MatchView:
+def match_view(c: Candidate, threshold: float, router: Router, detail: Detail = "compact") -> MatchView:
+    """One candidate; `compact` shows the first example only (at 100 examples per template the full
+    lists made a test_routing answer 155 KB, most of it the same examples in every answer)."""
+    examples = c.template.nl_examples
     return MatchView(
         template_id=c.template.id,
         source_adapter=c.adapter,
@@ -55,7 +59,8 @@ def match_view(c: Candidate, threshold: float, router: Router) -> MatchView:
         **_optional_stage(c, "intent_model"),
         stage_scores=_stage_scores(c),
         description=c.template.description,
-        nl_examples=list(c.template.nl_examples),
+        nl_examples=list(examples) if detail == "full" else list(examples[:1]),
+        nl_examples_total=len(examples),
         matched_text=c.matched_text,
         above_threshold=bool(clears(c.score, threshold)),
         scoring_details=c.scoring_details or weights_json(router),
@@ -121,7 +126,9 @@ def composite_routing_view(outcome: RoutingOutcome, router: Router) -> Composite
     return view
 
 
-def routing_explanation(adapter: Adapter, outcome: RoutingOutcome, router: Router) -> RoutingExplanation:
+def routing_explanation(
+    adapter: Adapter, outcome: RoutingOutcome, router: Router, detail: Detail = "compact"
+) -> RoutingExplanation:
     policy = router.policy
     chosen = outcome.decision.selected
     weights = router.weights()
@@ -148,7 +155,7 @@ def routing_explanation(adapter: Adapter, outcome: RoutingOutcome, router: Route
         adapter=adapter.name,
         total_matches=len(outcome.candidates),
         matches_above_threshold=sum(bool(clears(c.score, threshold)) for c in outcome.candidates),
-        all_matches=[match_view(c, threshold, router) for c in outcome.candidates],
+        all_matches=[match_view(c, threshold, router, detail) for c in outcome.candidates],
         routing_decision=decision,
         adapters_failed=_failures(outcome),
         stage_errors=_stage_errors(outcome),

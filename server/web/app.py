@@ -6,13 +6,13 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 from pydantic import ValidationError
 
 from ..adapters.base import Adapter
-from ..api.requests import QueryRequest, ReloadQuery
+from ..api.requests import QueryRequest, ReloadQuery, TestRoutingRequest
 from ..api.responses import ConfigHealth, ErrorDetail, ErrorResponse, HealthResponse, LoadStatusView
 from ..auth import Principal, authenticate, require
 from ..errors import BadRequest, Forbidden, IntentRouterError, RequestTimeout
@@ -61,9 +61,12 @@ async def errors_middleware(request: web.Request, handler: Callable[[web.Request
         return web.json_response({"error": {"code": "internal_error", "message": "internal server error"}}, status=500)
 
 
-def parse_query(data: dict[str, Any], max_chars: int) -> QueryRequest:
+Q = TypeVar("Q", bound=QueryRequest)
+
+
+def parse_query(data: dict[str, Any], max_chars: int, model: type[Q] = QueryRequest) -> Q:  # type: ignore[assignment]
     try:
-        req = QueryRequest.model_validate(data)
+        req = model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         field = ".".join(str(p) for p in first["loc"]) or "body"
@@ -92,12 +95,12 @@ class Handlers:
     def principal(self, request: web.Request) -> Principal:
         return authenticate(request, self.holder.current.config.app.auth)
 
-    async def _question(self, request: web.Request, run):
+    async def _question(self, request: web.Request, run, model: type[QueryRequest] = QueryRequest):
         principal = self.principal(request)
         require(principal, "client")
         runtime = self.holder.acquire()
         try:
-            req = parse_query(await read_json(request), runtime.config.app.server.max_question_chars)
+            req = parse_query(await read_json(request), runtime.config.app.server.max_question_chars, model)
             adapter = runtime.get(req.adapter) if req.adapter else runtime.default_adapter()
             name = adapter.name
             if not principal.may_query(name):
@@ -122,13 +125,13 @@ class Handlers:
         return await self._question(request, run)
 
     async def test_routing(self, request: web.Request) -> web.Response:
-        async def run(adapter: Adapter, req: QueryRequest, asker: Asker) -> web.Response:
-            result = await answering.explain_routing(adapter, req.query)
+        async def run(adapter: Adapter, req: TestRoutingRequest, asker: Asker) -> web.Response:
+            result = await answering.explain_routing(adapter, req.query, req.detail)
             for hook in request.app[HOOKS]:
                 hook("test_routing", adapter, req.query, result)
             return web.json_response(result.body)
 
-        return await self._question(request, run)
+        return await self._question(request, run, TestRoutingRequest)
 
     async def health(self, request: web.Request) -> web.Response:
         runtime = self.holder.current
