@@ -20,6 +20,7 @@ from ..runtime.holder import RuntimeHolder
 from ..runtime.loader import load_app_settings
 from ..runtime.watcher import attach_watcher
 from ..web.app import create_app
+from ..web.slow_clients import GuardedAppRunner, read_timeouts
 
 log = logging.getLogger("intent_router.serve")
 
@@ -135,7 +136,7 @@ async def _serve(config: Path, host: str, port: int, reuse_port: bool = False) -
     if reuse_port:  # several workers share the port: an MCP session could not follow its client
         app[MCP].stateless = True
     attach_watcher(app, holder)  # reload when config or template files change
-    runner = web.AppRunner(app, access_log=None)
+    runner = GuardedAppRunner(app, lambda: read_timeouts(holder), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port, reuse_port=reuse_port or None)
     await site.start()

@@ -22,6 +22,10 @@ class ServerSettings(_Strict):
     host: str = "127.0.0.1"
     port: int = Field(8080, ge=0, le=65535)
     request_timeout: float = Field(30.0, gt=0)
+    # slow clients (server/web/slow_clients.py): a request's headers, then its body, must arrive within these
+    header_timeout: float = Field(10.0, gt=0, le=3600)
+    body_timeout: float = Field(30.0, gt=0, le=3600)
+    keepalive_timeout: float = Field(75.0, gt=0, le=3600)  # an idle keep-alive connection is closed after this
     max_question_chars: int = Field(2000, ge=1)
     # used when a request names no adapter; unset: the first composite, else the first adapter
     default_adapter: str | None = None

@@ -26,7 +26,7 @@ from .dashboard_routes import install_stats
 from .docs_routes import install_docs
 from .metrics import install_metrics
 from .query_string import parse_query_string
-from .request_body import body_middleware, read_json
+from .request_body import BODY_TIMEOUT, body_middleware, read_json
 from .routing_log import STATS_LOG
 
 log = logging.getLogger("intent_router.web")
@@ -165,6 +165,7 @@ class Handlers:
 def create_app(holder: RuntimeHolder) -> web.Application:
     app = web.Application(middlewares=[errors_middleware, body_middleware], client_max_size=64 * 1024)
     app[HOLDER] = holder
+    app[BODY_TIMEOUT] = lambda: holder.current.config.app.server.body_timeout
     app[HOOKS] = []
     h = Handlers(holder)
     app.router.add_post("/v1/query", h.query)

@@ -2,13 +2,16 @@
 
 The middleware reads the whole body (aiohttp's client_max_size bounds it) before any handler runs:
 a body that claims a Content-Encoding it does not have, or names a charset that does not exist,
-is answered 400 here, before a handler or the routing log sees the request. Without it aiohttp
+is answered 400 here, before a handler or the routing log sees the request. A body that does not
+arrive within `server.body_timeout` is answered 408 and its connection closed (before
+`request_timeout` starts). Without it aiohttp
 raised the decoding error inside the handler (a 500) or, for a handler that never read the body,
 while draining it after the response (an unhandled-exception traceback in the log).
 """
 
 from __future__ import annotations
 
+import asyncio
 import codecs
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -17,7 +20,10 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_protocol import RequestPayloadError
 
-from ..errors import BadRequest
+from ..errors import BadRequest, IntentRouterError
+
+# seconds the whole body may take to arrive (server.body_timeout of the current runtime); set by create_app
+BODY_TIMEOUT: web.AppKey[Callable[[], float]] = web.AppKey("body_timeout")
 
 
 @web.middleware
@@ -28,8 +34,18 @@ async def body_middleware(
         charset = request.charset
         if charset is not None and not _known_charset(charset):
             raise BadRequest("Content-Type: unknown charset")
+        seconds = request.app[BODY_TIMEOUT]() if BODY_TIMEOUT in request.app else None
         try:
-            await request.read()  # cached: request.json()/post()/read() later use these bytes
+            async with asyncio.timeout(seconds):  # a body trickled in slowly must not hold the connection
+                await request.read()  # cached: request.json()/post()/read() later use these bytes
+        except TimeoutError:
+            request.content.feed_eof()
+            error = IntentRouterError(
+                f"request body not received within {seconds:g} s", code="body_timeout", status=408
+            )
+            response = web.json_response(error.to_json(), status=error.status)
+            response.force_close()
+            return response
         except (RequestPayloadError, HttpProcessingError):
             # the stream is broken: mark it ended so aiohttp does not read on after the answer (it would
             # meet the same error and log it as unhandled), and close the connection
