@@ -126,7 +126,10 @@ OPERATIONS: tuple[Operation, ...] = (
         "/health",
         "health",
         "Liveness of every adapter and of the configuration",
+        "With auth on, without a key only `status` is answered; the details need a valid key (any role).",
         ok=HealthResponse,
+        errors=(401,),
+        security=({}, *KEY_AUTH),
     ),
     Operation(
         "post",

@@ -203,10 +203,14 @@ class ConfigHealth(Wire):
 
 
 class HealthResponse(Wire):
+    """With auth on, a request without a key gets `status` only; the details need a valid key."""
+
     status: str = Field(description="ok | degraded")
-    adapters: dict[str, Json]
-    routing_log: Json = Field(description="the routing log's writes and failures, or {enabled: false}")
-    config: ConfigHealth
+    adapters: dict[str, Json] | None = Field(None, description="each adapter's check (with a key when auth is on)")
+    routing_log: Json | None = Field(
+        None, description="the routing log's writes and failures, or {enabled: false} (with a key when auth is on)"
+    )
+    config: ConfigHealth | None = Field(None, description="the last config loads (with a key when auth is on)")
 
 
 class TemplateEntry(BaseModel):

@@ -14,11 +14,12 @@ from typing import Any
 
 from ..adapters.base import Adapter
 from ..auth import Principal
-from ..errors import BadRequest, Forbidden, RequestTimeout
+from ..errors import BadRequest, RequestTimeout
 from ..resilience import request_deadline
 from ..runtime.build import Runtime
 from ..runtime.holder import RuntimeHolder
 from ..service import answer as answering
+from ..service.access import adapter_for
 from ..service.catalogue import build_catalogue
 
 Hook = Callable[[str, Adapter, str, Any], None]
@@ -48,10 +49,7 @@ async def _run(
     runtime = holder.acquire()
     try:
         text = _clean(question, runtime.config.app.server.max_question_chars)
-        adapter = runtime.get(adapter_name) if adapter_name else runtime.default_adapter()
-        name = adapter.name
-        if not principal.may_query(name):
-            raise Forbidden(f"this key may not query adapter '{name}'")
+        adapter = adapter_for(runtime, principal, adapter_name)
         timeout = runtime.config.app.server.request_timeout
         try:
             with request_deadline(timeout):  # retries of a failing source stop in time

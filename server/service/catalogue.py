@@ -64,13 +64,16 @@ def adapter_entry(adapter: Adapter) -> AdapterEntry:
 def build_catalogue(runtime: Runtime, may_query, adapter: str | None = None) -> Catalogue:
     """The whole catalogue a principal may see, or one adapter's part (a composite: it and its children).
 
-    `may_query(name) -> bool` says which adapters the caller may query; an unknown adapter is 404,
-    one the caller may not see is 403 (the JSON API's answers to the same situations)."""
+    `may_query(name) -> bool` says which adapters the caller may query. An adapter the caller may not
+    see is 403, and so is an unknown one unless the caller may query every name (then 404): a limited
+    key cannot tell the two apart (the JSON API's answers to the same situations)."""
     visible = visible_adapters(runtime, may_query)
     if adapter is not None:
-        wanted = runtime.get(adapter)  # NotFound for an unknown name
-        if wanted.name not in {a.name for a in visible}:
+        if adapter not in {a.name for a in visible}:
+            if may_query(adapter):
+                runtime.get(adapter)  # a key that may query everything: NotFound for an unknown name
             raise Forbidden(f"this key may not query adapter '{adapter}'")
+        wanted = runtime.get(adapter)
         names = {a.name for a in _reachable(wanted)}
         visible = [a for a in visible if a.name in names]
     entries = [adapter_entry(a) for a in visible]

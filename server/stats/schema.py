@@ -83,6 +83,16 @@ def backend_name(engine: Engine) -> str:
     return engine.dialect.name
 
 
-def safe_url(engine: Engine) -> str:
-    """The URL without its password, for status output."""
-    return engine.url.render_as_string(hide_password=True)
+def safe_url(engine: Engine, root: Path | None = None) -> str:
+    """The URL without its password, for status output; a SQLite file under `root` relative to it, one
+    elsewhere by its name only (status output must not show the server's filesystem layout)."""
+    url = engine.url
+    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+        path = Path(url.database)
+        if path.is_absolute():
+            try:
+                shown = str(path.relative_to(root)) if root is not None else path.name
+            except ValueError:
+                shown = path.name
+            return url.set(database=shown).render_as_string(hide_password=True)
+    return url.render_as_string(hide_password=True)

@@ -41,6 +41,7 @@ class LogCounters:
 class RoutingLog:
     def __init__(self, settings: StatsSettings, root: Path, url: str | None = None) -> None:
         self.settings = settings
+        self.root = root
         self.engine = make_engine(url or log_url(settings, root))
         self.table = log_table(settings.table)
         self.counters = LogCounters()
@@ -171,7 +172,7 @@ class RoutingLog:
     def status(self) -> dict[str, Any]:
         return {
             "backend": backend_name(self.engine),
-            "url": safe_url(self.engine),
+            "url": safe_url(self.engine, self.root),
             "table": self.table.name,
             "queue_length": self._queue.qsize(),
             "queue_capacity": self.settings.queue_size,

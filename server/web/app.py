@@ -14,13 +14,14 @@ from pydantic import ValidationError
 from ..adapters.base import Adapter
 from ..api.requests import QueryRequest, ReloadQuery, TestRoutingRequest
 from ..api.responses import ConfigHealth, ErrorDetail, ErrorResponse, HealthResponse, LoadStatusView
-from ..auth import Principal, authenticate, require
-from ..errors import BadRequest, Forbidden, IntentRouterError, RequestTimeout
+from ..auth import Principal, authenticate, presented_key, require
+from ..errors import BadRequest, IntentRouterError, RequestTimeout
 from ..mcp.http import install_mcp
 from ..resilience import request_deadline
 from ..runtime.build import Runtime
 from ..runtime.holder import RuntimeHolder
 from ..service import answer as answering
+from ..service.access import adapter_for
 from .catalogue_routes import install_catalogue
 from .dashboard_routes import install_stats
 from .docs_routes import install_docs
@@ -36,7 +37,8 @@ HOOKS = web.AppKey("hooks", list)
 
 
 def error_response(exc: IntentRouterError) -> web.Response:
-    return web.json_response(exc.to_json(), status=exc.status)
+    headers = {"WWW-Authenticate": 'Bearer realm="intent-router"'} if exc.status == 401 else None
+    return web.json_response(exc.to_json(), status=exc.status, headers=headers)
 
 
 def error_body(code: str, message: str) -> dict[str, Any]:
@@ -101,10 +103,7 @@ class Handlers:
         runtime = self.holder.acquire()
         try:
             req = parse_query(await read_json(request), runtime.config.app.server.max_question_chars, model)
-            adapter = runtime.get(req.adapter) if req.adapter else runtime.default_adapter()
-            name = adapter.name
-            if not principal.may_query(name):
-                raise Forbidden(f"this key may not query adapter '{name}'")
+            adapter = adapter_for(runtime, principal, req.adapter)
             timeout = runtime.config.app.server.request_timeout
             try:
                 with request_deadline(timeout):  # retries of a failing source stop in time
@@ -135,6 +134,10 @@ class Handlers:
 
     async def health(self, request: web.Request) -> web.Response:
         runtime = self.holder.current
+        auth = runtime.config.app.auth
+        details = not auth.enabled or presented_key(request) is not None
+        if details:
+            authenticate(request, auth)  # a wrong key is a 401, as everywhere
         adapters = {}
         checks = await asyncio.gather(*(a.health() for a in runtime.adapters.values()), return_exceptions=True)
         for adapter, check in zip(runtime.adapters.values(), checks, strict=True):
@@ -143,6 +146,8 @@ class Handlers:
         good = self.holder.last_good_load
         adapters_ok = bool(adapters) and all(a.get("status") == "ok" for a in adapters.values())  # none: not ok
         healthy = adapters_ok and (load is None or load.ok)
+        if not details:  # a load balancer's probe: whether it is healthy, not what is configured
+            return web.json_response(HealthResponse(status="ok" if healthy else "degraded").dump())
         body = HealthResponse(
             status="ok" if healthy else "degraded",
             adapters=adapters,

@@ -84,7 +84,10 @@ class DashboardRoutes:
 
     def _login_page(self, status: int, message: str = "") -> web.Response:
         text = _read("login.html").replace("{{message}}", html.escape(message))
-        return _html(text, status)
+        response = _html(text, status)
+        if status == 401:
+            response.headers["WWW-Authenticate"] = 'Bearer realm="intent-router"'
+        return response
 
 
 def _read_bytes(name: str) -> bytes:

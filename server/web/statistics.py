@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
 from typing import Any
 
 from ..api.requests import StatisticsQuery
@@ -14,6 +15,7 @@ from ..errors import IntentRouterError
 from ..runtime.holder import LoadStatus, RuntimeHolder
 from ..stats import RoutingLog
 from ..stats.aggregates import Window, compute
+from ..stats.settings import StatsSettings
 from ..stats.window import parse_since
 
 log = logging.getLogger("intent_router.stats")
@@ -51,10 +53,10 @@ async def statistics_body(
         routing_log=figures,
         adapters=[AdapterSummary(name=a.name, type=a.type_name) for a in runtime.adapters.values()],
         config_status=ConfigStatusView(
-            config_file=str(runtime.config.config_file),
+            config_file=_relative(runtime.config.config_file, runtime.config.root),
             last_load=_load_view(holder.last_load),
             last_good_load=_load_view(holder.last_good_load),
-            stats_settings=settings.model_dump(mode="json", exclude={"url"}),
+            stats_settings=_stats_settings(settings, runtime.config.root),
         ),
         generated_at=now,
     )
@@ -62,3 +64,18 @@ async def statistics_body(
 
 def _load_view(status: LoadStatus | None) -> LoadStatusView | None:
     return LoadStatusView.model_validate(status.to_json()) if status is not None else None
+
+
+def _relative(path: Path, root: Path) -> str:
+    """A path as the operator wrote the config: relative to the project root (never the absolute path)."""
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return path.name
+
+
+def _stats_settings(settings: StatsSettings, root: Path) -> dict[str, Any]:
+    shown = settings.model_dump(mode="json", exclude={"url"})
+    if Path(shown["path"]).is_absolute():
+        shown["path"] = _relative(Path(shown["path"]), root)
+    return shown

@@ -5,9 +5,12 @@ statistics show no absolute paths, 401s name the Bearer scheme."""
 from __future__ import annotations
 
 import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from server.testing.app import running_app
-from server.testing.configs import BASE_CONFIG, people_tree
+from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_people_db, make_tree, people_tree
 
 AUTH = """
 auth:
@@ -54,3 +57,114 @@ async def test_a_session_ends_when_its_key_is_rotated_or_removed(tmp_path, keys)
         resp = await client.post("/admin/reload", headers={"X-API-Key": "admin-key"})
         assert resp.status == 200, await resp.text()
         assert (await client.get("/v1/routing/statistics")).status == 401
+
+
+SCOPED = """
+auth:
+  client_keys: [{name: chat, key_env: IR_HA_CHAT_KEY, adapters: [people]}]
+  admin_key_env: IR_HA_ADMIN_KEY
+  stats_key_env: IR_HA_STATS_KEY
+"""
+PEOPLE2 = PEOPLE_ADAPTER.replace("name: people", "name: people2")
+
+
+def scoped_tree(root):
+    make_people_db(root / "templates" / "people.db")
+    adapters = {"people.yaml": PEOPLE_ADAPTER, "people2.yaml": PEOPLE2}
+    return make_tree(root, BASE_CONFIG + SCOPED, adapters, {"people/people.yaml": PEOPLE_LIBRARY})
+
+
+async def answer(resp) -> tuple[int, str, str]:
+    body = await resp.json()
+    return (
+        resp.status,
+        body["error"]["code"],
+        body["error"]["message"].replace("people2", "NAME").replace("nope", "NAME"),
+    )
+
+
+async def test_a_scoped_key_cannot_tell_unknown_from_forbidden_adapters(tmp_path, keys):
+    chat = {"X-API-Key": "chat-key"}
+    async with running_app(scoped_tree(tmp_path)) as (client, _):
+        for path in ("/v1/query", "/v1/test_routing"):
+            seen = set()
+            for name in ("people2", "nope"):
+                resp = await client.post(
+                    path, json={"query": "headcount per department", "adapter": name}, headers=chat
+                )
+                seen.add(await answer(resp))
+            assert seen == {(403, "forbidden", "this key may not query adapter 'NAME'")}, path
+        seen = set()
+        for name in ("people2", "nope"):
+            seen.add(await answer(await client.get(f"/v1/templates?adapter={name}", headers=chat)))
+        assert seen == {(403, "forbidden", "this key may not query adapter 'NAME'")}
+        # a key that may query every adapter still learns that a name does not exist
+        admin = {"X-API-Key": "admin-key"}
+        assert (await client.get("/v1/templates?adapter=nope", headers=admin)).status == 404
+        resp = await client.post("/v1/query", json={"query": "headcount", "adapter": "nope"}, headers=admin)
+        assert resp.status == 404
+
+        url = str(client.make_url("/mcp"))
+        http = create_mcp_http_client(headers=chat)
+        async with streamable_http_client(url, http_client=http) as (read, write), ClientSession(read, write) as mcp:
+            await mcp.initialize()
+            results = []
+            for tool, args in (("ask", {"question": "headcount"}), ("list_templates", {})):
+                for name in ("people2", "nope"):
+                    result = await mcp.call_tool(tool, {**args, "adapter": name})
+                    assert result.is_error
+                    text = " ".join(getattr(c, "text", "") for c in result.content)
+                    results.append((tool, text.replace("people2", "NAME").replace("nope", "NAME")))
+            assert results[0] == results[1] and results[2] == results[3]
+
+
+async def test_health_without_a_key_says_only_its_status(tmp_path, keys):
+    async with running_app(scoped_tree(tmp_path)) as (client, _):
+        resp = await client.get("/health")
+        assert resp.status == 200 and await resp.json() == {"status": "ok"}
+        for key in ("chat-key", "stats-key", "admin-key"):
+            body = await (await client.get("/health", headers={"X-API-Key": key})).json()
+            assert body["status"] == "ok" and set(body["adapters"]) == {"people", "people2"} and "config" in body
+        resp = await client.get("/health", headers={"X-API-Key": "wrong"})
+        assert resp.status == 401
+
+
+async def test_401_answers_name_the_bearer_scheme(tmp_path, keys):
+    async with running_app(scoped_tree(tmp_path)) as (client, _):
+        answers = [
+            await client.post("/v1/query", json={"query": "x"}),
+            await client.post("/v1/query", json={"query": "x"}, headers={"Authorization": "Bearer wrong"}),
+            await client.get("/v1/templates"),
+            await client.get("/v1/routing/statistics"),
+            await client.post("/admin/reload"),
+            await client.get("/metrics"),
+            await client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+            await client.post("/dashboard/login", data={"key": "wrong"}, allow_redirects=False),
+        ]
+        for resp in answers:
+            assert resp.status == 401, resp.url
+            assert resp.headers.get("WWW-Authenticate", "").startswith("Bearer"), resp.url
+
+
+def strings(value):
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)
+    elif isinstance(value, str):
+        yield value
+
+
+async def test_statistics_show_no_absolute_paths(tmp_path, keys):
+    async with running_app(scoped_tree(tmp_path)) as (client, _):
+        await client.post("/v1/query", json={"query": "headcount per department"}, headers={"X-API-Key": "chat-key"})
+        resp = await client.get("/v1/routing/statistics?adapter=people", headers={"X-API-Key": "stats-key"})
+        body = await resp.json()
+    assert resp.status == 200
+    root = str(tmp_path)
+    leaks = [s for s in strings(body) if root in s or s.startswith("/")]
+    assert leaks == []
+    assert body["config_status"]["config_file"] == "config/config.yaml"
+    assert body["routing_log"]["log"]["url"] == "sqlite:///data/routing_log.sqlite3"
