@@ -7,11 +7,15 @@
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
-    for (const child of children.flat()) {
+    for (const child of children.flat(Infinity)) {
       if (child === null || child === undefined || child === false) continue;
       node.append(child instanceof Node ? child : document.createTextNode(String(child)));
     }
     return node;
+  }
+  // Text with `code` spans (descriptions use backticks), as nodes: never innerHTML.
+  function prose(text) {
+    return String(text || "").split("`").map((part, i) => (i % 2 ? el("code", {}, part) : part));
   }
   function anchor(name) { return "schema-" + name; }
   function opAnchor(method, path) { return "op-" + method + path.replace(/[^a-zA-Z0-9]+/g, "-"); }
@@ -52,7 +56,7 @@
       el("tr", {},
         el("td", {}, el("code", {}, name), required.has(name) ? el("span", { class: "req" }, "required") : null),
         el("td", {}, typeOf(prop)),
-        el("td", { class: "desc" }, prop.description || "", prop.default !== undefined ? " (default " + JSON.stringify(prop.default) + ")" : "")));
+        el("td", { class: "desc" }, prose(prop.description), prop.default !== undefined ? " (default " + JSON.stringify(prop.default) + ")" : "")));
     if (!rows.length) return el("p", { class: "desc" }, "any JSON object");
     return el("table", {}, el("tr", {}, el("th", {}, "field"), el("th", {}, "type"), el("th", {}, "")), rows);
   }
@@ -72,13 +76,13 @@
   function operation(method, path, op, doc) {
     const parts = [el("h3", {}, el("span", { class: "method " + method }, method), el("code", {}, path),
       el("span", { class: "summary" }, op.summary || ""), security(op, doc))];
-    if (op.description) parts.push(el("p", {}, op.description));
+    if (op.description) parts.push(el("p", {}, prose(op.description)));
     if (op.parameters && op.parameters.length) {
       parts.push(el("h4", {}, "Query parameters"));
       parts.push(el("table", {}, el("tr", {}, el("th", {}, "name"), el("th", {}, "type"), el("th", {}, "")),
         op.parameters.map((p) => el("tr", {},
           el("td", {}, el("code", {}, p.name), p.required ? el("span", { class: "req" }, "required") : null),
-          el("td", {}, typeOf(p.schema)), el("td", { class: "desc" }, p.description || "")))));
+          el("td", {}, typeOf(p.schema)), el("td", { class: "desc" }, prose(p.description))))));
     }
     if (op.requestBody) {
       parts.push(el("h4", {}, "Request body"));
@@ -88,13 +92,13 @@
     parts.push(el("table", {}, el("tr", {}, el("th", {}, "status"), el("th", {}, "body"), el("th", {}, "")),
       Object.entries(op.responses || {}).map(([status, r]) => el("tr", {},
         el("td", {}, el("span", { class: "status s" + status[0] }, status)),
-        el("td", {}, content(r)), el("td", { class: "desc" }, r.description || "")))));
+        el("td", {}, content(r)), el("td", { class: "desc" }, prose(r.description))))));
     return el("article", { class: "op", id: opAnchor(method, path) }, parts);
   }
 
   function schemaCard(name, schema) {
     const parts = [el("h3", {}, el("code", {}, name))];
-    if (schema.description) parts.push(el("p", {}, schema.description));
+    if (schema.description) parts.push(el("p", {}, prose(schema.description)));
     if (schema.properties) parts.push(propertiesTable(schema));
     else parts.push(el("p", {}, typeOf(schema)));
     return el("article", { class: "schema", id: anchor(name) }, parts);
@@ -103,7 +107,7 @@
   function render(doc) {
     document.getElementById("title").textContent = doc.info.title + " API " + doc.info.version;
     document.title = doc.info.title + " API reference";
-    document.getElementById("intro").replaceChildren(doc.info.description || "", " The contract: ",
+    document.getElementById("intro").replaceChildren(...prose(doc.info.description), " The contract: ",
       el("a", { href: "/openapi.json" }, "/openapi.json"), " (OpenAPI " + doc.openapi + ").");
     const schemes = (doc.components && doc.components.securitySchemes) || {};
     document.getElementById("auth").replaceChildren(el("h2", {}, "Authentication"),
