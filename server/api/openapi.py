@@ -35,6 +35,7 @@ ERROR_TEXT = {
     401: "No API key, or an unknown one (only when `auth` configures keys)",
     403: "The key's role or adapter list does not allow this",
     404: "Unknown adapter",
+    408: "The request body did not arrive within `server.body_timeout` (`body_timeout`; the connection is closed)",
     413: "Request body larger than 64 KiB",
     422: "The configuration was refused",
     429: "Too many requests",
@@ -54,7 +55,7 @@ SECURITY_SCHEMES: Json = {
 }
 KEY_AUTH: tuple[Json, ...] = ({"bearerAuth": []}, {"apiKeyAuth": []})
 STATS_AUTH: tuple[Json, ...] = (*KEY_AUTH, {"dashboardSession": []})
-QUESTION_ERRORS = (400, 401, 403, 404, 413, 502, 503, 504)
+QUESTION_ERRORS = (400, 401, 403, 404, 408, 413, 502, 503, 504)
 
 
 @dataclass(frozen=True)

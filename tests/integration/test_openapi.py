@@ -59,7 +59,7 @@ async def test_document_is_generated_from_the_models_and_covers_every_route(tmp_
     query = doc["paths"]["/v1/query"]["post"]
     assert query["requestBody"]["content"]["application/json"]["schema"] == {"$ref": REF.format(model="QueryRequest")}
     error = {"$ref": REF.format(model="ErrorResponse")}
-    for status in ("400", "401", "403", "404", "413", "502", "503", "504"):
+    for status in ("400", "401", "403", "404", "408", "413", "502", "503", "504"):
         assert query["responses"][status]["content"]["application/json"]["schema"] == error
     assert query["security"] == [{"bearerAuth": []}, {"apiKeyAuth": []}]
     assert doc["components"]["securitySchemes"]["apiKeyAuth"] == {"type": "apiKey", "in": "header", "name": "X-API-Key"}
