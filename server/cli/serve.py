@@ -55,6 +55,12 @@ def serve(config: Path, host: str | None, port: int | None, workers: int = 1) ->
     if port == 0:
         print("--workers needs a fixed port (with port 0 every worker would listen on its own)", file=sys.stderr)
         return 2
+    if app_settings.sessions.backend == "memory":
+        log.warning(
+            "%d workers with sessions.backend: memory: each worker keeps its own conversations, so a follow-up "
+            "that lands in another worker starts over; use sessions.backend: redis to share them",
+            workers,
+        )
     return _prefork(config, host, port, workers)
 
 

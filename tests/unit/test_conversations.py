@@ -1,0 +1,106 @@
+"""The pieces of a conversation that need no server: picks by position and name, the reply-is-only-values
+test, the in-process store's TTL / LRU / size caps, the `sessions:` settings, and Redis being down."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from server.conversations.follow_up import pick_by_name, pick_by_position, values_only
+from server.conversations.memory_store import MemorySessionStore
+from server.conversations.redis_store import RedisSessionStore, SessionBackendUnavailable
+from server.conversations.settings import SessionSettings
+from server.conversations.state import PendingChoice, SessionState, TemplateRef
+from server.params.base import ExtractedValue, Extraction
+from server.testing.servers import free_port
+
+
+@pytest.mark.parametrize(
+    ("message", "index"),
+    [
+        ("the second one", 1),
+        ("2", 1),
+        ("#2", 1),
+        ("option 1", 0),
+        ("the first", 0),
+        ("I mean the 3rd one", 2),
+        ("the last one", 2),
+        ("4", None),  # only three were listed
+        ("0", None),
+        ("the second customer list", None),  # more than a position
+        ("please", None),
+    ],
+)
+def test_pick_by_position(message, index):
+    assert pick_by_position(message, 3) == index
+
+
+OPTIONS = [
+    TemplateRef(adapter="sales", template_id="customers_by_segment", description="Customers in one segment"),
+    TemplateRef(adapter="sales", template_id="top_customers_by_revenue", description="Customers ranked by revenue"),
+    TemplateRef(adapter="sales", template_id="customers_by_country", description="Customers in one country"),
+]
+
+
+def test_pick_by_name():
+    assert pick_by_name("by country", OPTIONS) == 2
+    assert pick_by_name("the revenue one", OPTIONS) == 1
+    assert pick_by_name("customers", OPTIONS) is None  # names every option equally
+    assert pick_by_name("weather tomorrow", OPTIONS) is None
+
+
+def test_values_only():
+    found = Extraction(values={"department": "Engineering"})
+    found.trace.append(ExtractedValue("department", "Engineering", "allowed_values", (5, 16), "Engineering"))
+    assert values_only("from Engineering please", found)
+    assert not values_only("from Engineering, who left last year?", found)
+
+
+def _state(i: int) -> SessionState:
+    return SessionState(id=f"s{i}", adapter="company", turn=1)
+
+
+async def test_memory_store_ttl_lru_and_size():
+    now = [0.0]
+    store = MemorySessionStore(SessionSettings(ttl_seconds=10, max_sessions=2, max_state_bytes=256), lambda: now[0])
+    for i in range(3):
+        await store.save(_state(i))
+    assert len(store) == 2 and await store.load(_state(0).key) is None
+    assert (await store.load(_state(1).key)).turn == 1
+    now[0] = 11
+    assert await store.load(_state(1).key) is None
+
+    big = _state(9).model_copy(
+        update={
+            "pending_turn": 1,
+            "choice": PendingChoice(question="x" * 300, options=OPTIONS),
+        }
+    )
+    await store.save(big)
+    kept = await store.load(big.key)
+    assert kept is not None and kept.turn == 1 and kept.choice is None  # too large: nothing pending is kept
+
+
+async def test_states_are_per_owner():
+    store = MemorySessionStore(SessionSettings())
+    await store.save(SessionState(id="same", owner="alice", adapter="company", turn=3))
+    assert await store.load(SessionState(id="same", owner="bob", adapter="company").key) is None
+
+
+def test_settings():
+    with pytest.raises(ValidationError, match="url is required"):
+        SessionSettings(backend="redis")
+    with pytest.raises(ValidationError, match="only read by backend: redis"):
+        SessionSettings(url="redis://127.0.0.1:6379/0")
+    with pytest.raises(ValidationError):
+        SessionSettings.model_validate({"ttl": 5})  # unknown key
+
+
+async def test_redis_down_is_a_503_error():
+    store = RedisSessionStore(SessionSettings(backend="redis", url=f"redis://127.0.0.1:{free_port()}/0"))
+    try:
+        with pytest.raises(SessionBackendUnavailable) as caught:
+            await store.load("alice:s1")
+        assert caught.value.status == 503 and "Redis" in caught.value.message
+    finally:
+        await store.close()
