@@ -50,14 +50,8 @@ class CompositeAdapterSettings(AdapterSettings):
         return value
 
     def overrides(self) -> RetrievalOverrides:
-        return RetrievalOverrides(
-            reranking=self.reranking,
-            string_similarity=self.string_similarity,
-            intent_model=self.intent_model,
-            acceptance=self.acceptance,
-            scoring=self.scoring,
-            performance=self.performance,
-        )
+        """The composite_retrieval blocks this composite set for itself (the same keys as RetrievalOverrides)."""
+        return RetrievalOverrides(**{block: getattr(self, block) for block in RetrievalOverrides.model_fields})
 
 
 class CompositeAdapter(Adapter):
