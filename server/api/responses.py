@@ -193,8 +193,9 @@ class LoadStatusView(Wire):
     seconds: float
     errors: list[Json]
     changes: Json
-    trigger: str
+    trigger: str = Field(description="start | watch | admin | cluster (announced by another replica)")
     generation: int
+    config_hash: str | None = Field(None, description="content hash of the config serving after this load")
 
 
 class ConfigHealth(Wire):
@@ -211,6 +212,11 @@ class HealthResponse(Wire):
         None, description="the routing log's writes and failures, or {enabled: false} (with a key when auth is on)"
     )
     config: ConfigHealth | None = Field(None, description="the last config loads (with a key when auth is on)")
+    config_hash: str | None = Field(
+        None,
+        description="content hash of the config files this replica serves (config.yaml, adapter files, "
+        "template libraries); replicas serving the same files report the same hash (with a key when auth is on)",
+    )
 
 
 class TemplateEntry(BaseModel):

@@ -25,6 +25,7 @@ from ..routing.fitted_models import FittedModels
 from ..templates import Template
 from ..templates.library import glob_base
 from .build import Runtime, build_runtime
+from .config_hash import config_hash
 from .incremental import IncrementalLoader, LoadResult
 from .loader import LoadedConfig, resolve_config_path
 from .reload_guard import reload_issues
@@ -39,8 +40,9 @@ class LoadStatus:
     seconds: float
     errors: list[dict[str, Any]] = field(default_factory=list)
     changes: dict[str, Any] = field(default_factory=dict)
-    trigger: str = "admin"  # start | watch | admin
+    trigger: str = "admin"  # start | watch | admin | cluster (announced by another replica)
     generation: int = 0  # which config serves: increases with every swap
+    config_hash: str | None = None  # content hash of the config serving after this load
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -51,6 +53,7 @@ class LoadStatus:
             "changes": self.changes,
             "trigger": self.trigger,
             "generation": self.generation,
+            "config_hash": self.config_hash,
         }
 
 
@@ -73,6 +76,7 @@ class RuntimeHolder:
         self._closers: set[asyncio.Task] = set()
         self._lock = asyncio.Lock()
         self.generation = 0
+        self.config_hash: str | None = None  # of the serving config (server/runtime/config_hash.py)
         self.last_load: LoadStatus | None = None
         self.last_good_load: LoadStatus | None = None
         self._failed_files: list[str] = []
@@ -91,11 +95,13 @@ class RuntimeHolder:
         """First load: errors propagate (a server must not start on a broken config)."""
         started = time.perf_counter()
         result = await asyncio.to_thread(self.loader.load)
+        digest = await asyncio.to_thread(config_hash, result.config)
         runtime = await build_runtime(
             result.config, fitted_models=self.fitted_models, result_cache=await self._result_cache_for(result.config)
         )
         self._current = runtime
         self.generation = 1
+        self.config_hash = digest
         self.last_load = self.last_good_load = LoadStatus(
             True,
             time.time(),
@@ -103,6 +109,7 @@ class RuntimeHolder:
             changes=describe_changes(None, runtime, result),
             trigger="start",
             generation=self.generation,
+            config_hash=digest,
         )
         return runtime
 
@@ -138,6 +145,7 @@ class RuntimeHolder:
                     if issues:
                         self.loader.forget()  # the refused files must be loaded (and refused) again next time
                         raise ConfigError(issues)
+                digest = await asyncio.to_thread(config_hash, result.config)
                 cache = await self._result_cache_for(result.config)
                 new = await build_runtime(
                     result.config,
@@ -177,6 +185,7 @@ class RuntimeHolder:
                 )
             self._current = new
             self.generation += 1
+            self.config_hash = digest
             self._failed_files = []
             if old is not None:
                 self._retire(old)
@@ -213,6 +222,7 @@ class RuntimeHolder:
             await self.result_cache.forget(name)
 
     def _record(self, status: LoadStatus, good: bool) -> LoadStatus:
+        status.config_hash = self.config_hash
         self.last_load = status
         if good:
             self.last_good_load = status

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..adapters.result_cache import ResultCacheSettings
+from ..cluster.settings import ClusterSettings
 from ..config.types import EnvVarName
 from ..conversations.settings import SessionSettings
 from ..embedding.settings import EmbeddingSettings
@@ -57,6 +58,7 @@ class AppSettings(_Strict):
     stats: StatsSettings = Field(default_factory=StatsSettings)
     sessions: SessionSettings = Field(default_factory=SessionSettings)
     result_cache: ResultCacheSettings = Field(default_factory=ResultCacheSettings)
+    cluster: ClusterSettings = Field(default_factory=ClusterSettings)
 
     @model_validator(mode="after")
     def _reranker_exists(self) -> AppSettings:
@@ -66,4 +68,14 @@ class AppSettings(_Strict):
                 f"composite_retrieval.reranking.provider '{provider}' is not in the rerankers section "
                 f"(have: {sorted(self.rerankers)})"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _cluster_database(self) -> AppSettings:
+        if self.cluster.use_routing_log_db:
+            url = self.stats.url or ""
+            if not (self.stats.enabled and url.startswith("postgresql")):
+                raise ValueError(
+                    "cluster.use_routing_log_db needs the routing log on PostgreSQL (stats.url: postgresql+...)"
+                )
         return self

@@ -156,6 +156,7 @@ class Handlers:
                 last_load=LoadStatusView.model_validate(load.to_json()) if load else None,
                 last_good_load=LoadStatusView.model_validate(good.to_json()) if good else None,
             ),
+            config_hash=self.holder.config_hash,
         )
         return web.json_response(body.dump())
 

@@ -1,0 +1,1 @@
+"""Several replicas of the server on shared engines: reload announcements, heartbeats, the config hash."""
