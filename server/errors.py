@@ -49,6 +49,17 @@ class NotFound(IntentRouterError):
     code = "not_found"
 
 
+class TooManyRequests(IntentRouterError):
+    """Answered with `Retry-After: retry_after` (whole seconds)."""
+
+    status = 429
+    code = "too_many_requests"
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class RequestTimeout(IntentRouterError):
     status = 504
     code = "timeout"

@@ -15,7 +15,7 @@ from ..adapters.base import Adapter
 from ..api.requests import QueryRequest, ReloadQuery, TestRoutingRequest
 from ..api.responses import ConfigHealth, ErrorDetail, ErrorResponse, HealthResponse, LoadStatusView
 from ..auth import Principal, authenticate, presented_key, require
-from ..errors import BadRequest, IntentRouterError, RequestTimeout
+from ..errors import BadRequest, IntentRouterError, RequestTimeout, TooManyRequests
 from ..mcp.http import install_mcp
 from ..resilience import request_deadline
 from ..runtime.build import Runtime
@@ -37,8 +37,12 @@ HOOKS = web.AppKey("hooks", list)
 
 
 def error_response(exc: IntentRouterError) -> web.Response:
-    headers = {"WWW-Authenticate": 'Bearer realm="intent-router"'} if exc.status == 401 else None
-    return web.json_response(exc.to_json(), status=exc.status, headers=headers)
+    headers = {}
+    if exc.status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="intent-router"'
+    if isinstance(exc, TooManyRequests):
+        headers["Retry-After"] = str(exc.retry_after)
+    return web.json_response(exc.to_json(), status=exc.status, headers=headers or None)
 
 
 def error_body(code: str, message: str) -> dict[str, Any]:

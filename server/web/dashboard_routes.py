@@ -12,6 +12,7 @@ from ..auth import Principal, require
 from ..errors import IntentRouterError, Unauthorized
 from ..runtime.holder import RuntimeHolder
 from .dashboard_auth import COOKIE, DashboardSessions
+from .login_guard import LoginRateLimit, check_same_origin
 from .query_string import parse_query_string
 from .request_body import read_form
 from .routing_log import STATS_LOG, install_routing_log
@@ -23,7 +24,7 @@ SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # own forms then carry Origin (login_guard.py)
     "Cache-Control": "no-store",
 }
 
@@ -33,6 +34,7 @@ class DashboardRoutes:
         self.app = app
         self.holder = holder
         self.sessions = DashboardSessions()
+        self.login_limit = LoginRateLimit()
 
     def principal(self, request: web.Request) -> Principal:
         return self.sessions.principal(request, self.holder.current.config.app.auth)
@@ -56,6 +58,8 @@ class DashboardRoutes:
         return self._login_page(200)
 
     async def login(self, request: web.Request) -> web.Response:
+        check_same_origin(request)
+        self.login_limit.check(request.remote or "")
         form = await read_form(request)
         key = form.get("key", "").strip()
         auth = self.holder.current.config.app.auth
@@ -68,6 +72,7 @@ class DashboardRoutes:
         raise redirect
 
     async def logout(self, request: web.Request) -> web.Response:
+        check_same_origin(request)
         response = web.HTTPSeeOther("/dashboard")
         response.del_cookie(COOKIE, path="/")
         raise response

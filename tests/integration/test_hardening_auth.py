@@ -9,8 +9,11 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from server.errors import TooManyRequests
 from server.testing.app import running_app
 from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_people_db, make_tree, people_tree
+from server.web.dashboard_auth import COOKIE
+from server.web.login_guard import LoginRateLimit
 
 AUTH = """
 auth:
@@ -168,3 +171,60 @@ async def test_statistics_show_no_absolute_paths(tmp_path, keys):
     assert leaks == []
     assert body["config_status"]["config_file"] == "config/config.yaml"
     assert body["routing_log"]["log"]["url"] == "sqlite:///data/routing_log.sqlite3"
+
+
+async def test_login_is_rate_limited_per_client(tmp_path, keys):
+    async with running_app(people_tree(tmp_path, auth_config())) as (client, _):
+        for _ in range(10):
+            resp = await client.post("/dashboard/login", data={"key": "guess"}, allow_redirects=False)
+            assert resp.status == 401
+        resp = await client.post("/dashboard/login", data={"key": "stats-key"}, allow_redirects=False)
+        body = await resp.json()
+        assert resp.status == 429 and body["error"]["code"] == "too_many_requests"
+        assert 1 <= int(resp.headers["Retry-After"]) <= 60
+        assert (await client.get("/v1/routing/statistics", headers={"X-API-Key": "stats-key"})).status == 200
+
+
+def test_the_login_limit_window_slides_and_memory_is_bounded():
+    limit = LoginRateLimit(attempts=2, window=60, clients=3)
+    limit.check("a", now=0)
+    limit.check("a", now=10)
+    with pytest.raises(TooManyRequests) as refused:
+        limit.check("a", now=30)
+    assert refused.value.retry_after == 30  # the first attempt leaves the window at t=60
+    limit.check("a", now=61)
+    for client in ("b", "c", "d", "e"):
+        limit.check(client, now=62)
+    assert len(limit._seen) == 3
+
+
+async def test_login_and_logout_must_come_from_the_same_origin(tmp_path, keys):
+    async with running_app(people_tree(tmp_path, auth_config())) as (client, _):
+        own = str(client.make_url("/")).rstrip("/")
+        cross = [
+            {"Origin": "https://evil.example"},
+            {"Origin": "null"},
+            {"Referer": "http://evil.example/x"},
+            {"Sec-Fetch-Site": "cross-site", "Origin": own},
+            {"Sec-Fetch-Site": "same-site"},
+        ]
+        for headers in cross:
+            form = {"key": "stats-key"}
+            resp = await client.post("/dashboard/login", data=form, headers=headers, allow_redirects=False)
+            assert resp.status == 403 and (await resp.json())["error"]["code"] == "forbidden"
+            resp = await client.post("/dashboard/logout", headers=headers, allow_redirects=False)
+            assert resp.status == 403
+        assert COOKIE not in client.session.cookie_jar.filter_cookies(client.make_url("/"))
+        resp = await client.post(
+            "/dashboard/login", data={"key": "stats-key"}, headers={"Origin": own}, allow_redirects=False
+        )
+        assert resp.status == 303
+        resp = await client.post("/dashboard/logout", headers={"Origin": own}, allow_redirects=False)
+        assert resp.status == 303
+        resp = await client.post(  # what Chromium sends for the login page's own form
+            "/dashboard/login",
+            data={"key": "stats-key"},
+            headers={"Origin": "null", "Sec-Fetch-Site": "same-origin"},
+            allow_redirects=False,
+        )
+        assert resp.status == 303
