@@ -254,6 +254,27 @@ class AdapterSummary(Wire):
     type: str
 
 
+class CircuitView(Wire):
+    state: Literal["closed", "open", "half_open"]
+    consecutive_failures: int
+    retry_in_seconds: float | None = None
+
+
+class SourceHealthView(Wire):
+    """One data adapter's live state: its circuit breaker and counters since the adapter was built
+    (a reload that rebuilds the adapter starts them again) and its bulkhead."""
+
+    adapter: str
+    type: str
+    circuit: CircuitView
+    calls: int = Field(description="queries asked of the source through its guard")
+    attempts: int
+    retries: int
+    rejected: int = Field(description="answered 503 at once by the open circuit")
+    failures: int
+    bulkhead: Json
+
+
 class ConfigStatusView(Wire):
     config_file: str
     last_load: LoadStatusView | None
@@ -279,5 +300,8 @@ class StatisticsResponse(Wire):
     bulkhead: Json | None = Field(None, description="a data adapter's concurrency: max_concurrency, running, rejected")
     routing_log: Json = Field(description="figures over the window (counts, latency, histogram), or {enabled: false}")
     adapters: list[AdapterSummary]
+    sources: list[SourceHealthView] = Field(
+        default_factory=list, description="live circuit and bulkhead state of the data adapters shown"
+    )
     config_status: ConfigStatusView
     generated_at: float

@@ -57,6 +57,7 @@ class Candidate:
 class SourceFailure:
     adapter: str
     reason: str
+    kind: str = "search"  # "search" | "timeout" (the search) | "embedding": how the routing log counts it
 
     def to_json(self) -> dict[str, str]:
         return {"adapter": self.adapter, "reason": self.reason}

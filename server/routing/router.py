@@ -122,7 +122,7 @@ class Router:
                 log.warning("embedding with %s failed: %s", model_id, exc)
                 for source in sources:
                     if source.embedder.model_id == model_id:
-                        failures.append(SourceFailure(source.name, f"embedding failed: {_reason(exc)}"))
+                        failures.append(SourceFailure(source.name, f"embedding failed: {_reason(exc)}", "embedding"))
         return vectors, failures
 
     async def _search(self, sources: Sequence[TemplateSource], vectors: dict[str, np.ndarray]):
@@ -167,7 +167,9 @@ class Router:
                     else f"search failed: {_reason(result)}"
                 )
                 log.warning("template search in %s: %s", source.name, reason)
-                failures.append(SourceFailure(source.name, reason))
+                failures.append(
+                    SourceFailure(source.name, reason, "timeout" if isinstance(result, TimeoutError) else "search")
+                )
                 continue
             for hit in result:
                 template = source.templates.get(hit.template_id)

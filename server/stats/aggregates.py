@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -120,8 +121,10 @@ def compute(
             t.c.stage_scores,
             t.c.latency_ms,
             t.c.stage_ms,
+            t.c.selected_adapter,
         ]
         sample = conn.execute(sa.select(*sample_cols).where(*where).order_by(t.c.ts_ms.desc()).limit(max_rows)).all()
+        sources = _sources(conn, t, where, sample, max_rows)
 
     combined = [row[0] for row in sample]
     by_stage_score = _by_key((row[3] for row in sample), first={"combined": combined})
@@ -168,8 +171,76 @@ def compute(
             for q, n, last, best in unmatched
         ],
         "errors": [{"code": code, "count": n} for code, n in errors],
+        "sources": sources,
         "sample": {"rows": len(sample), "limited": len(sample) >= max_rows},
     }
+
+
+def _sources(
+    conn: sa.Connection, t: sa.Table, where: list, sample: Sequence[Any], max_rows: int
+) -> list[dict[str, Any]]:
+    """Per source: queries it executed (exact, SQL), its failures by error code (exact), how often its
+    template search failed or timed out (from the decisions that recorded any, newest `max_rows`) and
+    its execute latency percentiles (over the sample)."""
+    count = sa.func.count()
+    per: dict[str, dict[str, Any]] = {}
+
+    def entry(name: str) -> dict[str, Any]:
+        return per.setdefault(
+            name,
+            {
+                "adapter": name,
+                "queries": 0,
+                "executed": 0,
+                "failures": {},
+                "failed": 0,
+                "search_failures": 0,
+                "search_timeouts": 0,
+                "embedding_failures": 0,
+            },
+        )
+
+    executed = conn.execute(
+        sa.select(t.c.selected_adapter, count)
+        .where(*where, t.c.selected_adapter.is_not(None), t.c.outcome == Outcome.EXECUTED.value)
+        .group_by(t.c.selected_adapter)
+    ).all()
+    for name, n in executed:
+        entry(name)["executed"] = n
+    failed = conn.execute(
+        sa.select(t.c.selected_adapter, t.c.error_code, count)
+        .where(*where, t.c.selected_adapter.is_not(None), t.c.outcome == Outcome.ERROR.value)
+        .group_by(t.c.selected_adapter, t.c.error_code)
+    ).all()
+    for name, code, n in failed:
+        e = entry(name)
+        e["failures"][code or "internal_error"] = n
+        e["failed"] += n
+    docs = conn.execute(
+        sa.select(t.c.search_failures)
+        .where(*where, t.c.search_failures.is_not(None))
+        .order_by(t.c.ts_ms.desc())
+        .limit(max_rows)
+    ).scalars()
+    key = {"timeout": "search_timeouts", "embedding": "embedding_failures"}
+    for doc in docs:
+        for failure in json.loads(doc):
+            entry(str(failure.get("adapter")))[key.get(failure.get("kind"), "search_failures")] += 1
+    execute_ms: dict[str, list[float]] = {}
+    for row in sample:
+        if row[6] is not None and row[5]:
+            ms = json.loads(row[5]).get("execute")
+            if ms is not None:
+                execute_ms.setdefault(row[6], []).append(ms)
+    for name in execute_ms:
+        entry(name)
+    out = []
+    for name in sorted(per):
+        e = per[name]
+        e["queries"] = e["executed"] + e["failed"]
+        e["execute_ms"] = percentiles(execute_ms.get(name, []), (50, 95))
+        out.append(e)
+    return out
 
 
 def _by_key(

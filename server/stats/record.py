@@ -45,12 +45,15 @@ class RoutingRecord:
     session_turn: int | None = None
     follow_up: str | None = None  # "clarification" | "choice"
     completes_turn: int | None = None
+    # children whose embedding or template search failed or timed out in this decision: [{adapter, kind}]
+    search_failures: list[dict[str, str]] = field(default_factory=list)
 
     def to_row(self) -> dict[str, Any]:
         row = dict(self.__dict__)  # a plain copy (asdict deep-copies, slower on the request path)
         row["ts_ms"] = round(row.pop("ts") * 1000)
         row["stage_scores"] = json.dumps(self.stage_scores) if self.stage_scores else None
         row["stage_ms"] = json.dumps(self.stage_ms) if self.stage_ms else None
+        row["search_failures"] = json.dumps(self.search_failures) if self.search_failures else None
         return row
 
 
@@ -86,6 +89,7 @@ def from_outcome(
         question=question,
         latency_ms=latency_ms,
         stage_ms={TOTAL if k == "total" else k: float(v) for k, v in timings.items()},
+        search_failures=[{"adapter": f.adapter, "kind": f.kind} for f in outcome.failures],
     )
     if turn is not None:
         record.session_hash, record.session_turn = turn.digest, turn.turn

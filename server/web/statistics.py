@@ -8,8 +8,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..adapters.base import Adapter, DataAdapter
 from ..api.requests import StatisticsQuery
-from ..api.responses import AdapterSummary, ConfigStatusView, LoadStatusView, StatisticsResponse
+from ..api.responses import (
+    AdapterSummary,
+    CircuitView,
+    ConfigStatusView,
+    LoadStatusView,
+    SourceHealthView,
+    StatisticsResponse,
+)
 from ..bulkhead import STATISTICS_POOL, run_on
 from ..errors import IntentRouterError
 from ..runtime.holder import LoadStatus, RuntimeHolder
@@ -52,6 +60,7 @@ async def statistics_body(
         adapter=adapter.name,
         routing_log=figures,
         adapters=[AdapterSummary(name=a.name, type=a.type_name) for a in runtime.adapters.values()],
+        sources=[_source_health(s) for s in _sources_shown(runtime.adapters.values(), adapter if asked else None)],
         config_status=ConfigStatusView(
             config_file=_relative(runtime.config.config_file, runtime.config.root),
             last_load=_load_view(holder.last_load),
@@ -59,6 +68,24 @@ async def statistics_body(
             stats_settings=_stats_settings(settings, runtime.config.root),
         ),
         generated_at=now,
+    )
+
+
+def _sources_shown(adapters: Any, asked: Adapter | None) -> list[DataAdapter]:
+    """Every data adapter, or those the asked adapter routes over (itself, or a composite's children)."""
+    if asked is not None:
+        return asked.routing_sources()
+    return [a for a in adapters if isinstance(a, DataAdapter)]
+
+
+def _source_health(adapter: DataAdapter) -> SourceHealthView:
+    guard = adapter.guard.snapshot()
+    return SourceHealthView(
+        adapter=adapter.name,
+        type=adapter.type_name,
+        circuit=CircuitView.model_validate(guard.pop("circuit")),
+        bulkhead=adapter.bulkhead.snapshot(),
+        **guard,
     )
 
 
