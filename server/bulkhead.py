@@ -18,6 +18,8 @@ import asyncio
 import concurrent.futures
 import contextlib
 import functools
+import os
+import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,6 +32,16 @@ T = TypeVar("T")
 SEARCH_POOL = ThreadPoolExecutor(4, thread_name_prefix="router-search")  # blocking store search, cache disk reads
 STATISTICS_POOL = ThreadPoolExecutor(2, thread_name_prefix="router-stats")  # /v1/routing/statistics aggregates
 LOG_POOL = ThreadPoolExecutor(2, thread_name_prefix="router-log")  # routing-log inserts, purge, schema
+
+
+def _lower_priority() -> None:
+    """Refit threads yield the CPU to request work (Linux: a thread's nice value is its own)."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+
+
+# intent-model refits: one at a time, niced, off the event loop and off the pools that serve questions
+REFIT_POOL = ThreadPoolExecutor(1, thread_name_prefix="router-refit", initializer=_lower_priority)
 HEALTH_POOL = ThreadPoolExecutor(4, thread_name_prefix="router-health")  # /health pings (a down source blocks one)
 
 

@@ -4,10 +4,13 @@ winning template to the child that owns it (route once: the child never re-match
 from __future__ import annotations
 
 import asyncio
+import functools
+import logging
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from ..bulkhead import REFIT_POOL, run_on
 from ..routing.policy import RoutingPolicy
 from ..routing.settings import (
     AcceptanceOverride,
@@ -20,8 +23,10 @@ from ..routing.settings import (
 )
 from ..routing.stages.base import ScoringStage
 from ..routing.stages.factory import build_stages
-from ..routing.stages.intent_model import IntentModelStage
+from ..routing.stages.intent_model import IntentModelStage, Superseded
 from .base import Adapter, AdapterContext, AdapterSettings, DataAdapter
+
+log = logging.getLogger("intent_router.adapters.composite")
 
 
 class CompositeAdapterSettings(AdapterSettings):
@@ -67,6 +72,8 @@ class CompositeAdapter(Adapter):
         self.retrieval = context.retrieval  # global block merged with this composite's overrides, at load
         self._lookup = context.lookup
         self._stages = build_stages(self.retrieval, context.rerankers, context.fitted_models, context.root)
+        self._refits: list[asyncio.Task[None]] = []
+        self._closed = False
 
     def routing_sources(self) -> list[DataAdapter]:
         """Children as they are now: after a reload the composite sees the new child objects."""
@@ -90,12 +97,65 @@ class CompositeAdapter(Adapter):
         return self._stages
 
     async def start(self) -> None:
-        """Fit the intent model (if enabled) on the children as they are now, off the event loop."""
+        """Get the intent model (if enabled) for the children as they are now, off the event loop.
+
+        A fit found in the cache is used at once. Otherwise, when an earlier composite of the same name and
+        settings had a model (a reload), that model serves while the new one is fitted in the background
+        (on REFIT_POOL): new templates are routable by the other stages as soon as they are indexed, and
+        the newest reload's fit wins over one still running. Only a first fit is waited for."""
+        children = self.routing_sources()
+        fitted = self.context.fitted_models
+        assert fitted is not None
         for stage in self._stages:
-            if isinstance(stage, IntentModelStage):
-                await asyncio.to_thread(stage.fit, self.routing_sources())
+            if not isinstance(stage, IntentModelStage):
+                continue
+            stage.owner = self.name
+            lineage = stage.lineage(children)
+            generation = fitted.begin(lineage)  # a refit of an older reload still running stops
+            quick = await asyncio.to_thread(stage.compute, children, fit_allowed=False)
+            previous = fitted.previous(lineage)
+            if quick is not None or previous is None:
+                result = quick or await run_on(REFIT_POOL, stage.compute, children)
+                if result is not None:
+                    stage.apply(result)
+                    fitted.remember(lineage, result)
+                continue
+            stage.apply(previous)
+            stage.source = "previous"
+            stage.fitting = True
+            self._refits.append(asyncio.ensure_future(self._refit(stage, children, lineage, generation)))
+
+    async def _refit(self, stage: IntentModelStage, children: list[DataAdapter], lineage: str, generation: int) -> None:
+        fitted = self.context.fitted_models
+        assert fitted is not None
+
+        def superseded() -> bool:
+            return self._closed or not fitted.is_newest(lineage, generation)
+
+        try:
+            result = await run_on(REFIT_POOL, functools.partial(stage.compute, children, superseded=superseded))
+        except Superseded:
+            log.info("composite %s: intent-model refit superseded by a newer one", self.name)
+            return
+        except Exception:
+            log.exception("composite %s: intent-model refit failed; the previous model keeps serving", self.name)
+            return
+        finally:
+            stage.fitting = False
+        if result is not None and not superseded():
+            stage.apply(result)
+            fitted.remember(lineage, result)
+            log.info("composite %s: intent model swapped in (generation %d)", self.name, stage.generation)
+
+    async def refitted(self) -> None:
+        """Wait for background refits (tests, tools)."""
+        while pending := [t for t in self._refits if not t.done()]:
+            await asyncio.gather(*pending, return_exceptions=True)
 
     async def close(self) -> None:
+        self._closed = True  # a refit still running stops at its next check
+        for task in self._refits:
+            task.cancel()
         for stage in self._stages:
             await stage.close()
 
@@ -141,6 +201,8 @@ class CompositeAdapter(Adapter):
                     "fitted": fitted is not None,
                     "token_views": fitted is not None and fitted.views is not None,
                     "source": stage.source if stage is not None else None,
+                    "fitting": stage is not None and stage.fitting,  # a refit runs; the previous model serves
+                    "generation": stage.generation if stage is not None else 0,
                     "ready_seconds": round(stage.fit_seconds, 3) if stage is not None and stage.fit_seconds else None,
                 },
                 "acceptance": {

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from . import model_files
 
@@ -67,7 +67,30 @@ class FittedModels:
     def __init__(self, size: int = 4) -> None:
         self._models: _Recent[IntentModel] = _Recent(size)
         self._acceptance: _Recent[Acceptance] = _Recent(size)
+        self._latest: _Recent[Any] = _Recent(32)  # lineage -> the last fit applied (a FitResult)
+        self._generations: dict[str, int] = {}
+        self._lock = threading.Lock()
         self.stats = FittedStats()
+
+    # --- fits by lineage (one composite, one embedding model, one set of fitting settings) ---------------
+    def begin(self, lineage: str) -> int:
+        """A new fit is wanted for `lineage`: its generation number (older fits still running stop)."""
+        with self._lock:
+            generation = self._generations.get(lineage, 0) + 1
+            self._generations[lineage] = generation
+            return generation
+
+    def is_newest(self, lineage: str, generation: int) -> bool:
+        with self._lock:
+            return self._generations.get(lineage, 0) == generation
+
+    def remember(self, lineage: str, result: Any) -> None:
+        """The fit now in use for `lineage`: the stand-in for the next composite of that lineage."""
+        self._latest.put(lineage, result)
+
+    def previous(self, lineage: str) -> Any:
+        """The fit last used for `lineage` (None: there was none)."""
+        return self._latest.get(lineage)
 
     def find(self, key: str, directory: Path | None = None) -> tuple[IntentModel | None, Source | None]:
         """The model fitted for `key` and where it came from (None, None: fit it)."""

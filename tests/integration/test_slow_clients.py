@@ -119,7 +119,7 @@ async def test_keep_alive_connection_trickling_its_next_request_is_closed(tmp_pa
         length_known = await asyncio.wait_for(reader.read(65536), 10)  # the body
         assert length_known
         closed = await trickle(
-            writer, reader, b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"X: y\r\n" * 50, 0.2, 4
+            writer, reader, b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"X: y\r\n" * 50, 0.2, 6
         )
         writer.close()
     assert closed is not None, "a keep-alive connection trickling its second request stayed open"

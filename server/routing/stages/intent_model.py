@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,52 +48,101 @@ class IntentModelStage(ScoringStage):
         self.unavailable: str | None = "not fitted yet"
         self.fit_seconds: float | None = None
         self.embedder: Any = None  # where the question's token views come from
+        self.known: frozenset[Any] = frozenset()  # the template keys the model in use was fitted on
+        self.owner = ""  # the composite's name (set by it): fits of the same owner stand in for each other
+        self.generation = 0  # fits applied so far
+        self.fitting = False  # a refit runs in the background; the previous model serves meanwhile
 
     def fit(self, children: Sequence[Any]) -> None:
-        """Fit on every template of every child (embeddings come from the children's caches; the
-        texts feed the model's lexical part). A model fitted on exactly these templates before (by
-        another composite over the same children, before a reload that did not touch them, or before
-        a restart: `cache_dir`) is reused: a fit costs seconds for hundreds of templates."""
+        """Fit (or find) the model for these children and use it at once (tests, tools)."""
+        result = self.compute(children)
+        assert result is not None
+        self.apply(result)
+
+    def lineage(self, children: Sequence[Any]) -> str:
+        """What makes an older fit a fair stand-in while a new one is computed: the same composite, the same
+        embedding model and the same fitting settings (only the templates differ)."""
+        models = sorted({child.embedder.model_id for child in children})
+        a = self.acceptance_settings
+        return f"{self.owner}|{models}|views={self.settings.token_views}|acceptance={a.model_dump_json()}"
+
+    def compute(
+        self,
+        children: Sequence[Any],
+        *,
+        fit_allowed: bool = True,
+        superseded: Callable[[], bool] = lambda: False,
+    ) -> FitResult | None:
+        """The model (and acceptance test) for exactly these children: from the cache (memory, then
+        `cache_dir`), else fitted. A model fitted on exactly these templates before (by another composite
+        over the same children, before a reload that did not touch them, or before a restart) is reused:
+        a fit costs seconds for hundreds of templates. None when `fit_allowed` is False and something would
+        have to be fitted; raises Superseded when `superseded()` says a newer fit was asked for meanwhile."""
         started = time.perf_counter()
         models = {child.embedder.model_id for child in children}
         if len(models) != 1:
-            self.unavailable = f"children use {len(models)} embedding models; the intent model needs one"
-            log.warning("intent model off: %s", self.unavailable)
-            return
+            reason = f"children use {len(models)} embedding models; the intent model needs one"
+            log.warning("intent model off: %s", reason)
+            return FitResult(unavailable=reason)
         count = sum(len(child.templates) for child in children)
         if count > self.settings.max_templates:
-            self.unavailable = f"{count} templates exceed intent_model.max_templates ({self.settings.max_templates})"
-            log.warning("intent model off: %s", self.unavailable)
-            return
+            reason = f"{count} templates exceed intent_model.max_templates ({self.settings.max_templates})"
+            log.warning("intent model off: %s", reason)
+            return FitResult(unavailable=reason)
         if count < 2:
-            self.unavailable = "fewer than two templates"
-            return
+            return FitResult(unavailable="fewer than two templates")
         model_id = next(iter(models))
         key = _fingerprint(model_id, children, self.settings.token_views)
         model, source = self.fitted.find(key, self.cache_dir)
         training = None
         if model is None:
+            if not fit_allowed:
+                return None
+            if superseded():
+                raise Superseded
             training = _gather(children, self.settings.token_views)
             model = training.fit()
             self.fitted.put(key, model, self.cache_dir)
-        self.model, self.model_id, self.unavailable = model, model_id, None
-        self.source = source or "fitted"
+        result = FitResult(model=model, model_id=model_id, source=source or "fitted", embedder=children[0].embedder)
         if self.acceptance_settings.enabled:
-            self._fit_acceptance(key, model, children, training)
-        self.embedder = children[0].embedder
-        self.fit_seconds = time.perf_counter() - started
+            done = self._fit_acceptance(key, model, children, training, result, fit_allowed, superseded)
+            if not done:
+                return None
+        result.fit_seconds = time.perf_counter() - started
         how = "fitted" if source is None else f"loaded from {source}"
-        log.info("intent model %s on %d templates in %.2f s", how, count, self.fit_seconds)
+        log.info("intent model %s on %d templates in %.2f s", how, count, result.fit_seconds)
+        return result
+
+    def apply(self, result: FitResult) -> None:
+        """Use this fit from now on (one swap: a question sees the old model or the new one, never a mix)."""
+        self.model, self.model_id, self.unavailable = result.model, result.model_id, result.unavailable
+        self.acceptance, self.acceptance_unavailable = result.acceptance, result.acceptance_unavailable
+        self.source, self.acceptance_source = result.source, result.acceptance_source
+        self.embedder, self.fit_seconds = result.embedder, result.fit_seconds
+        self.known = frozenset(result.model.keys) if result.model is not None else frozenset()
+        self.generation += 1
 
     def _fit_acceptance(
-        self, key: str, model: IntentModel, children: Sequence[Any], training: _Training | None
-    ) -> None:
-        """The acceptance test, fitted from the same templates (routing/acceptance.py); cached like the model."""
+        self,
+        key: str,
+        model: IntentModel,
+        children: Sequence[Any],
+        training: _Training | None,
+        result: FitResult,
+        fit_allowed: bool,
+        superseded: Callable[[], bool],
+    ) -> bool:
+        """The acceptance test, fitted from the same templates (routing/acceptance.py); cached like the model.
+        False when it would have to be fitted and that is not allowed now."""
         a = self.acceptance_settings
         acc_key = f"{key}|{a.expected_out_of_scope_share}|{a.folds}|{a.threshold}"
         fitted, source = self.fitted.find_acceptance(acc_key, model, self.cache_dir)
-        self.acceptance_source = source
+        result.acceptance_source = source
         if fitted is None:
+            if not fit_allowed:
+                return False
+            if superseded():  # between the model and the folds: the longest part of a refit
+                raise Superseded
             training = training or _gather(children, False)
             started = time.perf_counter()
             try:
@@ -106,19 +155,25 @@ class IntentModelStage(ScoringStage):
                     threshold=a.threshold,
                 )
             except ValueError as exc:  # e.g. too few templates to leave any out
-                self.acceptance, self.acceptance_unavailable = None, str(exc)
+                result.acceptance, result.acceptance_unavailable = None, str(exc)
                 log.warning("acceptance off (confidence_threshold decides): %s", exc)
-                return
+                return True
             self.fitted.put_acceptance(acc_key, fitted, self.cache_dir)
-            self.acceptance_source = "fitted"
+            result.acceptance_source = "fitted"
             log.info("acceptance fitted in %.2f s: %s", time.perf_counter() - started, fitted.to_json())
         elif source is not None:
             log.info("acceptance loaded from %s", source)
-        self.acceptance, self.acceptance_unavailable = fitted, None
+        result.acceptance, result.acceptance_unavailable = fitted, None
+        return True
 
     async def score(self, question: str, candidates: Sequence[Candidate]) -> StageReport:
         if self.model is None or not candidates:
             return StageReport(self.name, error=f"intent model unavailable: {self.unavailable}")
+        unknown = sum(1 for c in candidates if c.key not in self.known)
+        if unknown:  # new or renamed templates while the model refits: the other stages decide this question
+            return StageReport(
+                self.name, error=f"intent model refitting: {unknown} candidate(s) not in the fitted model yet"
+            )
         query = next((c.query_vector for c in candidates if c.query_vector is not None), None)
         if query is None:
             return StageReport(self.name, error="intent model unavailable: no query vector")
@@ -141,6 +196,25 @@ class IntentModelStage(ScoringStage):
                 cand.acceptance, cand.acceptance_parts = judged
                 cand.acceptance_threshold = self.acceptance.threshold
         return StageReport(self.name)
+
+
+class Superseded(Exception):
+    """A newer fit for the same composite was asked for: this one stops (the newest wins)."""
+
+
+@dataclass
+class FitResult:
+    """One fit's outcome, swapped into the stage at once by `apply`."""
+
+    model: IntentModel | None = None
+    model_id: str | None = None
+    source: str | None = None
+    unavailable: str | None = None
+    acceptance: Acceptance | None = None
+    acceptance_source: str | None = None
+    acceptance_unavailable: str | None = None
+    embedder: Any = None
+    fit_seconds: float | None = None
 
 
 @dataclass
