@@ -203,7 +203,14 @@ async def test_http_test_routing_statistics_and_no_execution(demo_config_dir, tm
         }
         intent = dict(multistage["intent_model"])
         assert intent.pop("source") in ("fitted", "disk") and intent.pop("ready_seconds") >= 0
-        assert intent == {"enabled": True, "weight": 1.0, "fitted": True, "token_views": True}
+        assert intent == {
+            "enabled": True,
+            "weight": 1.0,
+            "fitted": True,
+            "token_views": True,
+            "fitting": False,
+            "generation": 1,
+        }
         assert multistage["scoring"] == {"embedding_weight": 0.4, "normalize_scores": True, "tie_breaker": "embedding"}
 
         # test_routing never touches the data source: it still answers with the database gone
