@@ -117,7 +117,26 @@ def history(now: float) -> list[RoutingRecord]:
     for minute in range(55, 1, -1):
         for _ in range(rng.randint(0, 4)):
             ts = now - minute * 60 + rng.uniform(0, 50)
-            if rng.random() < 0.18:
+            roll = rng.random()
+            if roll < 0.05:  # a source failed the query: an error logged against it
+                source = rng.choice(["people", "projects"])
+                out.append(
+                    RoutingRecord(
+                        ts=ts,
+                        kind="query",
+                        adapter="company",
+                        outcome="error",
+                        reason="source_unavailable",
+                        selected_adapter=source,
+                        http_status=503,
+                        error_code="source_unavailable",
+                        latency_ms=rng.uniform(20, 40),
+                    )
+                )
+                continue
+            # now and then a child's template search timed out or failed while the others answered
+            failed = [{"adapter": "projects", "kind": rng.choice(["timeout", "search"])}] if roll > 0.85 else []
+            if roll < 0.18:
                 out.append(
                     RoutingRecord(
                         ts=ts,
@@ -130,6 +149,7 @@ def history(now: float) -> list[RoutingRecord]:
                         threshold=0.4,
                         question="when is the next holiday?",
                         latency_ms=rng.uniform(6, 14),
+                        search_failures=failed,
                         stage_ms={
                             "embed": rng.uniform(3, 8),
                             "search": rng.uniform(0.2, 0.8),
@@ -154,6 +174,7 @@ def history(now: float) -> list[RoutingRecord]:
                     threshold=0.4,
                     row_count=rng.randint(1, 4),
                     latency_ms=rng.uniform(9, 30),
+                    search_failures=failed,
                     stage_ms={
                         "embed": rng.uniform(3, 8),
                         "search": rng.uniform(0.2, 0.8),
@@ -190,6 +211,10 @@ async def test_dashboard_shows_the_scripted_numbers(tmp_path, monkeypatch, brows
         hits: Counter[str] = Counter(f"{r.selected_adapter}/{r.template_id}" for r in past if r.template_id)
         by_source: Counter[str] = Counter(r.selected_adapter or "(unrouted)" for r in past)
         unmatched: Counter[str] = Counter(r.question for r in past if r.outcome == "no_match")
+        # per source: queries run (executed or failed), failures, search failures
+        queries: Counter[str] = Counter(r.selected_adapter for r in past if r.outcome in ("executed", "error"))
+        failures: Counter[str] = Counter(r.selected_adapter for r in past if r.outcome == "error")
+        search_failed: Counter[str] = Counter(f["adapter"] for r in past for f in r.search_failures)
         for endpoint, question in SCRIPT:
             resp = await client.post(f"/v1/{endpoint}", json={"query": question}, headers=headers)
             body = await resp.json()
@@ -207,6 +232,8 @@ async def test_dashboard_shows_the_scripted_numbers(tmp_path, monkeypatch, brows
                 )
                 source, template = decision["would_route_to"], decision["selected_template"]
             outcomes[status] += 1
+            if status == "executed":
+                queries[source] += 1
             by_source[source or "(unrouted)"] += 1
             if template:
                 hits[f"{source}/{template}"] += 1
@@ -220,6 +247,8 @@ async def test_dashboard_shows_the_scripted_numbers(tmp_path, monkeypatch, brows
         assert resp.status >= 500, await resp.text()
         outcomes["error"] += 1
         by_source["projects"] += 1
+        queries["projects"] += 1
+        failures["projects"] += 1
         await rlog.flush()
         total = len(past) + len(SCRIPT) + 1
         assert {"executed", "no_match", "needs_clarification", "routed", "error"} <= set(outcomes)
@@ -260,12 +289,23 @@ async def test_dashboard_shows_the_scripted_numbers(tmp_path, monkeypatch, brows
             assert await page.get_attribute(".lat-row[data-stage=latency]", "data-count") == str(total)
             executed = outcomes["executed"]
             assert await page.get_attribute(".lat-row[data-stage=execute]", "data-count") == str(executed)
+            timed_by_model = sum(1 for r in past if "intent_model" in r.stage_ms)
             # the intent model's timing reaches the chart like any stage (no column or case of its own)
-            assert await page.get_attribute(".lat-row[data-stage=intent_model]", "data-count") == str(len(past))
+            assert await page.get_attribute(".lat-row[data-stage=intent_model]", "data-count") == str(timed_by_model)
             top_question, top_count = unmatched.most_common(1)[0]
             first = page.locator("#unmatched-list li").first
             assert await first.get_attribute("data-count") == str(top_count)
             assert top_question in await first.text_content()
+            # the Sources panel: one row per data source, the window's figures and the live circuit
+            assert await page.locator("#source-rows tr").count() == 2
+            assert search_failed["projects"] > 0 and failures["people"] > 0
+            for source in ("people", "projects"):
+                row = f'#source-rows tr[data-source="{source}"]'
+                assert await text(f"{row} .queries") == str(queries[source]), source
+                assert await text(f"{row} .failures") == str(failures[source]), source
+                assert await text(f"{row} .search-failures") == str(search_failed[source]), source
+                assert " · " in await text(f"{row} .execute-ms"), source
+                assert await page.get_attribute(row, "data-circuit") == "closed"  # a dropped table is no outage
             assert await text("#config-state") == "OK"
             assert await text("#log-dropped") == "0"
 

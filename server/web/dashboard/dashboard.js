@@ -147,6 +147,7 @@
     renderHistogram(logBody.score_histogram);
     renderLatency(logBody.latency_ms || {});
     renderUnmatched(logBody.unmatched_questions || [], logBody.store_queries);
+    renderSources(logBody.sources || [], body.sources || []);
     renderConfig(body.config_status || {});
     renderLog(logBody.log || {}, logBody);
   }
@@ -350,6 +351,39 @@
         el("span", { class: "count" }, "×" + fmtInt(u.count)),
         el("span", { class: "q" }, u.question),
         el("span", { class: "best", title: "best score · last asked" }, "best " + fmtScore(u.best_score) + " · " + ago(u.last_seen))));
+    }
+  }
+
+  // ---- sources: the window's figures from the log, joined with each data adapter's live circuit ---
+  const CIRCUIT_LABELS = { closed: "closed", open: "open", half_open: "half-open" };
+  function renderSources(logged, live) {
+    const body = clear($("source-rows"));
+    const byName = {};
+    for (const s of live) byName[s.adapter] = { live: s };
+    for (const s of logged) (byName[s.adapter] = byName[s.adapter] || {}).logged = s;
+    const names = live.map((s) => s.adapter).concat(logged.map((s) => s.adapter).filter((n) => !live.some((s) => s.adapter === n)));
+    if (!names.length) {
+      body.append(el("tr", {}, el("td", { colspan: 6, class: "empty" }, "No data sources.")));
+      return;
+    }
+    for (const name of names) {
+      const l = byName[name].logged || { queries: 0, failed: 0, failures: {}, search_failures: 0, search_timeouts: 0, embedding_failures: 0, execute_ms: {} };
+      const s = byName[name].live;
+      const codes = Object.entries(l.failures || {}).map(([c, n]) => c + " ×" + n).join(", ");
+      const searchTotal = l.search_failures + l.search_timeouts + (l.embedding_failures || 0);
+      const searchNote = l.search_timeouts ? l.search_timeouts + " timed out" : "";
+      const state = s ? s.circuit.state : null;
+      const circuit = s
+        ? el("span", { class: "pill circuit " + (state === "closed" ? "ok" : "bad"), title: s.circuit.consecutive_failures + " consecutive failures · " + s.rejected + " rejected" }, CIRCUIT_LABELS[state] || state)
+        : el("span", { class: "muted" }, "–");
+      const ms = l.execute_ms || {};
+      body.append(el("tr", { "data-source": name, "data-circuit": state || "" },
+        el("td", {}, el("span", { class: "adapter-tag", style: "background:" + colorFor(name) }, name)),
+        el("td", { class: "num queries" }, fmtInt(l.queries)),
+        el("td", { class: "num failures", title: codes }, fmtInt(l.failed)),
+        el("td", { class: "num search-failures", title: searchNote }, fmtInt(searchTotal)),
+        el("td", { class: "num execute-ms" }, ms.count ? fmtMs(ms.p50) + " · " + fmtMs(ms.p95) : "–"),
+        el("td", { class: "circuit-cell" }, circuit)));
     }
   }
 
