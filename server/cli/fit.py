@@ -6,23 +6,35 @@ self-calibration expects before any labels exist, and with labels, the acceptanc
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
+import logging
+import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
+import numpy as np
 import yaml
 
 from ..adapters.base import Adapter, DataAdapter
 from ..config.yaml_bounds import check_bounds
+from ..embedding.base import Embedder
 from ..routing.acceptance import Acceptance
 from ..routing.decision import DecisionRule
 from ..routing.fitting import Observation, evaluate, fit_threshold
+from ..routing.normalise import normalise_question
 from ..routing.router import Router
 from ..routing.stages.intent_model import IntentModelStage
 from ..runtime.build import build_runtime
 from ..runtime.loader import load_config
 
+log = logging.getLogger("intent_router.fit")
+
+# questions per embed_questions call: two chunks (the one routed, the next one embedded) keep their token
+# views in the encoder's memory of recent questions (RECENT_VIEWS = 256)
+EMBED_CHUNK = 128
 MARGINS = (None, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08)
 
 
@@ -43,33 +55,113 @@ def read_labelled(path: Path) -> list[dict[str, Any]]:
     return items
 
 
-async def observe(adapter: Adapter, items: list[dict[str, Any]]) -> tuple[list[Observation], list[Observation]]:
+async def observe(
+    adapter: Adapter, items: list[dict[str, Any]], progress: Progress | None = None
+) -> tuple[list[Observation], list[Observation]]:
     """Route every question with no threshold and no margin, keeping the best two scores; and the
-    same questions scored by the acceptance probability of the best candidate (0 when not judged)."""
+    same questions scored by the acceptance probability of the best candidate (0 when not judged).
+
+    The questions are embedded in chunks through the batched encoder (one `embed_questions` call per
+    embedding model and chunk) and routed with their vectors; the next chunk is embedded (encoder
+    threads) while this one is routed (numpy on the event loop). One question at a time through the
+    encoder cost most of the run."""
     policy = dataclasses.replace(adapter.routing_policy(), confidence_threshold=0.0, ambiguity_margin=None)
     router = Router(policy, adapter.routing_stages())
     sources = adapter.routing_sources()
     single = isinstance(adapter, DataAdapter)
+    questions = [normalise_question(item["question"]) for item in items]
+    progress = progress or Progress(len(items))
+    starts = list(range(0, len(questions), EMBED_CHUNK))
     out: list[Observation] = []
     accepted: list[Observation] = []
-    for item in items:
-        outcome = await router.route(item["question"], sources)
-        ranked = outcome.candidates
-        expected = None
-        if item.get("template"):
-            expected = (adapter.name if single else str(item.get("adapter")), str(item["template"]))
-        best = ranked[0] if ranked else None
-        out.append(
-            Observation(
-                expected,
-                best.key if best else None,
-                best.score if best else 0.0,
-                ranked[1].score if len(ranked) > 1 else None,
-            )
-        )
-        acceptance = best.acceptance if best is not None and best.acceptance is not None else 0.0
-        accepted.append(Observation(expected, best.key if best else None, acceptance))
+    pending = asyncio.ensure_future(embed_chunk(sources, questions[:EMBED_CHUNK])) if starts else None
+    try:
+        for n, start in enumerate(starts):
+            assert pending is not None
+            vectors = await pending
+            pending = None
+            progress.embedded(min(len(questions), start + EMBED_CHUNK))
+            if n + 1 < len(starts):
+                following = questions[starts[n + 1] : starts[n + 1] + EMBED_CHUNK]
+                pending = asyncio.ensure_future(embed_chunk(sources, following))
+            for j, item in enumerate(items[start : start + EMBED_CHUNK]):
+                i = start + j
+                outcome = await router.route(questions[i], sources, {model: v[j] for model, v in vectors.items()})
+                progress.routed(i + 1)
+                ranked = outcome.candidates
+                expected = None
+                if item.get("template"):
+                    expected = (adapter.name if single else str(item.get("adapter")), str(item["template"]))
+                best = ranked[0] if ranked else None
+                out.append(
+                    Observation(
+                        expected,
+                        best.key if best else None,
+                        best.score if best else 0.0,
+                        ranked[1].score if len(ranked) > 1 else None,
+                    )
+                )
+                acceptance = best.acceptance if best is not None and best.acceptance is not None else 0.0
+                accepted.append(Observation(expected, best.key if best else None, acceptance))
+    finally:
+        if pending is not None:
+            pending.cancel()
+    progress.done()
     return out, accepted
+
+
+async def embed_chunk(sources: list[DataAdapter], questions: list[str]) -> dict[str, np.ndarray]:
+    """The questions' vectors per embedding model among the sources. A model that fails is left out:
+    the router then embeds with it per question and reports the failure as the request path does."""
+    embedders: dict[str, Embedder] = {}
+    for source in sources:
+        embedders.setdefault(source.embedder.model_id, source.embedder)
+    vectors: dict[str, np.ndarray] = {}
+    for model_id, embedder in embedders.items():
+        try:
+            vectors[model_id] = await embedder.embed_questions(questions)
+        except Exception as exc:
+            log.warning("batched embedding with %s failed (%s); routing embeds per question", model_id, exc)
+    return vectors
+
+
+class Progress:
+    """`embedding 1200/3000 · routing 800/3000` on stderr, rewritten in place, only on a terminal."""
+
+    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+        self.total = total
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = self.stream.isatty() and total > 0
+        self.started = time.perf_counter()
+        self._embedded = self._routed = 0
+        self._shown = 0.0
+
+    def embedded(self, n: int) -> None:
+        self._embedded = n
+        self._show()
+
+    def routed(self, n: int) -> None:
+        self._routed = n
+        self._show(n == self.total)
+
+    def _show(self, force: bool = False) -> None:
+        now = time.perf_counter()
+        if not self.enabled or (not force and now - self._shown < 0.1):
+            return
+        self._shown = now
+        width = 30
+        filled = int(width * (self._embedded + self._routed) / (2 * self.total))
+        self.stream.write(
+            f"\r[{'#' * filled}{'.' * (width - filled)}] embedded {self._embedded}/{self.total}"
+            f" routed {self._routed}/{self.total} {now - self.started:.1f} s"
+        )
+        self.stream.flush()
+
+    def done(self) -> None:
+        if self.enabled:
+            self._show(True)
+            self.stream.write("\n")
+            self.stream.flush()
 
 
 def acceptance_of(adapter: Adapter) -> Acceptance | None:

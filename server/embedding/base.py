@@ -58,6 +58,12 @@ class Embedder(ABC):
         """One question's vector on the request path (a cache may serve it from memory only)."""
         return (await self.embed([text]))[0]
 
+    async def embed_questions(self, texts: Sequence[str]) -> np.ndarray:
+        """Many questions at once (fit-thresholds): the vectors `embed_query` would give each, in
+        batched encoder calls, with what the request path keeps of a question (a local encoder: its
+        token views for the intent model)."""
+        return await self.embed(texts)
+
     def token_views_sync(self, texts: Sequence[str]) -> list[TokenViews]:
         """Per-token states of `texts` (only where `supports_token_views`)."""
         raise EmbeddingError(f"{self.model_id} does not expose token states")

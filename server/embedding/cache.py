@@ -209,6 +209,24 @@ class CachedEmbedder(Embedder):
         self.stats.hits += 1
         return found[key]
 
+    async def embed_questions(self, texts: Sequence[str]) -> np.ndarray:
+        """Like `embed_query` for each (memory LRU only, nothing written to disk), in batched calls."""
+        texts = check_texts(texts)
+        if not texts:
+            return empty(self.dim)
+        keys = [text_key(t) for t in texts]
+        found = self._from_memory(keys)
+        todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}
+        self.stats.hits += len(keys) - sum(1 for k in keys if k in todo)
+        self.stats.misses += sum(1 for k in keys if k in todo)
+        if todo:
+            vectors = np.asarray(await self.inner.embed_questions(list(todo.values())), dtype=np.float32)
+            self.stats.computed += len(todo)
+            for key, vector in zip(todo, vectors, strict=True):
+                self._remember(key, vector)
+                found[key] = vector
+        return np.stack([found[k] for k in keys])
+
     def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
         texts = check_texts(texts)
         if not texts:

@@ -303,6 +303,19 @@ class MiniLMEmbedder(Embedder):
             log.exception("local embedding failed")
             raise EmbeddingError(f"local embedding failed ({type(exc).__name__})") from exc
 
+    async def embed_questions(self, texts: Sequence[str]) -> np.ndarray:
+        """In passes of RECENT_VIEWS questions (length-sorted, padding bounded), keeping their token
+        views when the intent model wants them, so that its views of each cost no second pass."""
+        texts = check_texts(texts)
+        if not texts:
+            return empty(DIM)
+        loop = asyncio.get_running_loop()
+        parts = []
+        for start in range(0, len(texts), RECENT_VIEWS):
+            chunk = texts[start : start + RECENT_VIEWS]
+            parts.append(await loop.run_in_executor(self.model.executor, self.model.encode_questions, chunk))
+        return np.vstack(parts)
+
     def token_views_sync(self, texts: Sequence[str]) -> list[TokenViews]:
         texts = check_texts(texts)
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -64,14 +64,18 @@ class Router:
             weights[stage.name] = stage.weight
         return weights
 
-    async def route(self, question: str, sources: Sequence[TemplateSource]) -> RoutingOutcome:
+    async def route(
+        self, question: str, sources: Sequence[TemplateSource], vectors: Mapping[str, np.ndarray] | None = None
+    ) -> RoutingOutcome:
+        """`vectors`: the question's vector by embedding model id, already computed (fit-thresholds embeds
+        its questions in batches); models missing from it embed the question here."""
         timings: dict[str, float] = {}
         started = time.perf_counter()
-        vectors, failures = await self._embed(question, sources)
+        embedded, failures = await self._embed(question, sources, vectors or {})
         timings["embed"] = _ms(started)
 
         t = time.perf_counter()
-        candidates, search_failures = await self._search(sources, vectors)
+        candidates, search_failures = await self._search(sources, embedded)
         failures += search_failures
         timings["search"] = _ms(t)
 
@@ -108,12 +112,13 @@ class Router:
             return [reports[s] for s in self.stages]
         return [await timed(stage) for stage in self.stages]
 
-    async def _embed(self, question: str, sources: Sequence[TemplateSource]):
+    async def _embed(self, question: str, sources: Sequence[TemplateSource], given: Mapping[str, np.ndarray]):
         """One embedding per distinct model among the sources (one in the usual case)."""
         by_model: dict[str, Embedder] = {}
         for source in sources:
-            by_model.setdefault(source.embedder.model_id, source.embedder)
-        vectors: dict[str, np.ndarray] = {}
+            if source.embedder.model_id not in given:
+                by_model.setdefault(source.embedder.model_id, source.embedder)
+        vectors: dict[str, np.ndarray] = dict(given)
         failures: list[SourceFailure] = []
         for model_id, embedder in by_model.items():
             try:

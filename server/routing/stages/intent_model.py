@@ -108,6 +108,8 @@ class IntentModelStage(ScoringStage):
             done = self._fit_acceptance(key, model, children, training, result, fit_allowed, superseded)
             if not done:
                 return None
+        if model.views is not None:  # the encoder keeps questions' token states from now on (no second pass
+            result.embedder.token_views_sync([])  # per question, also when the model was loaded, not fitted)
         result.fit_seconds = time.perf_counter() - started
         how = "fitted" if source is None else f"loaded from {source}"
         log.info("intent model %s on %d templates in %.2f s", how, count, result.fit_seconds)

@@ -1,0 +1,86 @@
+"""fit-thresholds embeds its questions in batches, then routes them with their vectors: same observations
+as routing each question the request path's way, no question through the one-by-one batcher, and a
+progress line only on a terminal."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+
+from server.cli.fit import Progress, observe
+from server.routing.normalise import normalise_question
+from server.routing.router import Router
+from server.runtime.build import Runtime, build_runtime
+from server.runtime.loader import load_config
+from server.testing.composite_tree import build_tree, make_composite, probe_registry
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+CHILDREN = ["hr", "sales"]
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def runtime(tmp_path_factory) -> AsyncIterator[Runtime]:
+    registry = probe_registry()
+    root = tmp_path_factory.mktemp("fit_batched")
+    rt = await build_runtime(load_config(build_tree(root), registry=registry), registry=registry)
+    yield rt
+    await rt.close()
+
+
+def labelled(runtime: Runtime) -> list[dict]:
+    items = []
+    for child in CHILDREN:
+        for template in runtime.get(child).templates.values():
+            for example in template.nl_examples:
+                items.append({"question": f"please,  {example.lower()}", "adapter": child, "template": template.id})
+    items.append({"question": "what will the weather be like on mars?", "template": None})
+    return items
+
+
+async def test_batched_observations_equal_one_by_one_routing(runtime):
+    composite = make_composite(runtime, CHILDREN, intent_model={"enabled": True}, acceptance={"enabled": True})
+    await composite.start()
+    [stage] = [s for s in composite.routing_stages() if s.name == "intent_model"]
+    assert stage.model.views is not None  # token views on: their states must come from the batched pass
+    items = labelled(runtime)
+    embedder = runtime.get("hr").embedder
+    model = embedder.inner.model
+    asked_one_by_one = model.questions.stats.questions
+    computed = embedder.stats.computed
+
+    terminal = Terminal()
+    obs, accepted = await observe(composite, items, Progress(len(items), terminal))
+    assert model.questions.stats.questions == asked_one_by_one  # nothing went through the per-question path
+    assert embedder.stats.computed - computed == len({normalise_question(i["question"]) for i in items})
+    shown = terminal.getvalue()
+    assert shown.startswith("\r[") and f"routed {len(items)}/{len(items)}" in shown and shown.endswith("\n")
+
+    # the reference: each question routed as the request path does (embed_query, views from the encoder)
+    policy = dataclasses.replace(composite.routing_policy(), confidence_threshold=0.0, ambiguity_margin=None)
+    router = Router(policy, composite.routing_stages())
+    for item, o, a in zip(items, obs, accepted, strict=True):
+        outcome = await router.route(normalise_question(item["question"]) + " ", composite.routing_sources())
+        best = outcome.candidates[0]
+        assert o.predicted == best.key, item
+        assert o.score == pytest.approx(best.score, abs=1e-4)
+        assert o.runner_up == pytest.approx(outcome.candidates[1].score, abs=1e-4)
+        assert a.score == pytest.approx(best.acceptance, abs=1e-4)
+    assert sum(o.predicted == o.expected for o in obs) >= 0.8 * (len(items) - 1)
+
+
+async def test_no_progress_line_off_a_terminal(runtime):
+    composite = make_composite(runtime, CHILDREN, intent_model={"enabled": True})
+    await composite.start()
+    quiet = io.StringIO()
+    obs, _ = await observe(composite, labelled(runtime)[:5], Progress(5, quiet))
+    assert len(obs) == 5 and quiet.getvalue() == ""
