@@ -196,11 +196,19 @@ class LoadStatusView(Wire):
     trigger: str = Field(description="start | watch | admin | cluster (announced by another replica)")
     generation: int
     config_hash: str | None = Field(None, description="content hash of the config serving after this load")
+    restart_required: list[str] = Field(
+        default_factory=list,
+        description="config.yaml keys changed since the server started that apply only after a restart "
+        "(server.host, server.port, stats.enabled/url/path/table/queue_size, cluster)",
+    )
 
 
 class ConfigHealth(Wire):
     last_load: LoadStatusView | None
     last_good_load: LoadStatusView | None
+    restart_required: list[str] = Field(
+        default_factory=list, description="config.yaml keys of the serving config that need a restart to apply"
+    )
 
 
 class HealthResponse(Wire):

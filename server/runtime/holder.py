@@ -29,6 +29,8 @@ from .config_hash import config_hash
 from .incremental import IncrementalLoader, LoadResult
 from .loader import LoadedConfig, resolve_config_path
 from .reload_guard import reload_issues
+from .restart import restart_required
+from .settings import AppSettings
 
 log = logging.getLogger("intent_router.reload")
 
@@ -43,6 +45,7 @@ class LoadStatus:
     trigger: str = "admin"  # start | watch | admin | cluster (announced by another replica)
     generation: int = 0  # which config serves: increases with every swap
     config_hash: str | None = None  # content hash of the config serving after this load
+    restart_required: list[str] = field(default_factory=list)  # changed keys that apply only after a restart
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,6 +57,7 @@ class LoadStatus:
             "trigger": self.trigger,
             "generation": self.generation,
             "config_hash": self.config_hash,
+            "restart_required": self.restart_required,
         }
 
 
@@ -81,6 +85,7 @@ class RuntimeHolder:
         self.last_good_load: LoadStatus | None = None
         self._failed_files: list[str] = []
         self.load_listeners: list[Callable[[LoadStatus], None]] = []  # told of every load, good or not
+        self.started_app: AppSettings | None = None  # settings the process started with (restart.py)
         # the address the server listens on (serve sets it): a reload must keep keys there if it is not
         # loopback. None: the server.host of the config the server started with.
         self.listen_host: str | None = None
@@ -100,6 +105,7 @@ class RuntimeHolder:
             result.config, fitted_models=self.fitted_models, result_cache=await self._result_cache_for(result.config)
         )
         self._current = runtime
+        self.started_app = runtime.config.app
         self.generation = 1
         self.config_hash = digest
         self.last_load = self.last_good_load = LoadStatus(
@@ -221,8 +227,17 @@ class RuntimeHolder:
         for name in sorted(names):
             await self.result_cache.forget(name)
 
+    def restart_required(self) -> list[str]:
+        """config.yaml keys of the serving config that differ from the start and need a restart to apply."""
+        if self.started_app is None or self._current is None:
+            return []
+        return restart_required(self.started_app, self._current.config.app)
+
     def _record(self, status: LoadStatus, good: bool) -> LoadStatus:
         status.config_hash = self.config_hash
+        status.restart_required = self.restart_required()
+        if status.restart_required and good:
+            log.warning("config changes that need a restart to apply: %s", ", ".join(status.restart_required))
         self.last_load = status
         if good:
             self.last_good_load = status

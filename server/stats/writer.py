@@ -78,6 +78,15 @@ class RoutingLog:
         self._tasks = []
         await run_on(LOG_POOL, self.engine.dispose)
 
+    def apply(self, settings: StatsSettings) -> None:
+        """Take a reloaded config's live settings (store_queries at once: rows still queued lose their
+        question text too; retention, batching and max_window_rows from their next use). Where and how
+        the log is stored and queued (enabled, url, path, table, queue_size) stays as started: a reload
+        reports those as needing a restart (server/runtime/restart.py)."""
+        fixed = {"enabled", "url", "path", "table", "queue_size"}
+        self.settings = settings.model_copy(update={k: getattr(self.settings, k) for k in fixed})
+        self._batch_ready.set()  # a new flush_interval or batch_size applies to the batch being gathered
+
     # --- request path -----------------------------------------------------------------------
     def record(self, entry: RoutingRecord) -> bool:
         """Enqueue without waiting; False (and counted) when the queue is full or the log closed."""
@@ -108,9 +117,9 @@ class RoutingLog:
 
     # --- background -------------------------------------------------------------------------
     async def _write_loop(self) -> None:
-        size = self.settings.batch_size
         while True:
             first = await self._queue.get()
+            size = self.settings.batch_size
             if not self._urgent and self._queue.qsize() + 1 < size:
                 self._batch_ready.clear()
                 with contextlib.suppress(TimeoutError):
@@ -134,6 +143,9 @@ class RoutingLog:
                     self._queue.task_done()
 
     def _insert(self, rows: list[dict[str, Any]]) -> None:
+        if not self.settings.store_queries:  # turned off after these rows were queued
+            for row in rows:
+                row["question"] = None
         with self.engine.begin() as conn:
             conn.execute(sa.insert(self.table), rows)
 

@@ -159,6 +159,7 @@ class Handlers:
             config=ConfigHealth(
                 last_load=LoadStatusView.model_validate(load.to_json()) if load else None,
                 last_good_load=LoadStatusView.model_validate(good.to_json()) if good else None,
+                restart_required=self.holder.restart_required(),
             ),
             config_hash=self.holder.config_hash,
         )

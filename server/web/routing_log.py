@@ -14,7 +14,7 @@ from aiohttp import web
 
 from ..adapters.base import Adapter
 from ..errors import IntentRouterError
-from ..runtime.holder import RuntimeHolder
+from ..runtime.holder import LoadStatus, RuntimeHolder
 from ..stats import RoutingLog
 from ..stats.capture import Decided, record_error, record_for
 
@@ -101,8 +101,17 @@ class RoutingLogWiring:
         rlog = RoutingLog(settings, runtime.config.root)
         await rlog.start()
         app[STATS_LOG] = rlog
+        self.holder.load_listeners.append(self._on_load)
+
+    def _on_load(self, status: LoadStatus) -> None:
+        """Every good load hands the log its live settings (turning store_queries off applies at once)."""
+        rlog = self.routing_log
+        if status.ok and rlog is not None:
+            rlog.apply(self.holder.current.config.app.stats)
 
     async def on_cleanup(self, app: web.Application) -> None:
+        if self._on_load in self.holder.load_listeners:
+            self.holder.load_listeners.remove(self._on_load)
         rlog = app.get(STATS_LOG)
         if rlog is not None:
             await rlog.close()

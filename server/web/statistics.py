@@ -37,7 +37,6 @@ async def statistics_body(
     adapter = runtime.get(asked) if asked else runtime.default_adapter()
     now = time.time()
     kind = None if params.kind == "all" else params.kind
-    settings = runtime.config.app.stats
     figures: dict[str, Any]
     if rlog is None:
         figures = {"enabled": False}
@@ -65,7 +64,7 @@ async def statistics_body(
             config_file=_relative(runtime.config.config_file, runtime.config.root),
             last_load=_load_view(holder.last_load),
             last_good_load=_load_view(holder.last_good_load),
-            stats_settings=_stats_settings(settings, runtime.config.root),
+            stats_settings=_stats_settings(_stats_in_effect(holder, rlog), runtime.config.root),
         ),
         generated_at=now,
     )
@@ -106,3 +105,12 @@ def _stats_settings(settings: StatsSettings, root: Path) -> dict[str, Any]:
     if Path(shown["path"]).is_absolute():
         shown["path"] = _relative(Path(shown["path"]), root)
     return shown
+
+
+def _stats_in_effect(holder: RuntimeHolder, rlog: RoutingLog | None) -> StatsSettings:
+    """What the routing log runs with: its own settings, or (no log) those of the start; a reload that
+    changed what only a restart applies must not be reported as in effect."""
+    if rlog is not None:
+        return rlog.settings
+    started = holder.started_app
+    return started.stats if started is not None else holder.current.config.app.stats

@@ -1,14 +1,18 @@
 """Reload safety: a reload that would take away what clients use (every adapter, a client key's
 adapters, the default adapter) or break the start's auth rules is refused like an invalid config —
 the last good config keeps serving and /health shows the errors — unless the operator asks for the
-removal explicitly."""
+removal explicitly. Every config.yaml setting either applies on reload or is reported as needing a
+restart."""
 
 from __future__ import annotations
+
+import sqlite3
 
 import pytest
 
 from server.testing.app import running_app
 from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_people_db, make_tree
+from server.web.routing_log import STATS_LOG
 
 PEOPLE2_ADAPTER = PEOPLE_ADAPTER.replace("name: people", "name: people2")
 QUESTION = {"query": "who works in the Engineering department?", "adapter": "people"}
@@ -125,3 +129,58 @@ async def test_a_reload_naming_an_unset_key_variable_is_refused(tmp_path, keys):
         state = await health(client, ADMIN)  # the admin is not locked out
         assert "IR_HR_UNSET_KEY" in state["config"]["last_load"]["errors"][0]["message"]
         assert (await client.post("/admin/reload?allow_removal=true", headers=ADMIN)).status == 422  # no override
+
+
+def stats_config(store_queries: bool, extra: str = "") -> str:
+    flag = "true" if store_queries else "false"
+    return BASE_CONFIG + f"stats: {{store_queries: {flag}, flush_interval: 30{extra}}}\n"
+
+
+def logged_questions(root) -> list:
+    con = sqlite3.connect(root / "data" / "routing_log.sqlite3")
+    try:
+        return [row[0] for row in con.execute("SELECT question FROM routing_log ORDER BY id")]
+    finally:
+        con.close()
+
+
+async def test_turning_store_queries_off_by_reload_stops_question_text_at_once(tmp_path):
+    config_dir = tree(tmp_path, stats_config(True))
+    async with running_app(config_dir) as (client, _):
+        rlog = client.app[STATS_LOG]
+        await client.post("/v1/query", json={**QUESTION, "query": "who works in Sales?"})
+        await rlog.flush()
+        await client.post("/v1/query", json=QUESTION)  # queued (flush_interval 30 s), not yet written
+        (config_dir / "config.yaml").write_text(stats_config(False, ", retention_days: 7"))
+        resp = await client.post("/admin/reload")
+        body = await resp.json()
+        assert resp.status == 200 and body["restart_required"] == []
+        await client.post("/v1/query", json={**QUESTION, "query": "list staff of the HR department"})
+        await rlog.flush()
+        stats = await (await client.get("/v1/routing/statistics?adapter=people")).json()
+    assert logged_questions(tmp_path) == ["who works in Sales?", None, None]
+    assert stats["routing_log"]["store_queries"] is False
+    assert stats["config_status"]["stats_settings"]["store_queries"] is False
+    assert stats["config_status"]["stats_settings"]["retention_days"] == 7
+
+
+async def test_settings_that_need_a_restart_are_reported(tmp_path):
+    config_dir = tree(tmp_path, stats_config(True))
+    async with running_app(config_dir) as (client, _):
+        changed = stats_config(False, ", table: other_log, queue_size: 5") + "server: {port: 9999}\n"
+        (config_dir / "config.yaml").write_text(changed)
+        resp = await client.post("/admin/reload")
+        body = await resp.json()
+        assert resp.status == 200, body
+        assert body["restart_required"] == ["server.port", "stats.table", "stats.queue_size"]
+        state = await health(client)
+        assert state["config"]["restart_required"] == ["server.port", "stats.table", "stats.queue_size"]
+        assert state["config"]["last_load"]["restart_required"] == ["server.port", "stats.table", "stats.queue_size"]
+        stats = await (await client.get("/v1/routing/statistics?adapter=people")).json()
+        in_effect = stats["config_status"]["stats_settings"]
+        assert (in_effect["table"], in_effect["queue_size"]) == ("routing_log", 10000)  # as started
+        assert in_effect["store_queries"] is False  # applied
+        (config_dir / "config.yaml").write_text(stats_config(True))
+        body = await (await client.post("/admin/reload")).json()
+        assert body["ok"] and body["restart_required"] == []
+        assert (await health(client))["config"]["restart_required"] == []
