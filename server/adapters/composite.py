@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from ..api.requests import Execution
 from ..bulkhead import REFIT_POOL, run_on
 from ..routing.policy import RoutingPolicy
 from ..routing.settings import (
@@ -38,6 +39,11 @@ class CompositeAdapterSettings(AdapterSettings):
     verbose: bool = False
     ambiguity_margin: float | None = Field(None, ge=0.0, le=1.0)
     on_ambiguity: Literal["ask", "best"] = "ask"
+    # route_once: the best template overall runs; fan_out: the best template of each child that scores at
+    # least min_score runs, at most max_sources of them, in parallel (service/fan_out.py)
+    execution: Execution = "route_once"
+    max_sources: int = Field(3, ge=1, le=50)
+    min_score: float | None = Field(None, ge=0.0, le=1.0, description="default: confidence_threshold")
     # per-composite overrides of the global composite_retrieval block (merged over it at load)
     reranking: RerankingOverride | None = None
     string_similarity: StringSimilarityOverride | None = None
@@ -92,6 +98,12 @@ class CompositeAdapter(Adapter):
             verbose=s.verbose,
             retrieval=self.retrieval,
         )
+
+    @property
+    def fan_out_min_score(self) -> float:
+        """The score a child's best template needs to run under fan_out (default: the routing threshold)."""
+        s = self.settings
+        return s.confidence_threshold if s.min_score is None else s.min_score
 
     def routing_stages(self) -> list[ScoringStage]:
         return self._stages
@@ -186,6 +198,9 @@ class CompositeAdapter(Adapter):
                 "search_timeout": s.search_timeout,
                 "ambiguity_margin": s.ambiguity_margin,
                 "on_ambiguity": s.on_ambiguity,
+                "execution": s.execution,
+                "max_sources": s.max_sources,
+                "min_score": self.fan_out_min_score,
             },
             "multistage_selection": {
                 "enabled": r.reranking.enabled or r.string_similarity.enabled or r.intent_model.enabled,

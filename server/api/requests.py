@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+Execution = Literal["route_once", "fan_out"]
 SESSION_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"  # a client may use its own conversation id
 
 
@@ -21,6 +22,11 @@ class QueryRequest(BaseModel):
         pattern=SESSION_ID_PATTERN,
         description="the conversation this message belongs to (from an earlier response's session_id, or the "
         "client's own id); /v1/query issues one when absent. test_routing neither reads nor changes sessions.",
+    )
+    execution: Execution | None = Field(
+        None,
+        description="a composite only: route_once (one template runs) or fan_out (the best template of each "
+        "child scoring at least the composite's min_score runs, in parallel); default: the composite's execution",
     )
 
 

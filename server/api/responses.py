@@ -83,6 +83,53 @@ class SessionTurnView(Wire):
     completes_turn: int | None = Field(None, description="the turn whose clarification or choice it answered")
 
 
+SourceStatus = Literal["ok", "timeout", "error", "needs_clarification"]
+
+
+class SourceSection(Wire):
+    """A fan-out answer's part from one source: the template it ran, its scores and its rows."""
+
+    adapter: str
+    template_id: str
+    description: str
+    status: SourceStatus
+    score: float = Field(description="the template's combined score (what min_score is compared with)")
+    stage_scores: dict[str, float]
+    parameters: Json | None = None
+    rows: list[Json] = Field(default_factory=list)
+    columns: list[str] | None = None
+    truncated: bool | None = None
+    from_cache: bool | None = None
+    clarification: list[Json] | None = Field(None, description="what is missing (status needs_clarification)")
+    error: str | None = None
+
+
+class SourceStat(Wire):
+    """How one source did in a fan-out answer."""
+
+    adapter: str
+    status: SourceStatus
+    rows: int
+    latency_ms: float
+    error: str | None
+
+
+class FanOutCandidate(Wire):
+    adapter: str
+    template_id: str
+    score: float | None
+    reason: Literal["runs", "below_min_score", "over_max_sources"]
+
+
+class FanOutPlanView(Wire):
+    """test_routing under fan_out: which children's best templates would run, and why the others would not."""
+
+    min_score: float
+    max_sources: int
+    would_run: list[FanOutCandidate]
+    left_out: list[FanOutCandidate]
+
+
 class QueryMetadata(Wire):
     source: str = "intent"
     adapter: str
@@ -105,6 +152,8 @@ class QueryMetadata(Wire):
     columns: list[str] | None = None
     timings_ms: dict[str, float] | None = None
     session: SessionTurnView | None = None
+    execution: Literal["route_once", "fan_out"] | None = None  # set for fan_out answers
+    duplicates_merged: int | None = Field(None, description="fan_out: rows merged into another by dedupe_key")
 
 
 class QueryResponse(Wire):
@@ -114,6 +163,10 @@ class QueryResponse(Wire):
     confidence: float
     status: Outcome | None = None  # set for needs_clarification
     session_id: str | None = Field(None, description="send it with the next message to continue this conversation")
+    sections: list[SourceSection] | None = Field(
+        None, description="fan_out: one section per source that ran (rows, template, scores, status)"
+    )
+    source_stats: list[SourceStat] | None = Field(None, description="fan_out: each source's status, rows, latency")
 
 
 class AcceptanceView(Wire):
@@ -183,6 +236,7 @@ class RoutingExplanation(Wire):
     stage_errors: list[StageError]
     timings_ms: dict[str, float]
     configuration: RoutingConfigurationView
+    fan_out: FanOutPlanView | None = None  # a composite under fan_out: the sources that would run
 
 
 class LoadStatusView(Wire):

@@ -10,7 +10,7 @@ from typing import Any
 from ..adapters.base import Adapter, DataAdapter
 from ..adapters.composite import CompositeAdapter
 from ..api.outcome import Outcome
-from ..api.requests import Detail
+from ..api.requests import Detail, Execution
 from ..api.responses import QueryMetadata, QueryResponse, RoutingExplanation, SessionTurnView
 from ..conversations import (
     Conversation,
@@ -27,6 +27,7 @@ from ..routing.candidates import Candidate
 from ..routing.normalise import normalise_question
 from ..routing.router import Router, RoutingOutcome
 from ..templates import Template
+from . import fan_out
 from .explain import alternative_view, composite_routing_view, routing_explanation
 from .formatting import render_content
 
@@ -44,6 +45,7 @@ class Answer:
     timings_ms: dict[str, float] = field(default_factory=dict)
     pending: PendingClarification | PendingChoice | None = None  # what a session remembers of this answer
     turn: SessionTurn | None = None  # set when answered within a session
+    sources: list[dict[str, Any]] | None = None  # fan_out: each source's template, status, rows, latency (log)
 
     @property
     def body(self) -> dict[str, Any]:
@@ -59,6 +61,7 @@ class Explanation:
     outcome: RoutingOutcome
     row_count: int | None = None  # nothing runs
     turn: SessionTurn | None = None  # test_routing is outside sessions
+    sources: list[dict[str, Any]] | None = None  # nothing runs
 
     @property
     def body(self) -> dict[str, Any]:
@@ -88,12 +91,19 @@ async def _route(adapter: Adapter, question: str) -> tuple[Router, dict[str, Dat
     return router, sources, await router.route(question, list(sources.values()))
 
 
-async def explain_routing(adapter: Adapter, question: str, detail: Detail = "compact") -> Explanation:
+async def explain_routing(
+    adapter: Adapter, question: str, detail: Detail = "compact", execution: Execution | None = None
+) -> Explanation:
     """The decision with every candidate and score, and the parameters the chosen template would get
-    (with the extraction trace); no query is executed. `detail="full"` lists every candidate's examples."""
+    (with the extraction trace); no query is executed. `detail="full"` lists every candidate's examples.
+    Under fan_out (the composite's or the request's `execution`) `fan_out` names the sources that would run."""
     original, question = question, normalise_question(question)
+    fanning = fan_out.applies(adapter, execution)
     router, sources, outcome = await _route(adapter, question)
     response = routing_explanation(adapter, outcome, router, detail)
+    if fanning:
+        assert isinstance(adapter, CompositeAdapter)  # applies() is only true for a composite
+        response.fan_out = fan_out.plan(adapter, outcome).view()
     response.query = original  # displayed as asked; what routing saw only when it differs
     if question != original:
         response.normalised_query = question
@@ -107,26 +117,34 @@ async def explain_routing(adapter: Adapter, question: str, detail: Detail = "com
     return Explanation(response, outcome)
 
 
-async def answer(adapter: Adapter, question: str) -> Answer:
-    """Route the question, extract the chosen template's parameters, run it (or say what is missing)."""
+async def answer(adapter: Adapter, question: str, execution: Execution | None = None) -> Answer:
+    """Route the question, extract the chosen template's parameters, run it (or say what is missing);
+    under fan_out, the best template of each child that clears min_score (service/fan_out.py)."""
     original, question = question, normalise_question(question)
+    fanning = fan_out.applies(adapter, execution)
     router, sources, outcome = await _route(adapter, question)
-    return await _respond(adapter, original, question, router, sources, outcome)
+    return await _respond(adapter, original, question, router, sources, outcome, fanning)
 
 
 async def answer_in_session(
-    adapter: Adapter, question: str, sessions: SessionStore, session_id: str | None, owner: str = ""
+    adapter: Adapter,
+    question: str,
+    sessions: SessionStore,
+    session_id: str | None,
+    owner: str = "",
+    execution: Execution | None = None,
 ) -> Answer:
     """`answer` within a conversation: when the session's last answer asked for a value or a choice, this
     message may be just that (conversations/follow_up.py); otherwise it is answered as a new question.
     The response carries the session id to send with the next message."""
+    fanning = fan_out.applies(adapter, execution)  # a bad request fails before the session is touched
     conversation = await Conversation.open(sessions, session_id, owner, adapter.name)
     original, question = question, normalise_question(question)
     router, sources, outcome = await _route(adapter, question)
     threshold = adapter.routing_policy().confidence_threshold
     follow_up = await conversation.interpret(question, outcome, sources, threshold)
     if follow_up is None:
-        result = await _respond(adapter, original, question, router, sources, outcome)
+        result = await _respond(adapter, original, question, router, sources, outcome, fanning)
     else:
         result = await _complete(adapter, original, question, outcome, follow_up)
     turn = await conversation.record(result.pending, follow_up)
@@ -153,6 +171,7 @@ async def _respond(
     router: Router,
     sources: dict[str, DataAdapter],
     outcome: RoutingOutcome,
+    fanning: bool = False,
 ) -> Answer:
     decision = outcome.decision
     chosen = decision.selected
@@ -164,6 +183,13 @@ async def _respond(
         metadata.similarity_score = round(chosen.embedding_score, 4)
     best = chosen or (outcome.candidates[0] if outcome.candidates else None)
     confidence = round(best.score, 4) if best else 0.0
+
+    if fanning:  # the one place fan-out answers branch off (fan_out.applies: only ever a composite)
+        assert isinstance(adapter, CompositeAdapter)
+        fanned = await fan_out.answer(adapter, question, sources, outcome, metadata, timings)
+        return Answer(
+            fanned.response, outcome, fanned.status, fanned.row_count, fanned.timings_ms, sources=fanned.sources
+        )
 
     if not decision.execute:
         status = Outcome.AMBIGUOUS if chosen is not None else Outcome.NO_MATCH

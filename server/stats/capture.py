@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..adapters.base import Adapter
 from ..api.outcome import Outcome
@@ -29,6 +29,9 @@ class Decided(Protocol):
     @property
     def turn(self) -> SessionTurn | None: ...
 
+    @property
+    def sources(self) -> list[dict[str, Any]] | None: ...
+
 
 def record_for(kind: str, adapter: Adapter, question: str, result: Decided, latency_ms: float | None) -> RoutingRecord:
     return from_outcome(
@@ -42,6 +45,7 @@ def record_for(kind: str, adapter: Adapter, question: str, result: Decided, late
         latency_ms,
         row_count=result.row_count,
         turn=result.turn,
+        sources=result.sources,
     )
 
 

@@ -47,6 +47,7 @@ class RoutingRecord:
     completes_turn: int | None = None
     # children whose embedding or template search failed or timed out in this decision: [{adapter, kind}]
     search_failures: list[dict[str, str]] = field(default_factory=list)
+    fan_out_sources: list[dict[str, Any]] | None = None  # fan_out: each source run (status, rows, latency)
 
     def to_row(self) -> dict[str, Any]:
         row = dict(self.__dict__)  # a plain copy (asdict deep-copies, slower on the request path)
@@ -54,6 +55,7 @@ class RoutingRecord:
         row["stage_scores"] = json.dumps(self.stage_scores) if self.stage_scores else None
         row["stage_ms"] = json.dumps(self.stage_ms) if self.stage_ms else None
         row["search_failures"] = json.dumps(self.search_failures) if self.search_failures else None
+        row["fan_out_sources"] = json.dumps(self.fan_out_sources) if self.fan_out_sources is not None else None
         return row
 
 
@@ -68,6 +70,7 @@ def from_outcome(
     latency_ms: float | None,
     row_count: int | None = None,
     turn: SessionTurn | None = None,
+    sources: list[dict[str, Any]] | None = None,
 ) -> RoutingRecord:
     decision = outcome.decision
     chosen = decision.selected
@@ -91,6 +94,11 @@ def from_outcome(
         stage_ms={TOTAL if k == "total" else k: float(v) for k, v in timings.items()},
         search_failures=[{"adapter": f.adapter, "kind": f.kind} for f in outcome.failures],
     )
+    if sources is not None:  # a fan-out answer: every source that ran; selected = the best-scored of them
+        record.fan_out_sources = sources
+        record.reason = "fan_out" if sources else "no_source_above_min_score"
+        if sources:
+            record.selected_adapter, record.template_id = sources[0]["adapter"], sources[0]["template_id"]
     if turn is not None:
         record.session_hash, record.session_turn = turn.digest, turn.turn
         if turn.follow_up is not None:  # the message completed a pending turn: log what it ran, not its own route

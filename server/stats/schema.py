@@ -40,6 +40,9 @@ def log_table(name: str, metadata: sa.MetaData | None = None) -> sa.Table:
         sa.Column("follow_up", sa.String(16)),  # clarification | choice
         sa.Column("completes_turn", sa.Integer),  # the turn whose clarification or choice this message answered
         sa.Column("search_failures", sa.Text),  # JSON [{adapter, kind: search|timeout|embedding}] of the decision
+        sa.Column(
+            "fan_out_sources", sa.Text
+        ),  # fan_out: JSON [{adapter, template_id, score, status, rows, latency_ms}]
     )
 
 

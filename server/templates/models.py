@@ -111,6 +111,9 @@ class Template(BaseModel):
     # how long answers stay in the result cache; unset: result_cache.default_ttl_seconds, or 0 (off) for
     # templates with date parameters (relative dates move); 0: never cached
     cache_ttl_seconds: float | None = Field(None, ge=0)
+    # fan-out answers (service/fan_out.py): the column whose value identifies a record (an email, an id), so
+    # the same record returned by several sources is merged into one row that lists the sources it came from
+    dedupe_key: str | None = Field(None, min_length=1, max_length=200)
     body_key: str
     body: Any
     source_file: str = ""

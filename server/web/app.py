@@ -120,7 +120,9 @@ class Handlers:
     async def query(self, request: web.Request) -> web.Response:
         async def run(adapter: Adapter, req: QueryRequest, asker: Asker) -> web.Response:
             sessions, owner = asker.runtime.sessions, asker.principal.name
-            result = await answering.answer_in_session(adapter, req.query, sessions, req.session_id, owner)
+            result = await answering.answer_in_session(
+                adapter, req.query, sessions, req.session_id, owner, req.execution
+            )
             for hook in request.app[HOOKS]:
                 hook("query", adapter, req.query, result)
             return web.json_response(result.body)
@@ -129,7 +131,7 @@ class Handlers:
 
     async def test_routing(self, request: web.Request) -> web.Response:
         async def run(adapter: Adapter, req: TestRoutingRequest, asker: Asker) -> web.Response:
-            result = await answering.explain_routing(adapter, req.query, req.detail)
+            result = await answering.explain_routing(adapter, req.query, req.detail, req.execution)
             for hook in request.app[HOOKS]:
                 hook("test_routing", adapter, req.query, result)
             return web.json_response(result.body)
