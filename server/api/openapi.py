@@ -17,6 +17,7 @@ from pydantic.json_schema import models_json_schema
 from .requests import CatalogueQuery, QueryRequest, ReloadQuery, StatisticsQuery, TestRoutingRequest
 from .responses import (
     Catalogue,
+    ClusterResponse,
     ErrorResponse,
     HealthResponse,
     LoadStatusView,
@@ -144,6 +145,17 @@ OPERATIONS: tuple[Operation, ...] = (
         ok=LoadStatusView,
         errors=(400, 401, 403),
         extra=((422, ERROR_TEXT[422], LoadStatusView),),
+        security=KEY_AUTH,
+    ),
+    Operation(
+        "get",
+        "/v1/cluster",
+        "cluster",
+        "The replicas of this deployment",
+        "With cluster.enabled: the replicas seen within three heartbeats, each with its config hash, uptime and "
+        "load (admin key). With the bus engine down only the answering replica is listed.",
+        ok=ClusterResponse,
+        errors=(401, 403),
         security=KEY_AUTH,
     ),
     Operation(

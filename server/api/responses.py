@@ -274,11 +274,41 @@ class HealthResponse(Wire):
         None, description="the routing log's writes and failures, or {enabled: false} (with a key when auth is on)"
     )
     config: ConfigHealth | None = Field(None, description="the last config loads (with a key when auth is on)")
+    cluster: Json | None = Field(
+        None,
+        description="with cluster.enabled: this replica's name, the bus engine and its state, and problems "
+        "(bus unreachable, config differing from the one another replica announced) (with a key when auth is on)",
+    )
     config_hash: str | None = Field(
         None,
         description="content hash of the config files this replica serves (config.yaml, adapter files, "
         "template libraries); replicas serving the same files report the same hash (with a key when auth is on)",
     )
+
+
+class ReplicaView(Wire):
+    name: str
+    instance: str = Field(description="unique per process (names may repeat after a restart)")
+    config_hash: str | None
+    generation: int = Field(description="how many configs this replica has served since it started")
+    started_at: float
+    uptime_seconds: float
+    in_flight: int = Field(description="requests being answered at the last heartbeat")
+    served: int = Field(description="questions answered since the replica started")
+    status: str = Field(description="ok | degraded (bus unreachable or config differing)")
+    seen_at: float = Field(description="epoch seconds of the replica's last heartbeat")
+
+
+class ClusterResponse(Wire):
+    """Body of `GET /v1/cluster` (admin key)."""
+
+    enabled: bool = Field(description="false: cluster is off in config.yaml (nothing else is reported)")
+    replica: str | None = Field(None, description="the name of the replica that answered")
+    backend: str | None = Field(None, description="redis | postgres")
+    bus: str | None = Field(None, description="ok | down (then only this replica is listed)")
+    replicas: list[ReplicaView] = Field(default_factory=list, description="replicas seen within 3 heartbeats")
+    config_hashes: dict[str, int] = Field(default_factory=dict, description="config hash -> replicas serving it")
+    consistent: bool | None = Field(None, description="every replica listed serves the same config hash")
 
 
 class TemplateEntry(BaseModel):

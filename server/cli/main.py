@@ -35,6 +35,7 @@ def _parser() -> tuple[argparse.ArgumentParser, set[str]]:
     serve.add_argument(
         "--workers", type=int, default=1, help="pre-forked processes sharing the port (SO_REUSEPORT), one model each"
     )
+    serve.add_argument("--no-watch", action="store_true", help="do not reload when the YAML files change")
     route = sub.add_parser("route", help="print the routing decision (test_routing) for a question")
     route.add_argument("question")
     route.add_argument("--adapter")
@@ -96,7 +97,13 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(_reindex(args.config))
         from .serve import serve
 
-        return serve(args.config, getattr(args, "host", None), getattr(args, "port", None), getattr(args, "workers", 1))
+        return serve(
+            args.config,
+            getattr(args, "host", None),
+            getattr(args, "port", None),
+            getattr(args, "workers", 1),
+            watch=not getattr(args, "no_watch", False),
+        )
     except ConfigError as exc:
         print(f"configuration errors ({len(exc.issues)}):", file=sys.stderr)
         for issue in exc.issues:

@@ -25,7 +25,7 @@ from ..web.slow_clients import GuardedAppRunner, read_timeouts
 log = logging.getLogger("intent_router.serve")
 
 
-def serve(config: Path, host: str | None, port: int | None, workers: int = 1) -> int:
+def serve(config: Path, host: str | None, port: int | None, workers: int = 1, watch: bool = True) -> int:
     app_settings = load_app_settings(config)  # auth and address checks before anything is built
     settings = app_settings.server
     host = host or settings.host
@@ -48,7 +48,7 @@ def serve(config: Path, host: str | None, port: int | None, workers: int = 1) ->
         print("--workers must be at least 1", file=sys.stderr)
         return 2
     if workers == 1:
-        return _single(config, host, port)
+        return _single(config, host, port, watch)
     if not hasattr(socket, "SO_REUSEPORT"):
         print("--workers needs SO_REUSEPORT, which this platform does not have", file=sys.stderr)
         return 2
@@ -61,10 +61,10 @@ def serve(config: Path, host: str | None, port: int | None, workers: int = 1) ->
             "that lands in another worker starts over; use sessions.backend: redis to share them",
             workers,
         )
-    return _prefork(config, host, port, workers)
+    return _prefork(config, host, port, workers, watch)
 
 
-def _prefork(config: Path, host: str, port: int, workers: int) -> int:
+def _prefork(config: Path, host: str, port: int, workers: int, watch: bool = True) -> int:
     """Fork the workers before anything is loaded (no model, no threads of ours yet), each binding
     the same port with SO_REUSEPORT so the kernel spreads connections over them. SIGTERM or SIGINT
     to this parent stops every worker gracefully; a worker that exits stops the others."""
@@ -85,7 +85,7 @@ def _prefork(config: Path, host: str, port: int, workers: int) -> int:
     for _ in range(workers):
         pid = os.fork()
         if pid == 0:
-            _worker(config, host, port)  # never returns
+            _worker(config, host, port, watch)  # never returns
         remaining.add(pid)
     log.info("started %d workers on %s:%d: pids %s", workers, host, port, " ".join(map(str, sorted(remaining))))
     while remaining:
@@ -102,17 +102,17 @@ def _prefork(config: Path, host: str, port: int, workers: int) -> int:
     return status
 
 
-def _single(config: Path, host: str, port: int) -> int:
+def _single(config: Path, host: str, port: int, watch: bool = True) -> int:
     """One process: SIGTERM (a service manager's stop, handled in `_serve`) and Ctrl-C both close the
     server cleanly, and either ends with exit status 0 and no traceback."""
     try:
-        asyncio.run(_serve(config, host, port))
+        asyncio.run(_serve(config, host, port, watch=watch))
     except KeyboardInterrupt:  # asyncio.run cancelled the server on Ctrl-C; its cleanup has run
         log.info("stopped (pid %d)", os.getpid())
     return 0
 
 
-def _worker(config: Path, host: str, port: int) -> None:
+def _worker(config: Path, host: str, port: int, watch: bool = True) -> None:
     """One worker: SIGTERM stops it like Ctrl-C (the server closes cleanly); SIGINT is left to the
     parent, which forwards one SIGTERM (a terminal's Ctrl-C reaches the whole process group)."""
 
@@ -123,7 +123,7 @@ def _worker(config: Path, host: str, port: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     code = 0
     try:
-        asyncio.run(_serve(config, host, port, reuse_port=True))
+        asyncio.run(_serve(config, host, port, reuse_port=True, watch=watch))
     except KeyboardInterrupt:
         pass
     except BaseException:
@@ -134,14 +134,15 @@ def _worker(config: Path, host: str, port: int) -> None:
         os._exit(code)
 
 
-async def _serve(config: Path, host: str, port: int, reuse_port: bool = False) -> None:
+async def _serve(config: Path, host: str, port: int, reuse_port: bool = False, watch: bool = True) -> None:
     holder = RuntimeHolder(config)
     holder.listen_host = host  # reloads keep the start's auth rules for this address
     runtime = await holder.start()
     app = create_app(holder)
     if reuse_port:  # several workers share the port: an MCP session could not follow its client
         app[MCP].stateless = True
-    attach_watcher(app, holder)  # reload when config or template files change
+    if watch:
+        attach_watcher(app, holder)  # reload when config or template files change
     runner = GuardedAppRunner(app, lambda: read_timeouts(holder), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port, reuse_port=reuse_port or None)

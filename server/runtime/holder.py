@@ -257,6 +257,12 @@ class RuntimeHolder:
     def release(self, runtime: Runtime) -> None:
         runtime.in_flight -= 1
 
+    @property
+    def in_flight(self) -> int:
+        """Requests being answered now, on the serving config and on replaced ones still draining."""
+        current = [self._current] if self._current is not None else []
+        return sum(r.in_flight for r in [*current, *self._retiring])
+
     # --- retiring old runtimes ------------------------------------------------------------------
     def _retire(self, runtime: Runtime) -> None:
         self._retiring.append(runtime)

@@ -23,6 +23,7 @@ from ..runtime.holder import RuntimeHolder
 from ..service import answer as answering
 from ..service.access import adapter_for
 from .catalogue_routes import install_catalogue
+from .cluster_routes import CLUSTER, install_cluster
 from .dashboard_routes import install_stats
 from .docs_routes import install_docs
 from .metrics import install_metrics
@@ -151,7 +152,9 @@ class Handlers:
         load = self.holder.last_load
         good = self.holder.last_good_load
         adapters_ok = bool(adapters) and all(a.get("status") == "ok" for a in adapters.values())  # none: not ok
-        healthy = adapters_ok and (load is None or load.ok)
+        member = request.app.get(CLUSTER)
+        cluster = member.health() if member is not None else None
+        healthy = adapters_ok and (load is None or load.ok) and (cluster is None or cluster["status"] == "ok")
         if not details:  # a load balancer's probe: whether it is healthy, not what is configured
             return web.json_response(HealthResponse(status="ok" if healthy else "degraded").dump())
         body = HealthResponse(
@@ -164,6 +167,7 @@ class Handlers:
                 restart_required=self.holder.restart_required(),
             ),
             config_hash=self.holder.config_hash,
+            cluster=cluster,
         )
         return web.json_response(body.dump())
 
@@ -187,6 +191,7 @@ def create_app(holder: RuntimeHolder) -> web.Application:
     app.router.add_post("/admin/reload", h.reload)
     install_stats(app, holder, app[HOOKS])  # routing log, /v1/routing/statistics, /dashboard
     install_catalogue(app, holder)  # GET /v1/templates
+    install_cluster(app, holder, app[HOOKS])  # GET /v1/cluster; reload announcements when cluster.enabled
     install_metrics(app, holder, app[HOOKS])  # GET /metrics (Prometheus)
     install_docs(app)  # GET /openapi.json, /docs
     install_mcp(app, holder, app[HOOKS])  # /mcp: MCP over streamable HTTP

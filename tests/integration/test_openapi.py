@@ -20,6 +20,7 @@ PUBLIC = {
     ("get", "/v1/routing/statistics"),
     ("get", "/health"),
     ("post", "/admin/reload"),
+    ("get", "/v1/cluster"),
     ("get", "/metrics"),
     ("get", "/dashboard"),
     ("get", "/openapi.json"),

@@ -1,0 +1,57 @@
+"""`GET /v1/cluster` (admin key) and the cluster member's life with the app (started when cluster.enabled)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from aiohttp import web
+
+from ..api.responses import ClusterResponse, ReplicaView
+from ..auth import authenticate, require
+from ..cluster.factory import build_member
+from ..cluster.member import ClusterMember
+from ..runtime.holder import RuntimeHolder
+
+CLUSTER = web.AppKey("cluster_member", ClusterMember)
+
+
+def install_cluster(app: web.Application, holder: RuntimeHolder, hooks: list) -> None:
+    async def lifecycle(app: web.Application) -> AsyncIterator[None]:
+        settings = holder.current.config.app.cluster  # read at start: changing it needs a restart
+        member = build_member(holder, holder.current.config.app) if settings.enabled else None
+        if member is not None:
+            app[CLUSTER] = member
+            await member.start()
+        yield
+        if member is not None:
+            await member.stop()
+
+    def count(kind: str, *_: Any) -> None:
+        member = app.get(CLUSTER)
+        if member is not None:
+            member.served += 1
+
+    async def cluster(request: web.Request) -> web.Response:
+        require(authenticate(request, holder.current.config.app.auth), "admin")
+        member = request.app.get(CLUSTER)
+        if member is None:
+            return web.json_response(ClusterResponse(enabled=False).dump())
+        replicas = [ReplicaView.model_validate(r) for r in await member.replicas()]
+        hashes: dict[str, int] = {}
+        for replica in replicas:
+            hashes[str(replica.config_hash)] = hashes.get(str(replica.config_hash), 0) + 1
+        body = ClusterResponse(
+            enabled=True,
+            replica=member.name,
+            backend=member.bus.backend,
+            bus=member.health()["bus"],
+            replicas=replicas,
+            config_hashes=hashes,
+            consistent=len(hashes) == 1,
+        )
+        return web.json_response(body.dump())
+
+    hooks.append(count)
+    app.cleanup_ctx.append(lifecycle)
+    app.router.add_get("/v1/cluster", cluster)
