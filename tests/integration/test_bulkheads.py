@@ -51,6 +51,7 @@ adapters:
     templates: ["templates/fast/*.yaml"]
     confidence_threshold: 0.3
 """
+CONFIG = BASE_CONFIG + "result_cache: {enabled: false}\n"  # every question runs its query
 SLOW_Q = {"query": "how many rows are in the gate table?", "adapter": "slowpg"}
 FAST_Q = {"query": "what is the total amount of sales?", "adapter": "sales"}
 
@@ -103,7 +104,7 @@ def make_tree_for(tmp_path, db, table: str, *, max_concurrency: int, queue_timeo
     con.close()
     adapters = ADAPTERS.format(url=db.url, max_concurrency=max_concurrency, queue_timeout=queue_timeout)
     libraries = {"slow/lib.yaml": SLOW_LIBRARY.format(table=table), "fast/lib.yaml": FAST_LIBRARY}
-    return make_tree(tmp_path, BASE_CONFIG, {"a.yaml": adapters}, libraries)
+    return make_tree(tmp_path, CONFIG, {"a.yaml": adapters}, libraries)
 
 
 async def timed_fast_queries(client, n: int) -> list[float]:
