@@ -69,6 +69,9 @@ def compute(
         )
         total = sum(outcomes.values())
         kinds: dict[str, int] = dict(conn.execute(sa.select(t.c.kind, count).where(*where).group_by(t.c.kind)).all())
+        replicas = conn.execute(
+            sa.select(t.c.replica, count).where(*where).group_by(t.c.replica).order_by(count.desc(), t.c.replica)
+        ).all()
         asked = conn.execute(
             sa.select(t.c.adapter, count).where(*where).group_by(t.c.adapter).order_by(count.desc())
         ).all()
@@ -146,6 +149,8 @@ def compute(
             if o.value in outcomes or o in ALWAYS_LISTED
         },
         "by_adapter": [{"adapter": a, "count": n} for a, n in asked],
+        # several replicas sharing one log (cluster.enabled names them; null: entries without a name)
+        "by_replica": [{"replica": r, "count": n} for r, n in replicas],
         "by_selected_adapter": [{"adapter": a, "count": n} for a, n in answered],
         "templates": [
             {

@@ -48,6 +48,7 @@ class RoutingRecord:
     # children whose embedding or template search failed or timed out in this decision: [{adapter, kind}]
     search_failures: list[dict[str, str]] = field(default_factory=list)
     fan_out_sources: list[dict[str, Any]] | None = None  # fan_out: each source run (status, rows, latency)
+    replica: str | None = None  # the replica that decided (the log fills it in: RoutingLog.replica)
 
     def to_row(self) -> dict[str, Any]:
         row = dict(self.__dict__)  # a plain copy (asdict deep-copies, slower on the request path)

@@ -39,6 +39,7 @@ def log_table(name: str, metadata: sa.MetaData | None = None) -> sa.Table:
         sa.Column("session_turn", sa.Integer),
         sa.Column("follow_up", sa.String(16)),  # clarification | choice
         sa.Column("completes_turn", sa.Integer),  # the turn whose clarification or choice this message answered
+        sa.Column("replica", sa.String(120)),  # cluster.enabled: the replica that decided (several share one log)
         sa.Column("search_failures", sa.Text),  # JSON [{adapter, kind: search|timeout|embedding}] of the decision
         sa.Column(
             "fan_out_sources", sa.Text

@@ -52,6 +52,7 @@ class RoutingLog:
         self._urgent = False  # flush/close: write partial batches now instead of waiting
         self._last_error_log = 0.0
         self._last_write_failed = False  # the most recent batch was refused by the database
+        self.replica: str | None = None  # written with every entry (cluster.enabled: this replica's name)
 
     # --- lifecycle --------------------------------------------------------------------------
     async def start(self) -> None:
@@ -94,6 +95,8 @@ class RoutingLog:
             self.counters.dropped += 1
             return False
         row = entry.to_row()
+        if row["replica"] is None:
+            row["replica"] = self.replica
         if not self.settings.store_queries:
             row["question"] = None
         try:

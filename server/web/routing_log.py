@@ -99,6 +99,8 @@ class RoutingLogWiring:
         if not settings.enabled:
             return
         rlog = RoutingLog(settings, runtime.config.root)
+        cluster = runtime.config.app.cluster
+        rlog.replica = cluster.name() if cluster.enabled else None  # as /v1/cluster names this replica
         await rlog.start()
         app[STATS_LOG] = rlog
         self.holder.load_listeners.append(self._on_load)
