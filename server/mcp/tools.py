@@ -15,6 +15,7 @@ import mcp_types as types
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..api.requests import SESSION_ID_PATTERN
+from ..api.responses import QueryResponse, RoutingExplanation
 from ..auth import Principal
 from ..errors import IntentRouterError
 from ..runtime.holder import RuntimeHolder
@@ -88,6 +89,7 @@ def tool_list(holder: RuntimeHolder, principal: Principal) -> list[types.Tool]:
             title="Ask the data",
             description=ask_description(runtime, principal),
             input_schema=_ask_schema(adapters),
+            output_schema=QueryResponse.model_json_schema(mode="serialization"),  # /v1/query's own model
             annotations=read_only,
         ),
         types.Tool(
@@ -95,6 +97,7 @@ def tool_list(holder: RuntimeHolder, principal: Principal) -> list[types.Tool]:
             title="Explain routing",
             description=explain_description(),
             input_schema=_question_schema(adapters),
+            output_schema=RoutingExplanation.model_json_schema(mode="serialization"),  # /v1/test_routing's
             annotations=read_only,
         ),
         types.Tool(
