@@ -87,6 +87,10 @@ class ResultCache(ABC):
     async def forget(self, adapter: str) -> None:
         """Drop every entry of this adapter (its config changed or it left)."""
 
+    def health(self) -> dict[str, Any] | None:
+        """A shared backend's state for /health (None: in this process, nothing to report)."""
+        return None
+
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""
 
@@ -132,8 +136,15 @@ class RedisResultCache(ResultCache):
         self._prefix = prefix
         self._timeout = timeout
         self._warned = 0.0
+        self.unavailable: str | None = None  # why Redis is not answering, while it is not (for /health)
+
+    def health(self) -> dict[str, Any] | None:
+        if self.unavailable is None:
+            return {"status": "ok", "backend": "redis"}
+        return {"status": "down", "backend": "redis", "reason": self.unavailable}
 
     def _warn(self, what: str, exc: BaseException) -> None:
+        self.unavailable = f"redis {what}: {type(exc).__name__}"
         now = time.monotonic()
         if now - self._warned > 60:  # once a minute at most while Redis is down
             self._warned = now
@@ -145,6 +156,7 @@ class RedisResultCache(ResultCache):
         except Exception as exc:
             self._warn("read", exc)
             return None
+        self.unavailable = None
         if raw is None:
             return None
         data = json.loads(raw)
@@ -158,6 +170,8 @@ class RedisResultCache(ResultCache):
             )
         except Exception as exc:
             self._warn("write", exc)
+        else:
+            self.unavailable = None
 
     async def forget(self, adapter: str) -> None:
         try:

@@ -279,6 +279,12 @@ class HealthResponse(Wire):
         description="with cluster.enabled: this replica's name, the bus engine and its state, and problems "
         "(bus unreachable, config differing from the one another replica announced) (with a key when auth is on)",
     )
+    shared: Json | None = Field(
+        None,
+        description="engines shared with other replicas (sessions, result_cache on Redis; routing_log on a "
+        "database server), each {status: ok | down, backend, reason?}; one down makes the status degraded "
+        "while the replica answers with local state (with a key when auth is on)",
+    )
     config_hash: str | None = Field(
         None,
         description="content hash of the config files this replica serves (config.yaml, adapter files, "

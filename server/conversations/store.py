@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import secrets
 from abc import ABC, abstractmethod
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -51,6 +52,10 @@ class SessionStore(ABC):
             state = state.model_copy(update={"clarification": None, "choice": None, "pending_turn": None})
             text = state.to_json()
         await self._write(state.key, text)
+
+    def health(self) -> dict[str, Any] | None:
+        """A shared backend's state for /health (None: in this process, nothing to report)."""
+        return None
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections (Redis)."""

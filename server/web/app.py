@@ -154,7 +154,13 @@ class Handlers:
         adapters_ok = bool(adapters) and all(a.get("status") == "ok" for a in adapters.values())  # none: not ok
         member = request.app.get(CLUSTER)
         cluster = member.health() if member is not None else None
-        healthy = adapters_ok and (load is None or load.ok) and (cluster is None or cluster["status"] == "ok")
+        shared = self._shared_engines(request, runtime)
+        healthy = (
+            adapters_ok
+            and (load is None or load.ok)
+            and (cluster is None or cluster["status"] == "ok")
+            and all(e["status"] == "ok" for e in shared.values())
+        )
         if not details:  # a load balancer's probe: whether it is healthy, not what is configured
             return web.json_response(HealthResponse(status="ok" if healthy else "degraded").dump())
         body = HealthResponse(
@@ -168,8 +174,24 @@ class Handlers:
             ),
             config_hash=self.holder.config_hash,
             cluster=cluster,
+            shared=shared or None,
         )
         return web.json_response(body.dump())
+
+    def _shared_engines(self, request: web.Request, runtime: Runtime) -> dict[str, Any]:
+        """Engines shared with other replicas (Redis sessions and result cache, a database routing log): one
+        that is unreachable makes the replica degraded (it keeps answering with local state)."""
+        shared: dict[str, Any] = {}
+        if (sessions := runtime.sessions.health()) is not None:
+            shared["sessions"] = sessions
+        cache = self.holder.result_cache
+        if cache is not None and (state := cache.health()) is not None:
+            shared["result_cache"] = state
+        rlog = request.app.get(STATS_LOG)
+        if rlog is not None and rlog.engine.dialect.name != "sqlite":
+            failing = rlog.health()["status"] != "ok"
+            shared["routing_log"] = {"status": "down" if failing else "ok", "backend": rlog.engine.dialect.name}
+        return shared
 
     async def reload(self, request: web.Request) -> web.Response:
         require(self.principal(request), "admin")
