@@ -12,7 +12,7 @@ import logging
 import anthropic
 
 from .anthropic_protocol import SYSTEM_PROMPT, TOOL, TOOL_CHOICE, build_user_message, parse_reply
-from .base import Reranker, RerankError, http_reason
+from .base import Reranker, RerankError, http_reason, sdk_request_id
 from .replies import ReplyError
 from .settings import RerankerSettings
 
@@ -53,7 +53,7 @@ class AnthropicReranker(Reranker):
             # getattr: a reply that is not a Message object at all is malformed, not a crash
             return parse_reply(getattr(message, "stop_reason", None), getattr(message, "content", None), len(texts))
         except ReplyError as exc:
-            raise RerankError(PROVIDER, str(exc), request_id=_request_id(message)) from None
+            raise RerankError(PROVIDER, str(exc), request_id=sdk_request_id(message)) from None
 
     async def close(self) -> None:
         await self._client.close()
@@ -71,8 +71,3 @@ def _map_error(exc: Exception) -> RerankError:
     if isinstance(exc, anthropic.APIResponseValidationError | ValueError):
         return RerankError(PROVIDER, "malformed reply (not a valid Messages API response)")
     return RerankError(PROVIDER, f"client error ({type(exc).__name__})")
-
-
-def _request_id(message: object) -> str | None:
-    request_id = getattr(message, "_request_id", None)
-    return request_id if isinstance(request_id, str) else None

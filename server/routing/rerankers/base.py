@@ -93,3 +93,9 @@ def http_reason(status: int) -> str:
     """Our short wording for an HTTP error status, e.g. "HTTP 429 (rate limited)"."""
     hint = _STATUS_HINTS.get(status) or ("server error" if status >= 500 else None)
     return f"HTTP {status} ({hint})" if hint else f"HTTP {status}"
+
+
+def sdk_request_id(reply: object) -> str | None:
+    """The provider's request id an SDK reply object carries (`_request_id`, openai/anthropic SDKs), if any."""
+    request_id = getattr(reply, "_request_id", None)
+    return request_id if isinstance(request_id, str) else None

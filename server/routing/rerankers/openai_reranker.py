@@ -17,7 +17,7 @@ import openai
 from openai.types.chat import ChatCompletionMessageParam
 from openai.types.shared_params import ResponseFormatJSONSchema
 
-from .base import Reranker, RerankError, http_reason
+from .base import Reranker, RerankError, http_reason, sdk_request_id
 from .llm_prompt import INSTRUCTIONS, build_user_message, parse_scores
 from .replies import ReplyError
 from .settings import RerankerSettings
@@ -84,7 +84,7 @@ class OpenAIReranker(Reranker):
         try:
             return parse_completion(completion, len(texts))
         except ReplyError as exc:
-            raise RerankError(PROVIDER, str(exc), request_id=_request_id(completion)) from None
+            raise RerankError(PROVIDER, str(exc), request_id=sdk_request_id(completion)) from None
 
     async def close(self) -> None:
         await self._client.close()
@@ -131,8 +131,3 @@ def _map_error(exc: Exception) -> RerankError:
     if isinstance(exc, openai.APIResponseValidationError | ValueError | TypeError):
         return RerankError(PROVIDER, "malformed reply (not a valid chat completion)")
     return RerankError(PROVIDER, f"client error ({type(exc).__name__})")
-
-
-def _request_id(completion: object) -> str | None:
-    request_id = getattr(completion, "_request_id", None)
-    return request_id if isinstance(request_id, str) else None
