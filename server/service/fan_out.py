@@ -102,6 +102,7 @@ class SourceRun:
     parameters: dict[str, Any] | None = None
     clarification: list[dict[str, Any]] | None = None
     error: str | None = None
+    code: str | None = None  # the error code a route-once answer would have had (source_timeout, query_failed, ...)
 
     @property
     def adapter(self) -> str:
@@ -142,6 +143,7 @@ class SourceRun:
             "status": self.status,
             "rows": len(self.rows),
             "latency_ms": self.latency_ms,
+            **({"code": self.code} if self.code else {}),
         }
 
 
@@ -172,14 +174,14 @@ async def run_source(source: DataAdapter, candidate: Candidate, question: str) -
                     )
                 result = await source.run(template, extraction.values)
     except TimeoutError:
-        return done("timeout", error=f"no answer within {timeout:g} s (query_timeout)")
+        return done("timeout", error=f"no answer within {timeout:g} s (query_timeout)", code=SourceTimeout.code)
     except SourceTimeout as exc:
-        return done("timeout", error=exc.message)
+        return done("timeout", error=exc.message, code=exc.code)
     except IntentRouterError as exc:
-        return done("error", error=exc.message)
+        return done("error", error=exc.message, code=exc.code)
     except Exception:  # an unexpected failure of one source must not fail the others; details only in the log
         log.exception("fan-out source %s failed", source.name)
-        return done("error", error="internal error")
+        return done("error", error="internal error", code="internal_error")
     return done(
         "ok",
         rows=result.rows,

@@ -186,7 +186,8 @@ def _sources(
 ) -> list[dict[str, Any]]:
     """Per source: queries it executed (exact, SQL), its failures by error code (exact), how often its
     template search failed or timed out (from the decisions that recorded any, newest `max_rows`) and
-    its execute latency percentiles (over the sample)."""
+    its execute latency percentiles (over the sample). A fan-out answer counts for every source that ran
+    (executed, or failed with its code; from the newest `max_rows` fan-out answers), not its selected one."""
     count = sa.func.count()
     per: dict[str, dict[str, Any]] = {}
 
@@ -205,9 +206,10 @@ def _sources(
             },
         )
 
+    single = t.c.fan_out_sources.is_(None)  # fan-out answers are counted per source below
     executed = conn.execute(
         sa.select(t.c.selected_adapter, count)
-        .where(*where, t.c.selected_adapter.is_not(None), t.c.outcome == Outcome.EXECUTED.value)
+        .where(*where, single, t.c.selected_adapter.is_not(None), t.c.outcome == Outcome.EXECUTED.value)
         .group_by(t.c.selected_adapter)
     ).all()
     for name, n in executed:
@@ -232,6 +234,22 @@ def _sources(
         for failure in json.loads(doc):
             entry(str(failure.get("adapter")))[key.get(failure.get("kind"), "search_failures")] += 1
     execute_ms: dict[str, list[float]] = {}
+    fanned = conn.execute(
+        sa.select(t.c.fan_out_sources)
+        .where(*where, t.c.fan_out_sources.is_not(None))
+        .order_by(t.c.ts_ms.desc())
+        .limit(max_rows)
+    ).scalars()
+    for doc in fanned:  # each source of a fan-out answer: executed, or failed with its code
+        for run in json.loads(doc):
+            e = entry(str(run.get("adapter")))
+            if run.get("status") == "ok":
+                e["executed"] += 1
+                execute_ms.setdefault(e["adapter"], []).append(run.get("latency_ms"))
+            elif run.get("status") in ("timeout", "error"):
+                code = run.get("code") or "internal_error"
+                e["failures"][code] = e["failures"].get(code, 0) + 1
+                e["failed"] += 1
     for row in sample:
         if row[6] is not None and row[5]:
             ms = json.loads(row[5]).get("execute")

@@ -202,3 +202,20 @@ def test_dedupe_key_is_a_typed_template_key(tmp_path, mongo_server):
     with pytest.raises(ConfigError) as info:
         load_config(tree)
     assert "dedupe_key" in str(info.value)
+
+
+async def test_statistics_count_each_source_of_a_fan_out_answer(tmp_path, mongo_server):
+    config = BASE_CONFIG + "stats: {store_queries: true, flush_interval: 0.05}\n"
+    async with running_support_desk() as desk:
+        desk.slow_seconds = 3.0
+        tree = customer_tree(tmp_path, mongo_server, desk.url, "    execution: fan_out\n", config)
+        async with running_app(tree) as (client, _):
+            resp = await client.post("/v1/query", json={"query": QUESTION, "adapter": "customer"})
+            assert resp.status == 200
+            await client.app[STATS_LOG].flush()
+            stats = await (await client.get("/v1/routing/statistics?since=1h")).json()
+    sources = {s["adapter"]: s for s in stats["routing_log"]["sources"]}
+    assert (sources["crm"]["executed"], sources["orders"]["executed"]) == (1, 1)
+    assert sources["support"]["executed"] == 0 and sources["support"]["failed"] == 1
+    assert sources["support"]["failures"] == {"source_timeout": 1} and sources["support"]["queries"] == 1
+    assert sources["crm"]["execute_ms"]["p50"] > 0
