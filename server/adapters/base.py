@@ -23,6 +23,7 @@ from ..errors import QueryFailed
 from ..params.base import ParameterExtractor
 from ..params.settings import ParameterExtractionSettings
 from ..resilience import CircuitBreakerSettings, RetrySettings, SourceGuard
+from ..routing.calibration import ScoreCalibration
 from ..routing.fitted_models import FittedModels
 from ..routing.policy import RoutingPolicy
 from ..routing.rerankers.settings import RerankerSettings
@@ -111,6 +112,10 @@ class Adapter(ABC):
     @abstractmethod
     def routing_policy(self) -> RoutingPolicy:
         """Threshold, candidates per source, search and ambiguity settings for questions asked here."""
+
+    def score_calibrations(self) -> Mapping[str, ScoreCalibration]:
+        """Per embedding model, the map of its cosines to the common scale (a composite of mixed models)."""
+        return {}
 
     def routing_stages(self) -> Sequence[ScoringStage]:
         """Scoring stages after the embedding search (none for a data adapter asked directly)."""

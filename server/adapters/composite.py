@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
 from ..api.requests import Execution
 from ..bulkhead import REFIT_POOL, run_on
+from ..routing.calibration import ScoreCalibration, fit_per_model
 from ..routing.policy import RoutingPolicy
 from ..routing.settings import (
     AcceptanceOverride,
@@ -44,6 +46,9 @@ class CompositeAdapterSettings(AdapterSettings):
     execution: Execution = "route_once"
     max_sources: int = Field(3, ge=1, le=50)
     min_score: float | None = Field(None, ge=0.0, le=1.0, description="default: confidence_threshold")
+    # embedding scores of children with different models mapped to one 0..1 scale (routing/calibration.py):
+    # auto = when the children use more than one embedding model; examples = always; off = raw cosines
+    score_calibration: Literal["auto", "examples", "off"] = "auto"
     # per-composite overrides of the global composite_retrieval block (merged over it at load)
     reranking: RerankingOverride | None = None
     string_similarity: StringSimilarityOverride | None = None
@@ -59,6 +64,12 @@ class CompositeAdapterSettings(AdapterSettings):
         if dupes:
             raise ValueError(f"child adapters listed twice: {dupes}")
         return value
+
+    @field_validator("score_calibration", mode="before")
+    @classmethod
+    def _off(cls, value: Any) -> Any:
+        """YAML reads a bare `off` as false."""
+        return "off" if value is False else value
 
     def overrides(self) -> RetrievalOverrides:
         """The composite_retrieval blocks this composite set for itself (the same keys as RetrievalOverrides)."""
@@ -80,6 +91,8 @@ class CompositeAdapter(Adapter):
         self._stages = build_stages(self.retrieval, context.rerankers, context.fitted_models, context.root)
         self._refits: list[asyncio.Task[None]] = []
         self._closed = False
+        self._calibrations: dict[str, ScoreCalibration] = {}
+        self.calibration_status: dict[str, Any] = {"enabled": False}
 
     def routing_sources(self) -> list[DataAdapter]:
         """Children as they are now: after a reload the composite sees the new child objects."""
@@ -108,6 +121,35 @@ class CompositeAdapter(Adapter):
     def routing_stages(self) -> list[ScoringStage]:
         return self._stages
 
+    def score_calibrations(self) -> Mapping[str, ScoreCalibration]:
+        return self._calibrations
+
+    def calibrates(self, children: list[DataAdapter]) -> bool:
+        mode = self.settings.score_calibration
+        models = {c.embedder.model_id for c in children}
+        return mode == "examples" or (mode == "auto" and len(models) > 1)
+
+    async def _fit_calibrations(self, children: list[DataAdapter]) -> None:
+        """One map per embedding model, fitted on the children's own templates (off the event loop).
+        A model that cannot be fitted keeps raw cosines, and says so in the status and the log."""
+        if not self.calibrates(children):
+            return
+        fitted = await run_on(REFIT_POOL, fit_per_model, children)
+        self._calibrations = {m: c for m, c in fitted.items() if c is not None}
+        unfitted = sorted(m for m, c in fitted.items() if c is None)
+        self.calibration_status = {
+            "enabled": True,
+            "models": [c.to_json() for c in self._calibrations.values()],
+            "not_fitted": unfitted,
+        }
+        if unfitted:
+            log.warning(
+                "composite %s: embedding scores of %s are not calibrated (too few templates with two or more"
+                " examples); they are compared raw with the other models'",
+                self.name,
+                ", ".join(unfitted),
+            )
+
     async def start(self) -> None:
         """Get the intent model (if enabled) for the children as they are now, off the event loop.
 
@@ -116,6 +158,7 @@ class CompositeAdapter(Adapter):
         (on REFIT_POOL): new templates are routable by the other stages as soon as they are indexed, and
         the newest reload's fit wins over one still running. Only a first fit is waited for."""
         children = self.routing_sources()
+        await self._fit_calibrations(children)
         fitted = self.context.fitted_models
         assert fitted is not None
         for stage in self._stages:
@@ -201,6 +244,7 @@ class CompositeAdapter(Adapter):
                 "execution": s.execution,
                 "max_sources": s.max_sources,
                 "min_score": self.fan_out_min_score,
+                "score_calibration": {"mode": s.score_calibration, **self.calibration_status},
             },
             "multistage_selection": {
                 "enabled": r.reranking.enabled or r.string_similarity.enabled or r.intent_model.enabled,

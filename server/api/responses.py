@@ -255,6 +255,9 @@ class LoadStatusView(Wire):
         description="config.yaml keys changed since the server started that apply only after a restart "
         "(server.host, server.port, stats.enabled/url/path/table/queue_size, cluster)",
     )
+    warnings: list[str] = Field(
+        default_factory=list, description="loaded, but worth fixing (e.g. a composite mixing embedding models)"
+    )
 
 
 class ConfigHealth(Wire):

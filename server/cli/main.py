@@ -119,8 +119,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _validate(config: Path) -> int:
     """Load and check everything a server would load, without building adapters or binding a port."""
+    from ..runtime.model_mix import mixed_model_warnings
+
     loaded = load_config(config)
     count = sum(len(t) for t in loaded.templates.values())
+    for warning in mixed_model_warnings(loaded):
+        print(f"warning: {warning}", file=sys.stderr)
     print(f"OK: {len(loaded.adapters)} adapters, {count} templates, {len(loaded.files)} files")
     return 0
 

@@ -25,6 +25,7 @@ class Candidate:
     acceptance_threshold: float | None = None
     acceptance_parts: dict[str, Any] | None = None
     query_vector: Any = None  # the question's embedding in this candidate's model space
+    raw_embedding_score: float | None = None  # the model's own cosine, when embedding_score is calibrated
     combined_score: float | None = None
     scoring_details: dict[str, Any] = field(default_factory=dict)
 

@@ -14,6 +14,7 @@ import numpy as np
 from ..embedding.base import Embedder
 from ..stores.base import StoreHit
 from ..templates import Template
+from .calibration import ScoreCalibration
 from .candidates import Candidate, SourceFailure
 from .combine import combine
 from .decision import Decision, decide, rank
@@ -54,9 +55,16 @@ class RoutingOutcome:
 
 
 class Router:
-    def __init__(self, policy: RoutingPolicy, stages: Sequence[ScoringStage] = ()) -> None:
+    def __init__(
+        self,
+        policy: RoutingPolicy,
+        stages: Sequence[ScoringStage] = (),
+        calibrations: Mapping[str, ScoreCalibration] | None = None,
+    ) -> None:
         self.policy = policy
         self.stages = list(stages)
+        # by embedding model: each model's cosines mapped to the common 0..1 scale (routing/calibration.py)
+        self.calibrations = dict(calibrations or {})
 
     def weights(self) -> dict[str, float]:
         weights = {"embedding": self.policy.retrieval.scoring.embedding_weight}
@@ -176,6 +184,7 @@ class Router:
                     SourceFailure(source.name, reason, "timeout" if isinstance(result, TimeoutError) else "search")
                 )
                 continue
+            calibration = self.calibrations.get(source.embedder.model_id)
             for hit in result:
                 template = source.templates.get(hit.template_id)
                 if template is not None:
@@ -183,10 +192,11 @@ class Router:
                         Candidate(
                             source.name,
                             template,
-                            hit.score,
+                            calibration.apply(hit.score) if calibration else hit.score,
                             hit.matched_text,
                             order,
                             query_vector=vectors[source.embedder.model_id],
+                            raw_embedding_score=hit.score if calibration else None,
                         )
                     )
         return candidates, failures

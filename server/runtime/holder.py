@@ -28,6 +28,7 @@ from .build import Runtime, build_runtime
 from .config_hash import config_hash
 from .incremental import IncrementalLoader, LoadResult
 from .loader import LoadedConfig, resolve_config_path
+from .model_mix import mixed_model_warnings
 from .reload_guard import reload_issues
 from .restart import restart_required
 from .settings import AppSettings
@@ -46,6 +47,7 @@ class LoadStatus:
     generation: int = 0  # which config serves: increases with every swap
     config_hash: str | None = None  # content hash of the config serving after this load
     restart_required: list[str] = field(default_factory=list)  # changed keys that apply only after a restart
+    warnings: list[str] = field(default_factory=list)  # loaded, but worth fixing (runtime/model_mix.py)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -58,6 +60,7 @@ class LoadStatus:
             "generation": self.generation,
             "config_hash": self.config_hash,
             "restart_required": self.restart_required,
+            "warnings": self.warnings,
         }
 
 
@@ -116,6 +119,7 @@ class RuntimeHolder:
             trigger="start",
             generation=self.generation,
             config_hash=digest,
+            warnings=mixed_model_warnings(result.config),
         )
         return runtime
 
@@ -204,6 +208,7 @@ class RuntimeHolder:
                 changes=changes,
                 trigger=trigger,
                 generation=self.generation,
+                warnings=mixed_model_warnings(new.config),
             )
             log.info("config reloaded (%s) in %.3f s: %s", trigger, status.seconds, _summary(changes))
             return self._record(status, good=True)
