@@ -111,32 +111,29 @@ class Metrics:
     def __init__(self, app: web.Application, holder: RuntimeHolder) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
+
+        def latency(name: str, documentation: str, label: str) -> Histogram:
+            """A duration histogram in seconds on LATENCY_BUCKETS, one label."""
+            return Histogram(name, documentation, [label], buckets=LATENCY_BUCKETS, registry=r)
+
         self.requests = Counter(
             "intent_router_http_requests", "HTTP requests", ["endpoint", "method", "status"], registry=r
         )
-        self.request_seconds = Histogram(
-            "intent_router_http_request_duration_seconds",
-            "HTTP request duration",
-            ["endpoint"],
-            buckets=LATENCY_BUCKETS,
-            registry=r,
+        self.request_seconds = latency(
+            "intent_router_http_request_duration_seconds", "HTTP request duration", "endpoint"
         )
         self.decisions = Counter(
             "intent_router_decisions", "Routing decisions by outcome", ["kind", "outcome", "adapter"], registry=r
         )
-        self.stage_seconds = Histogram(
+        self.stage_seconds = latency(
             "intent_router_stage_duration_seconds",
             "Time per pipeline stage (embed, search, scoring stages, decision, parameters, execute, total)",
-            ["stage"],
-            buckets=LATENCY_BUCKETS,
-            registry=r,
+            "stage",
         )
-        self.source_seconds = Histogram(
+        self.source_seconds = latency(
             "intent_router_source_query_duration_seconds",
             "Query time per data source (adapter that executed the template)",
-            ["source"],
-            buckets=LATENCY_BUCKETS,
-            registry=r,
+            "source",
         )
         self.source_failures = Counter(
             "intent_router_source_failures", "Failed source queries by error code", ["source", "code"], registry=r
