@@ -74,28 +74,47 @@ class TemplateProfile:
 
 def features(model: IntentModel, analysis: Analysis, chosen: int, profile: TemplateProfile) -> np.ndarray:
     """The FEATURES of template index `chosen` for one analysed question."""
-    others = np.delete(np.arange(len(model.keys)), chosen)
-    start, count = int(model.starts[chosen]), int(model.counts[chosen])
-    block = np.sort(analysis.raw_sims[start : start + count])[::-1]
-    nearest = float(block[0])
-    other_cos = float(analysis.knn_max[others].max()) if len(others) else 0.0
-    other_fused = float(analysis.fused[others].max()) if len(others) else 0.0
+    return features_of(model, analysis, np.array([chosen]), profile)[0]
+
+
+def _best_other(values: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """Per chosen index, the largest value among the other templates (0.0 when there is none)."""
+    if len(values) < 2:
+        return np.zeros(len(chosen))
+    first, second = np.argsort(-values, kind="stable")[:2]
+    return np.where(chosen == first, values[second], values[first]).astype(np.float64)
+
+
+def features_of(model: IntentModel, analysis: Analysis, chosen: np.ndarray, profile: TemplateProfile) -> np.ndarray:
+    """The FEATURES of several template indices of one analysed question, one row each (one numpy pass
+    over the candidates: the request path judges every candidate, fit-thresholds thousands of questions)."""
+    nearest = analysis.knn_max[chosen].astype(np.float64)  # = the best of each template's raw cosines
+    top3 = np.empty(len(chosen))
+    for row, t in enumerate(chosen.tolist()):
+        start, count = int(model.starts[t]), int(model.counts[t])
+        block = analysis.raw_sims[start : start + count]
+        top3[row] = float((block if count <= 3 else np.partition(block, count - 3)[count - 3 :]).mean())
+    other_cos = _best_other(analysis.knn_max, chosen)
+    fused = analysis.fused[chosen].astype(np.float64)
+    other_fused = _best_other(analysis.fused, chosen)
     p = _softmax(analysis.regression)
-    return np.array(
+    entropy = float(-(p * np.log(np.maximum(p, 1e-12))).sum())
+    chosen_p = np.clip(p[chosen].astype(np.float64), 1e-6, 1 - 1e-6)
+    return np.stack(
         [
             nearest,
             nearest - other_cos,
-            float(block[:3].mean()),
-            nearest - float(profile.cohesion[chosen]),
-            float(analysis.fused[chosen]),
-            float(analysis.fused[chosen]) - other_fused,
-            _logodds(float(p[chosen])),
-            float(-(p * np.log(np.maximum(p, 1e-12))).sum()),
-            float(nearest >= other_cos),
-            float(int(np.argmax(analysis.fused) == chosen)),
+            top3,
+            nearest - profile.cohesion[chosen].astype(np.float64),
+            fused,
+            fused - other_fused,
+            np.log(chosen_p / (1 - chosen_p)),
+            np.full(len(chosen), entropy),
+            (nearest >= other_cos).astype(np.float64),
+            (chosen == int(np.argmax(analysis.fused))).astype(np.float64),
         ],
-        np.float32,
-    )
+        axis=1,
+    ).astype(np.float32)
 
 
 def held_out_examples(count: int, folds: int) -> int:
@@ -220,11 +239,16 @@ class AcceptanceModel:
 
     def parts(self, x: np.ndarray) -> dict[str, dict[str, float]]:
         """Each feature's value and its contribution to the log-odds (for test_routing)."""
-        z = (x - self.mean) / self.scale
-        return {
-            name: {"value": round(float(v), 4), "contribution": round(float(c), 4)}
-            for name, v, c in zip(FEATURES, x, z * self.w, strict=True)
-        }
+        return self.parts_of(np.atleast_2d(x))[0]
+
+    def parts_of(self, x: np.ndarray) -> list[dict[str, dict[str, float]]]:
+        """`parts` for every row of `x` (rounded in numpy: per-element Python rounding cost more than the rest)."""
+        values = np.round(x.astype(np.float64), 4).tolist()
+        contributions = np.round((((x - self.mean) / self.scale) * self.w).astype(np.float64), 4).tolist()
+        return [
+            {name: {"value": v, "contribution": c} for name, v, c in zip(FEATURES, vs, cs, strict=True)}
+            for vs, cs in zip(values, contributions, strict=True)
+        ]
 
 
 def _weights(sim: Simulation, share: float) -> np.ndarray:
@@ -296,6 +320,18 @@ class Acceptance:
             return None
         x = features(self.intent_model, analysis, index, self.profile)
         return self.model.probability(x), self.model.parts(x)
+
+    def judge_all(
+        self, analysis: Analysis, keys: Sequence[Hashable]
+    ) -> list[tuple[float, dict[str, dict[str, float]]] | None]:
+        """`judge` for several candidates of one question at once (None for unknown keys)."""
+        at = [self.index.get(k) for k in keys]
+        known = [i for i in at if i is not None]
+        if not known:
+            return [None] * len(keys)
+        x = features_of(self.intent_model, analysis, np.array(known), self.profile)
+        judged = iter(zip(self.model.probabilities(x).tolist(), self.model.parts_of(x), strict=True))
+        return [next(judged) if i is not None else None for i in at]
 
     def to_json(self) -> dict[str, object]:
         """What the self-calibration expects (for fit-thresholds and the stats)."""

@@ -90,3 +90,45 @@ def test_too_few_templates_to_simulate_is_an_error():
     model = IntentModel.fit(["a", "b"], examples, list(centres))
     with pytest.raises(ValueError, match="acceptance needs"):
         acc.Acceptance.fit(model, examples, list(centres))
+
+
+def reference_features(model, analysis, chosen, profile):
+    """The features' definitions, one template at a time (what `features_of` computes in one pass)."""
+    others = np.delete(np.arange(len(model.keys)), chosen)
+    start, count = int(model.starts[chosen]), int(model.counts[chosen])
+    block = np.sort(analysis.raw_sims[start : start + count])[::-1]
+    nearest = float(block[0])
+    other_cos = float(analysis.knn_max[others].max())
+    other_fused = float(analysis.fused[others].max())
+    z = analysis.regression - analysis.regression.max()
+    p = np.exp(z) / np.exp(z).sum()
+    chosen_p = min(max(float(p[chosen]), 1e-6), 1 - 1e-6)
+    return [
+        nearest,
+        nearest - other_cos,
+        float(block[:3].mean()),
+        nearest - float(profile.cohesion[chosen]),
+        float(analysis.fused[chosen]),
+        float(analysis.fused[chosen]) - other_fused,
+        float(np.log(chosen_p / (1 - chosen_p))),
+        float(-(p * np.log(np.maximum(p, 1e-12))).sum()),
+        float(nearest >= other_cos),
+        float(int(np.argmax(analysis.fused)) == chosen),
+    ]
+
+
+def test_all_candidates_at_once_equal_one_at_a_time(fitted):
+    model, acceptance, centres = fitted
+    keys = [model.keys[i] for i in (3, 0, 11, 5)] + ["not a template"]
+    for q in [centres[3], centres[7] + centres[8], -centres[1]]:
+        q = normalise(q)
+        analysis = model.analyse(q)
+        judged = acceptance.judge_all(analysis, keys)
+        assert judged[-1] is None
+        for key, verdict in zip(keys[:-1], judged[:-1], strict=True):
+            index = model.keys.index(key)
+            x = acc.features(model, analysis, index, acceptance.profile)
+            assert x == pytest.approx(reference_features(model, analysis, index, acceptance.profile), abs=1e-5)
+            single = acceptance.judge(analysis, key)
+            assert verdict[0] == pytest.approx(single[0], rel=1e-5) and verdict[1] == single[1]
+            assert verdict[1]["nearest_cosine"]["value"] == round(float(x[0]), 4)

@@ -188,15 +188,17 @@ class IntentModelStage(ScoringStage):
         analysis = self.model.analyse(np.asarray(query), question, views)
         confidence = self.model.calibrated(analysis.fused, analysis.best_cosine)
         scores = dict(zip(self.model.keys, confidence.tolist(), strict=True))
-        plain = analysis_for_acceptance(self.model, np.asarray(query)) if self.acceptance is not None else None
-        for cand in candidates:
+        acceptance = self.acceptance
+        verdicts: list[Any] = [None] * len(candidates)
+        if acceptance is not None:
+            plain = analysis_for_acceptance(self.model, np.asarray(query))
+            verdicts = acceptance.judge_all(plain, [c.key for c in candidates])
+        for cand, judged in zip(candidates, verdicts, strict=True):
             if (value := scores.get(cand.key)) is not None:
                 cand.stage_scores[self.name] = value
-            judged = self.acceptance.judge(plain, cand.key) if self.acceptance is not None and plain else None
-            if judged is not None:
-                assert self.acceptance is not None
+            if judged is not None and acceptance is not None:
                 cand.acceptance, cand.acceptance_parts = judged
-                cand.acceptance_threshold = self.acceptance.threshold
+                cand.acceptance_threshold = acceptance.threshold
         return StageReport(self.name)
 
 
