@@ -56,8 +56,7 @@ class RoutingLog:
 
     # --- lifecycle --------------------------------------------------------------------------
     async def start(self) -> None:
-        await run_on(LOG_POOL, self.table.metadata.create_all, self.engine)
-        await run_on(LOG_POOL, add_missing_columns, self.engine, self.table)
+        await self._create_table()
         try:
             await run_on(LOG_POOL, self.purge)
         except Exception as exc:
@@ -67,6 +66,19 @@ class RoutingLog:
             asyncio.create_task(self._write_loop(), name="routing-log-writer"),
             asyncio.create_task(self._retention_loop(), name="routing-log-retention"),
         ]
+
+    async def _create_table(self) -> None:
+        """Create or migrate the table. Replicas starting together on one database race here (PostgreSQL's
+        CREATE TABLE IF NOT EXISTS and ADD COLUMN are not atomic): the loser finds it done when it retries."""
+        for attempt in range(5):
+            try:
+                await run_on(LOG_POOL, self.table.metadata.create_all, self.engine)
+                await run_on(LOG_POOL, add_missing_columns, self.engine, self.table)
+                return
+            except (sa.exc.IntegrityError, sa.exc.ProgrammingError):
+                if attempt == 4:
+                    raise
+                await asyncio.sleep(0.1 * (attempt + 1))
 
     async def close(self, drain_seconds: float = 5.0) -> None:
         """Stop accepting, write what is queued (bounded wait), release the engine."""
