@@ -11,6 +11,11 @@ from typing import Any
 from .api.responses import ErrorDetail, ErrorResponse
 
 
+def error_body(code: str, message: str) -> dict[str, Any]:
+    """The one error body every surface answers with (HTTP, MCP): `{"error": {"code", "message"}}`."""
+    return ErrorResponse(error=ErrorDetail(code=code, message=message)).dump()
+
+
 class IntentRouterError(Exception):
     """Base class: `message` is safe to show to a client."""
 
@@ -26,7 +31,7 @@ class IntentRouterError(Exception):
             self.status = status
 
     def to_json(self) -> dict[str, Any]:
-        return ErrorResponse(error=ErrorDetail(code=self.code, message=self.message)).dump()
+        return error_body(self.code, self.message)
 
 
 class BadRequest(IntentRouterError):

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..api.requests import SESSION_ID_PATTERN
 from ..api.responses import QueryResponse, RoutingExplanation
 from ..auth import Principal
-from ..errors import IntentRouterError
+from ..errors import IntentRouterError, error_body
 from ..runtime.holder import RuntimeHolder
 from ..service.catalogue import Catalogue
 from . import calls
@@ -112,9 +112,10 @@ def tool_list(holder: RuntimeHolder, principal: Principal) -> list[types.Tool]:
 
 
 def _error(code: str, message: str) -> types.CallToolResult:
-    body = {"error": {"code": code, "message": message}}
     return types.CallToolResult(
-        content=[types.TextContent(text=f"error ({code}): {message}")], structured_content=body, is_error=True
+        content=[types.TextContent(text=f"error ({code}): {message}")],
+        structured_content=error_body(code, message),
+        is_error=True,
     )
 
 

@@ -13,9 +13,9 @@ from pydantic import ValidationError
 
 from ..adapters.base import Adapter
 from ..api.requests import QueryRequest, ReloadQuery, TestRoutingRequest
-from ..api.responses import ConfigHealth, ErrorDetail, ErrorResponse, HealthResponse, LoadStatusView
+from ..api.responses import ConfigHealth, HealthResponse, LoadStatusView
 from ..auth import Principal, authenticate, presented_key, require
-from ..errors import BadRequest, IntentRouterError, RequestTimeout, TooManyRequests
+from ..errors import BadRequest, IntentRouterError, RequestTimeout, TooManyRequests, error_body
 from ..mcp.http import install_mcp
 from ..resilience import request_deadline
 from ..runtime.build import Runtime
@@ -46,10 +46,6 @@ def error_response(exc: IntentRouterError) -> web.Response:
     return web.json_response(exc.to_json(), status=exc.status, headers=headers or None)
 
 
-def error_body(code: str, message: str) -> dict[str, Any]:
-    return ErrorResponse(error=ErrorDetail(code=code, message=message)).dump()
-
-
 @web.middleware
 async def errors_middleware(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]):
     try:
@@ -65,7 +61,7 @@ async def errors_middleware(request: web.Request, handler: Callable[[web.Request
         raise
     except Exception:
         log.exception("unhandled error on %s %s", request.method, request.path)
-        return web.json_response({"error": {"code": "internal_error", "message": "internal server error"}}, status=500)
+        return web.json_response(error_body("internal_error", "internal server error"), status=500)
 
 
 Q = TypeVar("Q", bound=QueryRequest)
