@@ -40,21 +40,22 @@ async def body_middleware(
                 await request.read()  # cached: request.json()/post()/read() later use these bytes
         except TimeoutError:
             request.content.feed_eof()
-            error = IntentRouterError(
-                f"request body not received within {seconds:g} s", code="body_timeout", status=408
+            return _closing(
+                IntentRouterError(f"request body not received within {seconds:g} s", code="body_timeout", status=408)
             )
-            response = web.json_response(error.to_json(), status=error.status)
-            response.force_close()
-            return response
         except (RequestPayloadError, HttpProcessingError):
             # the stream is broken: mark it ended so aiohttp does not read on after the answer (it would
             # meet the same error and log it as unhandled), and close the connection
             request.content.feed_eof()
-            error = BadRequest("request body cannot be decoded (does it match its Content-Encoding?)")
-            response = web.json_response(error.to_json(), status=error.status)
-            response.force_close()
-            return response
+            return _closing(BadRequest("request body cannot be decoded (does it match its Content-Encoding?)"))
     return await handler(request)
+
+
+def _closing(error: IntentRouterError) -> web.Response:
+    """The error's JSON answer, with the connection closed after it (its body stream cannot be trusted)."""
+    response = web.json_response(error.to_json(), status=error.status)
+    response.force_close()
+    return response
 
 
 def _known_charset(name: str) -> bool:
