@@ -13,7 +13,8 @@ process, so all three see the same machine. Reported: medians over the rounds an
 Part 2 (replicas stopped) builds two demo runtimes in this process, one with sessions and the result cache
 in memory, one with both in Redis, and interleaves them: a result-cache hit on `hr` (the execute stage, which
 holds the cache read, and the whole answer), a clarification round trip on `company` (question, then the bare
-value with the session id), and the stores' own operations (result cache get, session load and save).
+value with the session id: one session save, then a load and a save), and the stores' own operations (result
+cache get of a 49-row answer, session load and save).
 Reported: p50 per backend and `added_ms` (Redis minus memory).
 """
 
@@ -62,7 +63,7 @@ from server.testing.servers import free_port  # noqa: E402
 T = TypeVar("T")
 RUN = ROOT / "run.py"
 CLARIFY = "how many employees earn more than?"  # company: asks for min_salary
-VALUE = "80000"
+VALUE = "250000"  # completes it: 3 employees, so the round trip is mostly routing and the session
 PATHS = ("/v1/test_routing", "/v1/query")
 
 
@@ -212,9 +213,10 @@ def throughput(tmp: Path, redis_url: str, prefix: str, args: argparse.Namespace)
     with ExitStack() as stack:
         pg_url = stack.enter_context(routing_log_database())
         first = tmp / "A"
-        config = shared_state(seed_demo_tree(first), redis_url, prefix, replica_blocks(redis_url, prefix, pg_url))
+        config = seed_demo_tree(first)
+        bare = Bare(graph_dir_for(load_app_settings(config).embedding, first))  # builds the graph B copies
+        shared_state(config, redis_url, prefix, replica_blocks(redis_url, prefix, pg_url))
         shutil.copytree(first, tmp / "B")
-        bare = Bare(graph_dir_for(load_app_settings(config).embedding, first))
         replicas = [Replica(tmp / name, name) for name in ("A", "B")]
         for replica in replicas:
             stack.callback(replica.stop)
@@ -302,6 +304,7 @@ async def one_pass(runtime: Runtime, samples: dict[str, list[float]], number: in
     sid = asked.body["session_id"]
     done = await timed(samples["clarification_value"], lambda: answer_in_session(company, VALUE, sessions, sid))
     samples["clarification_round_trip"].append((time.perf_counter() - started) * 1000)
+    samples["clarification_value_execute_stage"].append((done.response.metadata.timings_ms or {})["execute"])
     if asked.status != "needs_clarification" or done.body["metadata"]["session"].get("completes_turn") != 1:
         raise SystemExit(f"clarification round trip did not complete: {asked.status}, {done.body['metadata']}")
 
@@ -341,6 +344,7 @@ async def shared_latency(tmp: Path, redis_url: str, prefix: str, passes: int) ->
                     "clarification_question",
                     "clarification_value",
                     "clarification_round_trip",
+                    "clarification_value_execute_stage",
                     "result_cache_get",
                     "session_save",
                     "session_load",
@@ -379,17 +383,21 @@ def forget_keys(redis_url: str, prefix: str) -> None:
         client.close()
 
 
+def uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=16)
-    parser.add_argument("--questions", type=int, default=200, help="questions per round and setup")
-    parser.add_argument("--rounds", type=int, default=4)
-    parser.add_argument("--passes", type=int, default=200, help="interleaved passes of the shared-state part")
+    parser.add_argument("--questions", type=int, default=300, help="questions per round and setup")
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--passes", type=int, default=300, help="interleaved passes of the shared-state part")
     args = parser.parse_args()
 
     redis_url = ensure_redis()
     prefix = f"intent-router-bench:{uuid.uuid4().hex}:"
-    uptime = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    at_start = uptime()
     try:
         with tempfile.TemporaryDirectory() as tmp:
             replicas = throughput(Path(tmp) / "replicas", redis_url, prefix, args)
@@ -399,7 +407,8 @@ def main() -> None:
     result = {
         "benchmark": "replicas_round_robin_and_shared_state",
         "cpu_count": os.cpu_count(),
-        "uptime_at_start": uptime,
+        "uptime_at_start": at_start,
+        "uptime_at_end": uptime(),
         "replicas": replicas,
         "shared_state": shared,
     }
