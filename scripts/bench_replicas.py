@@ -15,7 +15,8 @@ in memory, one with both in Redis, and interleaves them: a result-cache hit on `
 holds the cache read, and the whole answer), a clarification round trip on `company` (question, then the bare
 value with the session id: one session save, then a load and a save), and the stores' own operations (result
 cache get of a 49-row answer, session load and save).
-Reported: p50 per backend and `added_ms` (Redis minus memory).
+After each pass the bare encoder embeds one new question (the baseline). Reported: p50 per backend, `added_ms`
+(Redis minus memory) and `added_over_bare_single` (that over the bare encoder's p50 for one question).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import tempfile
 import time
 import urllib.request
 import uuid
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -320,11 +321,17 @@ async def one_pass(runtime: Runtime, samples: dict[str, list[float]], number: in
 
 
 async def shared_latency(tmp: Path, redis_url: str, prefix: str, passes: int) -> dict:
+    from server.embedding.factory import graph_dir_for
+
+    memory_config = shared_state(seed_demo_tree(tmp / "memory"), None, prefix, {})
     runtimes = {
-        "memory": await build_runtime(load_config(shared_state(seed_demo_tree(tmp / "memory"), None, prefix, {}))),
+        "memory": await build_runtime(load_config(memory_config)),
         "redis": await build_runtime(load_config(shared_state(seed_demo_tree(tmp / "redis"), redis_url, prefix, {}))),
     }
-    samples: dict[str, dict[str, list[float]]] = {name: {} for name in runtimes}
+    bare = Bare(graph_dir_for(runtimes["memory"].config.app.embedding, tmp / "memory"))
+    texts = questions(passes, uuid.uuid4().hex[:6])
+    samples: dict[str, dict[str, list[float]]] = {name: defaultdict(list) for name in runtimes}
+    bare_ms: list[float] = []
     try:
         warm = await answer(runtimes["memory"].get("hr"), CACHED_QUESTIONS[1])  # a list of employees
         rows = CachedRows(warm.response.rows, list(warm.response.metadata.columns or []), False)
@@ -335,37 +342,30 @@ async def shared_latency(tmp: Path, redis_url: str, prefix: str, passes: int) ->
                 await answer(runtime.get("hr"), question)
             asked = await answer_in_session(runtime.get("company"), CLARIFY, runtime.sessions, None)
             await answer_in_session(runtime.get("company"), VALUE, runtime.sessions, asked.body["session_id"])
-        for name in runtimes:
-            samples[name] = {
-                k: []
-                for k in (
-                    "cache_hit_answer",
-                    "cache_hit_execute_stage",
-                    "clarification_question",
-                    "clarification_value",
-                    "clarification_round_trip",
-                    "clarification_value_execute_stage",
-                    "result_cache_get",
-                    "session_save",
-                    "session_load",
-                )
-            }
         load_before = os.getloadavg()
         for number in range(passes):
             order = ["memory", "redis"] if number % 2 == 0 else ["redis", "memory"]
             for name in order:
                 await one_pass(runtimes[name], samples[name], number)
+            bare_ms.append(bare.single_ms(texts[number]))  # the baseline: embedding one new question
         load_after = os.getloadavg()
     finally:
         for runtime in runtimes.values():
             await runtime.close()
+    bare_p50 = statistics.median(bare_ms)
     measures = {}
     for key in samples["memory"]:
-        memory, redis = (round(statistics.median(samples[n][key]), 3) for n in ("memory", "redis"))
-        measures[key] = {"memory_p50_ms": memory, "redis_p50_ms": redis, "added_ms": round(redis - memory, 3)}
+        memory, redis = (statistics.median(samples[n][key]) for n in ("memory", "redis"))
+        measures[key] = {
+            "memory_p50_ms": round(memory, 3),
+            "redis_p50_ms": round(redis, 3),
+            "added_ms": round(redis - memory, 3),
+            "added_over_bare_single": round((redis - memory) / bare_p50, 3),
+        }
     return {
         "passes": passes,
         "result_rows": len(rows.rows),
+        "bare_encoder_single_p50_ms": round(bare_p50, 3),
         "p50": measures,
         "load_average_1m": [round(load_before[0], 2), round(load_after[0], 2)],
     }
