@@ -137,7 +137,12 @@ class DuckDBAdapter(DataAdapter):
             self._conn = duckdb.connect(
                 path, read_only=conn.read_only and path != ":memory:", config={"threads": conn.threads}
             )
-            self._close_external_access(self._conn)
+            try:
+                self._close_external_access(self._conn)
+            except SourceUnavailable:
+                self._conn.close()
+                self._conn = None
+                raise
             self._file = None if path == ":memory:" else FileIdentity.of(Path(path))
         except duckdb.Error as exc:
             log.warning("duckdb adapter %s cannot open %s: %s", self.name, path, exc)
@@ -154,10 +159,35 @@ class DuckDBAdapter(DataAdapter):
                 directories.append(str(path.resolve()).rstrip("/") + "/")
             else:
                 files.append(str(path.resolve()))
+        if con.execute("SELECT current_setting('lock_configuration')").fetchone()[0]:
+            self._check_locked_access(con, files, directories)
+            return
         con.execute("SET allowed_paths = $1", [files])
         con.execute("SET allowed_directories = $1", [directories])
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
+
+    def _check_locked_access(self, con, files: list[str], directories: list[str]) -> None:
+        """DuckDB keeps one instance per file in a process: while a reload's new adapter starts, the old
+        one still holds it, locked. That is fine when its access lists are these (DuckDB adds the
+        database's own files); a changed `allowed_paths` cannot be applied to a locked instance."""
+        current_files, current_dirs, external = con.execute(
+            "SELECT current_setting('allowed_paths'), current_setting('allowed_directories'),"
+            " current_setting('enable_external_access')"
+        ).fetchone()
+        own = self._path()
+        extra_files = {f for f in current_files if not f.startswith(own)} - set(files)
+        extra_dirs = {d for d in current_dirs if not d.startswith(own)} - set(directories)
+        if (
+            external
+            or extra_files
+            or extra_dirs
+            or not set(files) <= set(current_files)
+            or not (set(directories) <= set(current_dirs))
+        ):
+            raise SourceUnavailable(
+                self.name, "connection.allowed_paths changed while the database is open: restart the server"
+            )
 
     async def _follow_file(self, problem: str) -> None:
         """Missing: the source is down (no stale answers from the deleted inode). Replaced: close and open

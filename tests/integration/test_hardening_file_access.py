@@ -7,7 +7,8 @@ import duckdb
 import pytest
 
 from server.config.errors import ConfigError
-from server.errors import QueryFailed
+from server.errors import QueryFailed, SourceUnavailable
+from server.runtime.holder import RuntimeHolder
 from server.runtime.loader import load_config
 from server.testing.adapter_harness import started
 from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, make_people_db, make_tree
@@ -179,3 +180,46 @@ def test_sqlite_attach_and_pragma_stay_refused(tmp_path, sql):
     tree = make_tree(tmp_path, BASE_CONFIG, {"people.yaml": PEOPLE_ADAPTER}, {"people/p.yaml": lib})
     with pytest.raises(ConfigError):
         load_config(tree)
+
+
+async def test_a_second_adapter_on_an_open_database_file_starts(tmp_path):
+    """A reload builds the new adapter while the old one still holds the file (DuckDB shares one locked
+    instance per file in a process): the same access lists are accepted, a changed list is refused."""
+    same = duck_settings(tmp_path)
+    body = one_template("SELECT name FROM customers")
+    async with started(tmp_path, same, body) as old, started(tmp_path, same, body) as new:
+        assert (await new.execute(new.templates["t"], {})).rows == [{"name": "Ada"}]
+        assert (await old.execute(old.templates["t"], {})).rows == [{"name": "Ada"}]
+    (tmp_path / "shared").mkdir()
+    widened = {**same, "connection": {**same["connection"], "allowed_paths": ["shared"]}}
+    async with started(tmp_path, same, body):
+        with pytest.raises(SourceUnavailable, match="allowed_paths changed"):
+            async with started(tmp_path, widened, body):
+                pass
+
+
+async def test_reloading_a_changed_duckdb_adapter_file_is_applied(tmp_path):
+    make_sales(tmp_path / "templates" / "sales.duckdb")
+    adapter = (
+        "adapters:\n  - name: sales\n    type: duckdb\n"
+        "    connection: {path: templates/sales.duckdb}\n"
+        "    templates: ['templates/sales/*.yaml']\n    max_rows: 100\n"
+    )
+    config_dir = make_tree(
+        tmp_path,
+        BASE_CONFIG,
+        {"sales.yaml": adapter},
+        {"sales/sales.yaml": one_template("SELECT name FROM customers").replace("d\n", "customer names\n", 1)},
+    )
+    holder = RuntimeHolder(config_dir, close_grace=0.2)
+    await holder.start()
+    try:
+        (config_dir / "adapters" / "sales.yaml").write_text(adapter.replace("max_rows: 100", "max_rows: 50"))
+        status = await holder.reload()
+        assert status.ok, status.errors
+        runtime = holder.current
+        assert runtime.get("sales").settings.max_rows == 50
+        result = await runtime.get("sales").execute(runtime.get("sales").templates["t"], {})
+        assert result.rows == [{"name": "Ada"}]
+    finally:
+        await holder.close()
