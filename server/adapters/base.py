@@ -27,6 +27,7 @@ from ..routing.calibration import ScoreCalibration
 from ..routing.fitted_models import FittedModels
 from ..routing.policy import RoutingPolicy
 from ..routing.rerankers.settings import RerankerSettings
+from ..routing.rerankers.shared_cache import SharedRerankCache
 from ..routing.settings import CompositeRetrievalSettings
 from ..routing.stages.base import ScoringStage
 from ..stores.base import StoreHit, TemplateStore
@@ -89,6 +90,7 @@ class AdapterContext:
     fitted_models: FittedModels | None = None
     result_cache: ResultCache | None = None
     result_cache_settings: ResultCacheSettings = field(default_factory=ResultCacheSettings)
+    shared_rerank_cache: SharedRerankCache | None = None  # rerank scores in Redis (rerank_cache.backend redis)
 
 
 class Adapter(ABC):

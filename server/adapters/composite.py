@@ -88,7 +88,14 @@ class CompositeAdapter(Adapter):
             raise ValueError("a composite is built by the runtime: it needs retrieval settings, lookup and models")
         self.retrieval = context.retrieval  # global block merged with this composite's overrides, at load
         self._lookup = context.lookup
-        self._stages = build_stages(self.retrieval, context.rerankers, context.fitted_models, context.root)
+        self._stages = build_stages(
+            self.retrieval,
+            context.rerankers,
+            context.fitted_models,
+            context.root,
+            composite=settings.name,
+            shared_rerank_cache=context.shared_rerank_cache,
+        )
         self._refits: list[asyncio.Task[None]] = []
         self._closed = False
         self._calibrations: dict[str, ScoreCalibration] = {}

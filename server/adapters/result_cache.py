@@ -8,7 +8,6 @@ Redis so several server processes share it. A cache that fails (Redis down) is a
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import logging
@@ -16,37 +15,32 @@ import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field
 
+from ..config.backend import BackendChoice
+from ..shared_redis import RedisLink
 from ..templates import ParameterType, Template
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
 
 log = logging.getLogger("intent_router.result_cache")
 
 RELATIVE_DATE_TYPES = (ParameterType.DATE, ParameterType.DATETIME)
 
 
-class ResultCacheSettings(BaseModel):
-    """The `result_cache:` block of config.yaml."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class ResultCacheSettings(BackendChoice):
+    """The `result_cache:` block of config.yaml (backend memory or redis, with its url)."""
 
     enabled: bool = True
     # for templates without their own cache_ttl_seconds; templates with date parameters default to 0
     # (off): "last 7 days" means something else tomorrow
     default_ttl_seconds: float = Field(60.0, ge=0)
     max_entries: int = Field(10_000, ge=1)  # memory backend
-    backend: Literal["memory", "redis"] = "memory"
-    url: str | None = None  # redis://127.0.0.1:6379/0 for the redis backend
     key_prefix: str = Field("intent_router:results:", min_length=1)
     timeout: float = Field(0.5, gt=0)  # seconds a Redis round trip may take before it counts as a miss
-
-    @model_validator(mode="after")
-    def _url_for_redis(self) -> ResultCacheSettings:
-        if self.backend == "redis" and not self.url:
-            raise ValueError("result_cache.backend redis needs result_cache.url")
-        return self
 
 
 @dataclass(frozen=True)
@@ -91,6 +85,9 @@ class ResultCache(ABC):
         """A shared backend's state for /health (None: in this process, nothing to report)."""
         return None
 
+    async def recheck(self) -> None:  # noqa: B027 - a shared backend asks its engine again
+        """Before /health reads `health()`: a shared backend that is down tries its engine once more."""
+
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""
 
@@ -130,33 +127,17 @@ class RedisResultCache(ResultCache):
     """Entries as JSON strings with Redis' own expiry; shared by every process with the same prefix."""
 
     def __init__(self, url: str, prefix: str, timeout: float) -> None:
-        import redis.asyncio as redis  # only deployments that configure it need the client loaded
-
-        self._redis = redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+        self.link = RedisLink(url, timeout, "result cache", "answering from the sources", log)
         self._prefix = prefix
-        self._timeout = timeout
-        self._warned = 0.0
-        self.unavailable: str | None = None  # why Redis is not answering, while it is not (for /health)
 
     def health(self) -> dict[str, Any] | None:
-        if self.unavailable is None:
-            return {"status": "ok", "backend": "redis"}
-        return {"status": "down", "backend": "redis", "reason": self.unavailable}
+        return self.link.health()
 
-    def _warn(self, what: str, exc: BaseException) -> None:
-        self.unavailable = f"redis {what}: {type(exc).__name__}"
-        now = time.monotonic()
-        if now - self._warned > 60:  # once a minute at most while Redis is down
-            self._warned = now
-            log.warning("result cache %s failed (answering from the source): %s", what, type(exc).__name__)
+    async def recheck(self) -> None:
+        await self.link.recheck()
 
     async def get(self, key: str) -> CachedRows | None:
-        try:
-            raw = await asyncio.wait_for(self._redis.get(self._prefix + key), self._timeout)
-        except Exception as exc:
-            self._warn("read", exc)
-            return None
-        self.unavailable = None
+        raw = await self.link.attempt("read", lambda r: r.get(self._prefix + key))
         if raw is None:
             return None
         data = json.loads(raw)
@@ -164,31 +145,23 @@ class RedisResultCache(ResultCache):
 
     async def put(self, key: str, value: CachedRows, ttl: float) -> None:
         payload = json.dumps({"rows": value.rows, "columns": value.columns, "truncated": value.truncated})
-        try:
-            await asyncio.wait_for(
-                self._redis.set(self._prefix + key, payload, px=max(1, int(ttl * 1000))), self._timeout
-            )
-        except Exception as exc:
-            self._warn("write", exc)
-        else:
-            self.unavailable = None
+        await self.link.attempt("write", lambda r: r.set(self._prefix + key, payload, px=max(1, int(ttl * 1000))))
 
     async def forget(self, adapter: str) -> None:
-        try:
-            keys = [k async for k in self._redis.scan_iter(match=f"{self._prefix}{adapter}:*", count=500)]
+        async def purge(r: Redis) -> None:
+            keys = [k async for k in r.scan_iter(match=f"{self._prefix}{adapter}:*", count=500)]
             if keys:
-                await self._redis.delete(*keys)
-        except Exception as exc:
-            self._warn("purge", exc)
+                await r.delete(*keys)
+
+        await self.link.attempt("purge", purge)
 
     async def close(self) -> None:
-        await self._redis.aclose()
+        await self.link.close()
 
 
 def build_result_cache(settings: ResultCacheSettings) -> ResultCache | None:
     if not settings.enabled:
         return None
     if settings.backend == "redis":
-        assert settings.url is not None  # checked by the settings model
-        return RedisResultCache(settings.url, settings.key_prefix, settings.timeout)
+        return RedisResultCache(settings.redis_url, settings.key_prefix, settings.timeout)
     return MemoryResultCache(settings.max_entries)

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from pydantic import Field
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from ..config.backend import BackendChoice
 
 
-class SessionSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    # memory: in this process (lost on restart, not shared); redis: shared by every server process
-    backend: Literal["memory", "redis"] = "memory"
-    url: str | None = None  # redis only, e.g. redis://127.0.0.1:6379/0 (use ${VAR} for a password)
+class SessionSettings(BackendChoice):
+    # backend memory: in this process (lost on restart, not shared); redis: shared by every server process
     ttl_seconds: float = Field(1800.0, gt=0)  # a session untouched this long is forgotten
     max_sessions: int = Field(10_000, ge=1)  # beyond it the least recently used session is dropped
     max_state_bytes: int = Field(16_384, ge=256)  # a larger state keeps no pending question
@@ -20,11 +16,3 @@ class SessionSettings(BaseModel):
     # a message that would execute on its own with a score this far above the threshold is a new question,
     # unless it is nothing but values or a choice for what is pending
     new_question_margin: float = Field(0.25, ge=0)
-
-    @model_validator(mode="after")
-    def _url_for_redis(self) -> SessionSettings:
-        if self.backend == "redis" and not self.url:
-            raise ValueError("sessions.url is required for backend: redis (e.g. redis://127.0.0.1:6379/0)")
-        if self.backend == "memory" and self.url:
-            raise ValueError("sessions.url is only read by backend: redis")
-        return self

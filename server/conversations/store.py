@@ -57,6 +57,9 @@ class SessionStore(ABC):
         """A shared backend's state for /health (None: in this process, nothing to report)."""
         return None
 
+    async def recheck(self) -> None:  # noqa: B027 - a shared backend asks its engine again
+        """Before /health reads `health()`: a shared backend that is down tries its engine once more."""
+
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections (Redis)."""
 

@@ -1,8 +1,10 @@
 """Persistent embedding cache: a restart or a reload re-embeds only texts it has never seen.
 
 Rows are keyed by (model_id, sha256(text)) in SQLite and hold float32 bytes; a bounded LRU dict
-sits in front so that repeated questions never touch the disk. Only the misses of a batch are
-sent to the wrapped embedder, in one call.
+sits in front so that repeated questions never touch the disk. Optionally a cache shared by every
+replica (Redis, shared_cache.py) sits behind the file: what the file lacks is looked up there (and
+copied into the file), and what is embedded is written to both. Only the misses of a batch are sent
+to the wrapped embedder, in one call.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import numpy as np
 from server.embedding.base import Embedder, TokenViews, check_texts, empty
 
 from ..bulkhead import SEARCH_POOL, run_on
+from .shared_cache import SharedEmbeddings
 
 log = logging.getLogger(__name__)
 
@@ -42,13 +45,15 @@ USED_AT_RESOLUTION = 3600.0  # seconds: a hit refreshes a row's used_at only whe
 
 @dataclass
 class CacheStats:
-    """Counts per text: `hits` + `misses` = texts asked for; `computed` = texts the provider embedded."""
+    """Counts per text: `hits` + `misses` = texts asked for; `computed` = texts the provider embedded;
+    hits = memory_hits + disk_hits + shared_hits."""
 
     hits: int = 0
     misses: int = 0
     computed: int = 0
     memory_hits: int = 0
     disk_hits: int = 0
+    shared_hits: int = 0  # found in the cache shared by the replicas (not in memory nor in the file)
 
 
 def text_key(text: str) -> bytes:
@@ -131,10 +136,11 @@ class _DiskCache:
 
 
 class CachedEmbedder(Embedder):
-    """Wraps an embedder with a memory LRU and an optional SQLite file; same interface, same vectors.
+    """Wraps an embedder with a memory LRU, an optional SQLite file and an optional shared cache; same
+    interface, same vectors.
 
-    A cache file that cannot be opened or written degrades to memory only, with a warning:
-    the cache saves work, it must never take the service down.
+    A cache file that cannot be opened or written degrades to memory only, with a warning, and a shared
+    cache that does not answer is skipped: the cache saves work, it must never take the service down.
     """
 
     def __init__(
@@ -143,8 +149,10 @@ class CachedEmbedder(Embedder):
         path: Path | None,
         memory_entries: int = 20_000,
         max_disk_entries: int = 200_000,
+        shared: SharedEmbeddings | None = None,
     ) -> None:
         self.inner = inner
+        self.shared = shared
         self.model_id = inner.model_id
         self.stats = CacheStats()
         self._memory: OrderedDict[bytes, np.ndarray] = OrderedDict()
@@ -185,8 +193,8 @@ class CachedEmbedder(Embedder):
         keys = [text_key(t) for t in texts]
         found = self._from_memory(keys)
         wanted = self._missing(keys, found)
-        if wanted and self._disk is not None:
-            found.update(await run_on(SEARCH_POOL, self._from_disk, list(wanted)))
+        if wanted and self._stored:
+            found.update(await run_on(SEARCH_POOL, self._from_storage, list(wanted)))
         todo = self._count_and_todo(texts, keys, found)
         if todo:
             vectors = await self.inner.embed(list(todo.values()))
@@ -234,8 +242,8 @@ class CachedEmbedder(Embedder):
         keys = [text_key(t) for t in texts]
         found = self._from_memory(keys)
         wanted = self._missing(keys, found)
-        if wanted and self._disk is not None:
-            found.update(self._from_disk(list(wanted)))
+        if wanted and self._stored:
+            found.update(self._from_storage(list(wanted)))
         todo = self._count_and_todo(texts, keys, found)
         if todo:
             self._store(list(todo), self.inner.embed_sync(list(todo.values())), found)
@@ -245,6 +253,8 @@ class CachedEmbedder(Embedder):
         if self._disk is not None:
             self._disk.close()
             self._disk = None
+        if self.shared is not None:
+            self.shared.close()
         await self.inner.close()
 
     # -- steps shared by the async and sync paths --
@@ -263,6 +273,26 @@ class CachedEmbedder(Embedder):
     @staticmethod
     def _missing(keys: list[bytes], found: dict[bytes, np.ndarray]) -> dict[bytes, None]:
         return dict.fromkeys(k for k in keys if k not in found)
+
+    @property
+    def _stored(self) -> bool:
+        """Whether anything beyond the memory LRU may hold vectors."""
+        return self._disk is not None or self.shared is not None
+
+    def _from_storage(self, keys: list[bytes]) -> dict[bytes, np.ndarray]:
+        """From the file, then what it lacks from the shared cache (copied into the file for the next start)."""
+        found = self._from_disk(keys) if self._disk is not None else {}
+        rest = [k for k in keys if k not in found]
+        if found and self.shared is not None:
+            self.shared.refresh(self.model_id, list(found.items()))
+        if rest and self.shared is not None:
+            shared = self.shared.get(self.model_id, rest, self.inner.dim or self._seen_dim)
+            self.stats.shared_hits += len(shared)
+            for k, v in shared.items():
+                self._remember(k, v)
+            found.update(shared)
+            self._write_disk(list(shared.items()))
+        return found
 
     def _from_disk(self, keys: list[bytes]) -> dict[bytes, np.ndarray]:
         assert self._disk is not None
@@ -286,7 +316,7 @@ class CachedEmbedder(Embedder):
             else:
                 self.stats.misses += 1
                 todo.setdefault(k, text)
-        self.stats.disk_hits = self.stats.hits - self.stats.memory_hits
+        self.stats.disk_hits = self.stats.hits - self.stats.memory_hits - self.stats.shared_hits
         return todo
 
     def _store(self, keys: list[bytes], vectors: np.ndarray, found: dict[bytes, np.ndarray]) -> None:
@@ -296,11 +326,17 @@ class CachedEmbedder(Embedder):
         for k, v in items:
             found[k] = v
             self._remember(k, v)
-        if self._disk is not None:
-            try:
-                self._disk.put(self.model_id, items)
-            except sqlite3.Error as exc:
-                log.warning("embedding cache write failed (%s); continuing without persisting", exc)
+        self._write_disk(items)
+        if self.shared is not None:
+            self.shared.put(self.model_id, items)
+
+    def _write_disk(self, items: list[tuple[bytes, np.ndarray]]) -> None:
+        if self._disk is None or not items:
+            return
+        try:
+            self._disk.put(self.model_id, items)
+        except sqlite3.Error as exc:
+            log.warning("embedding cache write failed (%s); continuing without persisting", exc)
 
     def _remember(self, key: bytes, vector: np.ndarray) -> None:
         self._seen_dim = int(vector.shape[0])

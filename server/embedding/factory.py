@@ -11,6 +11,7 @@ from server.embedding.cache import CachedEmbedder
 from server.embedding.minilm import MODEL_ID, MiniLMEmbedder, MiniLMModel
 from server.embedding.openai_compatible import OpenAICompatibleEmbedder
 from server.embedding.settings import EmbeddingSettings
+from server.embedding.shared_cache import SharedEmbeddings
 
 # Loaded local models by model identity. The peer reloaded its model per question; we never do.
 _MODELS: dict[str, MiniLMModel] = {}
@@ -61,4 +62,9 @@ def build_embedder(settings: EmbeddingSettings, base_dir: Path) -> Embedder:
     provider = build_provider(settings, base_dir)
     if not settings.cache.enabled:
         return provider
-    return CachedEmbedder(provider, resolve_path(settings.cache.path, base_dir))
+    shared = settings.cache.shared
+    return CachedEmbedder(
+        provider,
+        resolve_path(settings.cache.path, base_dir),
+        shared=SharedEmbeddings(shared) if shared is not None else None,
+    )

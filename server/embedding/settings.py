@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from ..config.types import EnvVarName
 from ..resilience import RetrySettings
+from .shared_cache import SharedEmbeddingCacheSettings
 
 # Names accepted for the bundled local model; all mean the same weights.
 MINILM_MODEL_NAMES = frozenset({"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"})
@@ -18,6 +19,14 @@ class EmbeddingCacheSettings(BaseModel, extra="forbid"):
 
     enabled: bool = True
     path: str = "data/embedding_cache.sqlite3"
+    # also in Redis, shared by every replica (a new replica starts warm); absent: this replica's file only
+    shared: SharedEmbeddingCacheSettings | None = None
+
+    @model_validator(mode="after")
+    def _shared_needs_enabled(self) -> EmbeddingCacheSettings:
+        if self.shared is not None and not self.enabled:
+            raise ValueError("cache.shared needs cache.enabled: true")
+        return self
 
 
 class EmbeddingSettings(BaseModel, extra="forbid"):

@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -25,11 +25,14 @@ from ..adapters.registry import registry as default_registry
 from ..adapters.result_cache import ResultCache, build_result_cache
 from ..conversations import SessionSettings, SessionStore, build_session_store
 from ..embedding.base import Embedder
+from ..embedding.cache import CachedEmbedder
 from ..embedding.factory import build_embedder
 from ..embedding.settings import EmbeddingSettings
 from ..errors import NotFound
 from ..params.factory import build_extractor
 from ..routing.fitted_models import FittedModels
+from ..routing.rerankers.shared_cache import SharedRerankCache, build_shared_rerank_cache
+from ..shared_redis import SharedState
 from ..stores.base import TemplateStore
 from ..stores.factory import build_store
 from ..stores.indexing import IndexReport, index_digests, sync_store
@@ -37,6 +40,8 @@ from ..templates import Template
 from .loader import LoadedConfig
 
 log = logging.getLogger("intent_router.runtime")
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -55,6 +60,7 @@ class Runtime:
     sessions: SessionStore = field(default_factory=lambda: build_session_store(SessionSettings()))
     result_cache: ResultCache | None = None
     owns_result_cache: bool = False  # built for this runtime alone (no holder): closed with it
+    rerank_cache: SharedRerankCache | None = None  # rerank_cache.backend redis; carried over like sessions
 
     def get(self, name: str) -> Adapter:
         try:
@@ -62,8 +68,27 @@ class Runtime:
         except KeyError:
             raise NotFound(f"unknown adapter '{name}'") from None
 
+    def shared_engines(self) -> dict[str, SharedState]:
+        """What this runtime shares with other replicas, by its name under /health `shared`."""
+        engines: dict[str, SharedState | None] = {
+            "sessions": self.sessions,
+            "result_cache": self.result_cache,
+            "rerank_cache": self.rerank_cache,
+        }
+        embedding = [e for e in self.embedders.values() if isinstance(e, CachedEmbedder) and e.shared]
+        for embedder in embedding:
+            name = "embedding_cache" if len(embedding) == 1 else f"embedding_cache {embedder.model_id}"
+            engines[name] = embedder.shared
+        return {name: engine for name, engine in engines.items() if engine is not None}
+
     def resources(self) -> list[object]:
-        return [*self.adapters.values(), *self.stores.values(), *self.embedders.values(), self.sessions]
+        return [
+            *self.adapters.values(),
+            *self.stores.values(),
+            *self.embedders.values(),
+            self.sessions,
+            self.rerank_cache,
+        ]
 
     async def close(self, keep: Iterable[Runtime] = (), purge_removed: bool = False) -> None:
         """Close what no runtime in `keep` still uses. With `purge_removed`, persistent stores of adapters
@@ -99,6 +124,8 @@ class Runtime:
                 await self.sessions.close()
             except Exception as exc:
                 log.warning("closing the session store failed: %s", exc)
+        if self.rerank_cache is not None and id(self.rerank_cache) not in kept:
+            await self.rerank_cache.close()
 
     def describe(self) -> dict[str, Any]:
         return {name: adapter.describe() for name, adapter in self.adapters.items()}
@@ -132,7 +159,11 @@ async def build_runtime(
     `rebuild_stores` empties every store and indexes all templates again (the `reindex` command).
     """
     started = time.perf_counter()
-    runtime = Runtime(config=config, sessions=_sessions_for(config, previous))
+    runtime = Runtime(
+        config=config,
+        sessions=_carried(config, previous, "sessions", build_session_store),
+        rerank_cache=_carried(config, previous, "rerank_cache", build_shared_rerank_cache),
+    )
     if rebuild_stores:
         previous = None
     app = config.app
@@ -153,6 +184,7 @@ async def build_runtime(
                 fitted_models=models,
                 result_cache=result_cache,
                 result_cache_settings=app.result_cache,
+                shared_rerank_cache=runtime.rerank_cache,
             )
             if issubclass(cls, DataAdapter):
                 embedder = _embedder_for(settings, runtime, previous)
@@ -183,11 +215,13 @@ async def build_runtime(
     return runtime
 
 
-def _sessions_for(config: LoadedConfig, previous: Runtime | None) -> SessionStore:
-    """The previous runtime's session store while the `sessions:` block is unchanged (conversations go on)."""
-    if previous is not None and previous.config.app.sessions == config.app.sessions:
-        return previous.sessions
-    return build_session_store(config.app.sessions)
+def _carried(config: LoadedConfig, previous: Runtime | None, block: str, build: Callable[[Any], T]) -> T:
+    """What the previous runtime built from config.yaml's `block` (its field of the same name), kept
+    while the block is unchanged (conversations go on, connections stay open); else built anew."""
+    if previous is not None and getattr(previous.config.app, block) == getattr(config.app, block):
+        carried: T = getattr(previous, block)
+        return carried
+    return build(getattr(config.app, block))
 
 
 def _embedding_key(settings: EmbeddingSettings, config: LoadedConfig) -> str:

@@ -10,6 +10,7 @@ from ..config.types import EnvVarName
 from ..conversations.settings import SessionSettings
 from ..embedding.settings import EmbeddingSettings
 from ..routing.rerankers.settings import RerankerSettings
+from ..routing.rerankers.shared_cache import RerankCacheSettings
 from ..routing.settings import CompositeRetrievalSettings
 from ..stats.settings import StatsSettings
 from ..stores.factory import StoreSettings
@@ -54,6 +55,7 @@ class AppSettings(_Strict):
     store: StoreSettings = Field(default_factory=StoreSettings)
     composite_retrieval: CompositeRetrievalSettings = Field(default_factory=CompositeRetrievalSettings)
     rerankers: dict[str, RerankerSettings] = Field(default_factory=dict)
+    rerank_cache: RerankCacheSettings = Field(default_factory=RerankCacheSettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
     stats: StatsSettings = Field(default_factory=StatsSettings)
     sessions: SessionSettings = Field(default_factory=SessionSettings)

@@ -166,5 +166,6 @@ def make_composite(runtime: Runtime, children: list[str], **keys: Any) -> Compos
         retrieval=app.composite_retrieval.merged(settings.overrides()),
         rerankers=app.rerankers,
         fitted_models=runtime.fitted_models,
+        shared_rerank_cache=runtime.rerank_cache,
     )
     return CompositeAdapter(settings, context)

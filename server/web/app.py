@@ -150,7 +150,7 @@ class Handlers:
         adapters_ok = bool(adapters) and all(a.get("status") == "ok" for a in adapters.values())  # none: not ok
         member = request.app.get(CLUSTER)
         cluster = member.health() if member is not None else None
-        shared = self._shared_engines(request, runtime)
+        shared = await self._shared_engines(request, runtime)
         healthy = (
             adapters_ok
             and (load is None or load.ok)
@@ -174,15 +174,13 @@ class Handlers:
         )
         return web.json_response(body.dump())
 
-    def _shared_engines(self, request: web.Request, runtime: Runtime) -> dict[str, Any]:
-        """Engines shared with other replicas (Redis sessions and result cache, a database routing log): one
-        that is unreachable makes the replica degraded (it keeps answering with local state)."""
-        shared: dict[str, Any] = {}
-        if (sessions := runtime.sessions.health()) is not None:
-            shared["sessions"] = sessions
-        cache = self.holder.result_cache
-        if cache is not None and (state := cache.health()) is not None:
-            shared["result_cache"] = state
+    async def _shared_engines(self, request: web.Request, runtime: Runtime) -> dict[str, Any]:
+        """Engines shared with other replicas (Redis sessions and caches, a database routing log): one
+        that is unreachable makes the replica degraded (it keeps answering with local state). One that
+        was down is asked again first, so the replica recovers even when no request uses it."""
+        engines = runtime.shared_engines()
+        await asyncio.gather(*(engine.recheck() for engine in engines.values()))
+        shared = {name: state for name, engine in engines.items() if (state := engine.health()) is not None}
         rlog = request.app.get(STATS_LOG)
         if rlog is not None and rlog.engine.dialect.name != "sqlite":
             failing = rlog.health()["status"] != "ok"

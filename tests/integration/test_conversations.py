@@ -204,7 +204,7 @@ async def test_redis_sessions_expire_and_are_capped():
         await asyncio.sleep(0.5)
         assert await short.load(states[0].key) is None
     finally:
-        await store._client.delete(*await store._client.keys(prefix + "*"))
+        await store.link.client.delete(*await store.link.client.keys(prefix + "*"))
         await store.close()
         await short.close()
 

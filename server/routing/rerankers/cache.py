@@ -1,21 +1,62 @@
-"""Rerank scores remembered per (query, adapter, template id), so a repeated question costs no
-provider call. Entries expire after a TTL and the cache holds at most `max_entries` (least
-recently used go first). The clock is injectable so tests need not sleep.
+"""Rerank scores remembered per question and candidate, so a repeated question costs no provider call.
 
-One cache belongs to one reranker: scores from different models are not comparable. Call
-`clear()` when templates change (a reload), since a key does not capture the template text.
+An entry's id (`entry_id`) is a digest of the reranker's identity (provider and model, the server for a
+self-hosted one, the instructions for a chat model), the question, the candidate's adapter and template
+id, and the very text the reranker judged (description and examples). So scores of different models
+never mix, and a reload that changes a template's text can never serve its old score: its id changes
+with the text. Nothing has to be cleared, in this process or in Redis.
+
+Two backends behind one interface (`ScoreCache`): `RerankCache` in this process (TTL + LRU bound, the
+clock injectable so tests need not sleep), and `RedisRerankCache` shared by every replica
+(`shared_cache.py`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from .base import RerankKey
+from .llm_prompt import INSTRUCTIONS
+from .settings import RerankerSettings
 
-_CacheKey = tuple[str, str, str]  # (query, adapter, template id)
+_CHAT_PROVIDERS = ("anthropic", "openai")
+
+
+def reranker_identity(settings: RerankerSettings) -> str:
+    """What decides a reranker's scores: the provider and model; for a self-hosted server without a
+    model name, the server itself; for a chat model, the instructions it is given."""
+    parts = [settings.provider, settings.model or ""]
+    if settings.provider == "rerank_api":
+        parts += [settings.api_format, str(settings.base_url)]
+    if settings.provider in _CHAT_PROVIDERS:
+        parts.append(hashlib.sha256(INSTRUCTIONS.encode()).hexdigest()[:16])
+    return "\x1f".join(parts)
+
+
+def entry_id(identity: str, question: str, key: RerankKey, text: str) -> str:
+    """The cache id of one candidate's score for one question (see the module docstring)."""
+    digest = hashlib.sha256()
+    for part in (identity, question, key[0], key[1], text):
+        digest.update(part.encode("utf-8", "surrogatepass"))
+        digest.update(b"\x00")
+    return digest.hexdigest()[:40]
+
+
+class ScoreCache(ABC):
+    """Scores by entry id. A backend that fails answers with misses, never an error."""
+
+    @abstractmethod
+    async def get_many(self, ids: Iterable[str]) -> dict[str, float]:
+        """Scores of those ids that have a live entry."""
+
+    @abstractmethod
+    async def put_many(self, scores: Mapping[str, float]) -> None:
+        """Remember scores, within the backend's bounds."""
 
 
 @dataclass(frozen=True)
@@ -27,8 +68,8 @@ class RerankCacheStats:
     size: int
 
 
-class RerankCache:
-    """TTL + LRU-bounded map of rerank scores."""
+class RerankCache(ScoreCache):
+    """In this process: TTL + LRU-bounded map of scores."""
 
     def __init__(
         self, ttl_seconds: float, max_entries: int = 10_000, clock: Callable[[], float] = time.monotonic
@@ -40,35 +81,32 @@ class RerankCache:
         self.ttl_seconds = ttl_seconds
         self.max_entries = max_entries
         self._clock = clock
-        self._entries: OrderedDict[_CacheKey, tuple[float, float]] = OrderedDict()  # key -> (expires, score)
+        self._entries: OrderedDict[str, tuple[float, float]] = OrderedDict()  # id -> (expires, score)
         self._hits = self._misses = self._evictions = self._expirations = 0
 
-    def get_many(self, query: str, keys: Iterable[RerankKey]) -> dict[RerankKey, float]:
-        """Cached scores for those keys that have a live entry; the rest count as misses."""
+    async def get_many(self, ids: Iterable[str]) -> dict[str, float]:
         now = self._clock()
-        found: dict[RerankKey, float] = {}
-        for key in keys:
-            cache_key = (query, key[0], key[1])
-            entry = self._entries.get(cache_key)
+        found: dict[str, float] = {}
+        for id_ in ids:
+            entry = self._entries.get(id_)
             if entry is not None and entry[0] <= now:
-                del self._entries[cache_key]
+                del self._entries[id_]
                 self._expirations += 1
                 entry = None
             if entry is None:
                 self._misses += 1
                 continue
-            self._entries.move_to_end(cache_key)
+            self._entries.move_to_end(id_)
             self._hits += 1
-            found[key] = entry[1]
+            found[id_] = entry[1]
         return found
 
-    def put_many(self, query: str, scores: Mapping[RerankKey, float]) -> None:
-        """Remember scores for `query`; evicts least recently used entries beyond the bound."""
+    async def put_many(self, scores: Mapping[str, float]) -> None:
+        """Evicts least recently used entries beyond the bound."""
         expires = self._clock() + self.ttl_seconds
-        for (adapter, template_id), score in scores.items():
-            cache_key = (query, adapter, template_id)
-            self._entries[cache_key] = (expires, score)
-            self._entries.move_to_end(cache_key)
+        for id_, score in scores.items():
+            self._entries[id_] = (expires, score)
+            self._entries.move_to_end(id_)
         now = self._clock()
         while len(self._entries) > self.max_entries:
             _, (entry_expires, _) = self._entries.popitem(last=False)
@@ -76,10 +114,6 @@ class RerankCache:
                 self._expirations += 1
             else:
                 self._evictions += 1
-
-    def clear(self) -> None:
-        """Forget every score (templates changed); counters are kept."""
-        self._entries.clear()
 
     def __len__(self) -> int:
         return len(self._entries)
