@@ -5,6 +5,7 @@ failed request, with /health degraded until Redis is back (found by /health itse
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestClient
 
+from server.routing.rerankers.shared_cache import RerankCacheSettings, SharedRerankCache
 from server.testing.anthropic_standin import word_overlap
 from server.testing.app import running_app
 from server.testing.composite_tree import build_tree, sql_child
@@ -127,3 +129,26 @@ async def test_redis_down_is_a_miss_and_health_recovers_by_itself(tmp_path: Path
             assert len(a.requests) == 4  # one miss on the empty Redis, then hits again
     finally:
         redis.stop()
+
+
+async def test_redis_keys_expire_and_their_number_is_capped(redis_url: str):
+    """A composite's scores in Redis: each key expires after the TTL, the index keeps the newest `max_entries`."""
+    shared = SharedRerankCache(
+        RerankCacheSettings(backend="redis", url=redis_url, key_prefix=f"ir_test:{uuid.uuid4().hex[:8]}:")
+    )
+    try:
+        capped = shared.for_composite("company", ttl_seconds=30, max_entries=2)
+        await capped.put_many({"a": 0.1, "b": 0.2})
+        await capped.put_many({"c": 0.3})
+        assert await capped.get_many(["a", "b", "c"]) == {"b": 0.2, "c": 0.3}  # the oldest written went first
+        assert await shared.link.client.zcard(capped.index) == 2
+
+        short = shared.for_composite("other", ttl_seconds=0.2, max_entries=10)
+        await short.put_many({"a": 0.5})
+        assert await short.get_many(["a"]) == {"a": 0.5} and await capped.get_many(["a"]) == {}  # composites apart
+        await asyncio.sleep(0.3)
+        assert await short.get_many(["a"]) == {}
+        assert shared.health() == {"status": "ok", "backend": "redis"}
+    finally:
+        await shared.link.client.delete(*await shared.link.client.keys(shared.prefix + "*"))
+        await shared.close()

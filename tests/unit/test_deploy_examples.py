@@ -41,6 +41,7 @@ def test_compose_example(tmp_path, env):
     app = load_app_settings(tmp_path / "config")
     assert app.cluster.enabled and app.cluster.redis_url == ENV["IR_REDIS_URL"] and app.cluster.name() == "router-1"
     assert app.sessions.backend == "redis" and app.result_cache.backend == "redis"
+    assert app.rerank_cache.backend == "redis" and app.embedding.cache.shared is not None
     assert app.stats.url == ENV["IR_PG_URL"] and app.auth.enabled
 
     routers = {name: s for name, s in compose["services"].items() if name.startswith("router-")}
@@ -80,6 +81,8 @@ def test_kubernetes_example(tmp_path, env):
     loaded = load_config(root / "config")
     assert [a.name for a in loaded.adapters] == ["hr"] and loaded.templates["hr"][0].id == "salary_by_department"
     assert loaded.app.cluster.enabled and loaded.app.cluster.name() == "router-1"
+    shared = loaded.app.embedding.cache.shared
+    assert shared is not None and shared.url == ENV["IR_REDIS_URL"] and loaded.app.rerank_cache.backend == "redis"
 
     provided = set(docs["Secret/intent-router"]["stringData"]) | {e["name"] for e in container["env"]}
     assert variables(config["data"]["config.yaml"]) <= provided

@@ -11,7 +11,7 @@ from server.embedding import EmbeddingSettings
 def test_defaults_are_local_and_cached() -> None:
     s = EmbeddingSettings()
     assert (s.provider, s.model, s.batch_size, s.cache.enabled) == ("minilm", "all-MiniLM-L6-v2", 64, True)
-    assert s.cache.path == "data/embedding_cache.sqlite3"
+    assert s.cache.path == "data/embedding_cache.sqlite3" and s.cache.shared is None  # not shared unless asked
 
 
 @pytest.mark.parametrize(
@@ -23,6 +23,10 @@ def test_defaults_are_local_and_cached() -> None:
         ({"base_url": "http://127.0.0.1:1/v1"}, "only to provider 'openai_compatible'"),
         ({"api_key": "sk-secret"}, "Extra inputs are not permitted"),
         ({"cache": {"enabled": True, "ttl": 5}}, "Extra inputs are not permitted"),
+        ({"cache": {"shared": {"url": "redis://127.0.0.1:6379/0", "ttl": 5}}}, "Extra inputs are not permitted"),
+        ({"cache": {"shared": {"key_prefix": "x:"}}}, "Field required"),  # the url
+        ({"cache": {"enabled": False, "shared": {"url": "redis://127.0.0.1:6379/0"}}}, "needs cache.enabled"),
+        ({"cache": {"shared": {"url": "redis://127.0.0.1:6379/0", "ttl_seconds": 0}}}, "greater than 0"),
         ({"batch_size": 0}, "greater than or equal to 1"),
         ({"timeout": 0}, "greater than 0"),
     ],

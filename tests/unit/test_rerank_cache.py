@@ -4,9 +4,11 @@ question, candidate and candidate text."""
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from server.routing.rerankers import RerankCache, RerankerSettings
 from server.routing.rerankers.cache import entry_id, reranker_identity
+from server.routing.rerankers.shared_cache import RerankCacheSettings
 
 A, B, C, D = "id-a", "id-b", "id-c", "id-d"  # entry ids (entry_id below makes them from what decides a score)
 
@@ -113,3 +115,17 @@ async def test_default_clock_is_monotonic_time():
     cache = RerankCache(ttl_seconds=60)
     await cache.put_many({A: 0.3})
     assert await cache.get_many([A]) == {A: 0.3}
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"backend": "redis"}, "url is required for backend: redis"),
+        ({"url": "redis://127.0.0.1:6379/0"}, "only read by backend: redis"),
+        ({"backend": "redis", "url": "redis://127.0.0.1:6379/0", "ttl_seconds": 5}, "Extra inputs"),
+        ({"backend": "redis", "url": "redis://127.0.0.1:6379/0", "timeout": 0}, "greater than 0"),
+    ],
+)
+def test_rerank_cache_settings_refuse_what_nothing_reads(data: dict, message: str):
+    with pytest.raises(ValidationError, match=message):
+        RerankCacheSettings.model_validate(data)
