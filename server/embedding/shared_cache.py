@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -27,6 +28,9 @@ from ..shared_redis import SyncRedisLink
 
 if TYPE_CHECKING:
     from redis import Redis
+    from redis.client import Pipeline
+
+T = TypeVar("T")
 
 log = logging.getLogger("intent_router.embedding.shared_cache")
 
@@ -52,22 +56,30 @@ class SharedEmbeddings:
     def _key(self, model_id: str, key: bytes) -> str:
         return f"{self.settings.key_prefix}{model_id}:{key.hex()}"
 
+    def _batches(
+        self, action: str, items: Sequence[T], queue: Callable[[Pipeline, T], object]
+    ) -> Iterator[tuple[Sequence[T], list[Any]]]:
+        """Each chunk of `items` with its results, one pipelined round trip per chunk (`queue` adds one
+        item's command); stops at the first round trip Redis does not answer (logged once by the link)."""
+        for start in range(0, len(items), CHUNK):
+            chunk = items[start : start + CHUNK]
+
+            def run(client: Redis, chunk: Sequence[T] = chunk) -> list[Any]:
+                pipe = client.pipeline(transaction=False)
+                for item in chunk:
+                    queue(pipe, item)
+                return pipe.execute()
+
+            results = self.link.attempt(action, run)
+            if results is None:
+                return
+            yield chunk, results
+
     def get(self, model_id: str, keys: list[bytes], dim: int) -> dict[bytes, np.ndarray]:
         """Stored vectors by text key (blocking: call on a worker thread). `dim` 0: any length."""
         found: dict[bytes, np.ndarray] = {}
         ttl_ms = self._ttl_ms
-        for start in range(0, len(keys), CHUNK):
-            chunk = keys[start : start + CHUNK]
-
-            def read(client: Redis, chunk: list[bytes] = chunk) -> list[Any]:
-                pipe = client.pipeline(transaction=False)
-                for key in chunk:
-                    pipe.getex(self._key(model_id, key), px=ttl_ms)
-                return pipe.execute()
-
-            values = self.link.attempt("read", read)
-            if values is None:
-                break  # Redis does not answer: embed the rest locally
+        for chunk, values in self._batches("read", keys, lambda p, k: p.getex(self._key(model_id, k), px=ttl_ms)):
             for key, blob in zip(chunk, values, strict=True):
                 if blob and len(blob) % 4 == 0 and (not dim or len(blob) == dim * 4):
                     found[key] = np.frombuffer(blob, dtype=np.float32)
@@ -76,35 +88,20 @@ class SharedEmbeddings:
     def put(self, model_id: str, items: list[tuple[bytes, np.ndarray]]) -> None:
         """Store vectors for every replica (blocking); a failure is logged once and otherwise ignored."""
         ttl_ms = self._ttl_ms
-        for start in range(0, len(items), CHUNK):
-            chunk = items[start : start + CHUNK]
 
-            def write(client: Redis, chunk: list[tuple[bytes, np.ndarray]] = chunk) -> list[Any]:
-                pipe = client.pipeline(transaction=False)
-                for key, vector in chunk:
-                    pipe.set(self._key(model_id, key), np.ascontiguousarray(vector, np.float32).tobytes(), px=ttl_ms)
-                return pipe.execute()
+        def queue(pipe: Pipeline, item: tuple[bytes, np.ndarray]) -> None:
+            pipe.set(self._key(model_id, item[0]), np.ascontiguousarray(item[1], np.float32).tobytes(), px=ttl_ms)
 
-            if self.link.attempt("write", write) is None:
-                return
+        for _ in self._batches("write", items, queue):
+            pass
 
     def refresh(self, model_id: str, items: list[tuple[bytes, np.ndarray]]) -> None:
         """Vectors this replica found in its own file: renew their expiry in Redis, and store those Redis
         lacks (embedded here while Redis was down, or expired). Without it, replicas whose files are warm
         would never read Redis, and their templates would expire there for the next new replica."""
         ttl_ms = self._ttl_ms
-        for start in range(0, len(items), CHUNK):
-            chunk = items[start : start + CHUNK]
-
-            def renew(client: Redis, chunk: list[tuple[bytes, np.ndarray]] = chunk) -> list[Any]:
-                pipe = client.pipeline(transaction=False)
-                for key, _ in chunk:
-                    pipe.pexpire(self._key(model_id, key), ttl_ms)
-                return pipe.execute()
-
-            renewed = self.link.attempt("refresh", renew)
-            if renewed is None:
-                return
+        renew = self._batches("refresh", items, lambda p, item: p.pexpire(self._key(model_id, item[0]), ttl_ms))
+        for chunk, renewed in renew:
             self.put(model_id, [item for item, ok in zip(chunk, renewed, strict=True) if not ok])
 
     @property
