@@ -3,7 +3,9 @@
 One recipe for all of them, so each behaves the same when Redis is down or slow: a call that fails or
 takes longer than its timeout is reported to the caller as no answer (a miss; the caller falls back to
 local state), the outage is logged once when it starts and once when Redis answers again, and `/health`
-shows it (`health()`) until a later call, or the health check's own ping (`recheck`), succeeds.
+shows it (`health()`) until a later call, or the health check's own ping (`recheck`), succeeds. For a
+second after a failure calls are not even tried, so a host that does not answer at all costs each request
+nothing rather than a timeout.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ T = TypeVar("T")
 
 FAILURES = (RedisError, OSError, TimeoutError)  # asyncio's timeout is TimeoutError since 3.11
 RECHECK_TIMEOUT = 1.0  # seconds a health check waits for a ping of an engine that is down
+RETRY_AFTER = 1.0  # seconds after a failure during which calls are not tried (a dead host costs no timeouts)
 
 
 class SharedState(Protocol):
@@ -42,8 +45,15 @@ class Availability:
         self.fallback = fallback  # what the replica does meanwhile, for the log line
         self._log = logger
         self.unavailable: str | None = None  # the reason, while Redis does not answer
+        self._retry_at = 0.0
+
+    def resting(self) -> bool:
+        """Just failed: calls answer None at once for RETRY_AFTER seconds instead of each waiting for a
+        timeout on a host that does not answer."""
+        return self.unavailable is not None and time.monotonic() < self._retry_at
 
     def failed(self, action: str, exc: BaseException) -> None:
+        self._retry_at = time.monotonic() + RETRY_AFTER
         if self.unavailable is None:
             self._log.warning(
                 "%s (Redis) unreachable on %s (%s); %s", self.what, action, type(exc).__name__, self.fallback
@@ -86,7 +96,9 @@ class RedisLink(Availability):
         )
 
     async def attempt(self, action: str, op: Callable[[aioredis.Redis], Awaitable[T]]) -> T | None:
-        """`op`'s result; None when Redis failed or did not answer within the timeout."""
+        """`op`'s result; None when Redis failed or did not answer within the timeout (or just did)."""
+        if self.resting():
+            return None
         try:
             async with asyncio.timeout(self.timeout):
                 result = await op(self.client)
@@ -120,7 +132,9 @@ class SyncRedisLink(Availability):
         self.client = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
 
     def attempt(self, action: str, op: Callable[[redis.Redis], T]) -> T | None:
-        """`op`'s result; None when Redis failed or did not answer within the socket timeout."""
+        """`op`'s result; None when Redis failed or did not answer within the socket timeout (or just did)."""
+        if self.resting():
+            return None
         try:
             result = op(self.client)
         except FAILURES as exc:
@@ -131,8 +145,13 @@ class SyncRedisLink(Availability):
 
     def recheck(self) -> None:
         """While down, one ping (bounded by the socket timeout); blocking: call it on a worker thread."""
-        if self.unavailable is not None:
-            self.attempt("ping", lambda client: client.ping())
+        if self.unavailable is None:
+            return
+        try:
+            self.client.ping()
+        except FAILURES:
+            return
+        self.answered()
 
     def close(self) -> None:
         self.client.close()
