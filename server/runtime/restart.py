@@ -1,7 +1,7 @@
 """config.yaml settings that a running server cannot change: a reload reports them as needing a restart.
 
 Everything else in config.yaml takes effect on reload: the runtime is rebuilt from it (adapters,
-embedding, store, composite_retrieval, rerankers, auth, sessions, result_cache), handlers read the
+embedding, store, composite_retrieval, rerankers, rerank_cache, auth, sessions, result_cache), handlers read the
 `server` timeouts and limits per request or connection, and the routing log takes its live settings
 (store_queries, retention, batching, max_window_rows) from every good load. What is left is bound
 when the process starts: the listening socket, where and how the routing log is stored and queued,
