@@ -284,9 +284,9 @@ class HealthResponse(Wire):
     )
     shared: Json | None = Field(
         None,
-        description="engines shared with other replicas (sessions, result_cache on Redis; routing_log on a "
-        "database server), each {status: ok | down, backend, reason?}; one down makes the status degraded "
-        "while the replica answers with local state (with a key when auth is on)",
+        description="engines shared with other replicas (sessions, result_cache, rerank_cache, embedding_cache "
+        "on Redis; routing_log on a database server), each {status: ok | down, backend, reason?}; one down "
+        "makes the status degraded while the replica answers with local state (with a key when auth is on)",
     )
     config_hash: str | None = Field(
         None,
