@@ -20,6 +20,9 @@ import aiohttp
 import pytest
 import sqlalchemy as sa
 
+from server.embedding.factory import graph_dir_for
+from server.embedding.minilm import MiniLMModel
+from server.runtime.loader import load_app_settings
 from server.testing.configs import BASE_CONFIG, people_tree
 from server.testing.pg import PgDatabase
 from server.testing.redis_server import PrivateRedis
@@ -60,7 +63,7 @@ def start_replica(root: Path, name: str, port: int) -> tuple[subprocess.Popen, P
 
 
 async def wait_ready(session: aiohttp.ClientSession, url: str, proc: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + 45
+    deadline = time.monotonic() + 90
     while True:
         assert proc.poll() is None, log.read_text()[-3000:]
         try:
@@ -81,12 +84,19 @@ async def within(seconds: float, check) -> float:
     return time.monotonic() - started
 
 
-async def test_three_replicas_share_sessions_reloads_statistics_and_survive_redis(tmp_path, pg_database: PgDatabase):
+async def test_three_replicas_share_sessions_reloads_statistics_and_survive_redis(
+    tmp_path, pg_database: PgDatabase, monkeypatch
+):
     started = time.monotonic()
     redis = PrivateRedis(free_port()).start()
     table = f"routing_log_replicas_{uuid.uuid4().hex[:8]}"
     first = tmp_path / "A"
     people_tree(first, cluster_config(pg_database.url, table, redis.url, f"ir-test:{uuid.uuid4().hex}:"))
+    # the MiniLM graph is built once here and copied: three replicas building it at once on a loaded
+    # 2-core machine took most of the readiness deadline
+    monkeypatch.setenv("IR_REPLICA_NAME", "A")  # the config names the replica by it
+    settings = load_app_settings(first / "config")
+    MiniLMModel(graph_dir_for(settings.embedding, first))
     for name in NAMES[1:]:
         shutil.copytree(first, tmp_path / name)
     procs: list[tuple[subprocess.Popen, Path]] = []
