@@ -31,6 +31,7 @@ from ..routing.rerankers.shared_cache import SharedRerankCache
 from ..routing.settings import CompositeRetrievalSettings
 from ..routing.stages.base import ScoringStage
 from ..stores.base import StoreHit, TemplateStore
+from ..stores.group_search import GroupSearch
 from ..templates import Template
 from ..templates.library import ParsedBody
 from .result_cache import CachedRows, ResultCache, ResultCacheSettings, cache_key, ttl_for
@@ -122,6 +123,11 @@ class Adapter(ABC):
     def routing_stages(self) -> Sequence[ScoringStage]:
         """Scoring stages after the embedding search (none for a data adapter asked directly)."""
         return ()
+
+    def group_search(self) -> GroupSearch | None:
+        """How the routing sources' stores are searched together (a composite's stacked view); None:
+        each on its own."""
+        return None
 
     @abstractmethod
     def describe(self) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from ..routing.settings import (
 from ..routing.stages.base import ScoringStage
 from ..routing.stages.factory import build_stages
 from ..routing.stages.intent_model import IntentModelStage, Superseded
+from ..stores.group_search import GroupSearch
 from .base import Adapter, AdapterContext, AdapterSettings, DataAdapter
 
 log = logging.getLogger("intent_router.adapters.composite")
@@ -100,6 +101,7 @@ class CompositeAdapter(Adapter):
         self._closed = False
         self._calibrations: dict[str, ScoreCalibration] = {}
         self.calibration_status: dict[str, Any] = {"enabled": False}
+        self._group_search = GroupSearch()
 
     def routing_sources(self) -> list[DataAdapter]:
         """Children as they are now: after a reload the composite sees the new child objects."""
@@ -127,6 +129,18 @@ class CompositeAdapter(Adapter):
 
     def routing_stages(self) -> list[ScoringStage]:
         return self._stages
+
+    def group_search(self) -> GroupSearch:
+        return self._group_search
+
+    def _warm_search(self, children: list[DataAdapter]) -> None:
+        """The children's stacked views (one per embedding model), built before the first question."""
+        by_model: dict[str, list[DataAdapter]] = {}
+        for child in children:
+            if child.searches_inline:
+                by_model.setdefault(child.embedder.model_id, []).append(child)
+        for model, group in by_model.items():
+            self._group_search.warm(model, [c.store for c in group])
 
     def score_calibrations(self) -> Mapping[str, ScoreCalibration]:
         return self._calibrations
@@ -165,6 +179,7 @@ class CompositeAdapter(Adapter):
         (on REFIT_POOL): new templates are routable by the other stages as soon as they are indexed, and
         the newest reload's fit wins over one still running. Only a first fit is waited for."""
         children = self.routing_sources()
+        await asyncio.to_thread(self._warm_search, children)
         await self._fit_calibrations(children)
         fitted = self.context.fitted_models
         assert fitted is not None

@@ -66,7 +66,7 @@ async def observe(
     threads) while this one is routed (numpy on the event loop). One question at a time through the
     encoder cost most of the run."""
     policy = dataclasses.replace(adapter.routing_policy(), confidence_threshold=0.0, ambiguity_margin=None)
-    router = Router(policy, adapter.routing_stages(), adapter.score_calibrations())
+    router = Router(policy, adapter.routing_stages(), adapter.score_calibrations(), adapter.group_search())
     sources = adapter.routing_sources()
     single = isinstance(adapter, DataAdapter)
     questions = [normalise_question(item["question"]) for item in items]

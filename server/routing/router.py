@@ -12,7 +12,8 @@ from typing import Protocol
 import numpy as np
 
 from ..embedding.base import Embedder
-from ..stores.base import StoreHit
+from ..stores.base import StoreHit, TemplateStore
+from ..stores.group_search import GroupSearch
 from ..templates import Template
 from .calibration import ScoreCalibration
 from .candidates import Candidate, SourceFailure
@@ -34,6 +35,9 @@ class TemplateSource(Protocol):
 
     @property
     def embedder(self) -> Embedder: ...
+
+    @property
+    def store(self) -> TemplateStore: ...
 
     async def search_templates(self, vector: np.ndarray, k: int) -> list[StoreHit]: ...
 
@@ -60,8 +64,11 @@ class Router:
         policy: RoutingPolicy,
         stages: Sequence[ScoringStage] = (),
         calibrations: Mapping[str, ScoreCalibration] | None = None,
+        group_search: GroupSearch | None = None,
     ) -> None:
         self.policy = policy
+        # a composite's: its in-memory children searched as one stacked view per embedding model
+        self.group_search = group_search
         self.stages = list(stages)
         # by embedding model: each model's cosines mapped to the common 0..1 scale (routing/calibration.py)
         self.calibrations = dict(calibrations or {})
@@ -146,14 +153,19 @@ class Router:
         async def one(source: TemplateSource):
             return await asyncio.wait_for(source.search_templates(vectors[source.embedder.model_id], k), timeout)
 
+        # In-memory searches are microseconds of arithmetic that no timeout could interrupt: they run
+        # in place, in config order (stacked per embedding model when a composite has a GroupSearch);
+        # only searches that wait (threads, network) get tasks and timeouts.
+        together = self._search_together([s for _, s in usable if s.searches_inline], vectors, k)
+
         def inline(source: TemplateSource):
+            if id(source) in together:
+                return together[id(source)]
             try:
                 return source.search_inline(vectors[source.embedder.model_id], k)
             except Exception as exc:
                 return exc
 
-        # In-memory searches are microseconds of arithmetic that no timeout could interrupt: they run
-        # in place, in config order; only searches that wait (threads, network) get tasks and timeouts.
         waiting = [s for _, s in usable if not s.searches_inline]
         if self.policy.parallel_search:
             waited = iter(await asyncio.gather(*(one(s) for s in waiting), return_exceptions=True))
@@ -200,6 +212,19 @@ class Router:
                         )
                     )
         return candidates, failures
+
+    def _search_together(self, sources: list[TemplateSource], vectors: dict[str, np.ndarray], k: int):
+        """id(source) -> its hits or error, for the in-memory sources of each embedding model at once."""
+        if self.group_search is None or len(sources) < 2:
+            return {}
+        by_model: dict[str, list[TemplateSource]] = {}
+        for source in sources:
+            by_model.setdefault(source.embedder.model_id, []).append(source)
+        found: dict[int, list[StoreHit] | Exception] = {}
+        for model, group in by_model.items():
+            results = self.group_search.search(model, [s.store for s in group], vectors[model], k)
+            found.update(zip(map(id, group), results, strict=True))
+        return found
 
 
 def _reason(exc: BaseException) -> str:

@@ -82,7 +82,9 @@ class Explanation:
 
 def router_for(adapter: Adapter) -> Router:
     """The router for questions asked of this adapter: its policy and its scoring stages."""
-    return Router(adapter.routing_policy(), adapter.routing_stages(), adapter.score_calibrations())
+    return Router(
+        adapter.routing_policy(), adapter.routing_stages(), adapter.score_calibrations(), adapter.group_search()
+    )
 
 
 async def _route(adapter: Adapter, question: str) -> tuple[Router, dict[str, DataAdapter], RoutingOutcome]:

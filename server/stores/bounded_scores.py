@@ -135,16 +135,40 @@ def exact_scores(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Int8Pass:
+class Quantised:
     """Vector codes x_int = rint(x / s_t) in [-63, 63] (one scale per template), in insertion order
-    (templates contiguous) in an onnxruntime MatMulInteger session. Per vector: its template's scale,
-    ||x - s_t x_int||_2 and ||x||_2. Bounds are per vector and aggregated per template in one
-    segment max (`np.maximum.reduceat`), so the cost tracks the number of vectors whatever the
-    number of examples per template."""
+    (templates contiguous). Per vector: its template's scale, ||x - s_t x_int||_2 and ||x||_2 (upper
+    bounds). Codes depend only on their own template, so the codes of several stores stacked are the
+    stacked codes."""
+
+    codes: np.ndarray  # int8 (vectors, dim)
+    scale: np.ndarray
+    err_l2: np.ndarray
+    l2: np.ndarray
+
+
+def quantise(matrix: np.ndarray, bounds: np.ndarray) -> Quantised:
+    """The codes of float32 vectors whose templates begin at `bounds[:-1]`."""
+    sizes = np.diff(bounds)
+    m64 = matrix.astype(np.float64)
+    top = np.maximum.reduceat(np.abs(m64).max(axis=1), bounds[:-1])
+    scale = np.where(top > 0, top / _X_LEVELS, 1.0)
+    row_scale = np.repeat(scale, sizes)
+    codes = np.clip(np.rint(m64 / row_scale[:, None]), -_X_LEVELS, _X_LEVELS)
+    err = m64 - codes * row_scale[:, None]
+    tiny = np.repeat(2.0**-50 * top * np.sqrt(matrix.shape[1]), sizes)  # rounding of scale * codes, err
+    err_l2 = (np.sqrt(np.einsum("ij,ij->i", err, err)) + tiny) * (1 + 1e-12)
+    return Quantised(codes.astype(np.int8), row_scale, err_l2, row_norms(matrix))
+
+
+@dataclass(frozen=True)
+class Int8Pass:
+    """The codes of one or more stores in one onnxruntime MatMulInteger session, with their error terms.
+    Bounds are per vector; a view aggregates them per template in one segment max
+    (`np.maximum.reduceat`), so the cost tracks the number of vectors whatever the number of examples
+    per template."""
 
     session: object
-    starts: np.ndarray  # first vector of each template
-    owner: np.ndarray  # vector -> template
     scale: np.ndarray
     err_l2: np.ndarray
     l2: np.ndarray
@@ -161,41 +185,22 @@ class Int8Pass:
         bound += ((q_err_l2 + (_EPS32 + 2.0**-40) * query.norm) * slack) * self.l2
         return approx, bound
 
-    def template_bounds(self, query: Query) -> tuple[np.ndarray, np.ndarray]:
-        """Per template (insertion order), lower and upper bounds of its exact best score."""
-        approx, bound = self.bounds(query)
-        return np.maximum.reduceat(approx - bound, self.starts), np.maximum.reduceat(approx + bound, self.starts)
 
-    def candidates(self, query: Query, k: int) -> np.ndarray:
-        """Indices of the vectors that may be the best vector of one of the k best templates (a proven
-        superset): every vector whose upper bound reaches the k-th best template lower bound. A
-        template among the k best scores at least that bound, so its best vectors are all kept."""
-        approx, bound = self.bounds(query)
-        lower = np.maximum.reduceat(approx - bound, self.starts)
-        n = len(lower)
-        kth = np.partition(lower, n - k)[n - k] if k < n else -np.inf
-        # 2^-139 absorbs float32 underflow (an exact score below 2^-126 rounds within 2^-150).
-        return np.flatnonzero(approx + bound >= kth - 2.0**-139)
-
-
-def build_int8_pass(matrix: np.ndarray, bounds: np.ndarray, sizes: np.ndarray) -> Int8Pass | None:
-    """The int8 first pass, or None (every vector in float32 instead) when onnxruntime is missing or
-    not exact here."""
+def build_int8_pass(parts: list[Quantised]) -> Int8Pass | None:
+    """One int8 first pass over these stores' codes (stacked in this order), or None (every vector in
+    float32 instead) when onnxruntime is missing or not exact here."""
     try:
-        starts = bounds[:-1]
-        m64 = matrix.astype(np.float64)
-        top = np.maximum.reduceat(np.abs(m64).max(axis=1), starts)
-        scale = np.where(top > 0, top / _X_LEVELS, 1.0)
-        row_scale = np.repeat(scale, sizes)
-        codes = np.clip(np.rint(m64 / row_scale[:, None]), -_X_LEVELS, _X_LEVELS)
-        err = m64 - codes * row_scale[:, None]
-        tiny = np.repeat(2.0**-50 * top * np.sqrt(matrix.shape[1]), sizes)  # rounding of scale * codes, err
-        err_l2 = (np.sqrt(np.einsum("ij,ij->i", err, err)) + tiny) * (1 + 1e-12)
-        packed_codes = codes.astype(np.int8)
-        session = _int8_session(packed_codes)
-        _check_int8(session, packed_codes)
-        owner = np.repeat(np.arange(len(sizes)), sizes)
-        return Int8Pass(session, starts, owner, row_scale, err_l2, row_norms(matrix))
+        codes = parts[0].codes if len(parts) == 1 else np.concatenate([p.codes for p in parts])
+        session = _int8_session(codes)
+        _check_int8(session, codes)
+        if len(parts) == 1:
+            return Int8Pass(session, parts[0].scale, parts[0].err_l2, parts[0].l2)
+        return Int8Pass(
+            session,
+            np.concatenate([p.scale for p in parts]),
+            np.concatenate([p.err_l2 for p in parts]),
+            np.concatenate([p.l2 for p in parts]),
+        )
     except Exception as exc:  # reading every vector is slower, not wrong
         log.warning("int8 first pass unavailable, scoring every vector in float32: %s", exc)
         return None
@@ -237,8 +242,9 @@ def _check_int8(session, codes: np.ndarray) -> None:
         np.resize([_Q_LEVELS, -_Q_LEVELS], dim),
         rng.integers(-_Q_LEVELS, _Q_LEVELS + 1, size=(dim,)),
     ]
-    as_int = codes.astype(np.int64)
-    for probe in probes:
+    # one BLAS product for all probes: every partial sum is an integer below 2^53, so float64 is exact
+    expected = codes.astype(np.float64) @ np.stack(probes, axis=1).astype(np.float64)
+    for i, probe in enumerate(probes):
         got = session.run(None, {"A": (probe + 128).astype(np.uint8)[None, :]})[0][0]
-        if not np.array_equal(got, as_int @ probe):
+        if not np.array_equal(got, expected[:, i]):
             raise RuntimeError("onnxruntime MatMulInteger is not exact on this machine")

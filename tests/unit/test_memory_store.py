@@ -192,7 +192,7 @@ def test_int8_bound_holds_where_quantisation_errors_align():
     templates = [("q_err", ["a"], along_q_err[None, :]), ("x_err", ["b"], own_err_along_q[None, :])]
     templates += corpus(rng, 40, 384)
     store = fill(templates, INT8_ALWAYS)
-    int8 = store._pack().int8
+    int8 = store.view().int8
     approx, bound = int8.bounds(bounded_scores.query_of(q))
     exact = np.array([round_to_float32(row, q) for t in templates for row in t[2]])  # per vector, in order
     assert np.all(np.abs(exact - approx) <= bound)

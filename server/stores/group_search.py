@@ -1,0 +1,70 @@
+"""Several stores searched with one question vector, in-memory ones as one stacked view.
+
+A composite owns one `GroupSearch`. Its view of the children is keyed by the identity of each store's
+current pack, read again on every search: a child that changed (reloaded, upserted, deleted) has a new
+pack, so the next search builds a new view from the packs as they are now (never a stale view), and a
+view is only used once fully built (never a half-built one). On a reload the runtime builds new
+stores and a new composite, whose `start` builds the view off the request path (`warm`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+import numpy as np
+
+from .base import StoreHit, TemplateStore
+from .memory import MemoryTemplateStore
+from .packed import Packed
+from .stacked import INT8_ABOVE_FLOATS, StackedView, build_view
+
+Result = list[StoreHit] | Exception
+T = TypeVar("T")
+
+
+class GroupSearch:
+    def __init__(self, int8_above_floats: int = INT8_ABOVE_FLOATS) -> None:
+        self.int8_above_floats = int8_above_floats
+        self._views: dict[str, StackedView] = {}  # by group: one per embedding model among the children
+
+    def search(self, group: str, stores: Sequence[TemplateStore], vector: np.ndarray, k: int) -> list[Result]:
+        """Each store's k best templates (or the error its own search would raise), in order. `group`
+        names the stores searched with this vector (the embedding model's id)."""
+        results: list[Result] = [[] for _ in stores]
+        stacked: list[tuple[int, TemplateStore, Packed]] = []
+        for i, store in enumerate(stores):
+            packed = store.packed() if isinstance(store, MemoryTemplateStore) else None
+            if packed is not None and k > 0 and np.shape(vector) == (packed.dim,):
+                stacked.append((i, store, packed))
+            else:  # another kind of store, an empty one, or one that refuses this vector: on its own
+                results[i] = _guarded(store.search, vector, k)
+        if len(stacked) == 1:  # one store: its own view, already built
+            i, store, _ = stacked[0]
+            results[i] = _guarded(store.search, vector, k)
+        elif stacked:
+            found = _guarded(self._view_of(group, [p for _, _, p in stacked]).search, vector, k)
+            for j, (i, _, _) in enumerate(stacked):
+                results[i] = found if isinstance(found, Exception) else found[j]
+        return results
+
+    def warm(self, group: str, stores: Sequence[TemplateStore]) -> None:
+        """Build the view of these stores now (a composite's start), not on its first question."""
+        packs = [p for s in stores if isinstance(s, MemoryTemplateStore) and (p := s.packed()) is not None]
+        if len(packs) > 1 and len({p.dim for p in packs}) == 1:
+            self._view_of(group, packs)
+
+    def _view_of(self, group: str, packs: list[Packed]) -> StackedView:
+        view = self._views.get(group)
+        if view is not None and view.packs == tuple(packs):  # Packed compares by identity
+            return view
+        view = build_view(packs, self.int8_above_floats)
+        self._views[group] = view  # swapped in whole, once built
+        return view
+
+
+def _guarded(search: Callable[[np.ndarray, int], T], vector: np.ndarray, k: int) -> T | Exception:
+    try:
+        return search(vector, k)
+    except Exception as exc:
+        return exc

@@ -1,0 +1,41 @@
+"""One in-memory store's templates packed for search: every vector in one float32 matrix, templates
+contiguous in insertion order. Immutable: a change to the store packs anew, so a search (or a stacked
+view of several stores) holding a `Packed` never sees half of a change."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from .bounded_scores import Quantised, quantise
+
+
+@dataclass(frozen=True, eq=False)
+class Packed:
+    ids: list[str]
+    texts: list[str]  # per vector, insertion order
+    bounds: np.ndarray  # first vector of each template, plus the total
+    matrix: np.ndarray  # float32 (vectors, dim)
+
+    @property
+    def dim(self) -> int:
+        return int(self.matrix.shape[1])
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return np.diff(self.bounds)
+
+    @functools.cached_property
+    def quantised(self) -> Quantised:
+        """The int8 codes and error terms, made once per pack and shared by every view that stacks it."""
+        return quantise(self.matrix, self.bounds)
+
+
+def pack(entries: list[tuple[str, list[str], np.ndarray]]) -> Packed:
+    """(template id, texts, float32 vectors) in insertion order."""
+    blocks = [vectors for _, _, vectors in entries]
+    bounds = np.concatenate(([0], np.cumsum([b.shape[0] for b in blocks])))
+    texts = [text for _, texts, _ in entries for text in texts]
+    return Packed([tid for tid, _, _ in entries], texts, bounds, np.vstack(blocks))

@@ -1,0 +1,151 @@
+"""Exact search of one or more packed stores as one: the k best templates of each store in one pass.
+
+A composite asks the same question of every child. Searched one by one, ten children cost ten
+products and ten selections of fixed numpy overhead each, which dominated small and medium stores
+(issue 17). A view stacks the children's packs: one product (or one int8 first pass) over every
+vector, one segment max per template, then each store's k best templates, all vectorised; only the
+per-store k-th best is found in a loop over stores (one `np.partition` each).
+
+Small views score every vector with float32 BLAS, one product per pack (the same product, so the same
+scores, as a store searched alone). Large views (more than `INT8_ABOVE_FLOATS` floats) are not read in
+full: an int8 first pass bounds every vector's score, a segment max over each template's vectors
+bounds its best score, and only the vectors that can still be the best of one of a store's k best
+templates are scored exactly, correctly rounded to float32 (bounded_scores.py). Either way the search
+never misses a template; ties go to the template inserted first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import StoreHit
+from .bounded_scores import EXACT_FLOATS, Int8Pass, Query, build_int8_pass, exact_rows, query_of
+from .packed import Packed
+
+# Views of more floats (vectors x dimension) than this take the int8 first pass (measured crossover
+# with stacked views, see README Benchmarks).
+INT8_ABOVE_FLOATS = 900 * 384
+_UNDERFLOW = 2.0**-139  # an exact score below 2^-126 rounds to float32 within 2^-150
+
+
+@dataclass(frozen=True, eq=False)
+class StackedView:
+    packs: tuple[Packed, ...]
+    template_starts: np.ndarray  # first template of each pack, plus the total
+    vector_starts: np.ndarray  # first vector of each pack, plus the total
+    starts: np.ndarray  # first vector of each template, over all packs
+    sizes: np.ndarray  # vectors per template
+    int8: Int8Pass | None
+
+    @property
+    def dim(self) -> int:
+        return self.packs[0].dim
+
+    def search(self, vector: np.ndarray, k: int) -> list[list[StoreHit]]:
+        """Each pack's k best templates, best first (ties: insertion order), with the first text at
+        the template's best score."""
+        if k <= 0:
+            return [[] for _ in self.packs]
+        if np.shape(vector) != (self.dim,):
+            raise ValueError(f"query shape {np.shape(vector)} does not match the store's dimension {self.dim}")
+        if self.int8 is None:
+            q = np.asarray(vector, dtype=np.float32)
+            if not np.isfinite(q).all():
+                raise ValueError("query vector has non-finite values")
+            return self._float32(q, k)
+        query = query_of(vector)
+        if query.norm == 0:  # every score is exactly 0: insertion order decides
+            firsts = [
+                [StoreHit(p.ids[t], 0.0, p.texts[int(p.bounds[t])]) for t in range(min(k, len(p.ids)))]
+                for p in self.packs
+            ]
+            return firsts
+        return self._int8(query, k)
+
+    def _float32(self, q: np.ndarray, k: int) -> list[list[StoreHit]]:
+        packs = self.packs
+        scores = packs[0].matrix @ q if len(packs) == 1 else np.concatenate([p.matrix @ q for p in packs])
+        best = np.maximum.reduceat(scores, self.starts)
+        kth = self._kth_per_pack(best, k)
+        templates = np.flatnonzero(best >= np.repeat(kth, np.diff(self.template_starts)))
+        at_best = np.flatnonzero(scores == np.repeat(best, self.sizes))
+        rows = at_best[np.searchsorted(at_best, self.starts[templates])]  # each template's first best vector
+        return self._hits(templates, best[templates], rows, k)
+
+    def _int8(self, query: Query, k: int) -> list[list[StoreHit]]:
+        assert self.int8 is not None
+        approx, bound = self.int8.bounds(query)
+        lower = np.maximum.reduceat(approx - bound, self.starts)
+        kth = self._kth_per_pack(lower, k)
+        # A template among its pack's k best scores at least the pack's k-th best lower bound, so every
+        # vector that can be its best has an upper bound that reaches it: a proven superset.
+        reach = np.repeat(kth, np.diff(self.vector_starts)) - _UNDERFLOW
+        rows = np.flatnonzero(approx + bound >= reach)
+        scores = self._exact(rows, query)
+        owners = self._owner(rows)
+        order = np.lexsort((rows, -scores, owners))  # by template, best first, then first text
+        grouped = owners[order]
+        firsts = order[np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])]
+        return self._hits(owners[firsts], scores[firsts], rows[firsts], k)
+
+    def _owner(self, rows: np.ndarray) -> np.ndarray:
+        """The template of each vector (global indices)."""
+        return np.searchsorted(self.starts, rows, side="right") - 1
+
+    def _exact(self, rows: np.ndarray, query: Query) -> np.ndarray:
+        """Correctly rounded float32 scores of these vectors (ascending indices), read from their packs."""
+        assert self.int8 is not None
+        dim = self.dim
+        cut = np.searchsorted(rows, self.vector_starts)
+        extended = np.empty((len(rows), dim + 1))
+        for p, pack in enumerate(self.packs):
+            if cut[p] < cut[p + 1]:
+                extended[cut[p] : cut[p + 1], :dim] = pack.matrix[rows[cut[p] : cut[p + 1]] - self.vector_starts[p]]
+        extended[:, dim] = self.int8.l2[rows]
+        step = max(1, EXACT_FLOATS // (dim + 1))
+        parts = [exact_rows(extended[i : i + step], query) for i in range(0, len(rows), step)]
+        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+    def _kth_per_pack(self, values: np.ndarray, k: int) -> np.ndarray:
+        """Per pack, the k-th largest of its templates' values (-inf when it has k templates or fewer)."""
+        kth = np.full(len(self.packs), -np.inf)
+        ts = self.template_starts
+        for p in range(len(self.packs)):
+            n = int(ts[p + 1] - ts[p])
+            if k < n:
+                kth[p] = np.partition(values[ts[p] : ts[p + 1]], n - k)[n - k]
+        return kth
+
+    def _hits(self, templates: np.ndarray, best: np.ndarray, rows: np.ndarray, k: int) -> list[list[StoreHit]]:
+        """Per pack, the k best of these candidate templates (global indices, each with its best score
+        and the vector that has it): score descending, then insertion order."""
+        pack_of = np.searchsorted(self.template_starts, templates, side="right") - 1
+        order = np.lexsort((templates, -best, pack_of))
+        grouped = pack_of[order]
+        rank = np.arange(len(order)) - np.searchsorted(grouped, grouped)
+        out: list[list[StoreHit]] = [[] for _ in self.packs]
+        keep = order[rank < k]
+        ts, vs = self.template_starts, self.vector_starts
+        for p, t, score, row in zip(
+            pack_of[keep].tolist(), templates[keep].tolist(), best[keep].tolist(), rows[keep].tolist(), strict=True
+        ):
+            pack = self.packs[p]
+            out[p].append(StoreHit(pack.ids[t - ts[p]], score + 0.0, pack.texts[row - vs[p]]))
+        return out
+
+
+def build_view(packs: Sequence[Packed], int8_above_floats: int = INT8_ABOVE_FLOATS) -> StackedView:
+    """A view of these packs (at least one, all of one dimension), in this order."""
+    if not packs or len({p.dim for p in packs}) != 1:
+        raise ValueError("a stacked view needs packs of one dimension")
+    template_starts = np.concatenate(([0], np.cumsum([len(p.ids) for p in packs])))
+    vector_starts = np.concatenate(([0], np.cumsum([p.matrix.shape[0] for p in packs])))
+    starts = np.concatenate([p.bounds[:-1] + offset for p, offset in zip(packs, vector_starts, strict=False)])
+    sizes = np.concatenate([p.sizes for p in packs])
+    int8 = None
+    if int(vector_starts[-1]) * packs[0].dim > int8_above_floats:
+        int8 = build_int8_pass([p.quantised for p in packs])
+    return StackedView(tuple(packs), template_starts, vector_starts, starts, sizes, int8)
