@@ -6,8 +6,8 @@ products and ten selections of fixed numpy overhead each, which dominated small 
 vector, one segment max per template, then each store's k best templates, all vectorised; only the
 per-store k-th best is found in a loop over stores (one `np.partition` each).
 
-Small views score every vector with float32 BLAS, one product per pack (the same product, so the same
-scores, as a store searched alone). Large views (more than `INT8_ABOVE_FLOATS` floats) are not read in
+Small views score every vector with float32 BLAS, in row blocks cut per pack (the same products, so the
+same scores, as a store searched alone). Large views (more than `INT8_ABOVE_FLOATS` floats) are not read in
 full: an int8 first pass bounds every vector's score, a segment max over each template's vectors
 bounds its best score, and only the vectors that can still be the best of one of a store's k best
 templates are scored exactly, correctly rounded to float32 (bounded_scores.py). Either way the search
@@ -25,9 +25,14 @@ from .base import StoreHit
 from .bounded_scores import EXACT_FLOATS, Int8Pass, Query, build_int8_pass, exact_rows, query_of
 from .packed import Packed
 
-# Views of more floats (vectors x dimension) than this take the int8 first pass (measured crossover
-# with stacked views, see README Benchmarks).
-INT8_ABOVE_FLOATS = 900 * 384
+# Views of more floats (vectors x dimension) than this take the int8 first pass. Measured crossover
+# (one-thread CPU time per search, real MiniLM vectors, stacked views of 1 to 10 children): float32
+# blocks win up to about 3,000 vectors of dimension 384, the int8 pass from about 4,500 (at 15,150:
+# 2.0 ms against 3.4 ms).
+INT8_ABOVE_FLOATS = 4000 * 384
+# float32 products go by blocks of rows that OpenBLAS runs on one thread (it splits a gemv over threads
+# from 460,800 floats, and a split product stalls for milliseconds whenever another process holds a core)
+BLOCK_ROWS = 1024
 _UNDERFLOW = 2.0**-139  # an exact score below 2^-126 rounds to float32 within 2^-150
 
 
@@ -39,6 +44,7 @@ class StackedView:
     starts: np.ndarray  # first vector of each template, over all packs
     sizes: np.ndarray  # vectors per template
     int8: Int8Pass | None
+    blocks: list[np.ndarray]  # float32 path: each pack's matrix in row blocks of BLOCK_ROWS
 
     @property
     def dim(self) -> int:
@@ -66,8 +72,8 @@ class StackedView:
         return self._int8(query, k)
 
     def _float32(self, q: np.ndarray, k: int) -> list[list[StoreHit]]:
-        packs = self.packs
-        scores = packs[0].matrix @ q if len(packs) == 1 else np.concatenate([p.matrix @ q for p in packs])
+        blocks = self.blocks
+        scores = blocks[0] @ q if len(blocks) == 1 else np.concatenate([b @ q for b in blocks])
         best = np.maximum.reduceat(scores, self.starts)
         kth = self._kth_per_pack(best, k)
         templates = np.flatnonzero(best >= np.repeat(kth, np.diff(self.template_starts)))
@@ -148,4 +154,9 @@ def build_view(packs: Sequence[Packed], int8_above_floats: int = INT8_ABOVE_FLOA
     int8 = None
     if int(vector_starts[-1]) * packs[0].dim > int8_above_floats:
         int8 = build_int8_pass([p.quantised for p in packs])
-    return StackedView(tuple(packs), template_starts, vector_starts, starts, sizes, int8)
+    blocks = (
+        []
+        if int8 is not None
+        else [m[i : i + BLOCK_ROWS] for m in (p.matrix for p in packs) for i in range(0, len(m), BLOCK_ROWS)]
+    )
+    return StackedView(tuple(packs), template_starts, vector_starts, starts, sizes, int8, blocks)

@@ -48,7 +48,7 @@ def test_int8_view_of_small_stores_equals_exact_brute_force():
     """Ten stores small enough for float32 on their own, large enough together for the int8 pass: the
     view's scores are the correctly rounded ones (a store alone may differ in the last bits)."""
     rng = np.random.default_rng(4)
-    stores_templates = children(rng, [90] * 10)
+    stores_templates = children(rng, [200] * 10)
     stores = [fill(t, INT8_ABOVE_FLOATS) for t in stores_templates]
     assert not any(s.uses_int8_pass for s in stores)
     view = build_view([s.packed() for s in stores])
