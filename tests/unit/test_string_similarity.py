@@ -4,6 +4,7 @@ field_weights, weight) changes the scores it gives."""
 from __future__ import annotations
 
 import pytest
+from rapidfuzz import fuzz
 from rapidfuzz.distance import JaroWinkler, Levenshtein
 
 from server.routing.candidates import Candidate
@@ -115,3 +116,49 @@ async def test_stage_scores_every_candidate_and_carries_its_weight():
 def test_invalid_settings_are_rejected(bad):
     with pytest.raises(ValueError):
         StringSimilaritySettings(**bad)
+
+
+@pytest.mark.parametrize("algorithm", ["jaro_winkler", "levenshtein", "ratio"])
+@pytest.mark.parametrize("aggregation", ["max", "avg", "weighted_avg"])
+async def test_candidates_scored_together_equal_each_pair_scored_alone(algorithm, aggregation):
+    """One vectorised pass over every candidate's texts gives each candidate what the scorer gives pair
+    by pair (rapidfuzz's batch Jaro-Winkler may differ in the last bit)."""
+    scorer = {"jaro_winkler": JaroWinkler.normalized_similarity, "levenshtein": Levenshtein.normalized_similarity}
+    examples = [f"show the {w} report for {m}" for w in ("sales", "payroll", "hiring") for m in ("May", "June")]
+    templates = [
+        TEMPLATE.model_copy(
+            update={
+                "id": f"t{i}",
+                "nl_examples": [*examples[i:], f"  Who WORKS in {examples[i][9:14].upper()}? "],
+                "tags": [],
+            }
+        )
+        for i in range(len(examples))
+    ]
+    s = stage(algorithm=algorithm, aggregation=aggregation, compare_fields=["description", "nl_examples", "tags"])
+    cands = [Candidate("hr", t, 0.5) for t in templates]
+    await s.score(QUESTION, cands)
+
+    def pair(a: str, b: str) -> float:
+        return scorer[algorithm](a, b) if algorithm in scorer else fuzz.ratio(a, b) / 100.0
+
+    for cand in cands:
+        t = cand.template
+        per = {"description": pair(QUESTION, t.description.casefold())}
+        per["nl_examples"] = max(pair(QUESTION, " ".join(e.casefold().split())) for e in t.nl_examples)
+        expected = {
+            "max": max(per.values()),
+            "avg": sum(per.values()) / 2,
+            "weighted_avg": (per["description"] + 2 * per["nl_examples"]) / 3,
+        }[aggregation]
+        assert cand.stage_score("string_similarity") == pytest.approx(expected if expected >= 0.3 else 0.0, abs=1e-15)
+    assert len({round(c.stage_score("string_similarity"), 9) for c in cands}) > 1
+
+
+def test_a_changed_template_is_compared_on_its_new_texts():
+    s = stage(compare_fields=["nl_examples"], min_threshold=0.0)
+    asked = "Who works in Engineering?"
+    assert s.template_score(asked, TEMPLATE) == pytest.approx(1.0)
+    changed = TEMPLATE.model_copy(update={"nl_examples": ["What was revenue in Q4?"]})
+    assert s.template_score(asked, changed) < 0.8
+    assert s.template_score(asked, TEMPLATE) == pytest.approx(1.0)

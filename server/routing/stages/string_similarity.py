@@ -1,10 +1,16 @@
-"""String similarity stage (rapidfuzz): the question against each candidate's template fields."""
+"""String similarity stage (rapidfuzz): the question against each candidate's template fields.
+
+All candidates are scored in one `rapidfuzz.process.cdist` call over their fields' texts (normalised
+once per template and kept), and each field's best is a segment max: with 100 examples per template
+this stage cost 8 ms per question when every text was normalised and compared in a Python call of its
+own. The scores are the same (the same scorer, per pair)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from rapidfuzz import fuzz
+import numpy as np
+from rapidfuzz import fuzz, process
 from rapidfuzz.distance import JaroWinkler, Levenshtein
 
 from ...templates import Template
@@ -12,10 +18,11 @@ from ..candidates import Candidate
 from ..settings import StringSimilaritySettings, TemplateField
 from .base import ScoringStage, StageReport
 
-ALGORITHMS: dict[str, Callable[[str, str], float]] = {
-    "jaro_winkler": lambda a, b: JaroWinkler.normalized_similarity(a, b),
-    "levenshtein": lambda a, b: Levenshtein.normalized_similarity(a, b),
-    "ratio": lambda a, b: fuzz.ratio(a, b) / 100.0,
+# scorer and the divisor that maps its scores to 0..1
+SCORERS: dict[str, tuple[Callable[..., float], float]] = {
+    "jaro_winkler": (JaroWinkler.normalized_similarity, 1.0),
+    "levenshtein": (Levenshtein.normalized_similarity, 1.0),
+    "ratio": (fuzz.ratio, 100.0),
 }
 
 
@@ -37,16 +44,49 @@ class StringSimilarityStage(ScoringStage):
     def __init__(self, settings: StringSimilaritySettings) -> None:
         self.settings = settings
         self.weight = settings.weight
-        self._similarity = ALGORITHMS[settings.algorithm]
+        self._scorer, self._divisor = SCORERS[settings.algorithm]
+        # id(template) -> (template, normalised texts per compared field); the template is kept so its
+        # id cannot be reused. The stage lives as long as its composite (rebuilt on every reload).
+        self._texts: dict[int, tuple[Template, list[list[str]]]] = {}
 
     def template_score(self, question: str, template: Template) -> float:
         """Best match within each field, then aggregated over fields; below min_threshold counts as 0."""
-        q = normalise(question)
-        per_field: dict[TemplateField, float] = {}
-        for field in self.settings.compare_fields:
-            texts = field_texts(template, field)
-            if texts:
-                per_field[field] = max(self._similarity(q, normalise(t)) for t in texts)
+        return self._scores(question, [template])[0]
+
+    async def score(self, question: str, candidates: Sequence[Candidate]) -> StageReport:
+        for cand, value in zip(candidates, self._scores(question, [c.template for c in candidates]), strict=True):
+            cand.stage_scores[self.name] = value
+        return StageReport(self.name)
+
+    def _scores(self, question: str, templates: Sequence[Template]) -> list[float]:
+        fields = self.settings.compare_fields
+        texts: list[str] = []
+        starts: list[int] = []  # first text of each (template, field) segment
+        segments: list[tuple[int, TemplateField]] = []
+        for i, template in enumerate(templates):
+            for field, field_list in zip(fields, self._normalised(template), strict=True):
+                if field_list:
+                    segments.append((i, field))
+                    starts.append(len(texts))
+                    texts.extend(field_list)
+        per_field: list[dict[TemplateField, float]] = [{} for _ in templates]
+        if texts:
+            sims = process.cdist([normalise(question)], texts, scorer=self._scorer, dtype=np.float64)[0]
+            best = (np.maximum.reduceat(sims, starts) / self._divisor).tolist()
+            for (i, field), value in zip(segments, best, strict=True):
+                per_field[i][field] = value
+        return [self._aggregate(scores) for scores in per_field]
+
+    def _normalised(self, template: Template) -> list[list[str]]:
+        entry = self._texts.get(id(template))
+        if entry is None or entry[0] is not template:
+            if len(self._texts) >= 100_000:  # templates seen by no composite now: start again
+                self._texts.clear()
+            entry = (template, [[normalise(t) for t in field_texts(template, f)] for f in self.settings.compare_fields])
+            self._texts[id(template)] = entry
+        return entry[1]
+
+    def _aggregate(self, per_field: dict[TemplateField, float]) -> float:
         if not per_field:
             return 0.0
         match self.settings.aggregation:
@@ -59,8 +99,3 @@ class StringSimilarityStage(ScoringStage):
                 total = sum(weights.values()) or 1.0
                 score = sum(per_field[f] * weights[f] for f in per_field) / total
         return score if score >= self.settings.min_threshold else 0.0
-
-    async def score(self, question: str, candidates: Sequence[Candidate]) -> StageReport:
-        for cand in candidates:
-            cand.stage_scores[self.name] = self.template_score(question, cand.template)
-        return StageReport(self.name)
