@@ -10,7 +10,7 @@ import pytest
 from server.stores.group_search import GroupSearch
 from server.stores.memory import INT8_ABOVE_FLOATS, MemoryTemplateStore
 from server.stores.packed import pack
-from server.stores.stacked import build_view
+from server.stores.stacked import _SORT_TEMPLATES, build_view
 from tests.unit.test_memory_store import FLOAT32, INT8_ALWAYS, as_tuples, brute_force, corpus, fill, unit
 
 
@@ -48,11 +48,11 @@ def test_int8_view_of_small_stores_equals_exact_brute_force():
     """Ten stores small enough for float32 on their own, large enough together for the int8 pass: the
     view's scores are the correctly rounded ones (a store alone may differ in the last bits)."""
     rng = np.random.default_rng(4)
-    stores_templates = children(rng, [200] * 10)
+    stores_templates = children(rng, [220] * 10)  # more templates than _SORT_TEMPLATES
     stores = [fill(t, INT8_ABOVE_FLOATS) for t in stores_templates]
     assert not any(s.uses_int8_pass for s in stores)
     view = build_view([s.packed() for s in stores])
-    assert view.int8 is not None
+    assert view.int8 is not None and len(view.starts) > _SORT_TEMPLATES
     for q in questions(rng, stores_templates, 4):
         got = view.search(q, 3)
         assert [as_tuples(h) for h in got] == [brute_force(t, q, 3) for t in stores_templates]
