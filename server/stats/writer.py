@@ -68,14 +68,15 @@ class RoutingLog:
         ]
 
     async def _create_table(self) -> None:
-        """Create or migrate the table. Replicas starting together on one database race here (PostgreSQL's
-        CREATE TABLE IF NOT EXISTS and ADD COLUMN are not atomic): the loser finds it done when it retries."""
+        """Create or migrate the table. Replicas or `--workers` starting together on one database race here
+        (PostgreSQL's CREATE TABLE IF NOT EXISTS and ADD COLUMN are not atomic; on SQLite the loser of the
+        check-then-create sees "table already exists"): the loser finds it done when it retries."""
         for attempt in range(5):
             try:
                 await run_on(LOG_POOL, self.table.metadata.create_all, self.engine)
                 await run_on(LOG_POOL, add_missing_columns, self.engine, self.table)
                 return
-            except (sa.exc.IntegrityError, sa.exc.ProgrammingError):
+            except (sa.exc.IntegrityError, sa.exc.ProgrammingError, sa.exc.OperationalError):
                 if attempt == 4:
                     raise
                 await asyncio.sleep(0.1 * (attempt + 1))
