@@ -84,10 +84,10 @@ async def observe(
             if n + 1 < len(starts):
                 following = questions[starts[n + 1] : starts[n + 1] + EMBED_CHUNK]
                 pending = asyncio.ensure_future(embed_chunk(sources, following))
-            for j, item in enumerate(items[start : start + EMBED_CHUNK]):
-                i = start + j
-                outcome = await router.route(questions[i], sources, {model: v[j] for model, v in vectors.items()})
-                progress.routed(i + 1)
+            chunk = items[start : start + EMBED_CHUNK]
+            outcomes = await router.route_many(questions[start : start + len(chunk)], sources, vectors)
+            progress.routed(start + len(chunk))
+            for item, outcome in zip(chunk, outcomes, strict=True):
                 ranked = outcome.candidates
                 expected = None
                 if item.get("template"):

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .intent_model import Analysis, IntentModel
+from .intent_model import Analyses, Analysis, IntentModel
 
 FEATURES = (
     "nearest_cosine",  # best cosine to the chosen template's examples
@@ -39,17 +39,8 @@ DEFAULT_OUT_OF_SCOPE_SHARE = 0.15
 BAYES_THRESHOLD = 0.5  # the self-calibrated default (see AcceptanceModel.fit)
 FOLDS = 5
 MAX_SIMULATED = 4000  # simulated questions scored per fit (bounds the fit time on large template sets)
+SIMULATION_BATCH = 256  # simulated questions analysed per matrix product
 L2 = 1e-2
-
-
-def _softmax(z: np.ndarray) -> np.ndarray:
-    e = np.exp(z - z.max())
-    return e / e.sum()
-
-
-def _logodds(p: float) -> float:
-    p = min(max(p, 1e-6), 1 - 1e-6)
-    return float(np.log(p / (1 - p)))
 
 
 @dataclass(frozen=True)
@@ -77,29 +68,61 @@ def features(model: IntentModel, analysis: Analysis, chosen: int, profile: Templ
     return features_of(model, analysis, np.array([chosen]), profile)[0]
 
 
-def _best_other(values: np.ndarray, chosen: np.ndarray) -> np.ndarray:
-    """Per chosen index, the largest value among the other templates (0.0 when there is none)."""
-    if len(values) < 2:
-        return np.zeros(len(chosen))
-    first, second = np.argsort(-values, kind="stable")[:2]
-    return np.where(chosen == first, values[second], values[first]).astype(np.float64)
-
-
 def features_of(model: IntentModel, analysis: Analysis, chosen: np.ndarray, profile: TemplateProfile) -> np.ndarray:
-    """The FEATURES of several template indices of one analysed question, one row each (one numpy pass
-    over the candidates: the request path judges every candidate, fit-thresholds thousands of questions)."""
-    nearest = analysis.knn_max[chosen].astype(np.float64)  # = the best of each template's raw cosines
-    top3 = np.empty(len(chosen))
-    for row, t in enumerate(chosen.tolist()):
-        start, count = int(model.starts[t]), int(model.counts[t])
-        block = analysis.raw_sims[start : start + count]
-        top3[row] = float((block if count <= 3 else np.partition(block, count - 3)[count - 3 :]).mean())
-    other_cos = _best_other(analysis.knn_max, chosen)
-    fused = analysis.fused[chosen].astype(np.float64)
-    other_fused = _best_other(analysis.fused, chosen)
-    p = _softmax(analysis.regression)
-    entropy = float(-(p * np.log(np.maximum(p, 1e-12))).sum())
-    chosen_p = np.clip(p[chosen].astype(np.float64), 1e-6, 1 - 1e-6)
+    """The FEATURES of several template indices of one analysed question, one row each."""
+    return features_many(model, Analyses.of(analysis), np.zeros(len(chosen), np.int64), chosen, profile)
+
+
+def _best_other(values: np.ndarray, rows: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """Per (question row, chosen index), the largest value among the row's other templates (0.0 when
+    there is none)."""
+    if values.shape[1] < 2:
+        return np.zeros(len(chosen))
+    first = values.argmax(axis=1)
+    at = np.arange(len(values))
+    best = values[at, first]
+    others = values.copy()
+    others[at, first] = -np.inf
+    second = others.max(axis=1)
+    return np.where(chosen == first[rows], second[rows], best[rows]).astype(np.float64)
+
+
+def _top3_means(model: IntentModel, raw_sims: np.ndarray, rows: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """Per (question row, chosen index), the mean of the 3 best raw cosines to the template's examples
+    (all of them when it has fewer): the examples of all pairs padded into one matrix, in blocks."""
+    counts = model.counts[chosen]
+    out = np.empty(len(chosen))
+    width = int(counts.max()) if len(chosen) else 0
+    columns = np.arange(width)
+    step = max(1, (1 << 22) // max(width, 1))  # pairs per block: at most ~4M padded cells
+    for lo in range(0, len(chosen), step):
+        c, r, n = chosen[lo : lo + step], rows[lo : lo + step], counts[lo : lo + step]
+        valid = columns < n[:, None]
+        cells = np.where(valid, model.starts[c][:, None] + columns, 0)
+        values = np.where(valid, raw_sims[r[:, None], cells], -np.inf)
+        top = np.partition(values, width - 3, axis=1)[:, -3:] if width > 3 else values
+        kept = np.isfinite(top)
+        out[lo : lo + step] = np.where(kept, top, 0.0).sum(axis=1, dtype=np.float64) / kept.sum(axis=1)
+    return out
+
+
+def features_many(
+    model: IntentModel, analyses: Analyses, rows: np.ndarray, chosen: np.ndarray, profile: TemplateProfile
+) -> np.ndarray:
+    """The FEATURES of (question row, template index) pairs of analysed questions, one row per pair, in
+    one numpy pass: the request path judges every candidate of a question, fit-thresholds thousands of
+    questions at once, and the acceptance fit thousands of simulated ones."""
+    rows, chosen = np.asarray(rows, np.int64), np.asarray(chosen, np.int64)
+    nearest = analyses.knn_max[rows, chosen].astype(np.float64)  # = the best of each template's raw cosines
+    top3 = _top3_means(model, analyses.raw_sims, rows, chosen)
+    other_cos = _best_other(analyses.knn_max, rows, chosen)
+    fused = analyses.fused[rows, chosen].astype(np.float64)
+    other_fused = _best_other(analyses.fused, rows, chosen)
+    z = analyses.regression - analyses.regression.max(axis=1, keepdims=True)
+    p = np.exp(z)
+    p /= p.sum(axis=1, keepdims=True)
+    entropy = -(p * np.log(np.maximum(p, 1e-12))).sum(axis=1, dtype=np.float64)
+    chosen_p = np.clip(p[rows, chosen].astype(np.float64), 1e-6, 1 - 1e-6)
     return np.stack(
         [
             nearest,
@@ -109,9 +132,9 @@ def features_of(model: IntentModel, analysis: Analysis, chosen: np.ndarray, prof
             fused,
             fused - other_fused,
             np.log(chosen_p / (1 - chosen_p)),
-            np.full(len(chosen), entropy),
+            entropy[rows],
             (nearest >= other_cos).astype(np.float64),
-            (chosen == int(np.argmax(analysis.fused))).astype(np.float64),
+            (chosen == analyses.fused.argmax(axis=1)[rows]).astype(np.float64),
         ],
         axis=1,
     ).astype(np.float32)
@@ -151,7 +174,9 @@ def simulate(
     total = sum(len(np.atleast_2d(e)) for e in examples)
     # every example is left out once with its template, and ~once (1/folds per fold) as a covered question
     keep_share = min(1.0, max_questions / max(1.0, total * (2 - 1 / folds)))
-    xs, rights, uncovered = [], [], []
+    xs: list[np.ndarray] = []
+    rights: list[bool] = []
+    uncovered: list[bool] = []
     for f in range(folds):
         kept = [i for i in range(n) if fold_of[i] != f]
         if len(kept) < 2:
@@ -169,15 +194,19 @@ def simulate(
             questions += [(v, None) for v in np.atleast_2d(examples[left_out])]
         if keep_share < 1.0:
             questions = [questions[j] for j in np.flatnonzero(rng.random(len(questions)) < keep_share)]
+        if not questions:
+            continue
         model = IntentModel.fit(k_keys, k_examples, k_desc)
         profile = TemplateProfile.fit(model)
-        for vector, truth in questions:
-            analysis = model.analyse(vector)
-            chosen = int(np.argmax(analysis.fused))
-            xs.append(features(model, analysis, chosen, profile))
-            rights.append(truth is not None and chosen == truth)
-            uncovered.append(truth is None)
-    return Simulation(np.array(xs, np.float32), np.array(rights, bool), np.array(uncovered, bool))
+        for lo in range(0, len(questions), SIMULATION_BATCH):
+            batch = questions[lo : lo + SIMULATION_BATCH]
+            analyses = model.analyse_many(np.stack([vector for vector, _ in batch]))
+            chosen = analyses.fused.argmax(axis=1)
+            xs.append(features_many(model, analyses, np.arange(len(batch)), chosen, profile))
+            rights += [truth is not None and c == truth for (_, truth), c in zip(batch, chosen.tolist(), strict=True)]
+            uncovered += [truth is None for _, truth in batch]
+    x = np.concatenate(xs) if xs else np.zeros((0, len(FEATURES)), np.float32)
+    return Simulation(x, np.array(rights, bool), np.array(uncovered, bool))
 
 
 def analysis_for_acceptance(model: IntentModel, query: np.ndarray) -> Analysis:
@@ -315,23 +344,35 @@ class Acceptance:
         """P(template `key` answers the question) and the features behind it (None: unknown key).
 
         `analysis` is `analysis_for_acceptance(self.intent_model, query)`."""
-        index = self.index.get(key)
-        if index is None:
-            return None
-        x = features(self.intent_model, analysis, index, self.profile)
-        return self.model.probability(x), self.model.parts(x)
+        return self.judge_all(analysis, [key])[0]
 
     def judge_all(
         self, analysis: Analysis, keys: Sequence[Hashable]
     ) -> list[tuple[float, dict[str, dict[str, float]]] | None]:
         """`judge` for several candidates of one question at once (None for unknown keys)."""
-        at = [self.index.get(k) for k in keys]
-        known = [i for i in at if i is not None]
-        if not known:
-            return [None] * len(keys)
-        x = features_of(self.intent_model, analysis, np.array(known), self.profile)
-        judged = iter(zip(self.model.probabilities(x).tolist(), self.model.parts_of(x), strict=True))
-        return [next(judged) if i is not None else None for i in at]
+        return self.judge_many(Analyses.of(analysis), [keys])[0]
+
+    def judge_many(
+        self, analyses: Analyses, keys: Sequence[Sequence[Hashable]]
+    ) -> list[list[tuple[float, dict[str, dict[str, float]]] | None]]:
+        """`judge_all` for several questions (`keys[i]`: the candidates of the question in row i) in one
+        pass. `analyses` is the embedding-only analysis (`Analyses.embedding_only`)."""
+        out: list[list[tuple[float, dict[str, dict[str, float]]] | None]] = [[None] * len(k) for k in keys]
+        rows, chosen, at = [], [], []
+        for row, candidates in enumerate(keys):
+            for j, key in enumerate(candidates):
+                index = self.index.get(key)
+                if index is not None:
+                    rows.append(row)
+                    chosen.append(index)
+                    at.append((row, j))
+        if not at:
+            return out
+        x = features_many(self.intent_model, analyses, np.array(rows), np.array(chosen), self.profile)
+        judged = zip(self.model.probabilities(x).tolist(), self.model.parts_of(x), strict=True)
+        for (row, j), verdict in zip(at, judged, strict=True):
+            out[row][j] = verdict
+        return out
 
     def to_json(self) -> dict[str, object]:
         """What the self-calibration expects (for fit-thresholds and the stats)."""

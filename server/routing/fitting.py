@@ -58,10 +58,20 @@ class _Arrays:
         )
 
 
-def _evaluate(a: _Arrays, rule: DecisionRule) -> Fit:
+def _executes(a: _Arrays, rule: DecisionRule) -> np.ndarray:
     executes = a.has_best & clears(a.score, rule.confidence_threshold)
     if rule.on_ambiguity == "ask":  # an ambiguous pair asks instead of answering
         executes &= ~too_close(a.score, a.runner_up, rule.ambiguity_margin)
+    return executes
+
+
+def executes(obs: Sequence[Observation], rule: DecisionRule) -> np.ndarray:
+    """Per question, whether the rule with these settings runs its best candidate (what the fit counts)."""
+    return _executes(_Arrays.of(obs), rule)
+
+
+def _evaluate(a: _Arrays, rule: DecisionRule) -> Fit:
+    executes = _executes(a, rule)
     in_ok = a.in_scope & executes & a.right
     out_ok = ~a.in_scope & ~executes
     n, n_in = len(a.score), int(a.in_scope.sum())

@@ -67,9 +67,13 @@ def normalise(a: np.ndarray) -> np.ndarray:
 
 
 def standardise(s: np.ndarray) -> np.ndarray:
-    """Per-question z-score; a flat score (spread at float-noise level) carries no ranking and gives 0."""
-    spread = float(s.std())
-    return (s - s.mean()) / spread if spread > 1e-6 else np.zeros_like(s)
+    """Per-question z-score (along the last axis: one row per question); a flat score (spread at
+    float-noise level) carries no ranking and gives 0."""
+    spread = s.std(axis=-1, keepdims=True)
+    flat = spread <= 1e-6
+    out = (s - s.mean(axis=-1, keepdims=True)) / np.where(flat, 1.0, spread)
+    out[np.broadcast_to(flat, out.shape)] = 0.0
+    return out
 
 
 def fit_softmax_regression(x: np.ndarray, y: np.ndarray, classes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -281,7 +285,10 @@ class LexicalModel:
         return cls(features, w, b)
 
     def logits(self, text: str) -> np.ndarray:
-        return self.features.transform([text]).dot(self.w)[0] + self.b
+        return self.logits_many([text])[0]
+
+    def logits_many(self, texts: Sequence[str]) -> np.ndarray:
+        return self.features.transform(texts).dot(self.w) + self.b
 
 
 @dataclass
@@ -342,33 +349,43 @@ class IntentModel:
 
     def analyse(self, query: np.ndarray, text: str | None = None, views: TokenViews | None = None) -> Analysis:
         """Every per-template signal of one question: the fused score and the parts behind it."""
-        q = np.asarray(query, np.float32)
+        return self.analyse_many(
+            np.asarray(query)[None], None if text is None else [text], None if views is None else [views]
+        ).row(0)
+
+    def analyse_many(
+        self, queries: np.ndarray, texts: Sequence[str] | None = None, views: Sequence[TokenViews] | None = None
+    ) -> Analyses:
+        """`analyse` for several questions (one row each) in matrix products: the request path asks with one,
+        fit-thresholds with hundreds, and the per-question numpy calls cost more than the arithmetic."""
+        q = np.asarray(queries, np.float32)
         qc = normalise(q - self.mu)
-        sims = self.centred @ qc
-        top = float(sims.max())
-        sums = np.add.reduceat(np.exp((sims - top) / LSE_TEMPERATURE), self.starts)
+        sims = qc @ self.centred.T
+        top = sims.max(axis=1, keepdims=True)
+        sums = np.add.reduceat(np.exp((sims - top) / LSE_TEMPERATURE), self.starts, axis=1)
         knn_lse = top + LSE_TEMPERATURE * np.log(sums / self.counts)
         # raw cosines from the centred ones, saving a second pass over the examples (half the query cost):
         # x = |x - mu| c + mu and c.q = |q - mu| (c.qc) + c.mu, so x.q = |x - mu| (|q - mu| sims + c.mu) + mu.q
-        offset = float(np.linalg.norm(q - self.mu))
-        raw_sims = self.norms * (offset * sims + self.centred_mu) + float(self.mu @ q)
-        knn_max = np.maximum.reduceat(raw_sims, self.starts)
+        offset = np.linalg.norm(q - self.mu, axis=1, keepdims=True)
+        raw_sims = self.norms * (offset * sims + self.centred_mu) + (q @ self.mu)[:, None]
+        knn_max = np.maximum.reduceat(raw_sims, self.starts, axis=1)
         regression = qc @ self.w + self.b
-        fused = (
+        embedding = (
             FUSION["regression"] * standardise(regression)
             + FUSION["knn_lse"] * standardise(knn_lse)
             + FUSION["knn_max"] * standardise(knn_max)
         )
+        fused = embedding
         weight = sum(FUSION.values())
         lexical = None
-        if self.lexical is not None and text is not None:
-            lexical = self.lexical.logits(text)
-            fused += self.lexical_weight * standardise(lexical)
+        if self.lexical is not None and texts is not None:
+            lexical = self.lexical.logits_many(texts)
+            fused = fused + self.lexical_weight * standardise(lexical)
             weight += self.lexical_weight
         if self.views is not None and views is not None:
             # rescaled to the weight without views, so that the calibration below keeps its meaning
-            fused = (fused + self.views.fused(views)) * (weight / (weight + self.views.weight))
-        return Analysis(fused, float(knn_max.max()), raw_sims, knn_max, regression, lexical)
+            fused = (fused + self.views.fused_many(views)) * (weight / (weight + self.views.weight))
+        return Analyses(fused, knn_max.max(axis=1), raw_sims, knn_max, regression, lexical, embedding)
 
     def fused(
         self, query: np.ndarray, text: str | None = None, views: TokenViews | None = None
@@ -377,16 +394,19 @@ class IntentModel:
         analysis = self.analyse(query, text, views)
         return analysis.fused, analysis.best_cosine
 
-    def calibrated(self, fused: np.ndarray, best_cosine: float) -> np.ndarray:
-        """0..1 confidence per template from the fused scores (monotone in them)."""
-        if len(fused) > 1:
-            order = np.argsort(fused)
-            best, second = fused[order[-1]], fused[order[-2]]
+    def calibrated(self, fused: np.ndarray, best_cosine: float | np.ndarray) -> np.ndarray:
+        """0..1 confidence per template from the fused scores (monotone in them); also for rows of
+        questions (`fused` (questions, templates), `best_cosine` (questions,))."""
+        templates = fused.shape[-1]
+        if templates > 1:
+            top2 = np.partition(fused, templates - 2, axis=-1)[..., -2:]  # the second best, then the best
+            second, best = top2[..., :1], top2[..., 1:]
             margin = fused - np.where(fused >= best, second, best)
         else:
             margin = np.zeros_like(fused)
         a, b, c, d = CALIBRATION
-        logit = np.clip(a * fused + b * best_cosine + c * margin + d, -50.0, 50.0)  # no overflow warnings
+        cosine = np.asarray(best_cosine)[..., None]
+        logit = np.clip(a * fused + b * cosine + c * margin + d, -50.0, 50.0)  # no overflow warnings
         return 1.0 / (1.0 + np.exp(-logit))
 
     def confidences(
@@ -407,3 +427,53 @@ class Analysis:
     knn_max: np.ndarray  # best raw cosine per template
     regression: np.ndarray  # embedding regression logits
     lexical: np.ndarray | None  # lexical regression logits (None without the question's text)
+
+
+@dataclass(frozen=True)
+class Analyses:
+    """Several questions against the model: the arrays of `Analysis`, one row per question."""
+
+    fused: np.ndarray  # (questions, templates)
+    best_cosine: np.ndarray  # (questions,)
+    raw_sims: np.ndarray  # (questions, examples)
+    knn_max: np.ndarray
+    regression: np.ndarray
+    lexical: np.ndarray | None
+    embedding_fused: np.ndarray  # the fused score of the embedding signals alone (no lexical, no views)
+
+    @classmethod
+    def of(cls, analysis: Analysis) -> Analyses:
+        """One analysed question as a batch of one (its fused score stands for the embedding fusion too)."""
+        a = analysis
+        lexical = None if a.lexical is None else a.lexical[None]
+        return cls(
+            a.fused[None],
+            np.array([a.best_cosine]),
+            a.raw_sims[None],
+            a.knn_max[None],
+            a.regression[None],
+            lexical,
+            a.fused[None],
+        )
+
+    def __len__(self) -> int:
+        return len(self.fused)
+
+    def row(self, i: int) -> Analysis:
+        lexical = None if self.lexical is None else self.lexical[i]
+        return Analysis(
+            self.fused[i], float(self.best_cosine[i]), self.raw_sims[i], self.knn_max[i], self.regression[i], lexical
+        )
+
+    def embedding_only(self) -> Analyses:
+        """What `analyse_many` gives without texts and views: the same products, the embedding fusion only
+        (the acceptance test's features are computed on it, as in its simulation)."""
+        return Analyses(
+            self.embedding_fused,
+            self.best_cosine,
+            self.raw_sims,
+            self.knn_max,
+            self.regression,
+            None,
+            self.embedding_fused,
+        )

@@ -46,6 +46,8 @@ class TemplateSource(Protocol):
 
     def search_inline(self, vector: np.ndarray, k: int) -> list[StoreHit]: ...
 
+    def search_inline_many(self, vectors: np.ndarray, k: int) -> list[list[StoreHit]]: ...
+
 
 @dataclass
 class RoutingOutcome:
@@ -97,9 +99,51 @@ class Router:
         reports: list[StageReport] = []
         if candidates and self.stages:
             reports = await self._run_stages(question, candidates, timings)
+        return self._decide(question, sources, candidates, failures, reports, timings, started)
+
+    async def route_many(
+        self, questions: Sequence[str], sources: Sequence[TemplateSource], vectors: Mapping[str, np.ndarray]
+    ) -> list[RoutingOutcome]:
+        """Route several questions whose vectors are given (`vectors[model_id]`: one row per question), as
+        `route` would route each (fit-thresholds replays the server's decisions this way): the in-memory
+        searches and the stages' arithmetic run over all the questions at once, then each question is
+        combined, ranked and decided by the same code as `route`. Without every model's vectors, the
+        questions go through `route` one by one (it embeds what is missing)."""
+        if any(s.embedder.model_id not in vectors for s in sources):
+            return [
+                await self.route(q, sources, {m: v[i] for m, v in vectors.items()}) for i, q in enumerate(questions)
+            ]
+        started = time.perf_counter()
+        searched = await self._search_many(sources, vectors, len(questions))
+        search_ms = _ms(started) / max(1, len(questions))
+        timings: list[dict[str, float]] = [{"embed": 0.0, "search": search_ms} for _ in questions]
+        reports: list[list[StageReport]] = [[] for _ in questions]
+        judged = [i for i, (candidates, _) in enumerate(searched) if candidates]
+        for stage in self.stages if judged else []:
+            t = time.perf_counter()
+            done = await stage.score_many([questions[i] for i in judged], [searched[i][0] for i in judged])
+            for i, report in zip(judged, done, strict=True):
+                reports[i].append(report)
+                timings[i][stage.name] = _ms(t) / len(judged)
+        return [
+            self._decide(q, sources, candidates, failures, reports[i], timings[i], started)
+            for i, (q, (candidates, failures)) in enumerate(zip(questions, searched, strict=True))
+        ]
+
+    def _decide(
+        self,
+        question: str,
+        sources: Sequence[TemplateSource],
+        candidates: list[Candidate],
+        failures: list[SourceFailure],
+        reports: list[StageReport],
+        timings: dict[str, float],
+        started: float,
+    ) -> RoutingOutcome:
+        """Combine the stages' scores, rank and decide: the one ending of `route` and `route_many`."""
+        if candidates and self.stages:
             failed = frozenset(r.stage for r in reports if r.error)
             combine(candidates, self.weights(), self.policy.retrieval.scoring, failed)
-
         t = time.perf_counter()
         ranked = rank(candidates, self.policy)
         decision = decide(ranked, self.policy)
@@ -180,6 +224,45 @@ class Router:
                     results.append(await one(source))
                 except Exception as exc:
                     results.append(exc)
+        return self._collect(usable, results, vectors)
+
+    async def _search_many(
+        self, sources: Sequence[TemplateSource], vectors: Mapping[str, np.ndarray], count: int
+    ) -> list[tuple[list[Candidate], list[SourceFailure]]]:
+        """`_search` for `count` questions: in-memory stores searched for all of them in one pass, the
+        others question by question (with their timeout), each question's candidates collected as one."""
+        k = self.policy.max_templates_per_source
+        timeout = self.policy.search_timeout
+        usable = list(enumerate(sources))
+        per_source: list[list[list[StoreHit] | BaseException]] = []
+        for _, source in usable:
+            matrix = vectors[source.embedder.model_id]
+            if source.searches_inline:
+                try:
+                    per_source.append(list(source.search_inline_many(matrix, k)))
+                except Exception as exc:
+                    per_source.append([exc] * count)
+                continue
+            results: list[list[StoreHit] | BaseException] = []
+            for i in range(count):
+                try:
+                    results.append(await asyncio.wait_for(source.search_templates(matrix[i], k), timeout))
+                except Exception as exc:
+                    results.append(exc)
+            per_source.append(results)
+        return [
+            self._collect(usable, [r[i] for r in per_source], {m: v[i] for m, v in vectors.items()})
+            for i in range(count)
+        ]
+
+    def _collect(
+        self,
+        usable: list[tuple[int, TemplateSource]],
+        results: Sequence[list[StoreHit] | BaseException],
+        vectors: Mapping[str, np.ndarray],
+    ) -> tuple[list[Candidate], list[SourceFailure]]:
+        """One question's candidates from each source's hits, and the sources that failed (and why)."""
+        timeout = self.policy.search_timeout
         candidates: list[Candidate] = []
         failures: list[SourceFailure] = []
         for (order, source), result in zip(usable, results, strict=True):

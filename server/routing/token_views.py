@@ -114,8 +114,13 @@ class TokenViewModel:
 
     def fused(self, views: TokenViews) -> np.ndarray:
         """Per-template contribution to the intent model's fused score (standardised, weighted)."""
-        sif = self.sif_weights.pool(views)
-        knn = np.maximum.reduceat(self.sif_examples @ normalise(sif), self.starts)
+        return self.fused_many([views])[0]
+
+    def fused_many(self, views: Sequence[TokenViews]) -> np.ndarray:
+        """`fused` for several questions, one row each (the poolings per question, the rest in products)."""
+        sif = np.stack([self.sif_weights.pool(v) for v in views])
+        knn = np.maximum.reduceat(normalise(sif) @ self.sif_examples.T, self.starts, axis=1)
+        maxed = np.stack([max_pool(v) for v in views])
         return SIF_WEIGHT * (standardise(self.sif.logits(sif)) + SIF_KNN * standardise(knn)) + MAX_WEIGHT * standardise(
-            self.maxed.logits(max_pool(views))
+            self.maxed.logits(maxed)
         )

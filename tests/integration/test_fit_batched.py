@@ -11,11 +11,14 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from server.cli.fit import Progress, observe
+from server.cli.fit import Progress, acceptance_of, observe
+from server.routing.decision import DecisionRule
+from server.routing.fitting import executes
 from server.routing.normalise import normalise_question
 from server.routing.router import Router
 from server.runtime.build import Runtime, build_runtime
 from server.runtime.loader import load_config
+from server.service.answer import explain_routing
 from server.testing.composite_tree import build_tree, make_composite, probe_registry
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -44,6 +47,7 @@ def labelled(runtime: Runtime) -> list[dict]:
             for example in template.nl_examples:
                 items.append({"question": f"please,  {example.lower()}", "adapter": child, "template": template.id})
     items.append({"question": "what will the weather be like on mars?", "template": None})
+    items.append({"question": "recommend a good pizza place nearby", "template": None})
     return items
 
 
@@ -84,3 +88,36 @@ async def test_no_progress_line_off_a_terminal(runtime):
     quiet = io.StringIO()
     obs, _ = await observe(composite, labelled(runtime)[:5], Progress(5, quiet))
     assert len(obs) == 5 and quiet.getvalue() == ""
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        {"intent_model": {"enabled": True}, "acceptance": {"enabled": True}},
+        {"intent_model": {"enabled": True}, "confidence_threshold": 0.6, "ambiguity_margin": 0.03},
+    ],
+    ids=["acceptance", "threshold_and_margin"],
+)
+async def test_fit_replays_explain_routing_per_question(runtime, keys):
+    """What fit-thresholds counts for each question (its best candidate, its score and whether the rule
+    runs it) is what explain_routing (test_routing, the MCP tool) says the server decides for it."""
+    composite = make_composite(runtime, CHILDREN, **keys)
+    await composite.start()
+    items = labelled(runtime)
+    obs, accepted = await observe(composite, items)
+    acceptance = acceptance_of(composite)
+    if acceptance is not None:  # its probability decides in place of the threshold
+        runs = executes(accepted, DecisionRule(acceptance.threshold))
+    else:
+        runs = executes(obs, DecisionRule.of(composite.routing_policy()))
+    for item, o, a, run in zip(items, obs, accepted, runs, strict=True):
+        explained = (await explain_routing(composite, item["question"])).response
+        top = explained.all_matches[0]
+        assert o.predicted == (top.source_adapter, top.template_id), item
+        assert o.score == pytest.approx(top.combined_score, abs=1e-4)
+        assert o.runner_up == pytest.approx(explained.all_matches[1].combined_score, abs=1e-4)
+        if acceptance is not None:
+            assert explained.routing_decision.acceptance is not None
+            assert a.score == pytest.approx(explained.routing_decision.acceptance.probability, abs=1e-4)
+        assert bool(run) == explained.routing_decision.would_execute, item
+    assert runs.any() and not runs.all()  # both outcomes are compared

@@ -26,5 +26,11 @@ class ScoringStage(ABC):
     async def score(self, question: str, candidates: Sequence[Candidate]) -> StageReport:
         """Set this stage's score on every candidate it can; never raise for a provider failure."""
 
+    async def score_many(
+        self, questions: Sequence[str], candidates: Sequence[Sequence[Candidate]]
+    ) -> list[StageReport]:
+        """`score` for several questions (fit-thresholds); stages whose arithmetic batches override it."""
+        return [await self.score(q, c) for q, c in zip(questions, candidates, strict=True)]
+
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release clients."""

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..acceptance import Acceptance, analysis_for_acceptance
+from ..acceptance import Acceptance
 from ..candidates import Candidate
 from ..fitted_models import FittedModels
 from ..intent_model import IntentModel
@@ -52,6 +52,7 @@ class IntentModelStage(ScoringStage):
         self.owner = ""  # the composite's name (set by it): fits of the same owner stand in for each other
         self.generation = 0  # fits applied so far
         self.fitting = False  # a refit runs in the background; the previous model serves meanwhile
+        self._at: tuple[IntentModel, dict[Any, int]] | None = None  # key -> score column, for one model
 
     def fit(self, children: Sequence[Any]) -> None:
         """Fit (or find) the model for these children and use it at once (tests, tools)."""
@@ -169,37 +170,62 @@ class IntentModelStage(ScoringStage):
         return True
 
     async def score(self, question: str, candidates: Sequence[Candidate]) -> StageReport:
-        if self.model is None or not candidates:
-            return StageReport(self.name, error=f"intent model unavailable: {self.unavailable}")
-        unknown = sum(1 for c in candidates if c.key not in self.known)
-        if unknown:  # new or renamed templates while the model refits: the other stages decide this question
-            return StageReport(
-                self.name, error=f"intent model refitting: {unknown} candidate(s) not in the fitted model yet"
-            )
-        query = next((c.query_vector for c in candidates if c.query_vector is not None), None)
-        if query is None:
-            return StageReport(self.name, error="intent model unavailable: no query vector")
+        return (await self.score_many([question], [candidates]))[0]
+
+    async def score_many(
+        self, questions: Sequence[str], candidates: Sequence[Sequence[Candidate]]
+    ) -> list[StageReport]:
+        """The questions' candidates scored in matrix products over all of them (one question on the
+        request path, hundreds in fit-thresholds: the same arithmetic either way)."""
+        # one fit for the whole call: a refit swapped in meanwhile (apply) takes effect for the next call
+        model, acceptance, known = self.model, self.acceptance, self.known
+        reports = [StageReport(self.name) for _ in questions]
+        scored: list[int] = []
+        queries = []
+        for i, cands in enumerate(candidates):
+            if model is None or not cands:
+                reports[i].error = f"intent model unavailable: {self.unavailable}"
+                continue
+            unknown = sum(1 for c in cands if c.key not in known)
+            if unknown:  # new or renamed templates while the model refits: the other stages decide this question
+                reports[i].error = f"intent model refitting: {unknown} candidate(s) not in the fitted model yet"
+                continue
+            query = next((c.query_vector for c in cands if c.query_vector is not None), None)
+            if query is None:
+                reports[i].error = "intent model unavailable: no query vector"
+                continue
+            scored.append(i)
+            queries.append(np.asarray(query, np.float32))
+        if model is None or not scored:
+            return reports
+        texts = [questions[i] for i in scored]
         views = None
-        if self.model.views is not None:
+        if model.views is not None:
             try:
-                [views] = await self.embedder.token_views([question])
+                views = await self.embedder.token_views(texts)
             except Exception as exc:  # the sentence-level model still scores without them
-                log.warning("intent model without token views for this question: %s", exc)
-        analysis = self.model.analyse(np.asarray(query), question, views)
-        confidence = self.model.calibrated(analysis.fused, analysis.best_cosine)
-        scores = dict(zip(self.model.keys, confidence.tolist(), strict=True))
-        acceptance = self.acceptance
-        verdicts: list[Any] = [None] * len(candidates)
+                log.warning("intent model without token views for %d question(s): %s", len(texts), exc)
+        analyses = model.analyse_many(np.stack(queries), texts, views)
+        confidence = model.calibrated(analyses.fused, analyses.best_cosine).tolist()
+        at = self._positions(model)
+        verdicts: list[list[Any]] = [[None] * len(candidates[i]) for i in scored]
         if acceptance is not None:
-            plain = analysis_for_acceptance(self.model, np.asarray(query))
-            verdicts = acceptance.judge_all(plain, [c.key for c in candidates])
-        for cand, judged in zip(candidates, verdicts, strict=True):
-            if (value := scores.get(cand.key)) is not None:
-                cand.stage_scores[self.name] = value
-            if judged is not None and acceptance is not None:
-                cand.acceptance, cand.acceptance_parts = judged
-                cand.acceptance_threshold = acceptance.threshold
-        return StageReport(self.name)
+            keys = [[c.key for c in candidates[i]] for i in scored]
+            verdicts = acceptance.judge_many(analyses.embedding_only(), keys)
+        for row, i in enumerate(scored):
+            scores = confidence[row]
+            for cand, judged in zip(candidates[i], verdicts[row], strict=True):
+                cand.stage_scores[self.name] = scores[at[cand.key]]
+                if judged is not None and acceptance is not None:
+                    cand.acceptance, cand.acceptance_parts = judged
+                    cand.acceptance_threshold = acceptance.threshold
+        return reports
+
+    def _positions(self, model: IntentModel) -> dict[Any, int]:
+        """Template key -> its column in the model's scores (built once per fit)."""
+        if self._at is None or self._at[0] is not model:
+            self._at = (model, {key: i for i, key in enumerate(model.keys)})
+        return self._at[1]
 
 
 class Superseded(Exception):
