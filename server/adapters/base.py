@@ -210,10 +210,6 @@ class DataAdapter(Adapter):
     def search_inline(self, vector: np.ndarray, k: int) -> list[StoreHit]:
         return self.store.search(vector, k)
 
-    def search_inline_many(self, vectors: np.ndarray, k: int) -> list[list[StoreHit]]:
-        """`search_inline` for several questions (one row each) in one pass over the store."""
-        return self.store.search_many(vectors, k)
-
     # --- routing --------------------------------------------------------------------------
     def routing_sources(self) -> list[DataAdapter]:
         return [self]

@@ -46,8 +46,6 @@ class TemplateSource(Protocol):
 
     def search_inline(self, vector: np.ndarray, k: int) -> list[StoreHit]: ...
 
-    def search_inline_many(self, vectors: np.ndarray, k: int) -> list[list[StoreHit]]: ...
-
 
 @dataclass
 class RoutingOutcome:
@@ -105,16 +103,16 @@ class Router:
         self, questions: Sequence[str], sources: Sequence[TemplateSource], vectors: Mapping[str, np.ndarray]
     ) -> list[RoutingOutcome]:
         """Route several questions whose vectors are given (`vectors[model_id]`: one row per question), as
-        `route` would route each (fit-thresholds replays the server's decisions this way): the in-memory
-        searches and the stages' arithmetic run over all the questions at once, then each question is
-        combined, ranked and decided by the same code as `route`. Without every model's vectors, the
-        questions go through `route` one by one (it embeds what is missing)."""
+        `route` would route each (fit-thresholds replays the server's decisions this way): each question is
+        searched and then combined, ranked and decided by the same code as `route`, and the stages' arithmetic
+        runs over all the questions at once. Without every model's vectors, the questions go through `route`
+        one by one (it embeds what is missing)."""
         if any(s.embedder.model_id not in vectors for s in sources):
             return [
                 await self.route(q, sources, {m: v[i] for m, v in vectors.items()}) for i, q in enumerate(questions)
             ]
         started = time.perf_counter()
-        searched = await self._search_many(sources, vectors, len(questions))
+        searched = [await self._search(sources, {m: v[i] for m, v in vectors.items()}) for i in range(len(questions))]
         search_ms = _ms(started) / max(1, len(questions))
         timings: list[dict[str, float]] = [{"embed": 0.0, "search": search_ms} for _ in questions]
         reports: list[list[StageReport]] = [[] for _ in questions]
@@ -224,45 +222,6 @@ class Router:
                     results.append(await one(source))
                 except Exception as exc:
                     results.append(exc)
-        return self._collect(usable, results, vectors)
-
-    async def _search_many(
-        self, sources: Sequence[TemplateSource], vectors: Mapping[str, np.ndarray], count: int
-    ) -> list[tuple[list[Candidate], list[SourceFailure]]]:
-        """`_search` for `count` questions: in-memory stores searched for all of them in one pass, the
-        others question by question (with their timeout), each question's candidates collected as one."""
-        k = self.policy.max_templates_per_source
-        timeout = self.policy.search_timeout
-        usable = list(enumerate(sources))
-        per_source: list[list[list[StoreHit] | BaseException]] = []
-        for _, source in usable:
-            matrix = vectors[source.embedder.model_id]
-            if source.searches_inline:
-                try:
-                    per_source.append(list(source.search_inline_many(matrix, k)))
-                except Exception as exc:
-                    per_source.append([exc] * count)
-                continue
-            results: list[list[StoreHit] | BaseException] = []
-            for i in range(count):
-                try:
-                    results.append(await asyncio.wait_for(source.search_templates(matrix[i], k), timeout))
-                except Exception as exc:
-                    results.append(exc)
-            per_source.append(results)
-        return [
-            self._collect(usable, [r[i] for r in per_source], {m: v[i] for m, v in vectors.items()})
-            for i in range(count)
-        ]
-
-    def _collect(
-        self,
-        usable: list[tuple[int, TemplateSource]],
-        results: Sequence[list[StoreHit] | BaseException],
-        vectors: Mapping[str, np.ndarray],
-    ) -> tuple[list[Candidate], list[SourceFailure]]:
-        """One question's candidates from each source's hits, and the sources that failed (and why)."""
-        timeout = self.policy.search_timeout
         candidates: list[Candidate] = []
         failures: list[SourceFailure] = []
         for (order, source), result in zip(usable, results, strict=True):

@@ -40,10 +40,6 @@ class TemplateStore(ABC):
     def search(self, vector: np.ndarray, k: int) -> list[StoreHit]:
         """The k best distinct templates, best first (scores are cosine similarities)."""
 
-    def search_many(self, vectors: np.ndarray, k: int) -> list[list[StoreHit]]:
-        """`search` for each row of `vectors` (stores that can do better in one pass override it)."""
-        return [self.search(v, k) for v in vectors]
-
     def count_templates(self) -> int:
         return len(self.template_hashes())
 
