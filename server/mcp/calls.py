@@ -23,6 +23,7 @@ from ..service.access import adapter_for
 from ..service.catalogue import build_catalogue
 
 Hook = Callable[[str, Adapter, str, Any], None]
+PRINCIPAL_SCOPE_KEY = "intent_router.principal"  # where the caller's Principal travels in the ASGI scope
 
 
 def queryable(runtime: Runtime, principal: Principal) -> list[str]:

@@ -4,89 +4,88 @@ The key is checked here (401/403 as JSON, before the SDK sees the request); the 
 travels in the ASGI scope to the tools, and the SDK binds each MCP session to the key that opened it
 (another key presenting that session id gets 404). The SDK's session manager runs in a task of its
 own for the app's lifetime and is stopped when the server shuts down, which ends open event streams.
+
+Importing the MCP SDK cost about a third of a warm start's imports, so it is imported (in a thread) and
+started in the background once the app starts: /health and the JSON API answer meanwhile, and a /mcp
+request that arrives before it is ready waits for it (or gets 503 if it could not start).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
+import importlib
 import logging
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-from mcp.server.auth.provider import AccessToken
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
 
-from ..auth import Principal, authenticate, is_loopback, presented_key, require
+from ..auth import authenticate, is_loopback, presented_key, require
 from ..runtime.holder import RuntimeHolder
 from .asgi_bridge import call_asgi
-from .calls import Hook
-from .server import PRINCIPAL_SCOPE_KEY, build_server
+from .calls import PRINCIPAL_SCOPE_KEY, Hook
+
+if TYPE_CHECKING:
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    from .server import ToolsChangedNotifier
 
 log = logging.getLogger("intent_router.mcp")
 
 PATH = "/mcp"
 
 
-def _loopback_only() -> TransportSecuritySettings:
-    """DNS-rebinding protection for a loopback server (the SDK's own default for 127.0.0.1)."""
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-    )
-
-
-def _user(principal: Principal, key: str | None) -> AuthenticatedUser:
-    """Who opened a session, as the SDK compares it: the key's name plus a hash of the key itself."""
-    digest = hashlib.sha256((key or "").encode()).hexdigest()[:16]
-    token = AccessToken(token=digest, client_id=f"{principal.name}:{digest}", scopes=[principal.role])
-    return AuthenticatedUser(token)
-
-
 class MCPEndpoint:
     def __init__(self, holder: RuntimeHolder, hooks: list[Hook]) -> None:
         self.holder = holder
-        self.server, self.notifier = build_server(holder, None, hooks)
+        self.hooks = hooks
         # Stateless: every request stands alone (no MCP session id, no server-sent notifications). Needed when
         # several processes share the port (`serve --workers N`): a session lives in one process, and the
         # kernel spreads connections over the processes. Set before the app starts.
         self.stateless = False
         self.manager: StreamableHTTPSessionManager | None = None
+        self.notifier: ToolsChangedNotifier | None = None
+        self._sdk: Any = None  # server.mcp.http_sdk, once imported
         self._stop = asyncio.Event()
+        self._ready: asyncio.Future[None] | None = None
         self._task: asyncio.Task | None = None
-
-    def _manager(self) -> StreamableHTTPSessionManager:
-        host = self.holder.current.config.app.server.host
-        return StreamableHTTPSessionManager(
-            self.server,
-            stateless=self.stateless,
-            security_settings=_loopback_only() if is_loopback(host) else None,
-        )
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         principal = authenticate(request, self.holder.current.config.app.auth)
         require(principal, "client")
-        if self.manager is None:
+        if self._ready is None:
             raise web.HTTPServiceUnavailable(reason="MCP is not started")
-        extra = {PRINCIPAL_SCOPE_KEY: principal, "user": _user(principal, presented_key(request))}
+        try:
+            await asyncio.shield(self._ready)  # at once, except in the first second or so after a start
+        except Exception:
+            raise web.HTTPServiceUnavailable(reason="MCP could not start") from None
+        assert self.manager is not None
+        extra = {PRINCIPAL_SCOPE_KEY: principal, "user": self._sdk.user(principal, presented_key(request))}
         return await call_asgi(self.manager.handle_request, request, extra)
 
     async def start(self) -> None:
-        ready = asyncio.Event()
-        manager = self.manager = self._manager()
+        """Import the SDK and start the session manager in the background (returns at once)."""
+        loop = asyncio.get_running_loop()
+        self._ready = ready = loop.create_future()
+        ready.add_done_callback(lambda f: f.cancelled() or f.exception())  # a failure is logged, not "never retrieved"
+        self._task = loop.create_task(self._run(ready), name="mcp-session-manager")
 
-        async def run() -> None:
-            async with manager.run():
-                ready.set()
+    async def _run(self, ready: asyncio.Future[None]) -> None:
+        try:
+            sdk = self._sdk = await asyncio.to_thread(importlib.import_module, f"{__package__}.http_sdk")
+            if self._stop.is_set():
+                raise RuntimeError("stopped while starting")
+            loopback = is_loopback(self.holder.current.config.app.server.host)
+            self.manager, self.notifier = sdk.session_manager(self.holder, self.hooks, self.stateless, loopback)
+            async with self.manager.run():
+                ready.set_result(None)
                 await self._stop.wait()
-
-        self._task = asyncio.get_running_loop().create_task(run(), name="mcp-session-manager")
-        done, _ = await asyncio.wait([self._task, asyncio.ensure_future(ready.wait())], return_when="FIRST_COMPLETED")
-        if self._task in done:
-            self._task.result()  # raise what stopped it
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError("MCP start cancelled"))
+                if not isinstance(exc, asyncio.CancelledError):
+                    log.error("MCP over HTTP could not start: %s", exc)
+            raise
 
     async def stop(self) -> None:
         self._stop.set()
@@ -96,7 +95,9 @@ class MCPEndpoint:
                 await asyncio.wait_for(task, 5.0)
             except TimeoutError:
                 log.warning("MCP session manager did not stop in 5 s")
-        if self.notifier.on_load in self.holder.load_listeners:
+            except Exception:
+                pass  # reported when it failed
+        if self.notifier is not None and self.notifier.on_load in self.holder.load_listeners:
             self.holder.load_listeners.remove(self.notifier.on_load)
 
 

@@ -22,12 +22,11 @@ from mcp.server.session import ServerSession
 from ..auth import Principal
 from ..errors import Unauthorized
 from ..runtime.holder import LoadStatus, RuntimeHolder
-from .calls import Hook
+from .calls import PRINCIPAL_SCOPE_KEY, Hook
 from .tools import call_tool, tool_list
 
 log = logging.getLogger("intent_router.mcp")
 
-PRINCIPAL_SCOPE_KEY = "intent_router.principal"
 SERVER_NAME = "intent-router"
 
 
