@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+from datetime import datetime
 from pathlib import Path
 
 import yaml
@@ -51,11 +54,39 @@ def said(log: str, what: str) -> str | None:
     return next((how for how in ("loaded", "fitted") if f"{what} {how}" in log), None)
 
 
+def logged_at(line: str) -> float | None:
+    """The wall-clock time of a log line (`%(asctime)s` first), or None."""
+    try:
+        return datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").timestamp()
+    except ValueError:
+        return None
+
+
+def phases(log: str, launched: float) -> dict[str, float]:
+    """Where the start's time went, from the server's log: up to its first log line (interpreter and
+    imports), the config load and the runtime build with its parts (the holder's "started in" line), and
+    up to "listening" (the app set up and bound)."""
+    out: dict[str, float] = {}
+    lines = log.splitlines()
+    stamps = [t for t in map(logged_at, lines) if t is not None]
+    if stamps:
+        out["to_first_log_line"] = round(stamps[0] - launched, 2)
+    for line in lines:
+        if "started in" in line and "config loaded in" in line:
+            out["config"] = float(re.search(r"config loaded in ([0-9.]+) s", line)[1])  # type: ignore[index]
+            out["runtime"] = float(re.search(r"runtime built in ([0-9.]+) s", line)[1])  # type: ignore[index]
+            out |= {name: float(sec) for name, sec in re.findall(r"(\w+) ([0-9.]+) s(?=[,)])", line.split("(", 2)[-1])}
+        if "listening on" in line and (at := logged_at(line)) is not None:
+            out["to_listening"] = round(at - launched, 2)
+    return out
+
+
 def start(config: Path, timeout: float) -> dict:
     """Seconds from the process start to the first /health 200, and what the log said about the fit."""
     port = free_port()
     command = [sys.executable, str(ROOT / "run.py"), "--config", str(config), "serve", "--port", str(port)]
     with tempfile.TemporaryFile() as err:
+        launched = time.time()
         started = time.perf_counter()
         proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err)
         try:
@@ -81,6 +112,7 @@ def start(config: Path, timeout: float) -> dict:
     lines = [line for line in log.splitlines() if "intent model" in line or "acceptance" in line]
     return {
         "seconds": round(seconds, 2),
+        "phases": phases(log, launched),
         "intent_model": said(log, "intent model"),
         "acceptance": said(log, "acceptance"),
         "log": [line.split(" ", 2)[-1][:160] for line in lines],
@@ -97,6 +129,7 @@ def main() -> None:
     parser.add_argument("--warm-only", action="store_true", help="with --root of an earlier run: the warm start only")
     args = parser.parse_args()
     out: dict = {"benchmark": "server_start", "templates": args.templates, "examples_per_template": args.examples}
+    out["loadavg_1_5_15_at_start"] = [round(x, 2) for x in os.getloadavg()]
     with tempfile.TemporaryDirectory() as tmp:
         root = args.root or Path(tmp)
         cache = root / "data" / "embedding_cache.sqlite3"
@@ -118,6 +151,7 @@ def main() -> None:
         out["warm"] = start(config, args.timeout)
         out["fitted_model_files_mb"] = round(sum(p.stat().st_size for p in fitted.glob("*.npz")) / 1e6, 1)
     warm = out["warm"]
+    out["loadavg_1_5_15_at_end"] = [round(x, 2) for x in os.getloadavg()]  # other work on the box skews the figures
     out["warm_bar_seconds"] = BAR_SECONDS
     out["warm_meets_bar"] = warm["seconds"] <= BAR_SECONDS and warm["intent_model"] == "loaded"
     if "refit" in out:

@@ -54,6 +54,8 @@ class Runtime:
     reused_adapters: set[str] = field(default_factory=set)  # carried over unchanged from the previous runtime
     built_at: float = field(default_factory=time.time)
     build_seconds: float = 0.0
+    # seconds per phase of the build (embedders, template stores, adapters' start), for the start log
+    phases: dict[str, float] = field(default_factory=dict)
     in_flight: int = 0  # requests currently using this runtime (the holder counts them)
     fitted_models: FittedModels = field(default_factory=FittedModels)  # shared with later runtimes by the holder
     # conversation state; carried over by reloads that keep the `sessions:` block, so chats survive them
@@ -187,11 +189,14 @@ async def build_runtime(
                 shared_rerank_cache=runtime.rerank_cache,
             )
             if issubclass(cls, DataAdapter):
+                t = time.perf_counter()
                 embedder = _embedder_for(settings, runtime, previous)
                 templates = config.templates.get(settings.name, [])
+                t = _phase(runtime, "embedders", t)
                 store, report = await asyncio.to_thread(
                     _index, settings.name, templates, embedder, config, previous, rebuild_stores
                 )
+                _phase(runtime, "template_stores", t)
                 runtime.index_reports[settings.name] = report
                 runtime.stores[settings.name] = store
                 reusable = _reusable_adapter(settings, cls, store, embedder, templates, config, previous)
@@ -206,13 +211,32 @@ async def build_runtime(
             adapter = cls(settings, context)
             runtime.adapters[settings.name] = adapter
             fresh.append(adapter)
+        t = time.perf_counter()
+        # data adapters open their sources side by side (each in a thread); composites start after
+        # them, since they read their children's stores and embedders
+        started_data = await asyncio.gather(
+            *(a.start() for a in fresh if isinstance(a, DataAdapter)), return_exceptions=True
+        )
+        failed = next((r for r in started_data if isinstance(r, BaseException)), None)
+        if failed is not None:  # raised once every start has finished: none is left running while we close
+            raise failed
+        t = _phase(runtime, "data_adapters_start", t)
         for adapter in fresh:
-            await adapter.start()
+            if not isinstance(adapter, DataAdapter):
+                await adapter.start()
+        _phase(runtime, "composites_start", t)
     except BaseException:
         await runtime.close(keep=[previous] if previous is not None else [])
         raise
     runtime.build_seconds = time.perf_counter() - started
     return runtime
+
+
+def _phase(runtime: Runtime, name: str, since: float) -> float:
+    """Add the seconds since `since` to a phase of the build; returns now."""
+    now = time.perf_counter()
+    runtime.phases[name] = runtime.phases.get(name, 0.0) + now - since
+    return now
 
 
 def _carried(config: LoadedConfig, previous: Runtime | None, block: str, build: Callable[[Any], T]) -> T:

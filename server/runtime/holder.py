@@ -103,9 +103,19 @@ class RuntimeHolder:
         """First load: errors propagate (a server must not start on a broken config)."""
         started = time.perf_counter()
         result = await asyncio.to_thread(self.loader.load)
+        loaded = time.perf_counter()
         digest = await asyncio.to_thread(config_hash, result.config)
         runtime = await build_runtime(
             result.config, fitted_models=self.fitted_models, result_cache=await self._result_cache_for(result.config)
+        )
+        phases = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in runtime.phases.items())
+        log.info(
+            "started in %.2f s: config loaded in %.2f s (%d templates), runtime built in %.2f s (%s)",
+            time.perf_counter() - started,
+            loaded - started,
+            sum(len(t) for t in result.config.templates.values()),
+            runtime.build_seconds,
+            phases,
         )
         self._current = runtime
         self.started_app = runtime.config.app

@@ -17,10 +17,12 @@ ASSETS = {"docs.css": "text/css", "docs.js": "text/javascript"}
 
 
 def install_docs(app: web.Application) -> None:
-    document = json.dumps(build_openapi(), separators=(",", ":")).encode()  # static: built once per app
+    built: list[bytes] = []  # static: built once per app, on the first request (not on the way to /health)
 
     async def openapi(request: web.Request) -> web.Response:
-        return web.Response(body=document, content_type="application/json", headers={"Cache-Control": "no-cache"})
+        if not built:
+            built.append(json.dumps(build_openapi(), separators=(",", ":")).encode())
+        return web.Response(body=built[0], content_type="application/json", headers={"Cache-Control": "no-cache"})
 
     async def page(request: web.Request) -> web.Response:
         return web.Response(
