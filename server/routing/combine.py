@@ -25,20 +25,23 @@ def combine(
     ones. With `normalize_scores`, each stage's scores are clipped into 0..1 first (cosine
     similarity can be negative).
     """
-    for cand in candidates:
-        present = {stage: cand.stage_score(stage) or 0.0 for stage in weights if stage not in failed}
-        total = sum(weights[s] for s in present)
-        if total <= 0:
+    present = [stage for stage in weights if stage not in failed]  # the same stages for every candidate
+    total = sum(weights[s] for s in present)
+    if total <= 0:
+        for cand in candidates:
             cand.combined_score = cand.embedding_score
-            continue
+        return
+    # the seed design's three keys, always present (0.0 for a stage that is off), then any other stage;
+    # the same for every candidate of this question, so built once (read-only, shared by them)
+    details: dict[str, object] = {f"{stage}_weight": weights.get(stage, 0.0) for stage in DESIGN_STAGES}
+    details.update({f"{stage}_weight": w for stage, w in weights.items() if stage not in DESIGN_STAGES})
+    details["effective_weights"] = {s: round(weights[s] / total, 4) for s in present}
+    for cand in candidates:
         value = 0.0
-        for stage, score in present.items():
+        for stage in present:
+            score = cand.stage_score(stage) or 0.0
             if scoring.normalize_scores:
                 score = min(1.0, max(0.0, score))
             value += weights[stage] / total * score
         cand.combined_score = value
-        # the seed design's three keys, always present (0.0 for a stage that is off), then any other stage
-        details: dict[str, object] = {f"{stage}_weight": weights.get(stage, 0.0) for stage in DESIGN_STAGES}
-        details.update({f"{stage}_weight": w for stage, w in weights.items() if stage not in DESIGN_STAGES})
-        details["effective_weights"] = {s: round(weights[s] / total, 4) for s in present}
         cand.scoring_details = details
