@@ -149,7 +149,7 @@ async def route_all(runtime, name: str, questions: list[tuple[str, str]]):
     return rows
 
 
-async def run(k: int | None, seed: int, limit: int | None, cache: Path) -> list[dict]:
+async def run(k: int | None, seed: int, limit: int | None, cache: Path, configs: dict[str, dict]) -> list[dict]:
     rng = random.Random(seed)
     train, test = read_csv(DATA / "train.csv"), read_csv(DATA / "test.csv")
     by_intent: dict[str, list[str]] = defaultdict(list)
@@ -163,10 +163,10 @@ async def run(k: int | None, seed: int, limit: int | None, cache: Path) -> list[
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
-        runtime = await build_runtime(load_config(build_tree(Path(tmp), examples, cache, CONFIGS)))
+        runtime = await build_runtime(load_config(build_tree(Path(tmp), examples, cache, configs)))
         build_seconds = time.perf_counter() - started
         try:
-            for name in CONFIGS:
+            for name in configs:
                 t = time.perf_counter()
                 rows = await route_all(runtime, name, test)
                 results.append(
@@ -193,9 +193,9 @@ async def run(k: int | None, seed: int, limit: int | None, cache: Path) -> list[
     in_scope = {i: e for i, e in examples.items() if i not in oos}
     half = len(test) // 2
     with tempfile.TemporaryDirectory() as tmp:
-        runtime = await build_runtime(load_config(build_tree(Path(tmp), in_scope, cache, CONFIGS)))
+        runtime = await build_runtime(load_config(build_tree(Path(tmp), in_scope, cache, configs)))
         try:
-            for name in CONFIGS:
+            for name in configs:
                 rows = await route_all(runtime, name, test)
                 obs = [
                     Observation(
@@ -256,9 +256,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--limit", type=int, help="only the first N shuffled test questions")
     parser.add_argument("--cache", type=Path, default=ROOT / "data" / "bench_embedding_cache.sqlite3")
+    parser.add_argument(
+        "--config", action="append", choices=sorted(CONFIGS), help="only these scoring configurations (repeatable)"
+    )
     args = parser.parse_args()
+    configs = {name: CONFIGS[name] for name in args.config} if args.config else CONFIGS
     for k in args.k or ["8", "all"]:
-        for result in asyncio.run(run(None if k == "all" else int(k), args.seed, args.limit, args.cache)):
+        for result in asyncio.run(run(None if k == "all" else int(k), args.seed, args.limit, args.cache, configs)):
             print(json.dumps(result), flush=True)
 
 
