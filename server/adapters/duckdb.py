@@ -171,11 +171,11 @@ class DuckDBAdapter(DataAdapter):
         """DuckDB keeps one instance per file in a process: while a reload's new adapter starts, the old
         one still holds it, locked. That is fine when its access lists are these (DuckDB adds the
         database's own files); a changed `allowed_paths` cannot be applied to a locked instance."""
-        current_files, current_dirs, external = con.execute(
+        current_files, current_dirs, external, own = con.execute(
             "SELECT current_setting('allowed_paths'), current_setting('allowed_directories'),"
-            " current_setting('enable_external_access')"
-        ).fetchone()
-        own = self._path()
+            " current_setting('enable_external_access'),"
+            " (SELECT path FROM duckdb_databases() WHERE database_name = current_database())"
+        ).fetchone()  # `own` as DuckDB names it (real path: no symlink, no `..`), as in its access lists
         extra_files = {f for f in current_files if not f.startswith(own)} - set(files)
         extra_dirs = {d for d in current_dirs if not d.startswith(own)} - set(directories)
         if (

@@ -223,3 +223,21 @@ async def test_reloading_a_changed_duckdb_adapter_file_is_applied(tmp_path):
         assert result.rows == [{"name": "Ada"}]
     finally:
         await holder.close()
+
+
+@pytest.mark.parametrize("via", ["symlink", "dotdot"])
+async def test_a_second_adapter_on_a_file_reached_through_a_link_starts(tmp_path, via):
+    """DuckDB names its own files by their real path; an adapter whose `path` goes through a symlink or
+    `..` must still recognise them, or every reload that rebuilds it is refused as needing a restart."""
+    settings = duck_settings(tmp_path)
+    if via == "symlink":
+        (tmp_path / "current").symlink_to(tmp_path, target_is_directory=True)
+        path = tmp_path / "current" / "sales.duckdb"
+    else:
+        (tmp_path / "sub").mkdir()
+        path = tmp_path / "sub" / ".." / "sales.duckdb"
+    settings = {**settings, "connection": {"path": str(path)}}
+    body = one_template("SELECT name FROM customers")
+    async with started(tmp_path, settings, body) as old, started(tmp_path, settings, body) as new:
+        assert (await new.execute(new.templates["t"], {})).rows == [{"name": "Ada"}]
+        assert (await old.execute(old.templates["t"], {})).rows == [{"name": "Ada"}]
