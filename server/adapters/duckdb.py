@@ -146,6 +146,11 @@ class DuckDBAdapter(DataAdapter):
             self._file = None if path == ":memory:" else FileIdentity.of(Path(path))
         except duckdb.Error as exc:
             log.warning("duckdb adapter %s cannot open %s: %s", self.name, path, exc)
+            if isinstance(exc, duckdb.ConnectionException) and "different configuration" in str(exc):
+                # the instance this process already holds for the file (the old adapter, during a reload)
+                raise SourceUnavailable(
+                    self.name, "connection.read_only or threads changed while the database is open: restart the server"
+                ) from None
             raise SourceUnavailable(self.name, "cannot open the database") from None
         return self._conn
 

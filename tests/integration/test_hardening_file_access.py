@@ -241,3 +241,16 @@ async def test_a_second_adapter_on_a_file_reached_through_a_link_starts(tmp_path
     async with started(tmp_path, settings, body) as old, started(tmp_path, settings, body) as new:
         assert (await new.execute(new.templates["t"], {})).rows == [{"name": "Ada"}]
         assert (await old.execute(old.templates["t"], {})).rows == [{"name": "Ada"}]
+
+
+@pytest.mark.parametrize("change", [{"threads": 3}, {"read_only": False}])
+async def test_a_changed_open_configuration_asks_for_a_restart(tmp_path, change):
+    """DuckDB refuses a second instance of an open file with other settings: the reload's error says
+    which keys and what to do, not that the database cannot be opened."""
+    same = duck_settings(tmp_path)
+    changed = {**same, "connection": {**same["connection"], **change}}
+    body = one_template("SELECT name FROM customers")
+    async with started(tmp_path, same, body):
+        with pytest.raises(SourceUnavailable, match=r"read_only or threads changed .* restart the server"):
+            async with started(tmp_path, changed, body):
+                pass
