@@ -5,14 +5,16 @@ takes longer than its timeout is reported to the caller as no answer (a miss; th
 local state), the outage is logged once when it starts and once when Redis answers again, and `/health`
 shows it (`health()`) until a later call, or the health check's own ping (`recheck`), succeeds. For a
 second after a failure calls are not even tried, so a host that does not answer at all costs each request
-nothing rather than a timeout.
+nothing rather than a timeout; and /health waits for its ping only briefly, so it stays fast for probes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
@@ -23,7 +25,10 @@ from redis.exceptions import RedisError
 T = TypeVar("T")
 
 FAILURES = (RedisError, OSError, TimeoutError)  # asyncio's timeout is TimeoutError since 3.11
-RECHECK_TIMEOUT = 1.0  # seconds a health check waits for a ping of an engine that is down
+RECHECK_TIMEOUT = 1.0  # seconds a ping of an engine that is down may take (the async link's)
+# seconds /health waits for that ping: a probe's default timeout is 1 s (Kubernetes), and a Redis that hangs
+# must not take every replica out; a slower ping goes on in the background and shows at the next /health
+HEALTH_WAIT = 0.25
 RETRY_AFTER = 1.0  # seconds after a failure during which calls are not tried (a dead host costs no timeouts)
 
 
@@ -37,7 +42,7 @@ class SharedState(Protocol):
         """While down, try the engine once more (bounded), so health recovers without traffic."""
 
 
-class Availability:
+class Availability(ABC):
     """Whether one shared Redis user reaches Redis, and why not; logs each change once."""
 
     def __init__(self, what: str, fallback: str, logger: logging.Logger) -> None:
@@ -46,6 +51,7 @@ class Availability:
         self._log = logger
         self.unavailable: str | None = None  # the reason, while Redis does not answer
         self._retry_at = 0.0
+        self._ping: asyncio.Future[None] | None = None  # recheck's ping, while one is under way
 
     def resting(self) -> bool:
         """Just failed: calls answer None at once for RETRY_AFTER seconds instead of each waiting for a
@@ -70,6 +76,24 @@ class Availability:
         if self.unavailable is None:
             return {"status": "ok", "backend": "redis"}
         return {"status": "down", "backend": "redis", "reason": self.unavailable, **extra}
+
+    async def recheck(self) -> None:
+        """While down, ping the engine, so /health recovers without waiting for traffic: one ping at a
+        time (a hanging Redis does not collect one per /health), waited for at most HEALTH_WAIT."""
+        if self.unavailable is None:
+            return
+        if self._ping is None or self._ping.done():
+            self._ping = asyncio.ensure_future(self._ping_once())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._ping), HEALTH_WAIT)
+
+    @abstractmethod
+    async def _ping_once(self) -> None:
+        """One ping bounded by its own timeout; `answered()` when it succeeds."""
+
+    def _stop_ping(self) -> None:
+        if self._ping is not None:
+            self._ping.cancel()
 
 
 class RedisLink(Availability):
@@ -108,10 +132,7 @@ class RedisLink(Availability):
         self.answered()
         return result
 
-    async def recheck(self) -> None:
-        """While down, one bounded ping, so /health recovers without waiting for traffic."""
-        if self.unavailable is None:
-            return
+    async def _ping_once(self) -> None:
         try:
             async with asyncio.timeout(min(self.timeout, RECHECK_TIMEOUT)):
                 await self.client.ping()
@@ -120,6 +141,7 @@ class RedisLink(Availability):
         self.answered()
 
     async def close(self) -> None:
+        self._stop_ping()
         await self.client.aclose()
 
 
@@ -143,17 +165,16 @@ class SyncRedisLink(Availability):
         self.answered()
         return result
 
-    def recheck(self) -> None:
-        """While down, one ping (bounded by the socket timeout); blocking: call it on a worker thread."""
-        if self.unavailable is None:
-            return
+    async def _ping_once(self) -> None:
+        """On a worker thread, bounded by the socket timeout."""
         try:
-            self.client.ping()
+            await asyncio.to_thread(self.client.ping)
         except FAILURES:
             return
         self.answered()
 
     def close(self) -> None:
+        self._stop_ping()
         self.client.close()
 
 

@@ -16,7 +16,6 @@ when it answers.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -112,8 +111,7 @@ class SharedEmbeddings:
         return self.link.health()
 
     async def recheck(self) -> None:
-        if self.link.unavailable is not None:
-            await asyncio.to_thread(self.link.recheck)
+        await self.link.recheck()
 
     def close(self) -> None:
         self.link.close()
