@@ -34,6 +34,9 @@ RELATIVE_DATE_TYPES = (ParameterType.DATE, ParameterType.DATETIME)
 class ResultCacheSettings(BackendChoice):
     """The `result_cache:` block of config.yaml (backend memory or redis, with its url)."""
 
+    redis_only = ("url", "key_prefix", "timeout")
+    memory_only = ("max_entries",)
+
     enabled: bool = True
     # for templates without their own cache_ttl_seconds; templates with date parameters default to 0
     # (off): "last 7 days" means something else tomorrow

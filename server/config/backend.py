@@ -1,9 +1,9 @@
 """`backend: memory | redis` with its `url`: the choice every shareable cache or store offers (sessions,
-result cache, rerank cache), checked by one rule."""
+result cache, rerank cache), checked by one rule: a key that only the other backend reads is an error."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -13,15 +13,21 @@ class BackendChoice(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    # keys that only one backend reads (a subclass adds its own): set under the other one, they are errors
+    redis_only: ClassVar[tuple[str, ...]] = ("url",)
+    memory_only: ClassVar[tuple[str, ...]] = ()
+
     backend: Literal["memory", "redis"] = "memory"
     url: str | None = None  # redis only, e.g. redis://127.0.0.1:6379/0 (use ${VAR} for a password)
 
     @model_validator(mode="after")
-    def _url_for_redis(self) -> BackendChoice:
+    def _keys_for_backend(self) -> BackendChoice:
         if self.backend == "redis" and not self.url:
             raise ValueError("url is required for backend: redis (e.g. redis://127.0.0.1:6379/0)")
-        if self.backend == "memory" and self.url:
-            raise ValueError("url is only read by backend: redis")
+        other, keys = ("redis", self.redis_only) if self.backend == "memory" else ("memory", self.memory_only)
+        for key in keys:
+            if key in self.model_fields_set:
+                raise ValueError(f"{key} is only read by backend: {other}")
         return self
 
     @property

@@ -8,6 +8,8 @@ from ..config.backend import BackendChoice
 
 
 class SessionSettings(BackendChoice):
+    redis_only = ("url", "key_prefix")
+
     # backend memory: in this process (lost on restart, not shared); redis: shared by every server process
     ttl_seconds: float = Field(1800.0, gt=0)  # a session untouched this long is forgotten
     max_sessions: int = Field(10_000, ge=1)  # beyond it the least recently used session is dropped

@@ -27,6 +27,8 @@ log = logging.getLogger("intent_router.routing.rerank_cache")
 class RerankCacheSettings(BackendChoice):
     """The `rerank_cache:` block of config.yaml."""
 
+    redis_only = ("url", "key_prefix", "timeout")
+
     key_prefix: str = Field("intent_router:rerank:", min_length=1, max_length=200)  # one per deployment
     timeout: float = Field(0.5, gt=0)  # seconds a Redis round trip may take before it counts as a miss
 
