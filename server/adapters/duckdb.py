@@ -24,6 +24,7 @@ from ..config.errors import ConfigIssue
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
 from ..templates.library import ParsedBody
+from . import duckdb_files
 from .base import DataAdapter, DataAdapterSettings, QueryResult
 from .file_identity import REASONS, FileIdentity
 from .like_escape import add_escape_clauses, escaped_params, pattern_issues
@@ -116,6 +117,15 @@ class DuckDBAdapter(DataAdapter):
         self._file: FileIdentity | None = None  # the database file the connection reads
         self._reopen_lock = asyncio.Lock()
 
+    @property
+    def file_identity(self) -> FileIdentity | None:
+        return self._file
+
+    def drop_connection(self) -> None:
+        """Another adapter on this file found it replaced: the shared instance must go (duckdb_files.py)."""
+        if self._conn is not None:
+            self._conn.close()  # kept (closed): the next query finds the file replaced and reopens
+
     def _path(self) -> str:
         raw = self.settings.connection.path
         if raw == ":memory:":
@@ -134,16 +144,17 @@ class DuckDBAdapter(DataAdapter):
         if path != ":memory:" and not Path(path).exists():
             raise SourceUnavailable(self.name, "database file not found")
         try:
-            self._conn = duckdb.connect(
-                path, read_only=conn.read_only and path != ":memory:", config={"threads": conn.threads}
-            )
-            try:
-                self._close_external_access(self._conn)
-            except SourceUnavailable:
-                self._conn.close()
-                self._conn = None
-                raise
-            self._file = None if path == ":memory:" else FileIdentity.of(Path(path))
+            with duckdb_files.LOCK:
+                con = duckdb.connect(
+                    path, read_only=conn.read_only and path != ":memory:", config={"threads": conn.threads}
+                )
+                try:
+                    shared = self._close_external_access(con)
+                except SourceUnavailable:
+                    con.close()
+                    raise
+                self._conn = con
+                self._file = None if path == ":memory:" else duckdb_files.joined(path, self, shared)
         except duckdb.Error as exc:
             log.warning("duckdb adapter %s cannot open %s: %s", self.name, path, exc)
             if isinstance(exc, duckdb.ConnectionException) and "different configuration" in str(exc):
@@ -154,9 +165,10 @@ class DuckDBAdapter(DataAdapter):
             raise SourceUnavailable(self.name, "cannot open the database") from None
         return self._conn
 
-    def _close_external_access(self, con) -> None:
+    def _close_external_access(self, con) -> bool:
         """Only the listed files and directories stay readable; the configuration is then locked, so
-        nothing a query does can open it again. (DuckDB takes these lists only once it is running.)"""
+        nothing a query does can open it again. (DuckDB takes these lists only once it is running.)
+        True when the instance was open already (another adapter on this file: checked, not set)."""
         files, directories = [], []
         for entry in self.settings.connection.allowed_paths:
             path = Path(entry) if Path(entry).is_absolute() else self.context.root / entry
@@ -166,11 +178,12 @@ class DuckDBAdapter(DataAdapter):
                 files.append(str(path.resolve()))
         if con.execute("SELECT current_setting('lock_configuration')").fetchone()[0]:
             self._check_locked_access(con, files, directories)
-            return
+            return True
         con.execute("SET allowed_paths = $1", [files])
         con.execute("SET allowed_directories = $1", [directories])
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
+        return False
 
     def _check_locked_access(self, con, files: list[str], directories: list[str]) -> None:
         """DuckDB keeps one instance per file in a process: while a reload's new adapter starts, the old
@@ -196,22 +209,27 @@ class DuckDBAdapter(DataAdapter):
 
     async def _follow_file(self, problem: str) -> None:
         """Missing: the source is down (no stale answers from the deleted inode). Replaced: close and open
-        again (DuckDB caches one instance per path, so the old one must go first; a query still running
-        on it fails as a source error)."""
+        again (DuckDB caches one instance per path, so every connection to the old one must go first,
+        also other adapters' on this file; a query still running on it fails as a source error)."""
         if problem == "missing":
             raise SourceUnavailable(self.name, REASONS[problem])
         async with self._reopen_lock:
             if self._file is None or self._file.problem() != "replaced":
                 return
             log.warning("duckdb adapter %s: %s; reopening", self.name, REASONS[problem])
-            if self._conn is not None:
-                self._conn.close()
-            await asyncio.to_thread(self._open)
+            await asyncio.to_thread(duckdb_files.reopen_fresh, self._path(), self._open)
 
     async def close_source(self) -> None:
         if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+            await asyncio.to_thread(self._close)
+
+    def _close(self) -> None:
+        with duckdb_files.LOCK:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            if self._file is not None:
+                duckdb_files.left(self._path(), self)
 
     async def health(self) -> dict[str, Any]:
         conn = self._conn
