@@ -12,12 +12,14 @@ import socket
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ..config.types import RedisUrl
+
 
 class ClusterSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     enabled: bool = False
-    redis_url: str | None = None  # e.g. redis://127.0.0.1:6379/0 (use ${VAR} for a password)
+    redis_url: RedisUrl | None = None  # e.g. redis://127.0.0.1:6379/0 (use ${VAR} for a password)
     use_routing_log_db: bool = False  # bus on stats.url (PostgreSQL) when no redis_url is given
     # how this replica is named in /v1/cluster and the routing log; unset: hostname:pid.
     # Give each replica its own with ${VAR} so that the config files stay identical (same config hash).

@@ -7,6 +7,8 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from .types import RedisUrl
+
 
 class BackendChoice(BaseModel):
     """memory: in this process (not shared); redis: shared by every server process that uses the same prefix."""
@@ -18,7 +20,7 @@ class BackendChoice(BaseModel):
     memory_only: ClassVar[tuple[str, ...]] = ()
 
     backend: Literal["memory", "redis"] = "memory"
-    url: str | None = None  # redis only, e.g. redis://127.0.0.1:6379/0 (use ${VAR} for a password)
+    url: RedisUrl | None = None  # redis only, e.g. redis://127.0.0.1:6379/0 (use ${VAR} for a password)
 
     @model_validator(mode="after")
     def _keys_for_backend(self) -> BackendChoice:

@@ -22,5 +22,12 @@ def _http_url(value: str) -> str:
     return value
 
 
+def _redis_url(value: str) -> str:
+    if not value.startswith(("redis://", "rediss://", "unix://")):  # what the Redis client accepts
+        raise ValueError("must start with redis://, rediss:// or unix://")
+    return value
+
+
 EnvVarName = Annotated[str, AfterValidator(_env_name)]  # secrets are named, never written in YAML
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
+RedisUrl = Annotated[str, AfterValidator(_redis_url)]  # may hold a password: errors never repeat it

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..config.types import RedisUrl
 from ..shared_redis import SyncRedisLink
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ class SharedEmbeddingCacheSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    url: str = Field(min_length=1)  # redis://127.0.0.1:6379/0 (use ${VAR} for a password)
+    url: RedisUrl  # redis://127.0.0.1:6379/0 (use ${VAR} for a password)
     key_prefix: str = Field("intent_router:embeddings:", min_length=1, max_length=200)  # one per deployment
     ttl_seconds: float = Field(30 * 86_400.0, gt=0)  # a vector no replica read or wrote for this long expires
     timeout: float = Field(2.0, gt=0)  # seconds one round trip (up to 500 vectors) may take

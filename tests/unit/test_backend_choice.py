@@ -1,5 +1,5 @@
 """`backend: memory | redis` blocks (sessions, result_cache, rerank_cache): a key that only the other
-backend reads is an error, never silently ignored."""
+backend reads is an error, never silently ignored; a Redis URL the client cannot use is an error at load."""
 
 from __future__ import annotations
 
@@ -7,8 +7,13 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from server.adapters.result_cache import ResultCacheSettings
+from server.cluster.settings import ClusterSettings
+from server.config.errors import ConfigError
 from server.conversations.settings import SessionSettings
+from server.embedding.shared_cache import SharedEmbeddingCacheSettings
 from server.routing.rerankers.shared_cache import RerankCacheSettings
+from server.runtime.loader import load_config
+from server.testing.configs import BASE_CONFIG, make_tree
 
 REDIS = {"backend": "redis", "url": "redis://127.0.0.1:6379/0"}
 
@@ -41,3 +46,29 @@ def test_a_key_of_the_other_backend_is_refused(model: type[BaseModel], data: dic
 )
 def test_keys_of_the_chosen_backend_are_accepted(model: type[BaseModel], data: dict) -> None:
     assert model.model_validate(data).model_fields_set == set(data)
+
+
+BAD_URL = "h:6379"  # no scheme: the Redis client refuses it when the server builds the cache
+
+
+@pytest.mark.parametrize(
+    ("model", "data"),
+    [
+        (RerankCacheSettings, {"backend": "redis", "url": BAD_URL}),
+        (ResultCacheSettings, {"backend": "redis", "url": BAD_URL}),
+        (SessionSettings, {"backend": "redis", "url": BAD_URL}),
+        (SharedEmbeddingCacheSettings, {"url": BAD_URL}),
+        (ClusterSettings, {"enabled": True, "redis_url": BAD_URL}),
+    ],
+)
+def test_a_redis_url_without_its_scheme_is_refused_when_the_config_loads(model: type[BaseModel], data: dict) -> None:
+    with pytest.raises(ValidationError, match="must start with redis://, rediss:// or unix://"):
+        model.model_validate(data)
+
+
+def test_the_refused_url_is_not_repeated_in_the_error(tmp_path) -> None:
+    """A Redis URL may hold a password: the config error names the key, not the value."""
+    tree = make_tree(tmp_path, BASE_CONFIG + "rerank_cache: {backend: redis, url: ':s3cret@h:6379'}\n", {}, {})
+    with pytest.raises(ConfigError) as caught:
+        load_config(tree)
+    assert "rerank_cache.url" in str(caught.value) and "s3cret" not in str(caught.value)
