@@ -59,22 +59,34 @@ async def test_sqlite_file_replaced_under_the_pool_is_reported_then_reopened(tmp
     assert after["adapters"]["people"]["status"] == "ok"
 
 
-async def test_duckdb_file_removed_or_replaced(tmp_path):
+COUNT = 'templates:\n  - {id: count, description: n, sql: "SELECT count(*) AS n FROM t"}\n'
+
+
+def build_counting(target, rows: int) -> None:
+    con = duckdb.connect(str(target))
+    con.execute(f"CREATE TABLE t AS SELECT range AS n FROM range({rows})")
+    con.close()
+
+
+def duckdb_counting(tmp_path, rows: int) -> tuple:
+    """A DuckDB file with `rows` rows in t, and the settings of an adapter `sales` on it."""
     path = tmp_path / "sales.duckdb"
+    build_counting(path, rows)
+    return path, {"name": "sales", "type": "duckdb", "connection": {"path": str(path)}}
 
-    def build(target, rows: int) -> None:
-        con = duckdb.connect(str(target))
-        con.execute(f"CREATE TABLE t AS SELECT range AS n FROM range({rows})")
-        con.close()
 
-    build(path, 3)
-    library = 'templates:\n  - {id: count, description: n, sql: "SELECT count(*) AS n FROM t"}\n'
-    settings = {"name": "sales", "type": "duckdb", "connection": {"path": str(path)}}
-    async with started(tmp_path, settings, library) as adapter:
+def replace_with(path, rows: int) -> None:
+    """Another file with `rows` rows moved over `path` (a new inode, as a deploy does)."""
+    build_counting(path.with_name("next.duckdb"), rows)
+    os.replace(path.with_name("next.duckdb"), path)
+
+
+async def test_duckdb_file_removed_or_replaced(tmp_path):
+    path, settings = duckdb_counting(tmp_path, 3)
+    async with started(tmp_path, settings, COUNT) as adapter:
         template = adapter.templates["count"]
         assert (await adapter.execute(template, {})).rows == [{"n": 3}]
-        build(tmp_path / "next.duckdb", 5)
-        os.replace(tmp_path / "next.duckdb", path)
+        replace_with(path, 5)
         assert (await adapter.health())["status"] == "down"
         assert (await adapter.execute(template, {})).rows == [{"n": 5}]
         assert (await adapter.health())["status"] == "ok"
@@ -105,45 +117,25 @@ async def test_routing_log_write_failures_are_reported_in_health(tmp_path):
 async def test_duckdb_file_replaced_under_two_adapters_on_it(tmp_path):
     """DuckDB shares one instance per file in a process (two adapters on one file, or the old and the new
     adapter during a reload): a replaced file is read by both once they reopen, never the old one forever."""
-    path = tmp_path / "sales.duckdb"
-
-    def build(target, rows: int) -> None:
-        con = duckdb.connect(str(target))
-        con.execute(f"CREATE TABLE t AS SELECT range AS n FROM range({rows})")
-        con.close()
-
-    build(path, 3)
-    library = 'templates:\n  - {id: count, description: n, sql: "SELECT count(*) AS n FROM t"}\n'
-    settings = {"name": "sales", "type": "duckdb", "connection": {"path": str(path)}}
-    async with started(tmp_path, settings, library) as one, started(tmp_path, settings, library) as two:
+    path, settings = duckdb_counting(tmp_path, 3)
+    async with started(tmp_path, settings, COUNT) as one, started(tmp_path, settings, COUNT) as two:
         assert (await one.execute(one.templates["count"], {})).rows == [{"n": 3}]
-        build(tmp_path / "next.duckdb", 5)
-        os.replace(tmp_path / "next.duckdb", path)
+        replace_with(path, 5)
         assert (await one.execute(one.templates["count"], {})).rows == [{"n": 5}]
         assert (await two.execute(two.templates["count"], {})).rows == [{"n": 5}]
         assert (await one.execute(one.templates["count"], {})).rows == [{"n": 5}]
         assert (await one.health())["status"] == (await two.health())["status"] == "ok"
         # a third adapter opened now shares the new instance and reads the new file
-        async with started(tmp_path, settings, library) as three:
+        async with started(tmp_path, settings, COUNT) as three:
             assert (await three.execute(three.templates["count"], {})).rows == [{"n": 5}]
 
 
 async def test_duckdb_adapter_opened_on_an_instance_of_a_replaced_file_reads_the_new_one(tmp_path):
     """An adapter that starts while another still holds the instance of a file replaced since must not take
     the new file's identity for that stale instance (it would never reopen)."""
-    path = tmp_path / "sales.duckdb"
-
-    def build(target, rows: int) -> None:
-        con = duckdb.connect(str(target))
-        con.execute(f"CREATE TABLE t AS SELECT range AS n FROM range({rows})")
-        con.close()
-
-    build(path, 3)
-    library = 'templates:\n  - {id: count, description: n, sql: "SELECT count(*) AS n FROM t"}\n'
-    settings = {"name": "sales", "type": "duckdb", "connection": {"path": str(path)}}
-    async with started(tmp_path, settings, library) as old:
-        build(tmp_path / "next.duckdb", 5)
-        os.replace(tmp_path / "next.duckdb", path)
-        async with started(tmp_path, settings, library) as new:
+    path, settings = duckdb_counting(tmp_path, 3)
+    async with started(tmp_path, settings, COUNT) as old:
+        replace_with(path, 5)
+        async with started(tmp_path, settings, COUNT) as new:
             assert (await new.execute(new.templates["count"], {})).rows == [{"n": 5}]
             assert (await old.execute(old.templates["count"], {})).rows == [{"n": 5}]
