@@ -83,13 +83,20 @@ class Availability(ABC):
         if self.unavailable is None:
             return
         if self._ping is None or self._ping.done():
-            self._ping = asyncio.ensure_future(self._ping_once())
+            self._ping = asyncio.ensure_future(self._ping_and_note())
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(self._ping), HEALTH_WAIT)
 
+    async def _ping_and_note(self) -> None:
+        try:
+            await self._ping_once()
+        except FAILURES:
+            return
+        self.answered()
+
     @abstractmethod
     async def _ping_once(self) -> None:
-        """One ping bounded by its own timeout; `answered()` when it succeeds."""
+        """One ping, bounded by its own timeout; raises one of FAILURES when Redis does not answer."""
 
     def _stop_ping(self) -> None:
         if self._ping is not None:
@@ -133,12 +140,8 @@ class RedisLink(Availability):
         return result
 
     async def _ping_once(self) -> None:
-        try:
-            async with asyncio.timeout(min(self.timeout, RECHECK_TIMEOUT)):
-                await self.client.ping()
-        except FAILURES:
-            return
-        self.answered()
+        async with asyncio.timeout(min(self.timeout, RECHECK_TIMEOUT)):
+            await self.client.ping()
 
     async def close(self) -> None:
         self._stop_ping()
@@ -166,12 +169,7 @@ class SyncRedisLink(Availability):
         return result
 
     async def _ping_once(self) -> None:
-        """On a worker thread, bounded by the socket timeout."""
-        try:
-            await asyncio.to_thread(self.client.ping)
-        except FAILURES:
-            return
-        self.answered()
+        await asyncio.to_thread(self.client.ping)  # bounded by the socket timeout
 
     def close(self) -> None:
         self._stop_ping()
