@@ -144,8 +144,9 @@ class LoopbackServer(ABC):
 
 
 @dataclass(frozen=True)
-class Reply:
-    """One scripted answer of the stand-in; build with the class methods."""
+class ScriptedReply:
+    """One scripted answer of a provider stand-in; build with the class methods. Each provider's reply
+    class adds the answers in its own API's shape (errors, malformed bodies, ...)."""
 
     kind: str
     status: int = 200
@@ -153,9 +154,22 @@ class Reply:
     delay: float = 0.0
 
     @classmethod
-    def scored(cls, scorer: Scorer | None = None) -> Reply:
-        """The model's answer: a score_candidates call scored by `scorer` (default: the stand-in's)."""
+    def scored(cls, scorer: Scorer | None = None) -> Self:
+        """The provider's answer, scored by `scorer` (default: the stand-in's)."""
         return cls("scored", payload=scorer)
+
+    @classmethod
+    def raw(cls, status: int, body: bytes, content_type: str = "application/json") -> Self:
+        """Any status and body, byte for byte."""
+        return cls("raw", status=status, payload=(body, content_type))
+
+    def delayed(self, seconds: float) -> Self:
+        """The same reply, sent after `seconds` (a slow provider)."""
+        return dataclasses.replace(self, delay=seconds)
+
+
+class Reply(ScriptedReply):
+    """Anthropic's answers: a score_candidates tool call, text, refusal, truncation, its error shape."""
 
     @classmethod
     def tool_input(cls, tool_input: Any, stop_reason: str = "tool_use") -> Reply:
@@ -182,11 +196,6 @@ class Reply:
         return cls.raw(200, f'{{"type": "message", "content": [{RAW_TEXT_MARKER}'.encode())
 
     @classmethod
-    def raw(cls, status: int, body: bytes, content_type: str = "application/json") -> Reply:
-        """Any status and body, byte for byte."""
-        return cls("raw", status=status, payload=(body, content_type))
-
-    @classmethod
     def error(
         cls,
         status: int,
@@ -205,10 +214,6 @@ class Reply:
     @classmethod
     def overloaded(cls) -> Reply:
         return cls.error(529, "overloaded_error")
-
-    def delayed(self, seconds: float) -> Reply:
-        """The same reply, sent after `seconds` (a slow provider)."""
-        return dataclasses.replace(self, delay=seconds)
 
 
 _ERROR_TYPES = {

@@ -18,11 +18,9 @@ any reply slow. Error replies carry `RAW_TEXT_MARKER`, so a test can assert it n
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
@@ -32,6 +30,7 @@ from server.testing.anthropic_standin import (
     LoopbackServer,
     RecordedRequest,
     Scorer,
+    ScriptedReply,
     retry_headers,
     word_overlap,
 )
@@ -39,19 +38,8 @@ from server.testing.anthropic_standin import (
 __all__ = ["RAW_TEXT_MARKER", "CohereReply", "CohereStandin", "RecordedRequest", "word_overlap"]
 
 
-@dataclass(frozen=True)
-class CohereReply:
-    """One scripted answer of the stand-in; build with the class methods."""
-
-    kind: str
-    status: int = 200
-    payload: Any = None
-    delay: float = 0.0
-
-    @classmethod
-    def scored(cls, scorer: Scorer | None = None) -> CohereReply:
-        """The API's answer, scored by `scorer` (default: the stand-in's)."""
-        return cls("scored", payload=scorer)
+class CohereReply(ScriptedReply):
+    """Cohere's answers: exact results, malformed bodies, its error shape."""
 
     @classmethod
     def results(cls, results: Any) -> CohereReply:
@@ -64,18 +52,9 @@ class CohereReply:
         return cls.raw(200, f'{{"results": [{RAW_TEXT_MARKER}'.encode())
 
     @classmethod
-    def raw(cls, status: int, body: bytes, content_type: str = "application/json") -> CohereReply:
-        """Any status and body, byte for byte."""
-        return cls("raw", status=status, payload=(body, content_type))
-
-    @classmethod
     def error(cls, status: int, message: str = RAW_TEXT_MARKER, retry_after: float | None = None) -> CohereReply:
         """An API error in Cohere's shape: {"message": ...}; `retry_after` seconds as `retry-after-ms`."""
         return cls("error", status=status, payload=({"message": message}, retry_headers(retry_after)))
-
-    def delayed(self, seconds: float) -> CohereReply:
-        """The same reply, sent after `seconds` (a slow provider)."""
-        return dataclasses.replace(self, delay=seconds)
 
 
 class CohereStandin(LoopbackServer):

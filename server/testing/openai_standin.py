@@ -17,17 +17,23 @@ parsed out of the prompt. Failure modes: `content(text)` (any content string), `
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
-from server.testing.anthropic_standin import RAW_TEXT_MARKER, LoopbackServer, Scorer, parse_prompt, word_overlap
+from server.testing.anthropic_standin import (
+    RAW_TEXT_MARKER,
+    LoopbackServer,
+    Scorer,
+    ScriptedReply,
+    parse_prompt,
+    retry_headers,
+    word_overlap,
+)
 
 __all__ = ["RAW_TEXT_MARKER", "OpenAIReply", "OpenAIStandin", "chat_prompt"]
 
@@ -37,18 +43,8 @@ def chat_prompt(body: Mapping[str, Any]) -> tuple[str, list[str]]:
     return parse_prompt({"messages": [m for m in body["messages"] if m.get("role") == "user"]})
 
 
-@dataclass(frozen=True)
-class OpenAIReply:
-    """One scripted answer of the stand-in; build with the class methods."""
-
-    kind: str
-    status: int = 200
-    payload: Any = None
-    delay: float = 0.0
-
-    @classmethod
-    def scored(cls, scorer: Scorer | None = None) -> OpenAIReply:
-        return cls("scored", payload=scorer)
+class OpenAIReply(ScriptedReply):
+    """OpenAI's answers: message content, refusal, truncation, its error shape."""
 
     @classmethod
     def content(cls, text: str, finish_reason: str = "stop") -> OpenAIReply:
@@ -74,18 +70,10 @@ class OpenAIReply:
         return cls.raw(200, f'{{"object": "chat.completion", "choices": [{RAW_TEXT_MARKER}'.encode())
 
     @classmethod
-    def raw(cls, status: int, body: bytes, content_type: str = "application/json") -> OpenAIReply:
-        return cls("raw", status=status, payload=(body, content_type))
-
-    @classmethod
     def error(cls, status: int, message: str = RAW_TEXT_MARKER, retry_after: float | None = None) -> OpenAIReply:
         """An API error in OpenAI's shape: {"error": {"message", "type", "code"}}."""
         body = {"error": {"message": message, "type": "server_error" if status >= 500 else "invalid_request_error"}}
-        headers = {} if retry_after is None else {"retry-after-ms": str(int(retry_after * 1000))}
-        return cls("error", status=status, payload=(body, headers))
-
-    def delayed(self, seconds: float) -> OpenAIReply:
-        return dataclasses.replace(self, delay=seconds)
+        return cls("error", status=status, payload=(body, retry_headers(retry_after)))
 
 
 class OpenAIStandin(LoopbackServer):

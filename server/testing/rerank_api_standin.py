@@ -11,29 +11,19 @@ standard `Retry-After` header); `.delayed(seconds)`.
 
 from __future__ import annotations
 
-import dataclasses
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
-from server.testing.anthropic_standin import RAW_TEXT_MARKER, LoopbackServer, Scorer, word_overlap
+from server.testing.anthropic_standin import RAW_TEXT_MARKER, LoopbackServer, Scorer, ScriptedReply, word_overlap
 
 __all__ = ["RAW_TEXT_MARKER", "RerankApiReply", "RerankApiStandin"]
 
 
-@dataclass(frozen=True)
-class RerankApiReply:
-    kind: str
-    status: int = 200
-    payload: Any = None
-    delay: float = 0.0
-
-    @classmethod
-    def scored(cls, scorer: Scorer | None = None) -> RerankApiReply:
-        return cls("scored", payload=scorer)
+class RerankApiReply(ScriptedReply):
+    """A rerank server's answers: exact results or body, malformed bodies, its error shape."""
 
     @classmethod
     def results(cls, results: Any) -> RerankApiReply:
@@ -48,16 +38,9 @@ class RerankApiReply:
         return cls.raw(200, f'[{{"index": 0, {RAW_TEXT_MARKER}'.encode())
 
     @classmethod
-    def raw(cls, status: int, body: bytes, content_type: str = "application/json") -> RerankApiReply:
-        return cls("raw", status=status, payload=(body, content_type))
-
-    @classmethod
     def error(cls, status: int, retry_after: float | None = None) -> RerankApiReply:
         headers = {} if retry_after is None else {"Retry-After": f"{retry_after:g}"}
         return cls("error", status=status, payload=({"error": RAW_TEXT_MARKER, "error_type": "Overloaded"}, headers))
-
-    def delayed(self, seconds: float) -> RerankApiReply:
-        return dataclasses.replace(self, delay=seconds)
 
 
 class RerankApiStandin(LoopbackServer):
