@@ -195,7 +195,15 @@ def test_serve_options_work_without_the_word_serve(tmp_path, stop):
     config_dir = people_tree(tmp_path, BASE_CONFIG + "stats: {flush_interval: 600}\n")  # written only at close
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, str(RUN), "--log-level", "WARNING", "--port", str(port), "--config", str(config_dir)],
+        [
+            sys.executable,
+            "-X",
+            "faulthandler",
+            str(RUN),
+            *("--log-level", "WARNING", "--port", str(port)),
+            "--config",
+            str(config_dir),
+        ],
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -224,6 +232,10 @@ def test_serve_options_work_without_the_word_serve(tmp_path, stop):
         proc.send_signal(stop)
         try:
             code = proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)  # -X faulthandler: every thread's stack to stderr
+            proc.wait(10)
+            pytest.fail(f"still running 60 s after {stop.name}:\n{proc.stderr.read() if proc.stderr else ''}")
         finally:
             if proc.poll() is None:
                 proc.kill()
