@@ -19,11 +19,16 @@ import numpy as np
 
 @dataclass
 class BatchStats:
-    """Encoder calls made for questions and how many questions they carried."""
+    """Batched calls made for questions (the encoder's, a stage's) and how many questions they carried."""
 
     calls: int = 0
     questions: int = 0
     largest: int = 0
+
+    def record(self, questions: int) -> None:
+        self.calls += 1
+        self.questions += questions
+        self.largest = max(self.largest, questions)
 
     @property
     def mean_batch(self) -> float:
@@ -74,9 +79,7 @@ class QuestionBatcher:
                 for _, f in live:
                     f.set_exception(exc)
                 continue
-            self.stats.calls += 1
-            self.stats.questions += len(live)
-            self.stats.largest = max(self.stats.largest, len(live))
+            self.stats.record(len(live))
             for row, (_, f) in enumerate(live):
                 f.set_result(vectors[row].copy())  # a view would keep the whole batch alive in caches
 

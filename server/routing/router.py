@@ -158,7 +158,7 @@ class Router:
 
         async def timed(stage: ScoringStage) -> StageReport:
             t = time.perf_counter()
-            report = await stage.score(question, candidates)
+            report = await stage.score_request(question, candidates)
             timings[stage.name] = _ms(t)
             return report
 

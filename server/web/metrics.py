@@ -9,8 +9,9 @@ What is measured, and where it comes from:
   becomes a JSON body;
 - reloads by trigger and result: the runtime holder's load listeners;
 - routing-log queue depth, capacity, drops, writes and failed writes: read from the log at scrape time;
-- encoder batches for questions (calls, questions carried, largest batch) per model: read from the
-  embedders' question batchers at scrape time.
+- encoder batches for questions (calls, questions carried, largest batch) per model, and the same for
+  a composite's batching stages (the intent model scores concurrent requests' questions together):
+  read from the embedders' question batchers and the stages at scrape time.
 
 A registry per app (never the process-wide default) lets several apps live in one process (tests).
 With auth on, `/metrics` needs the stats or admin key, as the statistics routes do.
@@ -29,6 +30,7 @@ from prometheus_client.registry import Collector
 
 from ..adapters.base import Adapter
 from ..auth import authenticate, require
+from ..embedding.batching import BatchStats
 from ..errors import IntentRouterError
 from ..runtime.holder import LoadStatus, RuntimeHolder
 from ..service.answer import Answer
@@ -73,38 +75,52 @@ def _question_batches(embedder: Any) -> Any:
     return getattr(questions, "stats", None)
 
 
-class _EncoderCollector(Collector):
-    """Encoder calls made for questions and how many questions they carried, per model, read at scrape
-    time: the mean batch size is `rate(questions) / rate(calls)`; the largest batch is a gauge."""
+def _batch_families(what: str, labels: list[str], rows: list[tuple[list[str], BatchStats]]) -> Iterator[Any]:
+    """Calls made for questions by one kind of batcher, the questions they carried and the largest batch:
+    the mean batch size is `rate(questions) / rate(calls)`."""
+    calls = CounterMetricFamily(
+        f"intent_router_{what}_question_batches", f"{what.capitalize()} calls made for questions", labels=labels
+    )
+    questions = CounterMetricFamily(
+        f"intent_router_{what}_questions", "Questions carried by those calls", labels=labels
+    )
+    largest = GaugeMetricFamily(
+        f"intent_router_{what}_largest_question_batch", f"Most questions in one {what} call", labels=labels
+    )
+    for values, stats in rows:
+        calls.add_metric(values, stats.calls)
+        questions.add_metric(values, stats.questions)
+        largest.add_metric(values, stats.largest)
+    yield from (calls, questions, largest)
+
+
+class _BatchCollector(Collector):
+    """Read at scrape time: the encoder's question batches per model, and per composite the batching
+    stages' shared `score_many` calls (questions of concurrent requests scored together)."""
 
     def __init__(self, holder: RuntimeHolder) -> None:
         self.holder = holder
 
     def collect(self) -> Iterator[Any]:
-        calls = CounterMetricFamily(
-            "intent_router_encoder_question_batches", "Encoder calls made for questions", labels=["model"]
-        )
-        questions = CounterMetricFamily(
-            "intent_router_encoder_questions", "Questions carried by those calls", labels=["model"]
-        )
-        largest = GaugeMetricFamily(
-            "intent_router_encoder_largest_question_batch", "Most questions in one encoder call", labels=["model"]
-        )
-        seen: set[int] = set()
         try:
-            embedders = list(self.holder.current.embedders.values())
+            runtime = self.holder.current
         except RuntimeError:  # no config loaded
-            embedders = []
-        for embedder in embedders:
+            yield from _batch_families("encoder", ["model"], [])
+            yield from _batch_families("stage", ["adapter", "stage"], [])
+            return
+        encoders: dict[int, tuple[list[str], BatchStats]] = {}
+        for embedder in runtime.embedders.values():
             stats = _question_batches(embedder)
-            if stats is None or id(stats) in seen:
-                continue
-            seen.add(id(stats))
-            model = str(getattr(embedder, "model_id", "unknown"))
-            calls.add_metric([model], stats.calls)
-            questions.add_metric([model], stats.questions)
-            largest.add_metric([model], stats.largest)
-        yield from (calls, questions, largest)
+            if stats is not None:
+                encoders.setdefault(id(stats), ([str(getattr(embedder, "model_id", "unknown"))], stats))
+        stages = [
+            ([name, stage.name], stage.coalescing)
+            for name, adapter in runtime.adapters.items()
+            for stage in adapter.routing_stages()
+            if stage.coalescing is not None
+        ]
+        yield from _batch_families("encoder", ["model"], list(encoders.values()))
+        yield from _batch_families("stage", ["adapter", "stage"], stages)
 
 
 class Metrics:
@@ -143,7 +159,7 @@ class Metrics:
         )
         self.generation = Gauge("intent_router_config_generation", "Which config generation serves", registry=r)
         r.register(_RoutingLogCollector(app))
-        r.register(_EncoderCollector(holder))
+        r.register(_BatchCollector(holder))
 
     # --- feeds ------------------------------------------------------------------------------------
     def observe(self, kind: str, adapter: Adapter, question: str, result: Decided) -> None:

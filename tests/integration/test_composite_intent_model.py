@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -107,3 +108,32 @@ async def test_token_views_are_used_with_the_local_encoder_and_can_be_turned_off
     scores_b = {m["template_id"]: m["intent_model_score"] for m in b["all_matches"]}
     assert scores_a.keys() == scores_b.keys()
     assert any(abs(scores_a[t] - scores_b[t]) > 1e-4 for t in scores_a)
+
+
+async def test_concurrent_questions_are_scored_together_exactly_as_alone(runtime):
+    """Requests in flight together share the intent model's score_many (one matrix product for all):
+    every question's scores and decision are the ones it gets when asked alone."""
+    on = await composite(runtime, intent_model={"enabled": True})
+    [stage] = [s for s in on.routing_stages() if s.name == "intent_model"]
+    questions = [
+        "which customers are in the West region?",
+        "quarterly revenue please",
+        "how many orders do we have?",
+        "who works in engineering?",
+        "list employees hired last year",
+        "top selling products",
+        "what is the average salary by department?",
+        "orders placed by customer 42",
+    ]
+
+    def scores(body: dict) -> tuple:
+        decision = body["routing_decision"]["selected_template"]
+        return decision, [(m["template_id"], m["intent_model_score"], m["combined_score"]) for m in body["all_matches"]]
+
+    together = await asyncio.gather(*(answering.explain_routing(on, q) for q in questions))
+    assert stage.coalescing is not None
+    shared = stage.coalescing.questions - stage.coalescing.calls  # questions that joined another's call
+    alone = [await answering.explain_routing(on, q) for q in questions]
+    for q, a, b in zip(questions, together, alone, strict=True):
+        assert scores(a.body) == scores(b.body), q  # scores as shown (4 decimals)
+    assert shared > 0, (stage.coalescing.calls, stage.coalescing.questions)

@@ -6,7 +6,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ...embedding.batching import BatchStats
 from ..candidates import Candidate
+from .coalescing import StageCoalescer
 
 
 @dataclass
@@ -21,6 +23,9 @@ class ScoringStage(ABC):
     name: str  # "rerank" | "string_similarity" | ...
     weight: float
     remote: bool = False  # waits on the network: started first when stages run in parallel
+    # score_many does its arithmetic over all the questions at once: concurrent requests share one call
+    batches: bool = False
+    _coalescer: StageCoalescer[StageReport] | None = None
 
     @abstractmethod
     async def score(self, question: str, candidates: Sequence[Candidate]) -> StageReport:
@@ -31,6 +36,21 @@ class ScoringStage(ABC):
     ) -> list[StageReport]:
         """`score` for several questions (fit-thresholds); stages whose arithmetic batches override it."""
         return [await self.score(q, c) for q, c in zip(questions, candidates, strict=True)]
+
+    async def score_request(self, question: str, candidates: Sequence[Candidate]) -> StageReport:
+        """`score` on the request path: a batching stage scores the questions of concurrent requests in one
+        `score_many` (see coalescing.py); the others score each on its own."""
+        if not self.batches:
+            return await self.score(question, candidates)
+        if self._coalescer is None:
+            self._coalescer = StageCoalescer(self.name, self.score_many)
+        return await self._coalescer.score(question, candidates)
+
+    @property
+    def coalescing(self) -> BatchStats | None:
+        """How many questions shared each `score_many` on the request path (None: not a batching stage, or
+        no request scored yet)."""
+        return self._coalescer.stats if self._coalescer is not None else None
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release clients."""

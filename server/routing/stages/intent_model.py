@@ -26,6 +26,7 @@ log = logging.getLogger("intent_router.routing.intent_model")
 
 class IntentModelStage(ScoringStage):
     name = "intent_model"
+    batches = True
 
     def __init__(
         self,

@@ -1,0 +1,94 @@
+"""A batching stage scores the questions of concurrent requests in one `score_many`; each caller gets
+its own report, its own error, and a caller that gives up does not disturb the others."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import pytest
+
+from server.routing.candidates import Candidate
+from server.routing.stages.base import ScoringStage, StageReport
+from server.templates import Template
+
+
+def candidates(n: int = 2) -> list[Candidate]:
+    return [
+        Candidate("a", Template(id=f"t{i}", description="d", body_key="sql", body="SELECT 1"), 0.5) for i in range(n)
+    ]
+
+
+class CountingStage(ScoringStage):
+    """Scores a candidate with its question's length; records the size of every score_many call."""
+
+    name, weight, batches = "intent_model", 1.0, True
+
+    def __init__(self, fail_on: str | None = None, delay: float = 0.0) -> None:
+        self.calls: list[list[str]] = []
+        self.fail_on = fail_on
+        self.delay = delay
+
+    async def score(self, question: str, candidates: Sequence[Candidate]) -> StageReport:
+        return (await self.score_many([question], [candidates]))[0]
+
+    async def score_many(self, questions, candidates):
+        self.calls.append(list(questions))
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        if self.fail_on in questions:
+            raise RuntimeError(f"cannot score {self.fail_on}")
+        for q, cands in zip(questions, candidates, strict=True):
+            for c in cands:
+                c.stage_scores[self.name] = float(len(q))
+        return [StageReport(self.name, error=f"note {q}") for q in questions]
+
+
+async def test_concurrent_questions_share_one_call_and_keep_their_own_reports():
+    stage = CountingStage()
+    questions = [f"question {'x' * i}" for i in range(8)]
+    cands = [candidates() for _ in questions]
+    reports = await asyncio.gather(*(stage.score_request(q, c) for q, c in zip(questions, cands, strict=True)))
+    assert stage.calls == [questions]  # one call carried all eight
+    assert [r.error for r in reports] == [f"note {q}" for q in questions]
+    for q, cs in zip(questions, cands, strict=True):
+        assert all(c.stage_scores["intent_model"] == len(q) for c in cs)
+    assert stage.coalescing is not None
+    assert (stage.coalescing.calls, stage.coalescing.questions, stage.coalescing.largest) == (1, 8, 8)
+
+
+async def test_a_lone_question_is_scored_at_once_and_later_ones_form_a_new_call():
+    stage = CountingStage()
+    await stage.score_request("first", candidates())
+    await asyncio.gather(stage.score_request("second", candidates()), stage.score_request("third", candidates()))
+    assert stage.calls == [["first"], ["second", "third"]]
+
+
+async def test_a_stage_that_does_not_batch_scores_each_question_on_its_own():
+    stage = CountingStage()
+    stage.batches = False
+    await asyncio.gather(*(stage.score_request(q, candidates()) for q in ("a", "b", "c")))
+    assert stage.calls == [["a"], ["b"], ["c"]]
+    assert stage.coalescing is None
+
+
+async def test_a_failure_reaches_every_caller_of_that_call_and_not_the_next():
+    stage = CountingStage(fail_on="bad")
+    results = await asyncio.gather(
+        stage.score_request("good", candidates()), stage.score_request("bad", candidates()), return_exceptions=True
+    )
+    assert all(isinstance(r, RuntimeError) and "cannot score bad" in str(r) for r in results)
+    report = await stage.score_request("fine", candidates())
+    assert report.error == "note fine"
+
+
+async def test_a_caller_that_gives_up_leaves_the_others_their_answers():
+    stage = CountingStage(delay=0.05)
+    leaving = asyncio.ensure_future(stage.score_request("impatient", candidates()))
+    staying = asyncio.ensure_future(stage.score_request("patient", candidates()))
+    await asyncio.sleep(0.01)  # both are in the call now
+    leaving.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await leaving
+    assert (await staying).error == "note patient"
+    assert stage.calls == [["impatient", "patient"]]
