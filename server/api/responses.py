@@ -18,6 +18,11 @@ class Wire(BaseModel):
     def dump(self) -> Json:
         return self.model_dump(mode="json", exclude_unset=True)
 
+    def dump_json(self) -> str:
+        """`dump` as JSON text, serialised by pydantic-core in one pass (the hot endpoints' bodies: a
+        third of the cost of building the dict and encoding it with the json module)."""
+        return self.model_dump_json(exclude_unset=True)
+
 
 class ErrorDetail(Wire):
     code: str = Field(description="machine-readable error code, e.g. bad_request, source_unavailable")

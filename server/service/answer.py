@@ -11,7 +11,7 @@ from ..adapters.base import Adapter, DataAdapter
 from ..adapters.composite import CompositeAdapter
 from ..api.outcome import Outcome
 from ..api.requests import Detail, Execution
-from ..api.responses import QueryMetadata, QueryResponse, RoutingExplanation, SessionTurnView
+from ..api.responses import QueryMetadata, QueryResponse, RoutingExplanation, SessionTurnView, Wire
 from ..conversations import (
     Conversation,
     FollowUp,
@@ -34,8 +34,22 @@ from .formatting import render_content
 log = logging.getLogger("intent_router.answer")
 
 
+class _Body:
+    """The JSON body a client receives, from the typed response."""
+
+    response: Wire
+
+    @property
+    def body(self) -> dict[str, Any]:
+        return self.response.dump()
+
+    def body_text(self) -> str:
+        """`body` as the JSON text sent."""
+        return self.response.dump_json()
+
+
 @dataclass
-class Answer:
+class Answer(_Body):
     """The response plus what the routing log wants to know about it."""
 
     response: QueryResponse
@@ -47,14 +61,9 @@ class Answer:
     turn: SessionTurn | None = None  # set when answered within a session
     sources: list[dict[str, Any]] | None = None  # fan_out: each source's template, status, rows, latency (log)
 
-    @property
-    def body(self) -> dict[str, Any]:
-        """The JSON body a client receives."""
-        return self.response.dump()
-
 
 @dataclass
-class Explanation:
+class Explanation(_Body):
     """A test_routing response and the outcome behind it (for the routing log)."""
 
     response: RoutingExplanation
@@ -62,11 +71,6 @@ class Explanation:
     row_count: int | None = None  # nothing runs
     turn: SessionTurn | None = None  # test_routing is outside sessions
     sources: list[dict[str, Any]] | None = None  # nothing runs
-
-    @property
-    def body(self) -> dict[str, Any]:
-        """The JSON body a client receives."""
-        return self.response.dump()
 
     @property
     def timings_ms(self) -> dict[str, float]:

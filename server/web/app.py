@@ -122,7 +122,7 @@ class Handlers:
             )
             for hook in request.app[HOOKS]:
                 hook("query", adapter, req.query, result)
-            return web.json_response(result.body)
+            return web.json_response(text=result.body_text())
 
         return await self._question(request, run)
 
@@ -131,7 +131,7 @@ class Handlers:
             result = await answering.explain_routing(adapter, req.query, req.detail, req.execution)
             for hook in request.app[HOOKS]:
                 hook("test_routing", adapter, req.query, result)
-            return web.json_response(result.body)
+            return web.json_response(text=result.body_text())
 
         return await self._question(request, run, TestRoutingRequest)
 
