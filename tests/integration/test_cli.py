@@ -188,6 +188,10 @@ def test_an_absolute_glob_matching_nothing_is_a_file_and_line_error(tmp_path):
     ]
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
 def test_serve_options_work_without_the_word_serve(tmp_path, stop):
     """`serve` is the default command, so `run.py --port N` serves on N (it used to be `invalid choice`);
@@ -208,6 +212,9 @@ def test_serve_options_work_without_the_word_serve(tmp_path, stop):
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        # as from a terminal: a test run started in the background by a non-interactive shell (how CI may
+        # start it) inherits SIGINT ignored, and so would the server, which then rightly ignores Ctrl-C
+        preexec_fn=_ctrl_c_as_in_a_terminal,
     )
     try:
         deadline = time.monotonic() + 120
