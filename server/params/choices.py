@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from rapidfuzz import fuzz, process
@@ -69,25 +70,48 @@ def _case_sensitive(phrase: str) -> bool:
     return phrase.isupper() and phrase.lower() in _COMMON_WORDS
 
 
+@lru_cache(maxsize=8192)
+def _phrase_words(text: str) -> tuple[Word, ...]:
+    """A phrase's words, once per phrase rather than once per question."""
+    return tuple(words(text))
+
+
+@lru_cache(maxsize=8192)
+def _matcher(text: str) -> tuple[re.Pattern[str], bool, tuple[str, ...]]:
+    """A phrase's whole-word pattern, whether it only matches in its own case, and its words' stems
+    (once per phrase, not once per question: a values_from list can hold thousands)."""
+    sensitive = _case_sensitive(text)
+    pattern = re.compile(rf"(?<![\w]){re.escape(text)}(?![\w])", 0 if sensitive else re.IGNORECASE)
+    return pattern, sensitive, tuple(stem(w.text) for w in _phrase_words(text))
+
+
 def _exact(question: str, toks: list[Word], phrases: list[Phrase]) -> list[ChoiceMatch]:
     out: list[ChoiceMatch] = []
     stems = [stem(t.text) for t in toks]
+    at: dict[int, dict[tuple[str, ...], list[int]]] = {}  # n -> the question's n-word stem runs -> where
+    # ASCII on both sides: a phrase the question does not contain (case aside) cannot match, so the
+    # regex runs only for the few that it does (non-ASCII case folding has exceptions: always run there)
+    lowered = question.lower() if question.isascii() else None
     for p in phrases:
-        flags = 0 if _case_sensitive(p.text) else re.IGNORECASE
+        pattern, sensitive, target = _matcher(p.text)
         hit = False
-        for m in re.finditer(rf"(?<![\w]){re.escape(p.text)}(?![\w])", question, flags):
-            out.append(ChoiceMatch(p.value, m.span(), m.group(), p.source, 0.97 if p.source != "alias" else 0.96))
-            hit = True
-        if hit or _case_sensitive(p.text):
+        if lowered is None or not p.text.isascii() or (p.text in question if sensitive else p.text.lower() in lowered):
+            for m in pattern.finditer(question):
+                out.append(ChoiceMatch(p.value, m.span(), m.group(), p.source, 0.97 if p.source != "alias" else 0.96))
+                hit = True
+        if hit or sensitive:
             continue
-        target = [stem(w.text) for w in words(p.text)]  # 'laptop' for 'Laptops', 'returns' for 'returned'? no
-        n = len(target)
+        n = len(target)  # 'laptop' for 'Laptops'
         if not n:
             continue
-        for i in range(len(toks) - n + 1):
-            if stems[i : i + n] == target:
-                span = (toks[i].start, toks[i + n - 1].end)
-                out.append(ChoiceMatch(p.value, span, question[span[0] : span[1]], p.source, 0.93))
+        if n not in at:
+            runs: dict[tuple[str, ...], list[int]] = {}
+            for i in range(len(toks) - n + 1):
+                runs.setdefault(tuple(stems[i : i + n]), []).append(i)
+            at[n] = runs
+        for i in at[n].get(target, ()):
+            span = (toks[i].start, toks[i + n - 1].end)
+            out.append(ChoiceMatch(p.value, span, question[span[0] : span[1]], p.source, 0.93))
     return out
 
 
@@ -97,7 +121,7 @@ def _partial_names(question: str, toks: list[Word], phrases: list[Phrase]) -> li
     for p in phrases:
         if p.source != "values_from":
             continue
-        for w in words(p.text):
+        for w in _phrase_words(p.text):
             if w.lower not in _GENERIC and len(w.text) >= 3 and not w.text.isdigit():
                 owners[w.lower].add(p.value)
     by_value: dict[Any, list[Word]] = defaultdict(list)
@@ -108,7 +132,7 @@ def _partial_names(question: str, toks: list[Word], phrases: list[Phrase]) -> li
     out = []
     for value, hits in by_value.items():
         span = (hits[0].start, hits[-1].end)
-        significant = [w for w in words(str(value)) if w.lower not in _GENERIC]
+        significant = [w for w in _phrase_words(str(value)) if w.lower not in _GENERIC]
         coverage = len(hits) / max(1, len(significant))
         out.append(ChoiceMatch(value, span, question[span[0] : span[1]], "partial_name", 0.78 + 0.1 * min(coverage, 1)))
     return out
@@ -119,7 +143,7 @@ def _fuzzy(question: str, toks: list[Word], phrases: list[Phrase], floor: float)
     by_len: dict[int, list[Phrase]] = defaultdict(list)
     for p in phrases:
         if len(p.text) >= 4 and not _case_sensitive(p.text):
-            by_len[len(words(p.text))].append(p)
+            by_len[len(_phrase_words(p.text))].append(p)
     out: list[ChoiceMatch] = []
     for n, group in by_len.items():
         choices = [p.text.lower() for p in group]

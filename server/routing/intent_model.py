@@ -69,11 +69,13 @@ def normalise(a: np.ndarray) -> np.ndarray:
 def standardise(s: np.ndarray) -> np.ndarray:
     """Per-question z-score (along the last axis: one row per question); a flat score (spread at
     float-noise level) carries no ranking and gives 0."""
-    spread = s.std(axis=-1, keepdims=True)
+    n = s.shape[-1]
+    # np.mean and np.std's arithmetic (float32 sums, then / n) without their Python-level wrappers: the
+    # request path calls this on a row or two of scores, where the wrappers cost more than the sums
+    centred = s - np.add.reduce(s, axis=-1, keepdims=True) / n
+    spread = np.sqrt(np.add.reduce(centred * centred, axis=-1, keepdims=True) / n)
     flat = spread <= 1e-6
-    out = (s - s.mean(axis=-1, keepdims=True)) / np.where(flat, 1.0, spread)
-    out[np.broadcast_to(flat, out.shape)] = 0.0
-    return out
+    return np.where(flat, 0.0, centred / np.where(flat, 1.0, spread))
 
 
 def fit_softmax_regression(x: np.ndarray, y: np.ndarray, classes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -370,11 +372,8 @@ class IntentModel:
         raw_sims = self.norms * (offset * sims + self.centred_mu) + (q @ self.mu)[:, None]
         knn_max = np.maximum.reduceat(raw_sims, self.starts, axis=1)
         regression = qc @ self.w + self.b
-        embedding = (
-            FUSION["regression"] * standardise(regression)
-            + FUSION["knn_lse"] * standardise(knn_lse)
-            + FUSION["knn_max"] * standardise(knn_max)
-        )
+        z = standardise(np.stack([regression, knn_lse, knn_max]))  # each row on its own, in one call
+        embedding = FUSION["regression"] * z[0] + FUSION["knn_lse"] * z[1] + FUSION["knn_max"] * z[2]
         fused = embedding
         weight = sum(FUSION.values())
         lexical = None

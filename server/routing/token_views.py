@@ -121,6 +121,5 @@ class TokenViewModel:
         sif = np.stack([self.sif_weights.pool(v) for v in views])
         knn = np.maximum.reduceat(normalise(sif) @ self.sif_examples.T, self.starts, axis=1)
         maxed = np.stack([max_pool(v) for v in views])
-        return SIF_WEIGHT * (standardise(self.sif.logits(sif)) + SIF_KNN * standardise(knn)) + MAX_WEIGHT * standardise(
-            self.maxed.logits(maxed)
-        )
+        z = standardise(np.stack([self.sif.logits(sif), knn, self.maxed.logits(maxed)]))  # each row on its own
+        return SIF_WEIGHT * (z[0] + SIF_KNN * z[1]) + MAX_WEIGHT * z[2]
