@@ -107,8 +107,11 @@ class Handlers:
             adapter = adapter_for(runtime, principal, req.adapter)
             timeout = runtime.config.app.server.request_timeout
             try:
-                with request_deadline(timeout):  # retries of a failing source stop in time
-                    return await asyncio.wait_for(run(adapter, req, Asker(principal, runtime)), timeout)
+                # retries of a failing source stop in time; asyncio.timeout cancels the handler in place
+                # (wait_for would run it as a task of its own, a task and a loop turn more per request)
+                with request_deadline(timeout):
+                    async with asyncio.timeout(timeout):
+                        return await run(adapter, req, Asker(principal, runtime))
             except TimeoutError:
                 raise RequestTimeout(f"request timed out after {timeout:g} s") from None
         finally:
