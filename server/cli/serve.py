@@ -16,6 +16,7 @@ from aiohttp import web
 
 from ..auth import is_loopback, missing_key_envs
 from ..mcp.http import MCP
+from ..runtime.heap import SETTLE_AFTER_START, settle
 from ..runtime.holder import RuntimeHolder
 from ..runtime.loader import load_app_settings
 from ..runtime.watcher import attach_watcher
@@ -155,12 +156,26 @@ async def _serve(config: Path, host: str, port: int, reuse_port: bool = False, w
         runtime.build_seconds,
         os.getpid(),
     )
+    loop = asyncio.get_running_loop()
+    loop.call_later(SETTLE_AFTER_START, _settle_heap, "start")
+    holder.retired_listeners.append(lambda: _settle_heap("a replaced config closed"))
     stop = asyncio.Event()
     # SIGTERM ends the wait below, so the cleanup runs in order (the routing log writes what it holds);
     # a KeyboardInterrupt raised from a signal handler could land inside any task instead
-    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
     try:
         await stop.wait()
     finally:
         await runner.cleanup()
         await holder.close()
+
+
+def _settle_heap(after: str) -> None:
+    settled = settle()
+    log.info(
+        "heap settled after %s in %.2f s: %d unreachable objects collected, %d kept out of the collector's sight",
+        after,
+        settled.seconds,
+        settled.collected,
+        settled.frozen,
+    )

@@ -180,7 +180,9 @@ async def build_runtime(
             cls = registry.get(settings.type)
             context = AdapterContext(
                 root=config.root,
-                lookup=runtime.get,
+                # a composite's children by name; a data adapter gets none: one carried into the next
+                # config would keep this runtime (and every adapter it closed) alive through it
+                lookup=None if issubclass(cls, DataAdapter) else runtime.get,
                 retrieval=config.retrieval.get(settings.name),
                 rerankers=app.rerankers,
                 fitted_models=models,

@@ -88,6 +88,8 @@ class RuntimeHolder:
         self.last_good_load: LoadStatus | None = None
         self._failed_files: list[str] = []
         self.load_listeners: list[Callable[[LoadStatus], None]] = []  # told of every load, good or not
+        # told when a replaced config has been closed after draining (its memory can be reclaimed)
+        self.retired_listeners: list[Callable[[], None]] = []
         self.started_app: AppSettings | None = None  # settings the process started with (restart.py)
         # the address the server listens on (serve sets it): a reload must keep keys there if it is not
         # loopback. None: the server.host of the config the server started with.
@@ -284,6 +286,16 @@ class RuntimeHolder:
         task = asyncio.get_running_loop().create_task(self._close_when_drained(runtime))
         self._closers.add(task)
         task.add_done_callback(self._closers.discard)
+        task.add_done_callback(self._retired)  # once the task's frame (and its reference) is gone
+
+    def _retired(self, task: asyncio.Task) -> None:
+        if task.cancelled():
+            return
+        for listener in self.retired_listeners:
+            try:
+                listener()
+            except Exception:
+                log.exception("a retired-config listener failed")
 
     async def _close_when_drained(self, runtime: Runtime) -> None:
         await asyncio.sleep(self.close_grace)

@@ -327,3 +327,20 @@ async def test_queries_during_twenty_reloads_get_answers_and_no_5xx(tmp_path):
     assert sent > 40
     assert statuses == {200: sent}, statuses  # every request answered, none 5xx (nor any other error)
     assert answered == sent  # ... with the right rows
+
+
+async def test_a_replaced_config_is_announced_once_closed_and_can_be_collected(tmp_path):
+    """serve settles the heap (server/runtime/heap.py) when a replaced runtime has been closed: by then
+    nothing holds it, so a full collection frees it."""
+    import gc
+    import weakref
+
+    config_dir = people_tree(tmp_path)
+    async with live_server(config_dir, watch=False) as (session, holder):
+        old = weakref.ref(holder.current)
+        collected: list[bool] = []
+        holder.retired_listeners.append(lambda: collected.append(gc.collect() >= 0 and old() is None))
+        async with session.post("/admin/reload") as resp:
+            assert resp.status == 200
+        await eventually(lambda: asyncio.sleep(0, bool(collected)))
+    assert collected == [True]
