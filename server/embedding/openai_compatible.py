@@ -15,6 +15,7 @@ import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 import numpy as np
@@ -49,7 +50,10 @@ class OpenAICompatibleEmbedder(Embedder):
         retries: RetrySettings | None = None,
     ) -> None:
         base = base_url.rstrip("/")
-        self.model_id = f"openai_compatible:{model}@{base}"
+        # the id names the model in cache keys, /health and logs: never the credentials a URL may carry
+        parts = urlsplit(base)
+        shown = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+        self.model_id = f"openai_compatible:{model}@{shown}"
         self.model = model
         self.url = f"{base}/embeddings"
         self.batch_size = batch_size

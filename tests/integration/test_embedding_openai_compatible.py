@@ -225,3 +225,12 @@ async def test_provider_failure_caches_nothing(standin: StandIn, tmp_path: Path)
     await cache.embed(["one"])
     assert cache.stats.computed == 1 and len(standin.requests) == 2
     await cache.close()
+
+
+def test_the_model_id_never_carries_the_credentials_of_its_url():
+    """The id names the model in cache keys, /health and logs."""
+    embedder = OpenAICompatibleEmbedder("https://svc:s3cret@embed.example:8443/v1/", "e5")
+    assert embedder.model_id == "openai_compatible:e5@https://embed.example:8443/v1"
+    assert (
+        OpenAICompatibleEmbedder("http://127.0.0.1:9/v1", "e5").model_id == "openai_compatible:e5@http://127.0.0.1:9/v1"
+    )
