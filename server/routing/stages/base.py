@@ -6,9 +6,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ...coalescing import Coalescer
 from ...embedding.batching import BatchStats
 from ..candidates import Candidate
-from .coalescing import StageCoalescer
 
 
 @dataclass
@@ -25,7 +25,7 @@ class ScoringStage(ABC):
     remote: bool = False  # waits on the network: started first when stages run in parallel
     # score_many does its arithmetic over all the questions at once: concurrent requests share one call
     batches: bool = False
-    _coalescer: StageCoalescer[StageReport] | None = None
+    _coalescer: Coalescer[tuple[str, Sequence[Candidate]], StageReport] | None = None
 
     @abstractmethod
     async def score(self, question: str, candidates: Sequence[Candidate]) -> StageReport:
@@ -39,12 +39,15 @@ class ScoringStage(ABC):
 
     async def score_request(self, question: str, candidates: Sequence[Candidate]) -> StageReport:
         """`score` on the request path: a batching stage scores the questions of concurrent requests in one
-        `score_many` (see coalescing.py); the others score each on its own."""
+        `score_many` (server/coalescing.py); the others score each on its own."""
         if not self.batches:
             return await self.score(question, candidates)
         if self._coalescer is None:
-            self._coalescer = StageCoalescer(self.name, self.score_many)
-        return await self._coalescer.score(question, candidates)
+            self._coalescer = Coalescer(f"stage-{self.name}", self._score_items)
+        return await self._coalescer.submit((question, candidates))
+
+    async def _score_items(self, items: list[tuple[str, Sequence[Candidate]]]) -> list[StageReport]:
+        return await self.score_many([question for question, _ in items], [candidates for _, candidates in items])
 
     @property
     def coalescing(self) -> BatchStats | None:

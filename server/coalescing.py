@@ -1,0 +1,66 @@
+"""Concurrent requests' calls answered by one batched call: what the encoder's micro-batching does for
+the forward pass, done for the work after it (a batching scoring stage, the stacked template search).
+
+Questions whose embeddings come back in one encoder batch reach the next steps in the same turn of
+the event loop; doing them one by one pays each step's fixed cost (dozens of small numpy calls) once
+per question, in the thread that also serves HTTP. Here every call made within one turn of the loop
+joins the same batched call, run at the start of the next turn. Nothing waits on purpose: a lone
+call is answered one loop turn later than it would have been.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from .embedding.batching import BatchStats
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+
+@dataclass
+class _Waiting(Generic[Item, Result]):
+    item: Item
+    future: asyncio.Future[Result]
+
+
+@dataclass
+class Coalescer(Generic[Item, Result]):
+    """`submit(item)`, answered from a `run_many(items)` shared with the calls of the same loop turn."""
+
+    name: str
+    run_many: Callable[[list[Item]], Awaitable[list[Result]]]
+    stats: BatchStats = field(default_factory=BatchStats)
+    _waiting: list[_Waiting[Item, Result]] = field(default_factory=list)
+
+    async def submit(self, item: Item) -> Result:
+        loop = asyncio.get_running_loop()
+        if not self._waiting:
+            loop.call_soon(self._start)
+        waiting: _Waiting[Item, Result] = _Waiting(item, loop.create_future())
+        self._waiting.append(waiting)
+        return await waiting.future
+
+    def _start(self) -> None:
+        batch, self._waiting = self._waiting, []
+        asyncio.get_running_loop().create_task(self._run(batch), name=f"coalesced-{self.name}")
+
+    async def _run(self, batch: list[_Waiting[Item, Result]]) -> None:
+        self.stats.record(len(batch))
+        try:
+            results = await self.run_many([w.item for w in batch])
+        except asyncio.CancelledError:  # shutting down
+            for w in batch:
+                w.future.cancel()
+            raise
+        except Exception as exc:  # each caller sees what its own call would have raised
+            for w in batch:
+                if not w.future.done():
+                    w.future.set_exception(exc)
+            return
+        for w, result in zip(batch, results, strict=True):
+            if not w.future.done():  # its request may have been cancelled (client gone, timeout)
+                w.future.set_result(result)
