@@ -16,15 +16,22 @@ import logging
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-import redis
-from redis import asyncio as aioredis
-from redis.exceptions import RedisError
+if TYPE_CHECKING:  # imported by the links themselves: a server without Redis never loads the client (~0.2 s)
+    import redis
+    from redis import asyncio as aioredis
 
 T = TypeVar("T")
 
-FAILURES = (RedisError, OSError, TimeoutError)  # asyncio's timeout is TimeoutError since 3.11
+
+def failures() -> tuple[type[BaseException], ...]:
+    """What a Redis call raises when Redis is down or slow (asyncio's timeout is TimeoutError since 3.11)."""
+    from redis.exceptions import RedisError
+
+    return (RedisError, OSError, TimeoutError)
+
+
 RECHECK_TIMEOUT = 1.0  # seconds a ping of an engine that is down may take (the async link's)
 # seconds /health waits for that ping: a probe's default timeout is 1 s (Kubernetes), and a Redis that hangs
 # must not take every replica out; a slower ping goes on in the background and shows at the next /health
@@ -90,13 +97,13 @@ class Availability(ABC):
     async def _ping_and_note(self) -> None:
         try:
             await self._ping_once()
-        except FAILURES:
+        except failures():
             return
         self.answered()
 
     @abstractmethod
     async def _ping_once(self) -> None:
-        """One ping, bounded by its own timeout; raises one of FAILURES when Redis does not answer."""
+        """One ping, bounded by its own timeout; raises one of failures() when Redis does not answer."""
 
     def _stop_ping(self) -> None:
         if self._ping is not None:
@@ -118,6 +125,8 @@ class RedisLink(Availability):
         decode: bool = False,
     ) -> None:
         super().__init__(what, fallback, logger)
+        from redis import asyncio as aioredis
+
         self.timeout = timeout
         self.client = aioredis.from_url(
             url,
@@ -133,7 +142,7 @@ class RedisLink(Availability):
         try:
             async with asyncio.timeout(self.timeout):
                 result = await op(self.client)
-        except FAILURES as exc:
+        except failures() as exc:
             self.failed(action, exc)
             return None
         self.answered()
@@ -153,6 +162,8 @@ class SyncRedisLink(Availability):
 
     def __init__(self, url: str, timeout: float, what: str, fallback: str, logger: logging.Logger) -> None:
         super().__init__(what, fallback, logger)
+        import redis
+
         self.timeout = timeout
         self.client = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
 
@@ -162,7 +173,7 @@ class SyncRedisLink(Availability):
             return None
         try:
             result = op(self.client)
-        except FAILURES as exc:
+        except failures() as exc:
             self.failed(action, exc)
             return None
         self.answered()
