@@ -18,6 +18,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from .int8_graph import matmul_integer_model
+
 log = logging.getLogger(__name__)
 
 # (OpenBLAS splits a gemv over threads from 460,800 floats.) Exact scoring goes by blocks whose
@@ -209,27 +211,14 @@ def build_int8_pass(parts: list[Quantised]) -> Int8Pass | None:
 def _int8_session(codes: np.ndarray):
     """MatMulInteger(u8 question codes with zero point 128, s8 template codes): one thread, no spinning."""
     import onnxruntime as ort
-    from onnx import TensorProto, helper, numpy_helper
 
-    rows, dim = codes.shape
-    graph = helper.make_graph(
-        [helper.make_node("MatMulInteger", ["A", "B", "zero"], ["Y"])],
-        "template_codes",
-        [helper.make_tensor_value_info("A", TensorProto.UINT8, [1, dim])],
-        [helper.make_tensor_value_info("Y", TensorProto.INT32, [1, rows])],
-        [
-            numpy_helper.from_array(np.ascontiguousarray(codes.T), "B"),
-            numpy_helper.from_array(np.array(128, dtype=np.uint8), "zero"),
-        ],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
+    model = matmul_integer_model(codes)
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
 
 def _check_int8(session, codes: np.ndarray) -> None:

@@ -1,0 +1,69 @@
+"""The int8 first pass's ONNX model (one MatMulInteger over the template codes), written as protobuf here.
+
+The model is one node, two initializers and two tensor types, so it is encoded directly: importing the
+`onnx` package to build it cost a warm start about 0.25 s of CPU, more than everything else the stacked
+view's build does. The bytes are those `onnx.helper` gives for the same model (tests/unit/test_int8_graph.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_UINT8, _INT8, _INT32 = 2, 3, 6  # onnx TensorProto.DataType
+IR_VERSION = 8
+OPSET = 13
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, value = value & 0x7F, value >> 7
+        if value:
+            out.append(low | 0x80)
+        else:
+            out.append(low)
+            return bytes(out)
+
+
+def _int(field: int, value: int) -> bytes:
+    return _varint(field << 3) + _varint(value)
+
+
+def _bytes(field: int, value: bytes) -> bytes:
+    return _varint(field << 3 | 2) + _varint(len(value)) + value
+
+
+def _str(field: int, value: str) -> bytes:
+    return _bytes(field, value.encode())
+
+
+def _tensor(name: str, data_type: int, array: np.ndarray) -> bytes:
+    """TensorProto: dims (1), data_type (2), name (8), raw_data (9: little-endian, row-major)."""
+    dims = b"".join(_int(1, d) for d in array.shape)
+    raw = np.ascontiguousarray(array).tobytes()
+    return dims + _int(2, data_type) + _str(8, name) + _bytes(9, raw)
+
+
+def _value_info(name: str, elem_type: int, shape: tuple[int, ...]) -> bytes:
+    """ValueInfoProto: name (1), type (2) -> TypeProto.tensor_type (1) -> elem_type (1), shape (2) -> dim (1)."""
+    dims = b"".join(_bytes(1, _int(1, d)) for d in shape)
+    tensor_type = _int(1, elem_type) + _bytes(2, dims)
+    return _str(1, name) + _bytes(2, _bytes(1, tensor_type))
+
+
+def matmul_integer_model(codes: np.ndarray) -> bytes:
+    """Y[1, rows] = (A[1, dim] - 128) @ codes.T: u8 question codes with zero point 128 against s8 template codes."""
+    if codes.dtype != np.int8 or codes.ndim != 2:
+        raise ValueError("template codes must be a 2-D int8 array")
+    rows, dim = codes.shape
+    node = _str(1, "A") + _str(1, "B") + _str(1, "zero") + _str(2, "Y") + _str(4, "MatMulInteger")
+    graph = (
+        _bytes(1, node)
+        + _str(2, "template_codes")
+        + _bytes(5, _tensor("B", _INT8, codes.T))
+        + _bytes(5, _tensor("zero", _UINT8, np.array(128, dtype=np.uint8)))
+        + _bytes(11, _value_info("A", _UINT8, (1, dim)))
+        + _bytes(12, _value_info("Y", _INT32, (1, rows)))
+    )
+    opset = _str(1, "") + _int(2, OPSET)
+    return _int(1, IR_VERSION) + _bytes(7, graph) + _bytes(8, opset)
