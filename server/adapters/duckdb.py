@@ -9,6 +9,7 @@ Without it, such templates are refused at load with file:line.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import threading
@@ -143,8 +144,11 @@ class DuckDBAdapter(DataAdapter):
         path = self._path()
         if path != ":memory:" and not Path(path).exists():
             raise SourceUnavailable(self.name, "database file not found")
+        # an in-memory database is this connection's own: only files have instances to share (duckdb_files.py),
+        # so adapters on `:memory:` open side by side
+        guard = contextlib.nullcontext() if path == ":memory:" else duckdb_files.LOCK
         try:
-            with duckdb_files.LOCK:
+            with guard:
                 con = duckdb.connect(
                     path, read_only=conn.read_only and path != ":memory:", config={"threads": conn.threads}
                 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from pathlib import Path
@@ -35,6 +36,16 @@ def shared_minilm(graph_dir: Path | None) -> MiniLMModel:
         if model is None:
             model = _MODELS[MODEL_ID] = MiniLMModel(graph_dir)
         return model
+
+
+def preload(settings: EmbeddingSettings, base_dir: Path) -> None:
+    """Load the process-wide local model now, on a worker thread while the templates are still being read at
+    start: the session's loading runs mostly outside the GIL, so the two overlap on a 2-core box. A failure is
+    left for `build_embedder` to raise the same way, with the config's other errors first."""
+    if settings.provider != "minilm":
+        return
+    with contextlib.suppress(Exception):  # build_embedder tries again and reports it
+        shared_minilm(graph_dir_for(settings, base_dir))
 
 
 def build_provider(settings: EmbeddingSettings, base_dir: Path) -> Embedder:

@@ -21,13 +21,14 @@ from typing import Any
 from ..adapters.base import DataAdapterSettings
 from ..adapters.result_cache import ResultCache, ResultCacheSettings, build_result_cache
 from ..config.errors import ConfigError
+from ..embedding.factory import preload
 from ..routing.fitted_models import FittedModels
 from ..templates import Template
 from ..templates.library import glob_base
 from .build import Runtime, build_runtime
 from .config_hash import config_hash
 from .incremental import IncrementalLoader, LoadResult
-from .loader import LoadedConfig, resolve_config_path
+from .loader import LoadedConfig, load_app_settings, resolve_config_path
 from .model_mix import mixed_model_warnings
 from .reload_guard import reload_issues
 from .restart import restart_required
@@ -104,12 +105,14 @@ class RuntimeHolder:
     async def start(self) -> Runtime:
         """First load: errors propagate (a server must not start on a broken config)."""
         started = time.perf_counter()
+        preload = asyncio.ensure_future(asyncio.to_thread(_preload_embedder, self.config_path))
         result = await asyncio.to_thread(self.loader.load)
         loaded = time.perf_counter()
         digest = await asyncio.to_thread(config_hash, result.config)
         runtime = await build_runtime(
             result.config, fitted_models=self.fitted_models, result_cache=await self._result_cache_for(result.config)
         )
+        await preload  # done: the build waited for the model it started loading
         phases = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in runtime.phases.items())
         log.info(
             "started in %.2f s: config loaded in %.2f s (%d templates), runtime built in %.2f s (%s)",
@@ -349,6 +352,16 @@ def _static_prefix(pattern: str, root: Path) -> Path:
     """The deepest directory of a glob pattern that has no wildcard (absolute, or under root)."""
     base, rest = glob_base(pattern, root)
     return base if rest else base.parent
+
+
+def _preload_embedder(config_path: Path) -> None:
+    """The default embedding model of config.yaml, loaded while the rest of the config is read (start only)."""
+    try:
+        app = load_app_settings(config_path)
+    except ConfigError:
+        return  # the full load reports it
+    config_file, _ = resolve_config_path(config_path)
+    preload(app.embedding, config_file.parent.parent)
 
 
 def describe_changes(old: Runtime | None, new: Runtime, result: LoadResult | None = None) -> dict[str, Any]:
