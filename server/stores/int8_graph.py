@@ -25,30 +25,34 @@ def _varint(value: int) -> bytes:
             return bytes(out)
 
 
+Chunks = list[bytes]  # a message's encoding in pieces, joined once at the end (the codes are megabytes)
+
+
 def _int(field: int, value: int) -> bytes:
     return _varint(field << 3) + _varint(value)
 
 
-def _bytes(field: int, value: bytes) -> bytes:
-    return _varint(field << 3 | 2) + _varint(len(value)) + value
+def _field(field: int, chunks: Chunks) -> Chunks:
+    """A length-delimited field (a string, raw bytes or a nested message) holding `chunks`."""
+    return [_varint(field << 3 | 2) + _varint(sum(len(c) for c in chunks)), *chunks]
 
 
-def _str(field: int, value: str) -> bytes:
-    return _bytes(field, value.encode())
+def _str(field: int, value: str) -> Chunks:
+    return _field(field, [value.encode()])
 
 
-def _tensor(name: str, data_type: int, array: np.ndarray) -> bytes:
+def _tensor(name: str, data_type: int, array: np.ndarray) -> Chunks:
     """TensorProto: dims (1), data_type (2), name (8), raw_data (9: little-endian, row-major)."""
     dims = b"".join(_int(1, d) for d in array.shape)
     raw = np.ascontiguousarray(array).tobytes()
-    return dims + _int(2, data_type) + _str(8, name) + _bytes(9, raw)
+    return [dims, _int(2, data_type), *_str(8, name), *_field(9, [raw])]
 
 
-def _value_info(name: str, elem_type: int, shape: tuple[int, ...]) -> bytes:
+def _value_info(name: str, elem_type: int, shape: tuple[int, ...]) -> Chunks:
     """ValueInfoProto: name (1), type (2) -> TypeProto.tensor_type (1) -> elem_type (1), shape (2) -> dim (1)."""
-    dims = b"".join(_bytes(1, _int(1, d)) for d in shape)
-    tensor_type = _int(1, elem_type) + _bytes(2, dims)
-    return _str(1, name) + _bytes(2, _bytes(1, tensor_type))
+    dims = [piece for d in shape for piece in _field(1, [_int(1, d)])]
+    tensor_type = [_int(1, elem_type), *_field(2, dims)]
+    return [*_str(1, name), *_field(2, _field(1, tensor_type))]
 
 
 def matmul_integer_model(codes: np.ndarray) -> bytes:
@@ -56,14 +60,14 @@ def matmul_integer_model(codes: np.ndarray) -> bytes:
     if codes.dtype != np.int8 or codes.ndim != 2:
         raise ValueError("template codes must be a 2-D int8 array")
     rows, dim = codes.shape
-    node = _str(1, "A") + _str(1, "B") + _str(1, "zero") + _str(2, "Y") + _str(4, "MatMulInteger")
-    graph = (
-        _bytes(1, node)
-        + _str(2, "template_codes")
-        + _bytes(5, _tensor("B", _INT8, codes.T))
-        + _bytes(5, _tensor("zero", _UINT8, np.array(128, dtype=np.uint8)))
-        + _bytes(11, _value_info("A", _UINT8, (1, dim)))
-        + _bytes(12, _value_info("Y", _INT32, (1, rows)))
-    )
-    opset = _str(1, "") + _int(2, OPSET)
-    return _int(1, IR_VERSION) + _bytes(7, graph) + _bytes(8, opset)
+    node = [*_str(1, "A"), *_str(1, "B"), *_str(1, "zero"), *_str(2, "Y"), *_str(4, "MatMulInteger")]
+    graph = [
+        *_field(1, node),
+        *_str(2, "template_codes"),
+        *_field(5, _tensor("B", _INT8, codes.T)),
+        *_field(5, _tensor("zero", _UINT8, np.array(128, dtype=np.uint8))),
+        *_field(11, _value_info("A", _UINT8, (1, dim))),
+        *_field(12, _value_info("Y", _INT32, (1, rows))),
+    ]
+    opset = [*_str(1, ""), _int(2, OPSET)]
+    return b"".join([_int(1, IR_VERSION), *_field(7, graph), *_field(8, opset)])
