@@ -2,7 +2,8 @@
 
 A bounded queue keeps memory flat when the database is slow or down: entries beyond it are dropped
 and counted, never waited for. Writes run in a worker thread through SQLAlchemy, so a slow log
-database cannot stall the event loop.
+database cannot stall the event loop. SQLAlchemy is imported when the engine is first made (in `start`,
+on a worker thread): a server whose log is a local file opens it after it listens (`start_soon`).
 """
 
 from __future__ import annotations
@@ -10,17 +11,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
-
-import sqlalchemy as sa
+from typing import TYPE_CHECKING, Any
 
 from ..bulkhead import LOG_POOL, run_on
 from .record import RoutingRecord
-from .schema import add_missing_columns, backend_name, log_table, log_url, make_engine, safe_url
 from .settings import StatsSettings
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+    from sqlalchemy.engine import Engine
 
 log = logging.getLogger("intent_router.stats")
 
@@ -42,8 +45,10 @@ class RoutingLog:
     def __init__(self, settings: StatsSettings, root: Path, url: str | None = None) -> None:
         self.settings = settings
         self.root = root
-        self.engine = make_engine(url or log_url(settings, root))
-        self.table = log_table(settings.table)
+        self._url = url
+        self._engine: Engine | None = None
+        self._table: sa.Table | None = None
+        self._made = threading.Lock()  # engine and table are made once, by whichever thread asks first
         self.counters = LogCounters()
         self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=settings.queue_size)
         self._batch_ready = asyncio.Event()
@@ -53,24 +58,84 @@ class RoutingLog:
         self._last_error_log = 0.0
         self._last_write_failed = False  # the most recent batch was refused by the database
         self.replica: str | None = None  # written with every entry (cluster.enabled: this replica's name)
+        self._opening: asyncio.Future[None] | None = None  # start_soon's start, until it is done
+        self._closed = False
+        self.open_error: str | None = None  # why start_soon's start failed (nothing is written then)
+
+    @property
+    def local(self) -> bool:
+        """A SQLite file of this replica's own (the default), not a database shared with other replicas."""
+        url = self._url or self.settings.url
+        return url is None or url.startswith("sqlite")
+
+    @property
+    def engine(self) -> Engine:
+        with self._made:
+            if self._engine is None:
+                from .schema import log_url, make_engine
+
+                self._engine = make_engine(self._url or log_url(self.settings, self.root))
+            return self._engine
+
+    @property
+    def table(self) -> sa.Table:
+        with self._made:
+            if self._table is None:
+                from .schema import log_table
+
+                self._table = log_table(self.settings.table)
+            return self._table
 
     # --- lifecycle --------------------------------------------------------------------------
     async def start(self) -> None:
+        await run_on(LOG_POOL, lambda: (self.engine, self.table))  # SQLAlchemy loads here, off the event loop
         await self._create_table()
         try:
             await run_on(LOG_POOL, self.purge)
         except Exception as exc:
             self._warn(f"routing log retention failed: {type(exc).__name__}: {exc}")
-        self._accepting = True
+        self._accepting = not self._closed  # close() may have begun while start_soon's start was opening
         self._tasks = [
             asyncio.create_task(self._write_loop(), name="routing-log-writer"),
             asyncio.create_task(self._retention_loop(), name="routing-log-retention"),
         ]
 
+    def start_soon(self) -> None:
+        """Accept entries now and open the database in the background: what arrives meanwhile waits in the
+        queue (bounded, as always) and is written once the table exists; `health` says "starting" until then.
+        If it cannot be opened, that is logged, `health` says "failing" with the reason, and entries are
+        counted as failed writes."""
+        self._accepting = True
+        self._opening = asyncio.ensure_future(self.start())
+        self._opening.add_done_callback(self._opened)
+
+    def _opened(self, opening: asyncio.Future[None]) -> None:
+        if opening.cancelled() or opening.exception() is None:
+            return
+        exc = opening.exception()
+        self.open_error = f"{type(exc).__name__}: {exc}"
+        log.error("the routing log cannot open its database (%s); nothing will be written", self.open_error)
+        self._accepting = False
+        self._last_write_failed = True
+        while not self._queue.empty():  # never to be written: counted, and flush() does not wait for them
+            self._queue.get_nowait()
+            self._queue.task_done()
+            self.counters.failed += 1
+
+    async def ready(self) -> None:
+        """Wait until `start_soon`'s start is done (at once when the log was started with `start`)."""
+        if self._opening is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._opening)
+
     async def _create_table(self) -> None:
         """Create or migrate the table. Replicas or `--workers` starting together on one database race here
         (PostgreSQL's CREATE TABLE IF NOT EXISTS and ADD COLUMN are not atomic; on SQLite the loser of the
         check-then-create sees "table already exists"): the loser finds it done when it retries."""
+        import sqlalchemy as sa
+
+        from .schema import add_missing_columns
+
         for attempt in range(5):
             try:
                 await run_on(LOG_POOL, self.table.metadata.create_all, self.engine)
@@ -82,15 +147,21 @@ class RoutingLog:
                 await asyncio.sleep(0.1 * (attempt + 1))
 
     async def close(self, drain_seconds: float = 5.0) -> None:
-        """Stop accepting, write what is queued (bounded wait), release the engine."""
+        """Stop accepting, write what is queued (bounded wait, a start still opening the database included),
+        release the engine."""
         self._accepting = False
+        self._closed = True
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.flush(), drain_seconds)
+        if self._opening is not None and not self._opening.done():
+            self._opening.cancel()
+            await asyncio.gather(self._opening, return_exceptions=True)
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
-        await run_on(LOG_POOL, self.engine.dispose)
+        if self._engine is not None:  # none when the database could not be opened
+            await run_on(LOG_POOL, self._engine.dispose)
 
     def apply(self, settings: StatsSettings) -> None:
         """Take a reloaded config's live settings (store_queries at once: rows still queued lose their
@@ -124,6 +195,7 @@ class RoutingLog:
 
     async def flush(self) -> None:
         """Write partial batches now and wait until everything accepted so far is written (or failed)."""
+        await self.ready()
         self._urgent = True
         self._batch_ready.set()
         try:
@@ -159,6 +231,8 @@ class RoutingLog:
                     self._queue.task_done()
 
     def _insert(self, rows: list[dict[str, Any]]) -> None:
+        import sqlalchemy as sa
+
         if not self.settings.store_queries:  # turned off after these rows were queued
             for row in rows:
                 row["question"] = None
@@ -175,6 +249,8 @@ class RoutingLog:
 
     def purge(self, now: float | None = None) -> int:
         """Delete entries older than retention_days; returns how many went."""
+        import sqlalchemy as sa
+
         cutoff = int(((now if now is not None else time.time()) - self.settings.retention_days * 86400) * 1000)
         with self.engine.begin() as conn:
             removed = conn.execute(sa.delete(self.table).where(self.table.c.ts_ms < cutoff)).rowcount or 0
@@ -189,15 +265,22 @@ class RoutingLog:
 
     # --- status -----------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
-        """For /health: "failing" while the latest batch was refused; failed and dropped entry counts."""
-        return {
-            "status": "failing" if self._last_write_failed else "ok",
+        """For /health: "starting" while `start_soon` opens the database, "failing" while the latest batch was
+        refused (or the database could not be opened: `reason`); failed and dropped entry counts."""
+        starting = self._opening is not None and not self._opening.done()
+        body: dict[str, Any] = {
+            "status": "starting" if starting else "failing" if self._last_write_failed else "ok",
             "failed_writes": self.counters.failed,
             "dropped": self.counters.dropped,
             "written": self.counters.written,
         }
+        if self.open_error is not None:
+            body["reason"] = f"cannot open the database: {self.open_error}"
+        return body
 
     def status(self) -> dict[str, Any]:
+        from .schema import backend_name, safe_url
+
         return {
             "backend": backend_name(self.engine),
             "url": safe_url(self.engine, self.root),

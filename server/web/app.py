@@ -185,7 +185,7 @@ class Handlers:
         await asyncio.gather(*(engine.recheck() for engine in engines.values()))
         shared = {name: state for name, engine in engines.items() if (state := engine.health()) is not None}
         rlog = request.app.get(STATS_LOG)
-        if rlog is not None and rlog.engine.dialect.name != "sqlite":
+        if rlog is not None and not rlog.local:
             failing = rlog.health()["status"] != "ok"
             shared["routing_log"] = {"status": "down" if failing else "ok", "backend": rlog.engine.dialect.name}
         return shared

@@ -101,7 +101,10 @@ class RoutingLogWiring:
         rlog = RoutingLog(settings, runtime.config.root)
         cluster = runtime.config.app.cluster
         rlog.replica = cluster.name() if cluster.enabled else None  # as /v1/cluster names this replica
-        await rlog.start()
+        if rlog.local:
+            rlog.start_soon()  # its own file: opened while the server starts listening (SQLAlchemy loads then)
+        else:
+            await rlog.start()  # a database shared by the replicas must answer for a replica to start
         app[STATS_LOG] = rlog
         self.holder.load_listeners.append(self._on_load)
 

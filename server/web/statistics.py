@@ -22,7 +22,6 @@ from ..bulkhead import STATISTICS_POOL, run_on
 from ..errors import IntentRouterError
 from ..runtime.holder import LoadStatus, RuntimeHolder
 from ..stats import RoutingLog
-from ..stats.aggregates import Window, compute
 from ..stats.settings import StatsSettings
 from ..stats.window import parse_since
 
@@ -41,7 +40,10 @@ async def statistics_body(
     if rlog is None:
         figures = {"enabled": False}
     else:
+        from ..stats.aggregates import Window, compute  # SQLAlchemy: loaded by the log, not at import
+
         window = Window(parse_since(params.since, now), now, asked, kind)
+        await rlog.ready()
         try:
             cap = rlog.settings.max_window_rows
             figures = await run_on(STATISTICS_POOL, compute, rlog.engine, rlog.table, window, cap)

@@ -250,3 +250,17 @@ async def test_a_forged_session_cookie_is_refused(tmp_path, monkeypatch):
         assert (await client.get("/v1/routing/statistics", cookies=forged)).status == 401
         page = await client.get("/dashboard", cookies=forged, allow_redirects=False)
         assert page.status == 303 and page.headers["Location"] == "/dashboard/login"
+
+
+async def test_a_question_asked_while_the_log_opens_is_logged_and_statistics_wait_for_it(tmp_path):
+    """The local log opens in the background once the app has started: the first question and the first
+    statistics request do not race it (the question is queued, the statistics wait for the table)."""
+    async with running_app(people_tree(tmp_path, STATS)) as (client, _):
+        opening = client.app[STATS_LOG].health()["status"]
+        await ask(client, QUESTIONS[:1])
+        resp = await client.get("/v1/routing/statistics?since=1h")  # no flush first
+        assert resp.status == 200, await resp.text()
+        await client.app[STATS_LOG].flush()
+        log = (await stats(client, "?since=1h"))["routing_log"]
+    assert opening in ("starting", "ok")  # "ok" only if the opening won the race with this line
+    assert log["enabled"] is True and log["total"] == 1

@@ -137,3 +137,40 @@ async def test_close_writes_what_is_queued(tmp_path):
     assert len(rows(reopened)) == 7
     assert not rlog.record(entry())  # closed: refused and counted
     reopened.engine.dispose()
+
+
+async def test_start_soon_takes_entries_before_the_table_exists_and_writes_them(tmp_path):
+    """The server opens a local log after it listens: a question answered meanwhile is logged all the same."""
+    settings = StatsSettings(path=str(tmp_path / "log.sqlite3"), flush_interval=10, store_queries=True)
+    rlog = RoutingLog(settings, tmp_path)
+    assert rlog.local
+    rlog.start_soon()
+    try:
+        assert rlog.record(entry(1, question="early"))  # the opening has not run yet: nothing is on disk
+        assert rlog.health()["status"] == "starting"
+        await rlog.flush()  # waits for the opening, then writes
+        assert [r["question"] for r in rows(rlog)] == ["early"]
+        assert rlog.health() == {"status": "ok", "failed_writes": 0, "dropped": 0, "written": 1}
+    finally:
+        await rlog.close()
+
+
+async def test_start_soon_that_cannot_open_says_why_and_counts_the_entries(tmp_path):
+    (tmp_path / "not-a-dir").write_text("a file where the log's directory should be")
+    rlog = RoutingLog(StatsSettings(path=str(tmp_path / "not-a-dir" / "log.sqlite3")), tmp_path)
+    rlog.start_soon()
+    try:
+        assert rlog.record(entry(1))
+        await rlog.flush()  # returns: the entry will never be written
+        health = rlog.health()
+        assert health["status"] == "failing" and health["failed_writes"] == 1
+        assert health["reason"].startswith("cannot open the database:")
+        assert not rlog.record(entry(2))  # later entries are dropped and counted
+        assert rlog.counters.dropped == 1
+    finally:
+        await rlog.close()
+
+
+def test_only_a_sqlite_log_is_local(tmp_path):
+    assert RoutingLog(StatsSettings(url="sqlite:///x.sqlite3"), tmp_path).local
+    assert not RoutingLog(StatsSettings(url="postgresql://u@127.0.0.1/db"), tmp_path).local
