@@ -18,6 +18,7 @@ from aiohttp import web
 from server.runtime.holder import RuntimeHolder
 from server.testing.configs import BASE_CONFIG, people_tree
 from server.web.app import create_app
+from server.web.routing_log import STATS_LOG
 from server.web.slow_clients import GuardedAppRunner, read_timeouts
 
 CONFIG = BASE_CONFIG + "server: {header_timeout: 1, body_timeout: 1, keepalive_timeout: 30}\n"
@@ -65,6 +66,7 @@ async def trickle(writer: asyncio.StreamWriter, reader: asyncio.StreamReader, da
 
 async def test_trickled_headers_and_body_are_closed_and_descriptors_return(tmp_path):
     async with serving(people_tree(tmp_path, CONFIG)) as (port, runner):
+        await runner.app[STATS_LOG].ready()  # the routing log opens its file (3 descriptors) just after start
         baseline = open_fds()
 
         headers = b"POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + b"X: y\r\n" * 50
