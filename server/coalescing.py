@@ -1,5 +1,7 @@
 """Concurrent requests' calls answered by one batched call: what the encoder's micro-batching does for
-the forward pass, done for the work after it (a batching scoring stage, the stacked template search).
+the forward pass, done for the work after it (a scoring stage whose arithmetic batches: the intent
+model). The stacked template search was tried the same way and measured no gain on the demo (its
+per-question cost is already small), so it stays per question on the request path.
 
 Questions whose embeddings come back in one encoder batch reach the next steps in the same turn of
 the event loop; doing them one by one pays each step's fixed cost (dozens of small numpy calls) once
