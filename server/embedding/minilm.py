@@ -296,7 +296,7 @@ class MiniLMEmbedder(Embedder):
         share its next forward pass."""
         [text] = check_texts([text])
         try:
-            return await asyncio.wrap_future(self.model.questions.submit(text))
+            return await self.model.questions.embed(text)
         except EmbeddingError:
             raise
         except Exception as exc:

@@ -143,3 +143,49 @@ def test_questions_of_mixed_lengths_embed_as_they_would_alone(embedder):
     together = embedder.model.encode_questions([short, long, short + " please"])
     for text, row in zip([short, long, short + " please"], together, strict=True):
         np.testing.assert_allclose(embedder.model.encode([text], 1)[0], row, rtol=0, atol=2e-6)
+
+
+async def test_a_coroutine_gets_its_vector_its_error_and_a_cancelled_one_is_skipped():
+    """The event loop's path (`embed`): a batch's results come back to the loop in one call."""
+    import asyncio
+
+    gate = threading.Event()
+    seen: list[list[str]] = []
+
+    def encode(texts: list[str]) -> np.ndarray:
+        gate.wait(5)
+        seen.append(texts)
+        if "bad" in texts:
+            raise EmbeddingError("cannot embed")
+        return np.array([[float(len(t))] for t in texts], dtype=np.float32)
+
+    loop = asyncio.get_running_loop()
+    calls: list[object] = []
+    original = loop.call_soon_threadsafe
+
+    def counting(callback, *args, **kwargs):  # the real loop method, counted
+        calls.append(callback)
+        return original(callback, *args, **kwargs)
+
+    loop.call_soon_threadsafe = counting  # type: ignore[method-assign]
+    try:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            batcher = QuestionBatcher(encode, pool, max_batch=4)
+            first = asyncio.ensure_future(batcher.embed("first"))
+            await asyncio.sleep(0.05)  # "first" is in the encoder; the next ones queue behind it
+            gone = asyncio.ensure_future(batcher.embed("gone"))
+            rest = [asyncio.ensure_future(batcher.embed(t)) for t in ("a", "bb", "ccc")]
+            failing = [asyncio.ensure_future(batcher.embed(t)) for t in ("bad", "dddd")]
+            await asyncio.sleep(0.05)
+            gone.cancel()
+            gate.set()
+            assert (await first).tolist() == [5.0]
+            assert [(await r).tolist() for r in rest] == [[1.0], [2.0], [3.0]]
+            for f in failing:
+                with pytest.raises(EmbeddingError):
+                    await f
+    finally:
+        del loop.call_soon_threadsafe
+    assert seen == [["first"], ["a", "bb", "ccc"], ["bad", "dddd"]]  # the cancelled one was never encoded
+    delivered = [c for c in calls if getattr(c, "__name__", "") == "_settle_all"]
+    assert len(delivered) == 3  # one hand-over to the loop per batch, not one per question
