@@ -280,6 +280,20 @@ class AcceptanceModel:
         ]
 
 
+@dataclass(frozen=True, eq=False)
+class Judgement:
+    """The test's verdict on one candidate: its probability, and the features behind it, turned into
+    `parts` only when shown (test_routing): building them for every candidate was a sixth of
+    fit-thresholds' routing time, which shows none."""
+
+    probability: float
+    features: np.ndarray  # one row of FEATURES
+    model: AcceptanceModel
+
+    def parts(self) -> dict[str, dict[str, float]]:
+        return self.model.parts(self.features)
+
+
 def _weights(sim: Simulation, share: float) -> np.ndarray:
     n_unc, n_cov = max(1, int(sim.uncovered.sum())), max(1, int((~sim.uncovered).sum()))
     return np.where(sim.uncovered, share / n_unc, (1 - share) / n_cov) * len(sim.x)
@@ -350,14 +364,13 @@ class Acceptance:
         self, analysis: Analysis, keys: Sequence[Hashable]
     ) -> list[tuple[float, dict[str, dict[str, float]]] | None]:
         """`judge` for several candidates of one question at once (None for unknown keys)."""
-        return self.judge_many(Analyses.of(analysis), [keys])[0]
+        judged = self.judge_many(Analyses.of(analysis), [keys])[0]
+        return [None if j is None else (j.probability, j.parts()) for j in judged]
 
-    def judge_many(
-        self, analyses: Analyses, keys: Sequence[Sequence[Hashable]]
-    ) -> list[list[tuple[float, dict[str, dict[str, float]]] | None]]:
+    def judge_many(self, analyses: Analyses, keys: Sequence[Sequence[Hashable]]) -> list[list[Judgement | None]]:
         """`judge_all` for several questions (`keys[i]`: the candidates of the question in row i) in one
-        pass. `analyses` is the embedding-only analysis (`Analyses.embedding_only`)."""
-        out: list[list[tuple[float, dict[str, dict[str, float]]] | None]] = [[None] * len(k) for k in keys]
+        pass, as Judgements. `analyses` is the embedding-only analysis (`Analyses.embedding_only`)."""
+        out: list[list[Judgement | None]] = [[None] * len(k) for k in keys]
         rows, chosen, at = [], [], []
         for row, candidates in enumerate(keys):
             for j, key in enumerate(candidates):
@@ -369,9 +382,9 @@ class Acceptance:
         if not at:
             return out
         x = features_many(self.intent_model, analyses, np.array(rows), np.array(chosen), self.profile)
-        judged = zip(self.model.probabilities(x).tolist(), self.model.parts_of(x), strict=True)
-        for (row, j), verdict in zip(at, judged, strict=True):
-            out[row][j] = verdict
+        probabilities = self.model.probabilities(x).tolist()
+        for n, (row, j) in enumerate(at):
+            out[row][j] = Judgement(probabilities[n], x[n], self.model)
         return out
 
     def to_json(self) -> dict[str, object]:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..templates import Template
+
+if TYPE_CHECKING:
+    from .acceptance import Judgement
 
 EMBEDDING = "embedding"
 
@@ -20,10 +23,10 @@ class Candidate:
     # scores of the stages that ran after the embedding search, by stage name ("rerank",
     # "string_similarity", "intent_model", ...): a new stage needs no new field anywhere
     stage_scores: dict[str, float] = field(default_factory=dict)
-    # acceptance (routing/acceptance.py): P(this template answers the question), its threshold, its parts
+    # acceptance (routing/acceptance.py): P(this template answers the question), its threshold, the verdict
     acceptance: float | None = None
     acceptance_threshold: float | None = None
-    acceptance_parts: dict[str, Any] | None = None
+    acceptance_judgement: Judgement | None = None
     query_vector: Any = None  # the question's embedding in this candidate's model space
     raw_embedding_score: float | None = None  # the model's own cosine, when embedding_score is calibrated
     combined_score: float | None = None
@@ -39,6 +42,11 @@ class Candidate:
         if self.acceptance is None or self.acceptance_threshold is None:
             return None
         return self.acceptance >= self.acceptance_threshold
+
+    @property
+    def acceptance_parts(self) -> dict[str, Any] | None:
+        """The features behind the acceptance probability and their contributions (built when asked)."""
+        return None if self.acceptance_judgement is None else self.acceptance_judgement.parts()
 
     @property
     def score(self) -> float:

@@ -112,7 +112,11 @@ class Router:
                 await self.route(q, sources, {m: v[i] for m, v in vectors.items()}) for i, q in enumerate(questions)
             ]
         started = time.perf_counter()
-        searched = [await self._search(sources, {m: v[i] for m, v in vectors.items()}) for i in range(len(questions))]
+        together = self._search_together_many([s for s in sources if s.searches_inline], vectors, len(questions))
+        searched = [
+            await self._search(sources, {m: v[i] for m, v in vectors.items()}, together[i])
+            for i in range(len(questions))
+        ]
         search_ms = _ms(started) / max(1, len(questions))
         timings: list[dict[str, float]] = [{"embed": 0.0, "search": search_ms} for _ in questions]
         reports: list[list[StageReport]] = [[] for _ in questions]
@@ -187,7 +191,14 @@ class Router:
                         failures.append(SourceFailure(source.name, f"embedding failed: {_reason(exc)}", "embedding"))
         return vectors, failures
 
-    async def _search(self, sources: Sequence[TemplateSource], vectors: dict[str, np.ndarray]):
+    async def _search(
+        self,
+        sources: Sequence[TemplateSource],
+        vectors: dict[str, np.ndarray],
+        together: dict[int, list[StoreHit] | Exception] | None = None,
+    ):
+        """`together`: the in-memory sources' results, already searched (route_many searches them for all
+        its questions at once)."""
         k = self.policy.max_templates_per_source
         timeout = self.policy.search_timeout
         usable = [(i, s) for i, s in enumerate(sources) if s.embedder.model_id in vectors]
@@ -198,7 +209,8 @@ class Router:
         # In-memory searches are microseconds of arithmetic that no timeout could interrupt: they run
         # in place, in config order (stacked per embedding model when a composite has a GroupSearch);
         # only searches that wait (threads, network) get tasks and timeouts.
-        together = self._search_together([s for _, s in usable if s.searches_inline], vectors, k)
+        if together is None:
+            together = self._search_together([s for _, s in usable if s.searches_inline], vectors, k)
 
         def inline(source: TemplateSource):
             if id(source) in together:
@@ -259,14 +271,33 @@ class Router:
         """id(source) -> its hits or error, for the in-memory sources of each embedding model at once."""
         if self.group_search is None or len(sources) < 2:
             return {}
-        by_model: dict[str, list[TemplateSource]] = {}
-        for source in sources:
-            by_model.setdefault(source.embedder.model_id, []).append(source)
         found: dict[int, list[StoreHit] | Exception] = {}
-        for model, group in by_model.items():
+        for model, group in _by_model(sources).items():
             results = self.group_search.search(model, [s.store for s in group], vectors[model], k)
             found.update(zip(map(id, group), results, strict=True))
         return found
+
+    def _search_together_many(
+        self, sources: list[TemplateSource], vectors: Mapping[str, np.ndarray], n: int
+    ) -> list[dict[int, list[StoreHit] | Exception]]:
+        """`_search_together` for n questions (`vectors[model]`: one row each), each model's stacked view
+        searched for all of them in one call."""
+        found: list[dict[int, list[StoreHit] | Exception]] = [{} for _ in range(n)]
+        if self.group_search is None or len(sources) < 2:
+            return found
+        k = self.policy.max_templates_per_source
+        for model, group in _by_model(sources).items():
+            results = self.group_search.search_many(model, [s.store for s in group], vectors[model], k)
+            for i, row in enumerate(results):
+                found[i].update(zip(map(id, group), row, strict=True))
+        return found
+
+
+def _by_model(sources: list[TemplateSource]) -> dict[str, list[TemplateSource]]:
+    by_model: dict[str, list[TemplateSource]] = {}
+    for source in sources:
+        by_model.setdefault(source.embedder.model_id, []).append(source)
+    return by_model
 
 
 def _reason(exc: BaseException) -> str:

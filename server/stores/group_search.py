@@ -48,6 +48,35 @@ class GroupSearch:
                 results[i] = found if isinstance(found, Exception) else found[j]
         return results
 
+    def search_many(
+        self, group: str, stores: Sequence[TemplateStore], vectors: np.ndarray, k: int
+    ) -> list[list[Result]]:
+        """`search` for each row of `vectors`, one list per question (fit-thresholds): the stacked view
+        searches them all in one call (StackedView.search_many)."""
+        rows = list(vectors)
+        stacked = [
+            (i, p)
+            for i, store in enumerate(stores)
+            if isinstance(store, MemoryTemplateStore) and (p := store.packed()) is not None and k > 0
+        ]
+        if len(stacked) < 2 or len({p.dim for _, p in stacked}) != 1 or np.shape(vectors)[1:] != (stacked[0][1].dim,):
+            return [self.search(group, stores, v, k) for v in rows]
+        try:
+            found = self._view_of(group, [p for _, p in stacked]).search_many(np.asarray(vectors), k)
+        except Exception:  # e.g. one question's vector refused: each question gets what `search` gives it
+            return [self.search(group, stores, v, k) for v in rows]
+        inside = {i for i, _ in stacked}
+        out: list[list[Result]] = []
+        for n, vector in enumerate(rows):
+            results: list[Result] = [[] for _ in stores]
+            for j, (i, _) in enumerate(stacked):
+                results[i] = found[n][j]
+            for i, store in enumerate(stores):
+                if i not in inside:  # another kind of store: on its own, as `search` does
+                    results[i] = _guarded(store.search, vector, k)
+            out.append(results)
+        return out
+
     def warm(self, group: str, stores: Sequence[TemplateStore]) -> None:
         """Build the view of these stores now (a composite's start), not on its first question."""
         packs = [p for s in stores if isinstance(s, MemoryTemplateStore) and (p := s.packed()) is not None]

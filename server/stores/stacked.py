@@ -72,6 +72,42 @@ class StackedView:
             return firsts
         return self._int8(query, k)
 
+    def search_many(self, vectors: np.ndarray, k: int) -> list[list[list[StoreHit]]]:
+        """`search` for each row of `vectors` (fit-thresholds routes thousands of questions): the same
+        products, one per question, so the same scores; the selection after them runs over all the
+        questions at once instead of costing its fixed numpy overhead per question. Large (int8) views
+        and rows `search` would refuse go through `search` one by one."""
+        q = np.asarray(vectors, dtype=np.float32)
+        if k <= 0 or self.int8 is not None or q.ndim != 2 or q.shape[1] != self.dim or not np.isfinite(q).all():
+            return [self.search(v, k) for v in vectors]
+        return self._float32_many(q, k)
+
+    def _float32_many(self, qs: np.ndarray, k: int) -> list[list[list[StoreHit]]]:
+        total = int(self.vector_starts[-1])
+        scores = np.empty((len(qs), total), np.float32)
+        edges = np.cumsum([0, *(len(b) for b in self.blocks)])
+        for i, q in enumerate(qs):
+            for block, lo, hi in zip(self.blocks, edges[:-1], edges[1:], strict=True):
+                scores[i, lo:hi] = block @ q
+        best = np.maximum.reduceat(scores, self.starts, axis=1)  # (questions, templates)
+        # each template's first vector at its best score: the smallest index among those that reach it
+        at_best = np.where(scores == np.repeat(best, self.sizes, axis=1), np.arange(total), total)
+        first = np.minimum.reduceat(at_best, self.starts, axis=1)
+        out: list[list[list[StoreHit]]] = [[] for _ in qs]
+        ts, vs = self.template_starts, self.vector_starts
+        for p, pack in enumerate(self.packs):
+            values = best[:, ts[p] : ts[p + 1]]
+            # score descending, then insertion order (a stable sort keeps ties in template order)
+            order = np.argsort(-values, axis=1, kind="stable")[:, :k]
+            top = np.take_along_axis(values, order, axis=1).tolist()
+            rows = (np.take_along_axis(first[:, ts[p] : ts[p + 1]], order, axis=1) - vs[p]).tolist()
+            ids, texts = pack.ids, pack.texts
+            for i, (ts_i, ss_i, rs_i) in enumerate(zip(order.tolist(), top, rows, strict=True)):
+                out[i].append(
+                    [StoreHit(ids[t], score + 0.0, texts[row]) for t, score, row in zip(ts_i, ss_i, rs_i, strict=True)]
+                )
+        return out
+
     def _float32(self, q: np.ndarray, k: int) -> list[list[StoreHit]]:
         blocks = self.blocks
         scores = blocks[0] @ q if len(blocks) == 1 else np.concatenate([b @ q for b in blocks])

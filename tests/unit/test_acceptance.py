@@ -132,3 +132,26 @@ def test_all_candidates_at_once_equal_one_at_a_time(fitted):
             single = acceptance.judge(analysis, key)
             assert verdict[0] == pytest.approx(single[0], rel=1e-5) and verdict[1] == single[1]
             assert verdict[1]["nearest_cosine"]["value"] == round(float(x[0]), 4)
+
+
+def test_judgements_of_many_questions_show_the_parts_of_each(fitted):
+    """judge_many (the routing's batch) keeps each candidate's features and builds its parts only when
+    shown: the same probability and parts as judging that candidate alone."""
+    model, acceptance, centres = fitted
+    qs = np.stack([normalise(centres[2]), normalise(centres[4] + centres[5]), normalise(-centres[0])])
+    analyses = model.analyse_many(qs)
+    keys = [[model.keys[2], model.keys[7]], ["not a template"], [model.keys[5], model.keys[4], model.keys[0]]]
+    judged = acceptance.judge_many(analyses, keys)
+    assert judged[1] == [None]
+    for row, (row_keys, verdicts) in enumerate(zip(keys, judged, strict=True)):
+        for key, verdict in zip(row_keys, verdicts, strict=True):
+            if key == "not a template":
+                continue
+            alone = acceptance.judge(model.analyse(qs[row]), key)
+            assert alone is not None and verdict is not None
+            assert verdict.probability == pytest.approx(alone[0], rel=1e-5)
+            assert verdict.parts() == alone[1]
+            index = model.keys.index(key)
+            assert verdict.features == pytest.approx(
+                acc.features(model, analyses.row(row), index, acceptance.profile), abs=1e-5
+            )

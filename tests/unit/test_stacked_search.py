@@ -139,3 +139,38 @@ def test_group_search_leaves_other_stores_to_themselves():
     assert as_tuples(results[3]) == as_tuples(good[1].search(q, 2))
     failed = GroupSearch().search("m", good, np.full(384, np.inf, dtype=np.float32), 2)
     assert all(isinstance(r, ValueError) for r in failed)
+
+
+@pytest.mark.parametrize("threshold", [FLOAT32, INT8_ALWAYS])
+def test_many_questions_at_once_equal_each_searched_alone(threshold):
+    """fit-thresholds searches a chunk of questions in one call: per question the same templates, scores
+    (bit for bit), order and matched text as `search`, ties within a child and across children included."""
+    rng = np.random.default_rng(31)
+    stores_templates = children(rng, [1, 2, 40, 7, 3])
+    vectors = stores_templates[2][5][2]
+    stores_templates[2][9] = ("twin", ["twin text"], vectors[:1].copy())  # a tie with t5 inside one child
+    stores = [fill(t, threshold) for t in stores_templates]
+    view = build_view([s.packed() for s in stores], threshold)
+    qs = np.stack([*questions(rng, stores_templates), unit(vectors[0]), np.zeros(384, np.float32)])
+    for k in (1, 3, 5, 200, 0):
+        many = view.search_many(qs, k)
+        assert len(many) == len(qs)
+        for q, got in zip(qs, many, strict=True):
+            assert [as_tuples(h) for h in got] == [as_tuples(h) for h in view.search(q, k)]
+    group = GroupSearch(threshold)
+    empty = MemoryTemplateStore("e")
+    together = group.search_many("m", [stores[0], empty, *stores[1:]], qs, 3)
+    for q, got in zip(qs, together, strict=True):
+        assert [as_tuples(r) for r in got] == [
+            as_tuples(r) for r in group.search("m", [stores[0], empty, *stores[1:]], q, 3)
+        ]
+
+
+def test_one_refused_question_among_many_fails_alone():
+    rng = np.random.default_rng(5)
+    stores_templates = children(rng, [6, 6])
+    stores = [fill(t, FLOAT32) for t in stores_templates]
+    qs = np.stack([questions(rng, stores_templates, 1)[0], np.full(384, np.nan, np.float32)])
+    good, bad = GroupSearch(FLOAT32).search_many("m", stores, qs, 2)
+    assert [as_tuples(r) for r in good] == [as_tuples(s.search(qs[0], 2)) for s in stores]
+    assert all(isinstance(r, ValueError) and "non-finite" in str(r) for r in bad)

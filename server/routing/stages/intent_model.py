@@ -218,7 +218,7 @@ class IntentModelStage(ScoringStage):
             for cand, judged in zip(candidates[i], verdicts[row], strict=True):
                 cand.stage_scores[self.name] = scores[at[cand.key]]
                 if judged is not None and acceptance is not None:
-                    cand.acceptance, cand.acceptance_parts = judged
+                    cand.acceptance, cand.acceptance_judgement = judged.probability, judged
                     cand.acceptance_threshold = acceptance.threshold
         return reports
 
