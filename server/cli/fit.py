@@ -22,6 +22,7 @@ from ..adapters.base import Adapter, DataAdapter
 from ..config.yaml_bounds import check_bounds
 from ..embedding.base import Embedder
 from ..routing.acceptance import Acceptance
+from ..routing.blas_threads import one_blas_thread
 from ..routing.decision import DecisionRule
 from ..routing.fitting import Observation, evaluate, fit_threshold
 from ..routing.normalise import normalise_question
@@ -64,7 +65,7 @@ async def observe(
     The questions are embedded in chunks through the batched encoder (one `embed_questions` call per
     embedding model and chunk) and routed with their vectors; the next chunk is embedded (encoder
     threads) while this one is routed (numpy on the event loop). One question at a time through the
-    encoder cost most of the run."""
+    encoder cost most of the run. The routing's numpy products use one BLAS thread (the encoder has the cores)."""
     policy = dataclasses.replace(adapter.routing_policy(), confidence_threshold=0.0, ambiguity_margin=None)
     router = Router(policy, adapter.routing_stages(), adapter.score_calibrations(), adapter.group_search())
     sources = adapter.routing_sources()
@@ -85,7 +86,8 @@ async def observe(
                 following = questions[starts[n + 1] : starts[n + 1] + EMBED_CHUNK]
                 pending = asyncio.ensure_future(embed_chunk(sources, following))
             chunk = items[start : start + EMBED_CHUNK]
-            outcomes = await router.route_many(questions[start : start + len(chunk)], sources, vectors)
+            with one_blas_thread():
+                outcomes = await router.route_many(questions[start : start + len(chunk)], sources, vectors)
             progress.routed(start + len(chunk))
             for item, outcome in zip(chunk, outcomes, strict=True):
                 ranked = outcome.candidates

@@ -280,7 +280,7 @@ class AcceptanceModel:
         ]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, slots=True)
 class Judgement:
     """The test's verdict on one candidate: its probability, and the features behind it, turned into
     `parts` only when shown (test_routing): building them for every candidate was a sixth of
