@@ -25,7 +25,6 @@ from ..adapters.base import Adapter, DataAdapter
 from ..config.yaml_bounds import check_bounds
 from ..embedding.base import Embedder
 from ..routing.acceptance import Acceptance
-from ..routing.blas_threads import one_blas_thread
 from ..routing.decision import DecisionRule
 from ..routing.fitting import Observation, evaluate, fit_threshold
 from ..routing.normalise import normalise_question
@@ -68,8 +67,7 @@ async def observe(
     The questions are embedded in chunks through the batched encoder (one `embed_questions` call per
     embedding model and chunk) and routed with their vectors; the next chunk is embedded (encoder
     threads) while this one is routed (numpy on the event loop). One question at a time through the
-    encoder cost most of the run. A chunk is routed with one BLAS thread (the encoder has the cores) and
-    without the cyclic garbage collector (`no_cyclic_gc`)."""
+    encoder cost most of the run. A chunk is routed without the cyclic garbage collector (`no_cyclic_gc`)."""
     policy = dataclasses.replace(adapter.routing_policy(), confidence_threshold=0.0, ambiguity_margin=None)
     router = Router(policy, adapter.routing_stages(), adapter.score_calibrations(), adapter.group_search())
     sources = adapter.routing_sources()
@@ -90,7 +88,7 @@ async def observe(
                 following = questions[starts[n + 1] : starts[n + 1] + EMBED_CHUNK]
                 pending = asyncio.ensure_future(embed_chunk(sources, following))
             chunk = items[start : start + EMBED_CHUNK]
-            with one_blas_thread(), no_cyclic_gc():
+            with no_cyclic_gc():
                 outcomes = await router.route_many(questions[start : start + len(chunk)], sources, vectors)
             progress.routed(start + len(chunk))
             for item, outcome in zip(chunk, outcomes, strict=True):
