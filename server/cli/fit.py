@@ -22,7 +22,7 @@ import numpy as np
 import yaml
 
 from ..adapters.base import Adapter, DataAdapter
-from ..config.yaml_bounds import check_bounds
+from ..config.yaml_bounds import SAFE_LOADER, check_bounds
 from ..embedding.base import Embedder
 from ..routing.acceptance import Acceptance
 from ..routing.decision import DecisionRule
@@ -50,7 +50,7 @@ def read_labelled(path: Path) -> list[dict[str, Any]]:
         problem = check_bounds(text)  # the same alias / depth bounds as config files
         if problem is not None:
             raise ValueError(f"{path}:{problem.line}: {problem.message}")
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=SAFE_LOADER)
         items = data["questions"] if isinstance(data, dict) else data
     for i, item in enumerate(items):
         if not isinstance(item, dict) or not isinstance(item.get("question"), str):

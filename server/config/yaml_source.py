@@ -16,11 +16,10 @@ from typing import Any
 import yaml
 
 from .errors import ConfigError, ConfigIssue
-from .yaml_bounds import MAX_FILE_BYTES, check_bounds
+from .yaml_bounds import MAX_FILE_BYTES, SAFE_LOADER, check_bounds
 
 Path_ = tuple[str | int, ...]
 # libyaml's loader when the wheel has it (several times faster on large libraries); same nodes and marks
-_FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _ENV = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -113,7 +112,7 @@ def parse_yaml(text: str, file: str, environ: Mapping[str, str] | None = None) -
     if problem is not None:
         raise ConfigError([ConfigIssue(file, problem.line, "", problem.message)])
     try:
-        node = yaml.compose(text, Loader=_FAST_LOADER)
+        node = yaml.compose(text, Loader=SAFE_LOADER)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None

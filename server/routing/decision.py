@@ -40,8 +40,9 @@ class DecisionRule:
         return cls(policy.confidence_threshold, policy.ambiguity_margin, policy.on_ambiguity)
 
 
-def clears(score: Any, threshold: float) -> Any:
-    """A score at or above the threshold may route (float or array in, bool or bool array out)."""
+def clears(score: Any, threshold: Any) -> Any:
+    """A score at or above the threshold may route (floats or broadcastable arrays in, bool or bool
+    array out: fit-thresholds judges a grid of thresholds against every question at once)."""
     return score >= threshold
 
 

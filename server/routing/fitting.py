@@ -91,21 +91,33 @@ def evaluate(obs: Sequence[Observation], rule: DecisionRule) -> Fit:
     return _evaluate(_Arrays.of(obs), rule)
 
 
+GRID_CHUNK = 512  # thresholds judged together: a (thresholds x questions) boolean matrix per chunk
+
+
 def fit_threshold(
     obs: Sequence[Observation], margins: Sequence[float | None] = (None,), on_ambiguity: str = "ask"
 ) -> Fit:
-    """The threshold (and margin) with the best overall accuracy; ties go to the lower threshold."""
+    """The threshold (and margin) with the best overall accuracy; ties go to the first margin, then the
+    lower threshold. Every grid threshold is judged by `clears` itself, a chunk of thresholds at a time
+    over all the questions (one matrix instead of one pass per threshold)."""
     if not obs:
         raise ValueError("no labelled questions")
-    arrays = _Arrays.of(obs)
-    scores = np.unique(np.round(arrays.score, 6))
+    a = _Arrays.of(obs)
+    scores = np.unique(np.round(a.score, 6))
     grid = np.unique(np.clip(np.concatenate([[0.0], scores, scores + 1e-6]), 0.0, 1.0))
-    best: Fit | None = None
     base = DecisionRule(0.0, None, "best" if on_ambiguity == "best" else "ask")
+    best: tuple[int, float, float | None] | None = None  # (correct answers, threshold, margin)
     for margin in margins:
-        for threshold in grid:
-            fit = _evaluate(arrays, replace(base, confidence_threshold=float(threshold), ambiguity_margin=margin))
-            if best is None or fit.accuracy > best.accuracy + 1e-12:
-                best = fit
+        # whether a question may run at all under this margin, the threshold aside
+        open_ = _executes(a, replace(base, confidence_threshold=-np.inf, ambiguity_margin=margin))
+        wanted, unwanted = open_ & a.in_scope & a.right, open_ & ~a.in_scope
+        n_out = int((~a.in_scope).sum())
+        for lo in range(0, len(grid), GRID_CHUNK):
+            cut = grid[lo : lo + GRID_CHUNK]
+            passes = clears(a.score[None, :], cut[:, None])  # (thresholds, questions)
+            correct = (passes & wanted).sum(axis=1) + n_out - (passes & unwanted).sum(axis=1)
+            i = int(np.argmax(correct))  # the first (lowest) threshold with the most correct answers
+            if best is None or correct[i] > best[0]:
+                best = (int(correct[i]), float(cut[i]), margin)
     assert best is not None
-    return best
+    return _evaluate(a, replace(base, confidence_threshold=best[1], ambiguity_margin=best[2]))

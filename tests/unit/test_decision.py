@@ -146,3 +146,33 @@ def test_the_acceptance_verdict_decides_over_the_combined_score():
     assert d.execute and d.selected is accepted
     # not judged (acceptance off or unavailable): the combined score against the threshold, as before
     assert not decide([cand("a", "t1", 0.1)], policy()).execute
+
+
+@pytest.mark.parametrize("on_ambiguity", ["ask", "best"])
+def test_the_grid_fit_picks_what_evaluating_each_threshold_in_turn_picks(on_ambiguity):
+    """fit_threshold judges chunks of thresholds at once; the answer is the one a loop of `evaluate` over
+    the same grid gives (first margin, then lowest threshold, on ties), on scores full of ties."""
+    import numpy as np
+
+    from server.routing.fitting import GRID_CHUNK
+
+    rng = np.random.default_rng(4)
+    obs = []
+    for _ in range(3 * GRID_CHUNK):
+        expected = None if rng.random() < 0.3 else ("a", f"t{rng.integers(5)}")
+        predicted = None if rng.random() < 0.05 else ("a", f"t{rng.integers(5)}")
+        score = round(float(rng.random()), 3)  # ~1,000 distinct scores: a grid of several chunks, and ties
+        runner_up = None if rng.random() < 0.2 else round(score - float(rng.random()) * 0.1, 3)
+        obs.append(Observation(expected, predicted, score, runner_up))
+    margins = (None, 0.02, 0.05)
+    scores = np.unique(np.round([o.score for o in obs], 6))
+    grid = np.unique(np.clip(np.concatenate([[0.0], scores, scores + 1e-6]), 0.0, 1.0))
+    rule = "best" if on_ambiguity == "best" else "ask"
+    best = None
+    for margin in margins:
+        for threshold in grid:
+            fit = evaluate(obs, DecisionRule(float(threshold), margin, rule))
+            if best is None or fit.accuracy > best.accuracy + 1e-12:
+                best = fit
+    assert len(grid) > 2 * GRID_CHUNK
+    assert fit_threshold(obs, margins, on_ambiguity) == best
