@@ -73,8 +73,9 @@ class MCPEndpoint:
     async def _run(self, ready: asyncio.Future[None]) -> None:
         try:
             sdk = self._sdk = await asyncio.to_thread(importlib.import_module, f"{__package__}.http_sdk")
-            if self._stop.is_set():
-                raise RuntimeError("stopped while starting")
+            if self._stop.is_set():  # the server stopped before the SDK had loaded: nothing failed
+                ready.set_exception(RuntimeError("MCP stopped while starting"))
+                return
             loopback = is_loopback(self.holder.current.config.app.server.host)
             self.manager, self.notifier = sdk.session_manager(self.holder, self.hooks, self.stateless, loopback)
             async with self.manager.run():

@@ -261,3 +261,25 @@ async def test_stdio_reload_on_file_change_sends_list_changed(tmp_path):
         assert changed.is_set()
         tools = {t.name: t for t in (await session.list_tools()).tools}
         assert "Parking spaces of the people (people)" in tools["ask"].description
+
+
+async def test_a_server_stopped_before_the_sdk_loaded_logs_no_error(tmp_path, caplog):
+    """The SDK loads in the background after the server listens; a server stopped before it finished
+    (tests, a quick restart) is a normal stop, not 'MCP could not start'."""
+    import logging
+
+    from server.mcp.http import MCPEndpoint
+    from server.runtime.holder import RuntimeHolder
+    from server.testing.configs import people_tree
+
+    holder = RuntimeHolder(people_tree(tmp_path))
+    await holder.start()
+    try:
+        endpoint = MCPEndpoint(holder, [])
+        with caplog.at_level(logging.INFO):
+            await endpoint.start()
+            await endpoint.stop()  # before the background task has even run: it finds itself stopped
+        assert endpoint._ready is not None and endpoint._ready.done()
+        assert not [r for r in caplog.records if r.levelno >= logging.WARNING and r.name.startswith("intent_router")]
+    finally:
+        await holder.close()
