@@ -105,14 +105,14 @@ class RuntimeHolder:
     async def start(self) -> Runtime:
         """First load: errors propagate (a server must not start on a broken config)."""
         started = time.perf_counter()
-        preload = asyncio.ensure_future(asyncio.to_thread(_preload_embedder, self.config_path))
+        model_load = asyncio.ensure_future(asyncio.to_thread(_preload_embedder, self.config_path))
         result = await asyncio.to_thread(self.loader.load)
         loaded = time.perf_counter()
         digest = await asyncio.to_thread(config_hash, result.config)
         runtime = await build_runtime(
             result.config, fitted_models=self.fitted_models, result_cache=await self._result_cache_for(result.config)
         )
-        await preload  # done: the build waited for the model it started loading
+        await model_load  # done: the build waited for the model it started loading
         phases = ", ".join(f"{name} {seconds:.2f} s" for name, seconds in runtime.phases.items())
         log.info(
             "started in %.2f s: config loaded in %.2f s (%d templates), runtime built in %.2f s (%s)",

@@ -32,6 +32,7 @@ from ..adapters.base import Adapter
 from ..auth import authenticate, require
 from ..embedding.batching import BatchStats
 from ..errors import IntentRouterError
+from ..runtime.build import Runtime
 from ..runtime.holder import LoadStatus, RuntimeHolder
 from ..service.answer import Answer
 from ..stats.capture import Decided
@@ -103,22 +104,22 @@ class _BatchCollector(Collector):
 
     def collect(self) -> Iterator[Any]:
         try:
-            runtime = self.holder.current
-        except RuntimeError:  # no config loaded
-            yield from _batch_families("encoder", ["model"], [])
-            yield from _batch_families("stage", ["adapter", "stage"], [])
-            return
+            runtime: Runtime | None = self.holder.current
+        except RuntimeError:  # no config loaded: the families, empty
+            runtime = None
         encoders: dict[int, tuple[list[str], BatchStats]] = {}
-        for embedder in runtime.embedders.values():
-            stats = _question_batches(embedder)
-            if stats is not None:
-                encoders.setdefault(id(stats), ([str(getattr(embedder, "model_id", "unknown"))], stats))
-        stages = [
-            ([name, stage.name], stage.coalescing)
-            for name, adapter in runtime.adapters.items()
-            for stage in adapter.routing_stages()
-            if stage.coalescing is not None
-        ]
+        stages: list[tuple[list[str], BatchStats]] = []
+        if runtime is not None:
+            for embedder in runtime.embedders.values():
+                stats = _question_batches(embedder)
+                if stats is not None:
+                    encoders.setdefault(id(stats), ([str(getattr(embedder, "model_id", "unknown"))], stats))
+            stages = [
+                ([name, stage.name], stage.coalescing)
+                for name, adapter in runtime.adapters.items()
+                for stage in adapter.routing_stages()
+                if stage.coalescing is not None
+            ]
         yield from _batch_families("encoder", ["model"], list(encoders.values()))
         yield from _batch_families("stage", ["adapter", "stage"], stages)
 
