@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import gc
 import json
 import logging
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -31,6 +28,7 @@ from ..routing.normalise import normalise_question
 from ..routing.router import Router
 from ..routing.stages.intent_model import IntentModelStage
 from ..runtime.build import build_runtime
+from ..runtime.heap import no_cyclic_gc
 from ..runtime.loader import load_config
 
 log = logging.getLogger("intent_router.fit")
@@ -112,22 +110,6 @@ async def observe(
             pending.cancel()
     progress.done()
     return out, accepted
-
-
-@contextmanager
-def no_cyclic_gc() -> Iterator[None]:
-    """The cyclic collector off while a chunk is routed (back on after, so any cycle is collected then):
-    routing 128 questions allocates some 10,000 short-lived objects (candidates, hits, tuples), freed by
-    reference counting, which set off collections that scan every object of the runtime; they were a
-    quarter of the routing's CPU time."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 async def embed_chunk(sources: list[DataAdapter], questions: list[str]) -> dict[str, np.ndarray]:

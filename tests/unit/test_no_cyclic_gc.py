@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from server.cli.fit import no_cyclic_gc
+from server.runtime.heap import no_cyclic_gc
 
 
 def test_off_inside_on_after_also_when_routing_raises():
