@@ -24,6 +24,8 @@ from .stages.base import ScoringStage, StageReport
 
 log = logging.getLogger("intent_router.routing")
 
+_Together = dict[int, list[StoreHit] | Exception]  # id(source) -> its hits, or the error its search raised
+
 
 class TemplateSource(Protocol):
     """What the router needs of a data adapter: its templates, its embedder and a store search."""
@@ -90,7 +92,9 @@ class Router:
         timings["embed"] = _ms(started)
 
         t = time.perf_counter()
-        candidates, search_failures = await self._search(sources, embedded)
+        inline = [s for s in sources if s.searches_inline and s.embedder.model_id in embedded]
+        together = await self._search_together(inline, embedded)
+        candidates, search_failures = await self._search(sources, embedded, together)
         failures += search_failures
         timings["search"] = _ms(t)
 
@@ -195,10 +199,10 @@ class Router:
         self,
         sources: Sequence[TemplateSource],
         vectors: dict[str, np.ndarray],
-        together: dict[int, list[StoreHit] | Exception] | None = None,
+        together: _Together,
     ):
-        """`together`: the in-memory sources' results, already searched (route_many searches them for all
-        its questions at once)."""
+        """`together`: the in-memory sources' results, already searched as stacked views (`route`: with the
+        concurrent requests' questions; `route_many`: for all its questions at once)."""
         k = self.policy.max_templates_per_source
         timeout = self.policy.search_timeout
         usable = [(i, s) for i, s in enumerate(sources) if s.embedder.model_id in vectors]
@@ -209,9 +213,6 @@ class Router:
         # In-memory searches are microseconds of arithmetic that no timeout could interrupt: they run
         # in place, in config order (stacked per embedding model when a composite has a GroupSearch);
         # only searches that wait (threads, network) get tasks and timeouts.
-        if together is None:
-            together = self._search_together([s for _, s in usable if s.searches_inline], vectors, k)
-
         def inline(source: TemplateSource):
             if id(source) in together:
                 return together[id(source)]
@@ -267,22 +268,24 @@ class Router:
                     )
         return candidates, failures
 
-    def _search_together(self, sources: list[TemplateSource], vectors: dict[str, np.ndarray], k: int):
-        """id(source) -> its hits or error, for the in-memory sources of each embedding model at once."""
+    async def _search_together(self, sources: list[TemplateSource], vectors: dict[str, np.ndarray]) -> _Together:
+        """id(source) -> its hits or error, for the in-memory sources of each embedding model at once (the
+        stacked searches of concurrent requests share one call: GroupSearch.search_request)."""
         if self.group_search is None or len(sources) < 2:
             return {}
-        found: dict[int, list[StoreHit] | Exception] = {}
+        k = self.policy.max_templates_per_source
+        found: _Together = {}
         for model, group in _by_model(sources).items():
-            results = self.group_search.search(model, [s.store for s in group], vectors[model], k)
+            results = await self.group_search.search_request(model, [s.store for s in group], vectors[model], k)
             found.update(zip(map(id, group), results, strict=True))
         return found
 
     def _search_together_many(
         self, sources: list[TemplateSource], vectors: Mapping[str, np.ndarray], n: int
-    ) -> list[dict[int, list[StoreHit] | Exception]]:
+    ) -> list[_Together]:
         """`_search_together` for n questions (`vectors[model]`: one row each), each model's stacked view
         searched for all of them in one call."""
-        found: list[dict[int, list[StoreHit] | Exception]] = [{} for _ in range(n)]
+        found: list[_Together] = [{} for _ in range(n)]
         if self.group_search is None or len(sources) < 2:
             return found
         k = self.policy.max_templates_per_source

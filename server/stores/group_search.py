@@ -14,12 +14,14 @@ from typing import TypeVar
 
 import numpy as np
 
+from ..coalescing import Coalescer
 from .base import StoreHit, TemplateStore
 from .memory import MemoryTemplateStore
 from .packed import Packed
 from .stacked import INT8_ABOVE_FLOATS, StackedView, build_view
 
 Result = list[StoreHit] | Exception
+_Request = tuple[str, Sequence[TemplateStore], np.ndarray, int]  # group, its stores, a question's vector, k
 T = TypeVar("T")
 
 
@@ -27,6 +29,34 @@ class GroupSearch:
     def __init__(self, int8_above_floats: int = INT8_ABOVE_FLOATS) -> None:
         self.int8_above_floats = int8_above_floats
         self._views: dict[str, StackedView] = {}  # by group: one per embedding model among the children
+        # the request path's searches: those of one loop turn (one encoder batch of questions) share a call
+        self.requests: Coalescer[_Request, list[Result]] = Coalescer("stacked-search", self._search_requests)
+
+    async def search_request(
+        self, group: str, stores: Sequence[TemplateStore], vector: np.ndarray, k: int
+    ) -> list[Result]:
+        """`search` for a request: concurrent requests' questions searched in one `search_many` (the same
+        scores as one by one; its fixed numpy cost paid once per batch, not per question)."""
+        return await self.requests.submit((group, stores, vector, k))
+
+    async def _search_requests(self, items: list[_Request]) -> list[list[Result]]:
+        out: list[list[Result]] = [[] for _ in items]
+        alike: dict[tuple[str, tuple[int, ...], int], list[int]] = {}
+        for i, (group, stores, _, k) in enumerate(items):
+            alike.setdefault((group, tuple(map(id, stores)), k), []).append(i)
+        for (group, _, k), members in alike.items():
+            stores = items[members[0]][1]
+            if len(members) == 1:
+                out[members[0]] = self.search(group, stores, items[members[0]][2], k)
+                continue
+            vectors = [items[i][2] for i in members]
+            if len({np.shape(v) for v in vectors}) != 1:  # a refused vector: each gets what `search` gives it
+                found = [self.search(group, stores, v, k) for v in vectors]
+            else:
+                found = self.search_many(group, stores, np.stack(vectors), k)
+            for i, results in zip(members, found, strict=True):
+                out[i] = results
+        return out
 
     def search(self, group: str, stores: Sequence[TemplateStore], vector: np.ndarray, k: int) -> list[Result]:
         """Each store's k best templates (or the error its own search would raise), in order. `group`

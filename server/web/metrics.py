@@ -96,8 +96,8 @@ def _batch_families(what: str, labels: list[str], rows: list[tuple[list[str], Ba
 
 
 class _BatchCollector(Collector):
-    """Read at scrape time: the encoder's question batches per model, and per composite the batching
-    stages' shared `score_many` calls (questions of concurrent requests scored together)."""
+    """Read at scrape time: the encoder's question batches per model, and per composite the shared calls
+    of concurrent requests: the stacked template search (stage "search") and the batching stages' `score_many`."""
 
     def __init__(self, holder: RuntimeHolder) -> None:
         self.holder = holder
@@ -114,12 +114,11 @@ class _BatchCollector(Collector):
                 stats = _question_batches(embedder)
                 if stats is not None:
                     encoders.setdefault(id(stats), ([str(getattr(embedder, "model_id", "unknown"))], stats))
-            stages = [
-                ([name, stage.name], stage.coalescing)
-                for name, adapter in runtime.adapters.items()
-                for stage in adapter.routing_stages()
-                if stage.coalescing is not None
-            ]
+            for name, adapter in runtime.adapters.items():
+                group = adapter.group_search()
+                if group is not None and group.requests.stats.calls:
+                    stages.append(([name, "search"], group.requests.stats))
+                stages += [([name, s.name], s.coalescing) for s in adapter.routing_stages() if s.coalescing is not None]
         yield from _batch_families("encoder", ["model"], list(encoders.values()))
         yield from _batch_families("stage", ["adapter", "stage"], stages)
 

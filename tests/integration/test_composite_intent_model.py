@@ -111,8 +111,8 @@ async def test_token_views_are_used_with_the_local_encoder_and_can_be_turned_off
 
 
 async def test_concurrent_questions_are_scored_together_exactly_as_alone(runtime):
-    """Requests in flight together share the intent model's score_many (one matrix product for all):
-    every question's scores and decision are the ones it gets when asked alone."""
+    """Requests in flight together share the stacked template search and the intent model's score_many
+    (one matrix product for all): every question's scores and decision are the ones it gets when asked alone."""
     on = await composite(runtime, intent_model={"enabled": True})
     [stage] = [s for s in on.routing_stages() if s.name == "intent_model"]
     questions = [
@@ -133,7 +133,10 @@ async def test_concurrent_questions_are_scored_together_exactly_as_alone(runtime
     together = await asyncio.gather(*(answering.explain_routing(on, q) for q in questions))
     assert stage.coalescing is not None
     shared = stage.coalescing.questions - stage.coalescing.calls  # questions that joined another's call
+    searches = on.group_search().requests.stats
+    searched_together = searches.questions - searches.calls
     alone = [await answering.explain_routing(on, q) for q in questions]
     for q, a, b in zip(questions, together, alone, strict=True):
         assert scores(a.body) == scores(b.body), q  # scores as shown (4 decimals)
     assert shared > 0, (stage.coalescing.calls, stage.coalescing.questions)
+    assert searched_together > 0, (searches.calls, searches.questions)

@@ -4,6 +4,8 @@ child: an upsert, a delete, or a child replaced by a reload."""
 
 from __future__ import annotations
 
+import asyncio
+
 import numpy as np
 import pytest
 
@@ -174,3 +176,28 @@ def test_one_refused_question_among_many_fails_alone():
     good, bad = GroupSearch(FLOAT32).search_many("m", stores, qs, 2)
     assert [as_tuples(r) for r in good] == [as_tuples(s.search(qs[0], 2)) for s in stores]
     assert all(isinstance(r, ValueError) and "non-finite" in str(r) for r in bad)
+
+
+@pytest.mark.parametrize("threshold", [FLOAT32, INT8_ALWAYS])
+async def test_concurrent_requests_share_one_search_and_get_what_each_gets_alone(threshold):
+    """The request path: searches made in one turn of the event loop (one encoder batch of questions)
+    share a `search_many`; each gets exactly `search`'s answer, also when the batch mixes k, store lists
+    and a vector the stores refuse."""
+    rng = np.random.default_rng(41)
+    stores_templates = children(rng, [3, 30, 8])
+    stores = [fill(t, threshold) for t in stores_templates]
+    group = GroupSearch(threshold)
+    qs = questions(rng, stores_templates)
+    asks = [("m", stores, q, 3) for q in qs]
+    asks += [("m", stores, qs[0], 1), ("m", stores[1:], qs[1], 3), ("m", stores, np.full(384, np.nan, np.float32), 3)]
+    asks += [("m", stores, np.ones(5, np.float32), 3)]  # wrong dimension
+    together = await asyncio.gather(*(group.search_request(*ask) for ask in asks))
+    assert group.requests.stats.calls == 1 and group.requests.stats.questions == len(asks)
+    for (name, members, q, k), got in zip(asks, together, strict=True):
+        alone = group.search(name, members, q, k)
+        assert len(got) == len(alone) == len(members)
+        for g, a in zip(got, alone, strict=True):
+            if isinstance(a, Exception):
+                assert type(g) is type(a) and str(g) == str(a)
+            else:
+                assert as_tuples(g) == as_tuples(a)
