@@ -8,7 +8,8 @@ minimal HTTP/1.1 client: the load generator shares the machine's cores with the 
 
 In the same run, the bare encoder (MiniLM on onnxruntime in this process, with the server idle):
 one question per call (p50, each right after an HTTP request at one client) and batches of 16
-(sentences/s, in rounds alternating with the 16-client load). The 16-client q/s counts the answers
+(sentences/s, in rounds alternating with the 16-client load, each round on the questions the server
+was just asked: same texts, same tokens). The 16-client q/s counts the answers
 while all 16 clients were in flight (from the 16th answer to the moment the last question was sent):
 the start's burst and the drain at the end are not 16 concurrent clients (`qps_with_ramp_and_drain`
 keeps them). Prints one JSON object with
@@ -25,6 +26,7 @@ import asyncio
 import csv
 import json
 import os
+import random
 import secrets
 import socket
 import statistics
@@ -51,6 +53,7 @@ def questions(n: int, tag: str) -> list[str]:
     unique = list(dict.fromkeys(texts))
     if n > len(unique):
         raise SystemExit(f"only {len(unique)} distinct questions available")
+    random.Random(0).shuffle(unique)  # the files group rows by intent: every slice gets a mix of lengths
     return [f"{t} ({tag}{i})" for i, t in enumerate(unique[:n])]
 
 
@@ -227,7 +230,7 @@ def main() -> None:
     from server.runtime.loader import load_app_settings, resolve_config_path
 
     tag = secrets.token_hex(3)
-    pool = iter(questions(args.questions * (len(LEVELS) + 2) + 20, tag))
+    pool = iter(questions(args.questions * len(LEVELS) + 20, tag))
     take = lambda n: [next(pool) for _ in range(n)]  # noqa: E731
     root = resolve_config_path(args.config)[0].parent.parent
     bare = Bare(graph_dir_for(load_app_settings(args.config).embedding, root))
@@ -240,10 +243,12 @@ def main() -> None:
         levels = [asyncio.run(load(url, args.adapter, take(args.questions), 1, bare))]
         levels.append(asyncio.run(load(url, args.adapter, take(args.questions), 4)))
         # 16 clients and the bare batched encoder in alternating rounds (same load drift on both)
+        # and on the same questions: the files group their rows by intent, so other questions would
+        # bring other lengths (tokens are the encoder's work)
         sixteen, bare_rates = [], []
         for _ in range(ROUNDS):
-            sixteen.append(asyncio.run(load(url, args.adapter, take(args.questions // ROUNDS), 16)))
             texts = take(args.questions // ROUNDS)
+            sixteen.append(asyncio.run(load(url, args.adapter, texts, 16)))
             bare_rates.append(len(texts) / bare.batched_seconds(texts))
     finally:
         if proc is not None:
