@@ -80,14 +80,12 @@ class Connection:
             f"Content-Length: {len(body)}\r\n\r\n"
         )
         self.writer.write(head.encode() + body)
-        status_line = await self.reader.readline()
-        status = int(status_line.split()[1])
+        header = await self.reader.readuntil(b"\r\n\r\n")  # one read for the status line and headers
+        lines = header.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
         length = None
-        while True:
-            line = await self.reader.readline()
-            if line in (b"\r\n", b""):
-                break
-            name, _, value = line.decode("latin-1").partition(":")
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
             if name.strip().lower() == "content-length":
                 length = int(value)
         if length is None:
