@@ -32,24 +32,27 @@ class _Waiting(Generic[Item, Result]):
 
 @dataclass
 class Coalescer(Generic[Item, Result]):
-    """`submit(item)`, answered from a `run_many(items)` shared with the calls of the same loop turn."""
+    """`submit(item)`, answered from a `run_many(items)` shared with the calls of the same loop turn. Calls
+    from different event loops (threads) never share a batch: each loop batches its own."""
 
     name: str
     run_many: Callable[[list[Item]], Awaitable[list[Result]]]
     stats: BatchStats = field(default_factory=BatchStats)
-    _waiting: list[_Waiting[Item, Result]] = field(default_factory=list)
+    _waiting: dict[asyncio.AbstractEventLoop, list[_Waiting[Item, Result]]] = field(default_factory=dict)
 
     async def submit(self, item: Item) -> Result:
         loop = asyncio.get_running_loop()
-        if not self._waiting:
-            loop.call_soon(self._start)
         waiting: _Waiting[Item, Result] = _Waiting(item, loop.create_future())
-        self._waiting.append(waiting)
+        batch = self._waiting.get(loop)
+        if batch is None:
+            batch = self._waiting[loop] = []
+            loop.call_soon(self._start, loop)
+        batch.append(waiting)
         return await waiting.future
 
-    def _start(self) -> None:
-        batch, self._waiting = self._waiting, []
-        asyncio.get_running_loop().create_task(self._run(batch), name=f"coalesced-{self.name}")
+    def _start(self, loop: asyncio.AbstractEventLoop) -> None:
+        batch = self._waiting.pop(loop, [])
+        loop.create_task(self._run(batch), name=f"coalesced-{self.name}")
 
     async def _run(self, batch: list[_Waiting[Item, Result]]) -> None:
         self.stats.record(len(batch))

@@ -92,3 +92,46 @@ async def test_a_caller_that_gives_up_leaves_the_others_their_answers():
         await leaving
     assert (await staying).error == "note patient"
     assert stage.calls == [["impatient", "patient"]]
+
+
+def test_two_event_loops_never_share_a_batch():
+    """One stage used from two threads, each with its own event loop: every loop batches its own calls
+    and gets its answers on its own loop (a shared batch would be run, and its futures resolved, on the
+    wrong loop). The right loop submits while the left one's batch is still waiting to start."""
+    import threading
+    import time
+
+    stage = CountingStage()
+    left_waiting, right_waiting = threading.Event(), threading.Event()
+    out: dict[str, object] = {}
+
+    async def ask(tag: str) -> list[str | None]:
+        async def hold() -> None:  # runs right after this loop's four submits, in the same turn
+            if tag == "left":
+                left_waiting.set()
+                right_waiting.wait(5)  # the left loop is stopped before its batch starts
+            else:
+                right_waiting.set()
+
+        questions = [f"{tag} {i}" for i in range(4)]
+        *reports, _ = await asyncio.wait_for(
+            asyncio.gather(*(stage.score_request(q, candidates()) for q in questions), hold()), 5
+        )
+        return [r.error for r in reports]
+
+    def run(tag: str) -> None:
+        if tag == "right":
+            left_waiting.wait(5)
+        try:
+            out[tag] = asyncio.run(ask(tag))
+        except Exception as exc:  # reported by the assertion below
+            out[tag] = exc
+
+    threads = [threading.Thread(target=run, args=(tag,), daemon=True) for tag in ("left", "right")]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 15
+    for t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
+    assert out == {tag: [f"note {tag} {i}" for i in range(4)] for tag in ("left", "right")}
+    assert sorted(map(sorted, stage.calls)) == [[f"left {i}" for i in range(4)], [f"right {i}" for i in range(4)]]
