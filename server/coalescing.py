@@ -7,8 +7,8 @@ encoder loses: both share two cores).
 Questions whose embeddings come back in one encoder batch reach the next steps in the same turn of
 the event loop; doing them one by one pays each step's fixed cost (dozens of small numpy calls) once
 per question, in the thread that also serves HTTP. Here every call made within one turn of the loop
-joins the same batched call, run at the start of the next turn. Nothing waits on purpose: a lone
-call is answered one loop turn later than it would have been.
+joins the same batched call, started in the next turn. Nothing waits on purpose: a lone call is
+answered a few loop turns (microseconds) later than it would have been.
 """
 
 from __future__ import annotations

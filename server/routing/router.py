@@ -92,8 +92,7 @@ class Router:
         timings["embed"] = _ms(started)
 
         t = time.perf_counter()
-        inline = [s for s in sources if s.searches_inline and s.embedder.model_id in embedded]
-        together = await self._search_together(inline, embedded)
+        together = await self._search_together(sources, embedded)
         candidates, search_failures = await self._search(sources, embedded, together)
         failures += search_failures
         timings["search"] = _ms(t)
@@ -116,7 +115,7 @@ class Router:
                 await self.route(q, sources, {m: v[i] for m, v in vectors.items()}) for i, q in enumerate(questions)
             ]
         started = time.perf_counter()
-        together = self._search_together_many([s for s in sources if s.searches_inline], vectors, len(questions))
+        together = self._search_together_many(sources, vectors, len(questions))
         searched = [
             await self._search(sources, {m: v[i] for m, v in vectors.items()}, together[i])
             for i in range(len(questions))
@@ -268,32 +267,39 @@ class Router:
                     )
         return candidates, failures
 
-    async def _search_together(self, sources: list[TemplateSource], vectors: dict[str, np.ndarray]) -> _Together:
+    async def _search_together(self, sources: Sequence[TemplateSource], vectors: dict[str, np.ndarray]) -> _Together:
         """id(source) -> its hits or error, for the in-memory sources of each embedding model at once (the
         stacked searches of concurrent requests share one call: GroupSearch.search_request)."""
-        if self.group_search is None or len(sources) < 2:
+        inline = _inline(sources, vectors)
+        if self.group_search is None or len(inline) < 2:
             return {}
         k = self.policy.max_templates_per_source
         found: _Together = {}
-        for model, group in _by_model(sources).items():
+        for model, group in _by_model(inline).items():
             results = await self.group_search.search_request(model, [s.store for s in group], vectors[model], k)
             found.update(zip(map(id, group), results, strict=True))
         return found
 
     def _search_together_many(
-        self, sources: list[TemplateSource], vectors: Mapping[str, np.ndarray], n: int
+        self, sources: Sequence[TemplateSource], vectors: Mapping[str, np.ndarray], n: int
     ) -> list[_Together]:
         """`_search_together` for n questions (`vectors[model]`: one row each), each model's stacked view
         searched for all of them in one call."""
         found: list[_Together] = [{} for _ in range(n)]
-        if self.group_search is None or len(sources) < 2:
+        inline = _inline(sources, vectors)
+        if self.group_search is None or len(inline) < 2:
             return found
         k = self.policy.max_templates_per_source
-        for model, group in _by_model(sources).items():
+        for model, group in _by_model(inline).items():
             results = self.group_search.search_many(model, [s.store for s in group], vectors[model], k)
             for i, row in enumerate(results):
                 found[i].update(zip(map(id, group), row, strict=True))
         return found
+
+
+def _inline(sources: Sequence[TemplateSource], vectors: Mapping[str, np.ndarray]) -> list[TemplateSource]:
+    """The sources searched in place (in memory) that have the question's vector: a composite stacks these."""
+    return [s for s in sources if s.searches_inline and s.embedder.model_id in vectors]
 
 
 def _by_model(sources: list[TemplateSource]) -> dict[str, list[TemplateSource]]:
