@@ -4,6 +4,7 @@ alone (the real MiniLM model; batching observed through the batcher's own counte
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -14,7 +15,7 @@ from server.embedding.base import EmbeddingError
 from server.embedding.batching import QuestionBatcher
 from server.embedding.cache import CachedEmbedder
 from server.embedding.factory import shared_minilm
-from server.embedding.minilm import QUERY_BATCH, MiniLMEmbedder, _chunks
+from server.embedding.minilm import QUERY_BATCH, MiniLMEmbedder, _chunks, pass_cost
 
 QUESTIONS = [
     f"{ask} {subject}?"
@@ -124,18 +125,37 @@ def test_views_of_a_question_just_embedded_need_no_encoder_thread(embedder):
     assert np.dot(pooled / np.linalg.norm(pooled), vector) > 0.99999
 
 
-def test_a_forward_pass_pads_its_texts_by_at_most_a_quarter():
-    """Length-sorted texts are cut into passes where padding to the longest would add more than 25%
-    of the real tokens (a batch of 16 random questions would otherwise pad to about twice its
-    tokens), and never more than batch_size per pass."""
-    lengths = [5, 5, 6, 6, 9, 12, 30, 31]
-    chunks = _chunks(list(range(len(lengths))), lengths, 16)
-    assert [i for chunk in chunks for i in chunk] == list(range(len(lengths)))
-    for chunk in chunks:
-        real = sum(lengths[i] for i in chunk)
-        assert lengths[chunk[-1]] * len(chunk) <= 1.25 * real
-    assert chunks == [[0, 1, 2, 3], [4, 5], [6, 7]]
-    assert _chunks(list(range(5)), [5] * 5, 2) == [[0, 1], [2, 3], [4]]
+def _cheapest_by_brute_force(lengths: list[int], batch_size: int) -> float:
+    """Every way of cutting the sorted texts into consecutive passes, priced by pass_cost."""
+    best = float("inf")
+    for mask in itertools.product((False, True), repeat=len(lengths) - 1):
+        cuts = [0] + [i + 1 for i, cut in enumerate(mask) if cut] + [len(lengths)]
+        runs = list(itertools.pairwise(cuts))
+        if all(b - a <= batch_size for a, b in runs):
+            best = min(best, sum(pass_cost(b - a, lengths[b - 1]) for a, b in runs))
+    return best
+
+
+@pytest.mark.parametrize("batch_size", [2, 4, 16])
+def test_forward_passes_are_cut_where_padding_costs_more_than_another_pass(batch_size):
+    """Length-sorted texts are cut into the cheapest consecutive passes: a pass has a fixed cost (about
+    30 tokens' worth), so a short text is padded to its neighbours' width rather than run alone,
+    while very different widths get passes of their own; never more than batch_size per pass."""
+    rng = np.random.default_rng(batch_size)
+    for _ in range(40):
+        lengths = sorted(int(n) for n in rng.integers(4, 90, size=int(rng.integers(1, 11))))
+        chunks = _chunks(list(range(len(lengths))), lengths, batch_size)
+        assert [i for chunk in chunks for i in chunk] == list(range(len(lengths)))
+        assert all(1 <= len(chunk) <= batch_size for chunk in chunks)
+        cost = sum(pass_cost(len(chunk), lengths[chunk[-1]]) for chunk in chunks)
+        assert cost == pytest.approx(_cheapest_by_brute_force(lengths, batch_size))
+
+
+def test_a_short_question_shares_a_pass_and_long_outliers_get_their_own():
+    assert _chunks(list(range(8)), [5, 5, 6, 6, 9, 12, 30, 31], 16) == [[0, 1, 2, 3, 4, 5], [6, 7]]
+    assert _chunks(list(range(4)), [12, 14, 15, 18], 16) == [[0, 1, 2, 3]]  # one pass, padding ~15%
+    assert _chunks(list(range(3)), [8, 10, 200], 16) == [[0, 1], [2]]
+    assert _chunks(list(range(5)), [5] * 5, 2) == [[0], [1, 2], [3, 4]]
 
 
 def test_questions_of_mixed_lengths_embed_as_they_would_alone(embedder):
