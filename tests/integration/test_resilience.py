@@ -266,14 +266,17 @@ def pg_settings(db, **extra: object) -> dict:
 
 
 async def kill_when_running(admin_url: str, marker: str) -> int:
-    """pg_terminate_backend the session running `marker`, as soon as it shows up."""
+    """pg_terminate_backend the session running `marker`, as soon as it shows up. The adapter reads
+    PostgreSQL through a server-side cursor, so while the query runs its session may show the cursor's
+    `FETCH` instead of the query's text (it does on PostgreSQL 15): either is the adapter's query."""
     import psycopg
 
     dsn = admin_url.replace("postgresql+psycopg://", "postgresql://")
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
         for _ in range(200):
             cur = await conn.execute(
-                "SELECT pid FROM pg_stat_activity WHERE state = 'active' AND query LIKE %s AND pid <> pg_backend_pid()",
+                "SELECT pid FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid()"
+                " AND datname = current_database() AND (query LIKE %s OR query LIKE 'FETCH FORWARD %%')",
                 (f"%{marker}%",),
             )
             row = await cur.fetchone()
