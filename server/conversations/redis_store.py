@@ -22,13 +22,7 @@ class RedisSessionStore(SessionStore):
     def __init__(self, settings: SessionSettings) -> None:
         super().__init__(settings)
         self.link = RedisLink(
-            settings.redis_url,
-            5.0,
-            "session store",
-            "keeping sessions in this process",
-            log,
-            connect_timeout=1.0,
-            decode=True,
+            settings.redis_url, settings.timeout, "session store", "keeping sessions in this process", log, decode=True
         )
         self._index = settings.key_prefix + "~index"
         self._local = MemorySessionStore(settings)  # while Redis is unreachable

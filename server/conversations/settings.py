@@ -8,13 +8,16 @@ from ..config.backend import BackendChoice
 
 
 class SessionSettings(BackendChoice):
-    redis_only = ("url", "key_prefix")
+    redis_only = ("url", "key_prefix", "timeout")
 
     # backend memory: in this process (lost on restart, not shared); redis: shared by every server process
     ttl_seconds: float = Field(1800.0, gt=0)  # a session untouched this long is forgotten
     max_sessions: int = Field(10_000, ge=1)  # beyond it the least recently used session is dropped
     max_state_bytes: int = Field(16_384, ge=256)  # a larger state keeps no pending question
     key_prefix: str = Field("intent-router:session:", min_length=1, max_length=200)  # redis keys
+    # seconds a Redis round trip (or connecting) may take; slower counts as unreachable: the session
+    # goes on in this process, and Redis is rested and retried as for the other shared stores
+    timeout: float = Field(1.0, gt=0, le=30)
     # a message that would execute on its own with a score this far above the threshold is a new question,
     # unless it is nothing but values or a choice for what is pending
     new_question_margin: float = Field(0.25, ge=0)

@@ -209,6 +209,41 @@ async def test_redis_sessions_expire_and_are_capped():
         await short.close()
 
 
+async def test_a_redis_that_never_answers_holds_a_session_for_at_most_its_timeout():
+    """A host that accepts connections and never replies (a hung Redis): saving and loading a session
+    each wait at most `sessions.timeout`, then the session goes on in this process and health says why."""
+    import asyncio
+    import time
+
+    from server.conversations.state import SessionState
+
+    accepted: list[asyncio.StreamWriter] = []
+
+    async def silent(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.append(writer)  # read nothing, answer nothing
+
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    store = RedisSessionStore(SessionSettings(backend="redis", url=f"redis://127.0.0.1:{port}/0", timeout=0.3))
+    try:
+        state = SessionState(id="hung", adapter="company", turn=1)
+        started = time.monotonic()
+        await store.save(state)
+        saved = time.monotonic() - started
+        assert 0.25 <= saved < 1.5  # waited for the timeout, not for the old hard-coded 5 s
+        assert store.health()["status"] == "down"
+        started = time.monotonic()
+        assert (await store.load(state.key)).turn == 1  # kept in this process meanwhile
+        assert time.monotonic() - started < 0.2  # resting: Redis is not asked again at once
+        assert accepted  # it did reach the silent host
+    finally:
+        await store.close()
+        for writer in accepted:
+            writer.close()
+        server.close()
+        await server.wait_closed()
+
+
 def _mcp(url: str):
     return streamable_http_client(url)
 

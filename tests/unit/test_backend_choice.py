@@ -28,6 +28,8 @@ REDIS = {"backend": "redis", "url": "redis://127.0.0.1:6379/0"}
         (ResultCacheSettings, {**REDIS, "max_entries": 5}, "max_entries is only read by backend: memory"),
         (SessionSettings, {"key_prefix": "x:"}, "key_prefix is only read by backend: redis"),
         (SessionSettings, {"url": REDIS["url"]}, "url is only read by backend: redis"),
+        (SessionSettings, {"timeout": 2}, "timeout is only read by backend: redis"),
+        (SessionSettings, {**REDIS, "timeout": 0}, "greater than 0"),
     ],
 )
 def test_a_key_of_the_other_backend_is_refused(model: type[BaseModel], data: dict, message: str) -> None:
@@ -41,7 +43,7 @@ def test_a_key_of_the_other_backend_is_refused(model: type[BaseModel], data: dic
         (RerankCacheSettings, {**REDIS, "timeout": 2, "key_prefix": "x:"}),
         (ResultCacheSettings, {**REDIS, "timeout": 2, "key_prefix": "x:"}),
         (ResultCacheSettings, {"max_entries": 5}),
-        (SessionSettings, {**REDIS, "key_prefix": "x:"}),
+        (SessionSettings, {**REDIS, "key_prefix": "x:", "timeout": 0.5}),
     ],
 )
 def test_keys_of_the_chosen_backend_are_accepted(model: type[BaseModel], data: dict) -> None:
