@@ -2,8 +2,9 @@
 
 Keyed by adapter, template and the validated parameter values, plus a digest of the adapter's
 settings and the template itself, so a reload that changes either can never serve an older answer
-(and `forget` empties an adapter explicitly). In the process by default (LRU with a bound), or in
-Redis so several server processes share it. A cache that fails (Redis down) is a miss, never an error.
+(and `forget` empties an adapter explicitly, in Redis through an index of the adapter's keys). In
+the process by default (LRU with a bound), or in Redis so several server processes share it. A cache
+that fails (Redis down) is a miss, never an error.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("intent_router.result_cache")
 
 RELATIVE_DATE_TYPES = (ParameterType.DATE, ParameterType.DATETIME)
+PURGE_BATCH = 500  # keys per DEL when an adapter's entries are dropped
 
 
 class ResultCacheSettings(BackendChoice):
@@ -146,15 +148,32 @@ class RedisResultCache(ResultCache):
         data = json.loads(raw)
         return CachedRows(data["rows"], data["columns"], data["truncated"])
 
+    def _index(self, adapter: str) -> str:
+        """A sorted set of the adapter's keys by expiry time: what `forget` deletes, without scanning the
+        whole database (a shared Redis may hold millions of other keys)."""
+        return f"{self._prefix}{adapter}~index"
+
     async def put(self, key: str, value: CachedRows, ttl: float) -> None:
         payload = json.dumps({"rows": value.rows, "columns": value.columns, "truncated": value.truncated})
-        await self.link.attempt("write", lambda r: r.set(self._prefix + key, payload, px=max(1, int(ttl * 1000))))
+        adapter = key.rpartition(":")[0]  # cache_key: "adapter:digest"
+        now = time.time()
+
+        async def write(r: Redis) -> None:
+            async with r.pipeline(transaction=True) as pipe:  # one round trip
+                pipe.set(self._prefix + key, payload, px=max(1, int(ttl * 1000)))
+                pipe.zadd(self._index(adapter), {key: now + ttl})
+                pipe.zremrangebyscore(self._index(adapter), "-inf", now)  # keys Redis has expired
+                await pipe.execute()
+
+        await self.link.attempt("write", write)
 
     async def forget(self, adapter: str) -> None:
         async def purge(r: Redis) -> None:
-            keys = [k async for k in r.scan_iter(match=f"{self._prefix}{adapter}:*", count=500)]
-            if keys:
-                await r.delete(*keys)
+            members: list[bytes] = await r.zrange(self._index(adapter), 0, -1)
+            keys = [member.decode() for member in members]  # the client does not decode responses
+            for start in range(0, len(keys), PURGE_BATCH):
+                await r.delete(*(self._prefix + k for k in keys[start : start + PURGE_BATCH]))
+            await r.delete(self._index(adapter))
 
         await self.link.attempt("purge", purge)
 

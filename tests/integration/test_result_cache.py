@@ -138,6 +138,42 @@ async def test_the_redis_backend_is_shared_by_two_runtimes(tmp_path, redis_url):
         await two.close()
 
 
+@pytest.mark.needs_redis
+async def test_redis_forget_drops_only_that_adapters_entries_without_scanning(redis_url):
+    """`forget` reads the adapter's own index instead of SCANning the database (a shared Redis may hold
+    millions of unrelated keys, and a scan within the 0.5 s timeout would fail and mark the cache down);
+    the index drops members whose keys Redis has expired."""
+    from redis import asyncio as aioredis
+
+    from server.adapters.result_cache import CachedRows
+
+    prefix = f"ir_test:{uuid.uuid4().hex[:8]}:"
+    cache = RedisResultCache(redis_url, prefix, 2.0)
+    raw = aioredis.from_url(redis_url)
+    rows = CachedRows([{"n": 1}], ["n"], False)
+    try:
+        await raw.mset({f"{prefix}unrelated:{i}": "x" for i in range(2000)})
+        for i in range(3):
+            await cache.put(f"people:{i:040x}", rows, 60)
+            await cache.put(f"sales:{i:040x}", rows, 60)
+        await cache.put("people:short", rows, 0.05)
+        await asyncio.sleep(0.1)
+        await cache.put(f"people:{3:040x}", rows, 60)  # prunes the expired member
+        assert await raw.zcard(f"{prefix}people~index") == 4
+        scans = (await raw.info("commandstats")).get("cmdstat_scan", {}).get("calls", 0)
+        await cache.forget("people")
+        assert (await raw.info("commandstats")).get("cmdstat_scan", {}).get("calls", 0) == scans
+        assert cache.health() == {"status": "ok", "backend": "redis"}
+        assert await cache.get(f"people:{0:040x}") is None and not await raw.exists(f"{prefix}people~index")
+        assert (await cache.get(f"sales:{0:040x}")) == rows
+        assert await raw.exists(f"{prefix}unrelated:0")
+    finally:
+        keys = [k async for k in raw.scan_iter(match=prefix + "*", count=1000)]
+        await raw.delete(*keys)
+        await raw.aclose()
+        await cache.close()
+
+
 async def test_redis_down_is_a_miss_not_an_error(tmp_path):
     block = "result_cache: {backend: redis, url: 'redis://127.0.0.1:1/0', timeout: 0.2}\n"  # nothing listens there
     runtime = await build_runtime(load_config(people_tree(tmp_path, BASE_CONFIG + block)))
