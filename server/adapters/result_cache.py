@@ -169,8 +169,8 @@ class RedisResultCache(ResultCache):
 
     async def forget(self, adapter: str) -> None:
         async def purge(r: Redis) -> None:
-            members: list[bytes] = await r.zrange(self._index(adapter), 0, -1)
-            keys = [member.decode() for member in members]  # the client does not decode responses
+            members = await r.zrange(self._index(adapter), 0, -1)
+            keys = [m.decode() if isinstance(m, bytes) else str(m) for m in members]
             for start in range(0, len(keys), PURGE_BATCH):
                 await r.delete(*(self._prefix + k for k in keys[start : start + PURGE_BATCH]))
             await r.delete(self._index(adapter))
