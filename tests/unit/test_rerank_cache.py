@@ -49,11 +49,21 @@ def test_entry_ids_change_with_everything_that_decides_a_score():
         entry_id(
             reranker_identity(tei.model_copy(update={"base_url": "http://tei-b:8080"})), "who works in hr", key, text
         ),
+        entry_id(  # the same model name on another server (an OpenAI-compatible proxy or stand-in)
+            reranker_identity(
+                RerankerSettings(
+                    provider="anthropic", model="claude-haiku-4-5", api_key_env="K", base_url="http://proxy:8080"
+                )
+            ),
+            "who works in hr",
+            key,
+            text,
+        ),
         entry_id(claude, "Who works in HR", key, text),  # the caller normalises; ids are exact
         entry_id(claude, "who works in hr", ("hr_twin", key[1]), text),  # same template id, other adapter
         entry_id(claude, "who works in hr", key, text + " Staff list"),  # the template's text changed (a reload)
     }
-    assert base not in others and len(others) == 6
+    assert base not in others and len(others) == 7
 
 
 async def test_entries_expire_after_ttl(clock: FakeClock):

@@ -1,7 +1,7 @@
 """Rerank scores remembered per question and candidate, so a repeated question costs no provider call.
 
-An entry's id (`entry_id`) is a digest of the reranker's identity (provider and model, the server for a
-self-hosted one, the instructions for a chat model), the question, the candidate's adapter and template
+An entry's id (`entry_id`) is a digest of the reranker's identity (provider, model and `base_url`, the
+instructions for a chat model), the question, the candidate's adapter and template
 id, and the very text the reranker judged (description and examples). So scores of different models
 never mix, and a reload that changes a template's text can never serve its old score: its id changes
 with the text. Nothing has to be cleared, in this process or in Redis.
@@ -28,11 +28,12 @@ _CHAT_PROVIDERS = ("anthropic", "openai")
 
 
 def reranker_identity(settings: RerankerSettings) -> str:
-    """What decides a reranker's scores: the provider and model; for a self-hosted server without a
-    model name, the server itself; for a chat model, the instructions it is given."""
-    parts = [settings.provider, settings.model or ""]
+    """What decides a reranker's scores: the provider, the model and the server that runs it (a
+    `base_url`: a self-hosted server, or an OpenAI-compatible one serving its own model under a name
+    another server also uses); for a chat model, the instructions it is given."""
+    parts = [settings.provider, settings.model or "", str(settings.base_url or "")]
     if settings.provider == "rerank_api":
-        parts += [settings.api_format, str(settings.base_url)]
+        parts.append(settings.api_format)
     if settings.provider in _CHAT_PROVIDERS:
         parts.append(hashlib.sha256(INSTRUCTIONS.encode()).hexdigest()[:16])
     return "\x1f".join(parts)
