@@ -293,6 +293,11 @@ class HealthResponse(Wire):
         "on Redis; routing_log on a database server), each {status: ok | down, backend, reason?}; one down "
         "makes the status degraded while the replica answers with local state (with a key when auth is on)",
     )
+    mcp: Json | None = Field(
+        None,
+        description="MCP over streamable HTTP at /mcp: {status: starting | ok | down, reason?}; down (it could "
+        "not start, /mcp answers 503) makes the status degraded (with a key when auth is on)",
+    )
     config_hash: str | None = Field(
         None,
         description="content hash of the config files this replica serves (config.yaml, adapter files, "

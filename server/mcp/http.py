@@ -63,6 +63,17 @@ class MCPEndpoint:
         extra = {PRINCIPAL_SCOPE_KEY: principal, "user": self._sdk.user(principal, presented_key(request))}
         return await call_asgi(self.manager.handle_request, request, extra)
 
+    def health(self) -> dict[str, str]:
+        """For /health: `starting` while the SDK loads, `ok` once /mcp answers, `down` with the reason
+        when it could not start (assistants calling /mcp then get 503, so the replica is degraded)."""
+        ready = self._ready
+        if ready is None or not ready.done():
+            return {"status": "starting"}
+        if ready.cancelled() or ready.exception() is not None:
+            exc = None if ready.cancelled() else ready.exception()
+            return {"status": "down", "reason": f"could not start ({type(exc).__name__ if exc else 'cancelled'})"}
+        return {"status": "ok"}
+
     async def start(self) -> None:
         """Import the SDK and start the session manager in the background (returns at once)."""
         loop = asyncio.get_running_loop()

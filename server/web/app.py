@@ -16,7 +16,7 @@ from ..api.requests import QueryRequest, ReloadQuery, TestRoutingRequest
 from ..api.responses import ConfigHealth, HealthResponse, LoadStatusView
 from ..auth import Principal, authenticate, presented_key, require
 from ..errors import BadRequest, IntentRouterError, RequestTimeout, TooManyRequests, error_body
-from ..mcp.http import install_mcp
+from ..mcp.http import MCP, install_mcp
 from ..resilience import request_deadline
 from ..runtime.build import Runtime
 from ..runtime.holder import RuntimeHolder
@@ -154,11 +154,13 @@ class Handlers:
         member = request.app.get(CLUSTER)
         cluster = member.health() if member is not None else None
         shared = await self._shared_engines(request, runtime)
+        mcp = endpoint.health() if (endpoint := request.app.get(MCP)) is not None else None
         healthy = (
             adapters_ok
             and (load is None or load.ok)
             and (cluster is None or cluster["status"] == "ok")
             and all(e["status"] == "ok" for e in shared.values())
+            and (mcp is None or mcp["status"] != "down")
         )
         if not details:  # a load balancer's probe: whether it is healthy, not what is configured
             return web.json_response(HealthResponse(status="ok" if healthy else "degraded").dump())
@@ -174,6 +176,7 @@ class Handlers:
             config_hash=self.holder.config_hash,
             cluster=cluster,
             shared=shared or None,
+            mcp=mcp,
         )
         return web.json_response(body.dump())
 

@@ -139,3 +139,38 @@ async def test_duckdb_adapter_opened_on_an_instance_of_a_replaced_file_reads_the
         async with started(tmp_path, settings, COUNT) as new:
             assert (await new.execute(new.templates["count"], {})).rows == [{"n": 5}]
             assert (await old.execute(old.templates["count"], {})).rows == [{"n": 5}]
+
+
+async def test_mcp_that_could_not_start_makes_the_replica_degraded(tmp_path, monkeypatch):
+    """/mcp is how assistants call the server: when the MCP SDK cannot be imported (here: the `mcp`
+    package hidden, as on an install that lacks it) /mcp answers 503 and /health says so instead of ok."""
+    import asyncio
+    import sys
+
+    for name in [n for n in sys.modules if n == "mcp" or n.startswith("mcp.") or n == "server.mcp.http_sdk"]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "mcp", None)  # `import mcp` raises ImportError
+    async with running_app(people_tree(tmp_path)) as (client, _):
+        for _ in range(100):
+            body = await health(client)
+            if body["mcp"]["status"] != "starting":
+                break
+            await asyncio.sleep(0.05)
+        mcp = await client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        query = await client.post("/v1/query", json=QUESTION)
+    assert body["status"] == "degraded"
+    assert body["mcp"] == {"status": "down", "reason": "could not start (ModuleNotFoundError)"}
+    assert mcp.status == 503
+    assert query.status == 200  # the JSON API is unaffected
+
+
+async def test_mcp_started_is_ok_in_health(tmp_path):
+    import asyncio
+
+    async with running_app(people_tree(tmp_path)) as (client, _):
+        for _ in range(100):
+            body = await health(client)
+            if body["mcp"]["status"] != "starting":
+                break
+            await asyncio.sleep(0.05)
+    assert body["mcp"] == {"status": "ok"} and body["status"] == "ok"
