@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("intent_router.result_cache")
 
 RELATIVE_DATE_TYPES = (ParameterType.DATE, ParameterType.DATETIME)
-PURGE_BATCH = 500  # keys per DEL when an adapter's entries are dropped
+PURGE_BATCH = 500  # keys per UNLINK when an adapter's entries are dropped
+CLOCK_SLACK = 5.0  # seconds: replicas' clocks differ; an index member is pruned only this long after expiry
 
 
 class ResultCacheSettings(BackendChoice):
@@ -134,6 +135,7 @@ class RedisResultCache(ResultCache):
     def __init__(self, url: str, prefix: str, timeout: float) -> None:
         self.link = RedisLink(url, timeout, "result cache", "answering from the sources", log)
         self._prefix = prefix
+        self._longest: dict[str, float] = {}  # per adapter, the longest lifetime this process wrote
 
     def health(self) -> dict[str, Any] | None:
         return self.link.health()
@@ -156,24 +158,35 @@ class RedisResultCache(ResultCache):
     async def put(self, key: str, value: CachedRows, ttl: float) -> None:
         payload = json.dumps({"rows": value.rows, "columns": value.columns, "truncated": value.truncated})
         adapter = key.rpartition(":")[0]  # cache_key: "adapter:digest"
-        now = time.time()
+        index, now = self._index(adapter), time.time()
+        # the index outlives every key this process wrote for the adapter (replicas with the same config
+        # write the same lifetimes), so an adapter nobody writes or forgets any more leaves nothing behind
+        longest = self._longest[adapter] = max(self._longest.get(adapter, 0.0), ttl)
 
         async def write(r: Redis) -> None:
             async with r.pipeline(transaction=True) as pipe:  # one round trip
                 pipe.set(self._prefix + key, payload, px=max(1, int(ttl * 1000)))
-                pipe.zadd(self._index(adapter), {key: now + ttl})
-                pipe.zremrangebyscore(self._index(adapter), "-inf", now)  # keys Redis has expired
+                pipe.zadd(index, {key: now + ttl})
+                pipe.zremrangebyscore(index, "-inf", now - CLOCK_SLACK)  # keys Redis has expired
+                pipe.pexpire(index, int((longest + CLOCK_SLACK) * 1000))
                 await pipe.execute()
 
         await self.link.attempt("write", write)
 
     async def forget(self, adapter: str) -> None:
+        index = self._index(adapter)
+
         async def purge(r: Redis) -> None:
-            members = await r.zrange(self._index(adapter), 0, -1)
+            async with r.pipeline(transaction=True) as take:  # read and drop the index at once: a put
+                take.zrange(index, 0, -1)  # racing with it starts a new index instead of being lost
+                take.delete(index)
+                members, _ = await take.execute()
             keys = [m.decode() if isinstance(m, bytes) else str(m) for m in members]
-            for start in range(0, len(keys), PURGE_BATCH):
-                await r.delete(*(self._prefix + k for k in keys[start : start + PURGE_BATCH]))
-            await r.delete(self._index(adapter))
+            if keys:
+                async with r.pipeline(transaction=False) as drop:  # one round trip; UNLINK frees off-thread
+                    for start in range(0, len(keys), PURGE_BATCH):
+                        drop.unlink(*(self._prefix + k for k in keys[start : start + PURGE_BATCH]))
+                    await drop.execute()
 
         await self.link.attempt("purge", purge)
 

@@ -59,6 +59,8 @@ class MCPEndpoint:
             await asyncio.shield(self._ready)  # at once, except in the first second or so after a start
         except Exception:
             raise web.HTTPServiceUnavailable(reason="MCP could not start") from None
+        if self.health()["status"] != "ok":
+            raise web.HTTPServiceUnavailable(reason="MCP stopped")
         assert self.manager is not None
         extra = {PRINCIPAL_SCOPE_KEY: principal, "user": self._sdk.user(principal, presented_key(request))}
         return await call_asgi(self.manager.handle_request, request, extra)
@@ -72,6 +74,8 @@ class MCPEndpoint:
         if ready.cancelled() or ready.exception() is not None:
             exc = None if ready.cancelled() else ready.exception()
             return {"status": "down", "reason": f"could not start ({type(exc).__name__ if exc else 'cancelled'})"}
+        if self._task is not None and self._task.done() and not self._stop.is_set():
+            return {"status": "down", "reason": "the session manager stopped"}
         return {"status": "ok"}
 
     async def start(self) -> None:
@@ -103,12 +107,20 @@ class MCPEndpoint:
         self._stop.set()
         if self._task is not None:
             task, self._task = self._task, None
+            if task.done():  # ended on its own (a failure is reported where it happened)
+                if not task.cancelled():
+                    task.exception()
+                self._unlisten()
+                return
             try:
                 await asyncio.wait_for(task, 5.0)
             except TimeoutError:
                 log.warning("MCP session manager did not stop in 5 s")
             except Exception:
                 pass  # reported when it failed
+        self._unlisten()
+
+    def _unlisten(self) -> None:
         if self.notifier is not None and self.notifier.on_load in self.holder.load_listeners:
             self.holder.load_listeners.remove(self.notifier.on_load)
 

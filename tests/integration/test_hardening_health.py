@@ -164,8 +164,11 @@ async def test_mcp_that_could_not_start_makes_the_replica_degraded(tmp_path, mon
     assert query.status == 200  # the JSON API is unaffected
 
 
-async def test_mcp_started_is_ok_in_health(tmp_path):
+async def test_mcp_started_is_ok_in_health_and_down_once_its_session_manager_ends(tmp_path):
     import asyncio
+    import contextlib
+
+    from server.mcp.http import MCP
 
     async with running_app(people_tree(tmp_path)) as (client, _):
         for _ in range(100):
@@ -173,4 +176,14 @@ async def test_mcp_started_is_ok_in_health(tmp_path):
             if body["mcp"]["status"] != "starting":
                 break
             await asyncio.sleep(0.05)
-    assert body["mcp"] == {"status": "ok"} and body["status"] == "ok"
+        assert body["mcp"] == {"status": "ok"} and body["status"] == "ok"
+        task = client.app[MCP]._task  # the SDK's session manager ends while the server runs (a crash)
+        assert task is not None
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        after = await health(client)
+        mcp = await client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert after["status"] == "degraded"
+    assert after["mcp"] == {"status": "down", "reason": "the session manager stopped"}
+    assert mcp.status == 503

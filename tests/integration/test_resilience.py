@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import AsyncIterator
 
 import pydantic
@@ -265,19 +266,18 @@ def pg_settings(db, **extra: object) -> dict:
     return {"name": "inventory", "type": "sql", "connection": {"url": db.url}, "query_timeout": 20, **extra}
 
 
-async def kill_when_running(admin_url: str, marker: str) -> int:
-    """pg_terminate_backend the session running `marker`, as soon as it shows up. The adapter reads
-    PostgreSQL through a server-side cursor, so while the query runs its session may show the cursor's
-    `FETCH` instead of the query's text (it does on PostgreSQL 15): either is the adapter's query."""
+async def kill_when_running(admin_url: str, application: str) -> int:
+    """pg_terminate_backend the adapter's session (found by its `application_name`) as soon as it runs a
+    query. The adapter reads PostgreSQL through a server-side cursor, so while the query runs its session
+    shows the cursor's `FETCH` rather than the query's text (PostgreSQL 15 does)."""
     import psycopg
 
     dsn = admin_url.replace("postgresql+psycopg://", "postgresql://")
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
         for _ in range(200):
             cur = await conn.execute(
-                "SELECT pid FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid()"
-                " AND datname = current_database() AND (query LIKE %s OR query LIKE 'FETCH FORWARD %%')",
-                (f"%{marker}%",),
+                "SELECT pid FROM pg_stat_activity WHERE state = 'active' AND application_name = %s",
+                (application,),
             )
             row = await cur.fetchone()
             if row:
@@ -289,10 +289,12 @@ async def kill_when_running(admin_url: str, marker: str) -> int:
 
 @pytest.mark.parametrize("attempts", [3, 1], ids=["retried", "no-retries"])
 async def test_postgres_connection_killed_mid_query(tmp_path, pg_database, attempts):
+    application = f"ir_kill_test_{uuid.uuid4().hex[:8]}"  # tells the adapter's session from any other
     settings = pg_settings(pg_database, retries={**FAST, "max_attempts": attempts})
+    settings["connection"] = {"url": f"{pg_database.url}&application_name={application}"}
     async with started(tmp_path, settings, PG_LIBRARY) as adapter:
         query = asyncio.ensure_future(run(adapter, "slow_count"))
-        await kill_when_running(pg_database.admin_url, "generate_series(1, 15000000)")
+        await kill_when_running(pg_database.admin_url, application)
         if attempts == 1:
             with pytest.raises(SourceUnavailable) as caught:
                 await query

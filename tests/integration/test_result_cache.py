@@ -142,29 +142,35 @@ async def test_the_redis_backend_is_shared_by_two_runtimes(tmp_path, redis_url):
 async def test_redis_forget_drops_only_that_adapters_entries_without_scanning(redis_url):
     """`forget` reads the adapter's own index instead of SCANning the database (a shared Redis may hold
     millions of unrelated keys, and a scan within the 0.5 s timeout would fail and mark the cache down);
-    the index drops members whose keys Redis has expired."""
+    the index drops members whose keys expired and itself expires after the longest entry."""
+    import time
+
     from redis import asyncio as aioredis
 
-    from server.adapters.result_cache import CachedRows
+    from server.adapters.result_cache import PURGE_BATCH, CachedRows
 
     prefix = f"ir_test:{uuid.uuid4().hex[:8]}:"
     cache = RedisResultCache(redis_url, prefix, 2.0)
     raw = aioredis.from_url(redis_url)
     rows = CachedRows([{"n": 1}], ["n"], False)
+    people = [f"people:{i:040x}" for i in range(PURGE_BATCH + 100)]  # more than one UNLINK's worth
     try:
         await raw.mset({f"{prefix}unrelated:{i}": "x" for i in range(2000)})
+        for key in people[:-1]:
+            await cache.put(key, rows, 60)
         for i in range(3):
-            await cache.put(f"people:{i:040x}", rows, 60)
-            await cache.put(f"sales:{i:040x}", rows, 60)
-        await cache.put("people:short", rows, 0.05)
-        await asyncio.sleep(0.1)
-        await cache.put(f"people:{3:040x}", rows, 60)  # prunes the expired member
-        assert await raw.zcard(f"{prefix}people~index") == 4
+            await cache.put(f"sales:{i:040x}", rows, 30)
+        await raw.zadd(f"{prefix}people~index", {"people:gone": time.time() - 60})  # its key expired long ago
+        await cache.put(people[-1], rows, 60)  # prunes it
+        assert await raw.zcard(f"{prefix}people~index") == len(people)
+        assert 55_000 < await raw.pttl(f"{prefix}people~index") <= 65_000
+        assert 25_000 < await raw.pttl(f"{prefix}sales~index") <= 35_000
         scans = (await raw.info("commandstats")).get("cmdstat_scan", {}).get("calls", 0)
         await cache.forget("people")
         assert (await raw.info("commandstats")).get("cmdstat_scan", {}).get("calls", 0) == scans
         assert cache.health() == {"status": "ok", "backend": "redis"}
-        assert await cache.get(f"people:{0:040x}") is None and not await raw.exists(f"{prefix}people~index")
+        assert await raw.exists(*(prefix + key for key in people)) == 0
+        assert not await raw.exists(f"{prefix}people~index")
         assert (await cache.get(f"sales:{0:040x}")) == rows
         assert await raw.exists(f"{prefix}unrelated:0")
     finally:
