@@ -8,6 +8,7 @@ a stack trace or a driver message.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +23,8 @@ from ..runtime.holder import RuntimeHolder
 from ..service.catalogue import Catalogue
 from . import calls
 from .descriptions import ask_description, explain_description, list_templates_description
+
+log = logging.getLogger("intent_router.mcp")
 
 ASK, EXPLAIN, LIST_TEMPLATES = "ask", "explain_routing", "list_templates"
 MAX_TEXT_ROWS = 50  # rows repeated in the text content (all rows are in the structured content)
@@ -166,4 +169,7 @@ async def call_tool(
         return _error("bad_request", f"{field}: {message}")
     except IntentRouterError as exc:
         return _error(exc.code, exc.message)
+    except Exception:  # as the JSON API's 500: logged here, never the exception's text to the assistant
+        log.exception("unhandled error in MCP tool %s", name)
+        return _error("internal_error", "internal server error")
     return _error("not_found", f"unknown tool '{name}'")

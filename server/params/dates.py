@@ -177,8 +177,8 @@ class _Parser:
         for m in re.finditer(pattern, self.low):
             try:
                 self.add(build(m))
-            except ValueError:  # 'February 30': not a date, and no shorter reading of it either
-                self.blocked.append(m.span())
+            except (ValueError, OverflowError):  # 'February 30', 'the last 800000 days': not a date, and
+                self.blocked.append(m.span())  # no shorter reading of it either
 
     def parse(self) -> list[Base]:
         t = self.today

@@ -283,3 +283,20 @@ async def test_a_server_stopped_before_the_sdk_loaded_logs_no_error(tmp_path, ca
         assert not [r for r in caplog.records if r.levelno >= logging.WARNING and r.name.startswith("intent_router")]
     finally:
         await holder.close()
+
+
+async def test_an_unexpected_failure_is_a_tool_error_without_its_text(tmp_path, caplog):
+    """As the JSON API answers 500 `internal_error`: a failure that is not one of ours (here: the holder
+    asked before any configuration was loaded) is logged, and the assistant gets a tool error that does
+    not carry the exception's own text."""
+    from server.auth import Principal
+    from server.mcp.tools import call_tool
+    from server.runtime.holder import RuntimeHolder
+
+    holder = RuntimeHolder(seed_demo_tree(tmp_path))  # never started: no configuration loaded
+    principal = Principal(name="anonymous", role="anonymous")
+    result = await call_tool(holder, principal, "ask", {"question": "how many employees are in Engineering?"})
+    assert result.is_error
+    assert result.structured_content == {"error": {"code": "internal_error", "message": "internal server error"}}
+    assert "no configuration loaded" not in str(result.content)
+    assert "unhandled error in MCP tool ask" in caplog.text

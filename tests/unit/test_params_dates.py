@@ -132,6 +132,19 @@ def test_words_that_look_like_dates_but_are_not():
     assert find_dates("February 30, 2024", TODAY) == []  # not a day
 
 
+@given(
+    st.sampled_from(["the last {n} {unit}", "{n} {unit} ago", "since last Monday {n} {unit} ago", "past {n} {unit}"]),
+    st.sampled_from(["days", "weeks", "months", "quarters", "years"]),
+    st.integers(min_value=10**5, max_value=10**30),
+)
+def test_a_span_reaching_beyond_the_calendar_is_no_date_not_an_error(phrase, unit, n):
+    """Python's dates end at years 1 and 9999: 'the last 800000 days' is no date at all (found by a probe
+    of the server, where it was a 500), whatever the unit and however large the count."""
+    mentions = find_dates("employees hired in " + phrase.format(n=n, unit=unit), TODAY)
+    for m in mentions:  # whatever else it found ('last Monday') is a real day
+        assert all(d is None or dt.date.min <= d <= dt.date.max for d in (m.start, m.end))
+
+
 def test_a_day_with_time_keeps_the_time():
     m = only("events at 2024-03-05T10:30")
     assert m.start == dt.date(2024, 3, 5) and m.start_time == dt.time(10, 30)
