@@ -238,6 +238,7 @@ class DataAdapter(Adapter):
         ttl = ttl_for(template, self.context.result_cache_settings) if cache is not None else 0.0
         if cache is None or ttl <= 0:
             return await self._attempts(template, params)
+        await self.check_source()  # a removed database file answers 503 even for cached questions
         key = cache_key(self.name, self._cache_scope, template, params)
         hit = await cache.get(key)
         if hit is not None:
@@ -250,6 +251,31 @@ class DataAdapter(Adapter):
         if self.runs_in_threads:
             return await self.guard.call(lambda: self.execute(template, params))
         return await self.guard.call(lambda: self.bulkhead.call(lambda: self.execute(template, params)))
+
+    async def health(self) -> dict[str, Any]:
+        """The source's own check (`source_health`), unless the circuit breaker is open: then every query
+        answers 503 at once, whatever a ping of the source says (a corrupt file still answers SELECT 1)."""
+        breaker = self.guard.breaker
+        if breaker.state == "open":
+            return {
+                "status": "down",
+                "reason": f"circuit open after {breaker.consecutive_failures} consecutive failures",
+            }
+        return await self.source_health()
+
+    async def source_health(self) -> dict[str, Any]:
+        """Cheap liveness of the source itself: {'status': 'ok'|'down', 'reason'?: str}."""
+        return {"status": "ok"}
+
+    async def check_source(self) -> None:
+        """Asked before the result cache and before every query: raise SourceUnavailable when the source
+        must not answer at all, not even from the cache (its database file was removed); a source opened
+        again on other data (the file was replaced) drops its cached answers (`forget_cached`)."""
+
+    async def forget_cached(self) -> None:
+        """Drop this adapter's cached answers: they are older than what the source now holds."""
+        if self.context.result_cache is not None:
+            await self.context.result_cache.forget(self.name)
 
     @property
     def _cache_scope(self) -> str:

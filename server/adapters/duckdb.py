@@ -211,6 +211,10 @@ class DuckDBAdapter(DataAdapter):
                 self.name, "connection.allowed_paths changed while the database is open: restart the server"
             )
 
+    async def check_source(self) -> None:
+        if self._file is not None and (problem := self._file.problem()):
+            await self._follow_file(problem)
+
     async def _follow_file(self, problem: str) -> None:
         """Missing: the source is down (no stale answers from the deleted inode). Replaced: close and open
         again (DuckDB caches one instance per path, so every connection to the old one must go first,
@@ -222,6 +226,7 @@ class DuckDBAdapter(DataAdapter):
                 return
             log.warning("duckdb adapter %s: %s; reopening", self.name, REASONS[problem])
             await asyncio.to_thread(duckdb_files.reopen_fresh, self._path(), self._open)
+            await self.forget_cached()
 
     async def close_source(self) -> None:
         if self._conn is not None:
@@ -235,7 +240,7 @@ class DuckDBAdapter(DataAdapter):
             if self._file is not None:
                 duckdb_files.left(self._path(), self)
 
-    async def health(self) -> dict[str, Any]:
+    async def source_health(self) -> dict[str, Any]:
         conn = self._conn
         if conn is None:
             return {"status": "down", "reason": "not connected"}
@@ -250,8 +255,7 @@ class DuckDBAdapter(DataAdapter):
     async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
         if self._conn is None:
             raise SourceUnavailable(self.name, "adapter is not started")
-        if self._file is not None and (problem := self._file.problem()):
-            await self._follow_file(problem)
+        await self.check_source()
         params = escaped_params(template, params, "duckdb")
         cursor = self._conn.cursor()
         timeout = self.settings.query_timeout

@@ -216,7 +216,7 @@ class ElasticsearchAdapter(DataAdapter):
             await self._client.close()
             self._client = None
 
-    async def health(self) -> dict[str, Any]:
+    async def source_health(self) -> dict[str, Any]:
         if self._client is None:
             return {"status": "down", "reason": "not connected"}
         try:

@@ -252,7 +252,7 @@ class MongoDBAdapter(DataAdapter):
             await self._client.close()
             self._client = None
 
-    async def health(self) -> dict[str, Any]:
+    async def source_health(self) -> dict[str, Any]:
         if self._client is None:
             return {"status": "down", "reason": "not connected"}
         try:

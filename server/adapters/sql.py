@@ -213,7 +213,7 @@ class SQLAdapter(DataAdapter):
             await asyncio.to_thread(self._engine.dispose)
             self._engine = None
 
-    async def health(self) -> dict[str, Any]:
+    async def source_health(self) -> dict[str, Any]:
         if self._file is not None and (problem := self._file.problem()):
             return {"status": "down", "reason": REASONS[problem]}
         try:
@@ -221,6 +221,10 @@ class SQLAdapter(DataAdapter):
             return {"status": "ok"}
         except Exception as exc:
             return {"status": "down", "reason": _safe_reason(exc)}
+
+    async def check_source(self) -> None:
+        if self._file is not None and (problem := self._file.problem()):
+            await self._follow_file(problem)
 
     async def _follow_file(self, problem: str) -> None:
         """A missing SQLite file is a source that is down (no stale answers from the deleted inode); a
@@ -234,6 +238,7 @@ class SQLAdapter(DataAdapter):
             old, self._engine = self._engine, await asyncio.to_thread(self._create_engine)
             if old is not None:
                 await asyncio.to_thread(old.dispose)
+            await self.forget_cached()
 
     def _ping(self) -> None:
         assert self._engine is not None
@@ -243,8 +248,7 @@ class SQLAdapter(DataAdapter):
     async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
         if self._engine is None:
             raise SourceUnavailable(self.name, "adapter is not started")
-        if self._file is not None and (problem := self._file.problem()):
-            await self._follow_file(problem)
+        await self.check_source()
         timeout = self.settings.query_timeout
         holder: dict[str, Any] = {}
         params = escaped_params(template, params, "sqlite")  # bodies are tokenised as SQLite at load

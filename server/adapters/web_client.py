@@ -216,5 +216,5 @@ class WebAPIAdapter(DataAdapter):
     async def close_source(self) -> None:
         await self.client.close()
 
-    async def health(self) -> dict[str, Any]:
+    async def source_health(self) -> dict[str, Any]:
         return await self.client.health(self.client.connection.connect_timeout)

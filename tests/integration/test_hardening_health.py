@@ -59,6 +59,30 @@ async def test_sqlite_file_replaced_under_the_pool_is_reported_then_reopened(tmp
     assert after["adapters"]["people"]["status"] == "ok"
 
 
+async def test_a_removed_or_replaced_database_file_is_never_answered_from_the_result_cache(tmp_path):
+    """The result cache is on (the default): a question answered before the file went is a 503 like
+    any other once the file is missing (not the cached rows of a database that is gone), and once a new
+    file is in place it is answered from the new file, not from what the cache kept of the old one."""
+    db = tmp_path / "templates" / "people.db"
+    async with running_app(people_tree(tmp_path)) as (client, _):
+        first = await (await client.post("/v1/query", json=QUESTION)).json()
+        again = await (await client.post("/v1/query", json=QUESTION)).json()
+        assert again["metadata"]["from_cache"] is True
+        os.replace(db, tmp_path / "away.db")
+        gone = await client.post("/v1/query", json=QUESTION)
+        gone_body = await gone.json()
+        fresh = make_people_db(tmp_path / "fresh.db")
+        con = sqlite3.connect(fresh)
+        con.execute("INSERT INTO people (name, department, salary) VALUES ('Barbara', 'Engineering', 1)")
+        con.commit()
+        con.close()
+        os.replace(fresh, db)
+        back = await (await client.post("/v1/query", json=QUESTION)).json()
+    assert gone.status == 503 and gone_body["error"]["code"] == "source_unavailable"
+    assert "database file is missing" in gone_body["error"]["message"]
+    assert back["metadata"]["from_cache"] is False and len(back["rows"]) == len(first["rows"]) + 1
+
+
 COUNT = 'templates:\n  - {id: count, description: n, sql: "SELECT count(*) AS n FROM t"}\n'
 
 
@@ -92,6 +116,59 @@ async def test_duckdb_file_removed_or_replaced(tmp_path):
         assert (await adapter.health())["status"] == "ok"
         path.unlink()
         assert await adapter.health() == {"status": "down", "reason": "database file is missing"}
+
+
+async def test_duckdb_cached_answers_follow_the_file(tmp_path):
+    """With a result cache: a replaced file is answered from the new file (the reopen drops the adapter's
+    cached answers), a removed one is a 503, not the rows cached from it."""
+    import pytest
+
+    from server.adapters.result_cache import MemoryResultCache
+    from server.errors import SourceUnavailable
+
+    path, settings = duckdb_counting(tmp_path, 3)
+    async with started(tmp_path, settings, COUNT) as adapter:
+        adapter.context.result_cache = MemoryResultCache(100)
+        template = adapter.templates["count"]
+        assert (await adapter.run(template, {})).rows == [{"n": 3}]
+        assert (await adapter.run(template, {})).from_cache
+        replace_with(path, 5)
+        fresh = await adapter.run(template, {})
+        assert fresh.rows == [{"n": 5}] and not fresh.from_cache
+        assert (await adapter.run(template, {})).from_cache
+        path.unlink()
+        with pytest.raises(SourceUnavailable, match="database file is missing"):
+            await adapter.run(template, {})
+
+
+async def test_an_open_circuit_is_down_in_health_although_the_source_answers_a_ping(tmp_path):
+    """A database file overwritten with garbage still answers `SELECT 1` (SQLite reads no page for it),
+    while every query fails: once the circuit opens, health says so instead of ok."""
+    import pytest
+
+    from server.errors import SourceUnavailable
+
+    db = tmp_path / "people.db"
+    make_people_db(db)
+    settings = {
+        "name": "people",
+        "type": "sql",
+        "connection": {"url": f"sqlite:///{db}"},
+        "retries": {"max_attempts": 1},
+        "circuit_breaker": {"failure_threshold": 2, "reset_timeout": 30},
+    }
+    library = 'templates:\n  - {id: everyone, description: all people, sql: "SELECT name FROM people"}\n'
+    async with started(tmp_path, settings, library) as adapter:
+        template = adapter.templates["everyone"]
+        assert (await adapter.run(template, {}, cached=False)).rows
+        garbage = tmp_path / "garbage.db"
+        garbage.write_bytes(os.urandom(100_000))
+        os.replace(garbage, db)
+        for _ in range(2):
+            with pytest.raises(SourceUnavailable):
+                await adapter.run(template, {}, cached=False)
+        assert await adapter.source_health() == {"status": "ok"}  # the ping alone sees nothing wrong
+        assert await adapter.health() == {"status": "down", "reason": "circuit open after 2 consecutive failures"}
 
 
 async def test_routing_log_write_failures_are_reported_in_health(tmp_path):
