@@ -56,7 +56,8 @@ async def errors_middleware(request: web.Request, handler: Callable[[web.Request
         if exc.status < 400:
             raise
         code = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}.get(exc.status, "http_error")
-        return web.json_response(error_body(code, exc.reason), status=exc.status)
+        allow = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None  # 405: what the path takes
+        return web.json_response(error_body(code, exc.reason), status=exc.status, headers=allow)
     except asyncio.CancelledError:
         raise
     except Exception:

@@ -18,9 +18,12 @@ from typing import Any
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_request import BaseRequest
+from aiohttp.web_response import StreamResponse
 from aiohttp.web_server import Server
 
 from ..runtime.holder import RuntimeHolder
+from .protocol_errors import protocol_error_response
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,18 @@ class GuardedRequestHandler(RequestHandler):
         self._header_timeout = current.header
         self._header_timer: asyncio.TimerHandle | None = None
         self._requests_when_armed = 0
+
+    def handle_error(
+        self,
+        request: BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> StreamResponse:
+        """A request aiohttp could not parse: JSON like every other error (protocol_errors.py)."""
+        if request.writer.output_size > 0:  # part of an answer is out: only closing is left
+            return super().handle_error(request, status, exc, message)
+        return protocol_error_response(request, status, exc)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
