@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..api.requests import ADAPTER_NAME_PATTERN
 from ..bulkhead import SEARCH_POOL, Bulkhead, run_on
 from ..config.errors import ConfigIssue
 from ..embedding.base import Embedder
@@ -42,7 +43,7 @@ class AdapterSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+    name: str = Field(pattern=ADAPTER_NAME_PATTERN)
     type: str
     enabled: bool = True
     description: str = ""

@@ -8,6 +8,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Execution = Literal["route_once", "fan_out"]
 SESSION_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"  # a client may use its own conversation id
+ADAPTER_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"  # an adapter's name in config and in requests
+ADAPTER_NAME_MAX = 200  # a name asked for in a request (an error message repeats it)
 
 
 class QueryRequest(BaseModel):
@@ -16,7 +18,12 @@ class QueryRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, description="the user's question")
-    adapter: str | None = Field(None, description="adapter to ask; default: the server's default adapter")
+    adapter: str | None = Field(
+        None,
+        pattern=ADAPTER_NAME_PATTERN,
+        max_length=ADAPTER_NAME_MAX,
+        description="adapter to ask; default: the server's default adapter",
+    )
     session_id: str | None = Field(
         None,
         pattern=SESSION_ID_PATTERN,
@@ -47,7 +54,12 @@ class CatalogueQuery(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    adapter: str | None = Field(None, description="only this adapter (a composite: it and its children)")
+    adapter: str | None = Field(
+        None,
+        pattern=ADAPTER_NAME_PATTERN,
+        max_length=ADAPTER_NAME_MAX,
+        description="only this adapter (a composite: it and its children)",
+    )
 
 
 class ReloadQuery(BaseModel):

@@ -14,8 +14,9 @@ from typing import Any
 
 from ..adapters.base import Adapter
 from ..auth import Principal
-from ..errors import BadRequest, RequestTimeout
+from ..errors import RequestTimeout
 from ..resilience import request_deadline
+from ..routing.normalise import checked_question
 from ..runtime.build import Runtime
 from ..runtime.holder import RuntimeHolder
 from ..service import answer as answering
@@ -31,15 +32,6 @@ def queryable(runtime: Runtime, principal: Principal) -> list[str]:
     return [name for name in runtime.adapters if principal.may_query(name)]
 
 
-def _clean(question: str, max_chars: int) -> str:
-    text = " ".join(question.split())
-    if not text:
-        raise BadRequest("question: must not be blank")
-    if len(text) > max_chars:
-        raise BadRequest(f"question: longer than {max_chars} characters")
-    return text
-
-
 async def _run(
     holder: RuntimeHolder,
     principal: Principal,
@@ -49,7 +41,7 @@ async def _run(
 ) -> dict[str, Any]:
     runtime = holder.acquire()
     try:
-        text = _clean(question, runtime.config.app.server.max_question_chars)
+        text = checked_question(question, runtime.config.app.server.max_question_chars, "question")
         adapter = adapter_for(runtime, principal, adapter_name)
         timeout = runtime.config.app.server.request_timeout
         try:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from ..errors import BadRequest
+
 _SINGLE_QUOTES = "\u2018\u2019\u201a\u201b\u2032\u2035\u2039\u203a"  # ‘ ’ ‚ ‛ ′ ‵ ‹ ›
 _DOUBLE_QUOTES = "\u201c\u201d\u201e\u201f\u2033\u2036\u00ab\u00bb\u301d\u301e\u301f"  # “ ” „ ‟ ″ ‶ « » 〝 〞 〟
 _DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2e3a\u2e3b\ufe58"  # ‐ ‑ ‒ – — ― − ⸺ ⸻ ﹘
@@ -42,3 +44,14 @@ def _visible(ch: str) -> str:
     if category == "Cc":  # control characters (tabs and newlines included) separate words
         return " "
     return ch
+
+
+def checked_question(text: str, max_chars: int, field: str) -> str:
+    """A question as asked, whitespace collapsed: blank or longer than `max_chars` (as asked, or once
+    normalised: NFKC turns some single characters into many, e.g. U+FDFA into 18) is the client's error."""
+    question = " ".join(text.split())
+    if not question:
+        raise BadRequest(f"{field}: must not be blank")
+    if len(question) > max_chars or len(normalise_question(question)) > max_chars:
+        raise BadRequest(f"{field}: longer than {max_chars} characters")
+    return question

@@ -18,6 +18,7 @@ from ..auth import Principal, authenticate, presented_key, require
 from ..errors import BadRequest, IntentRouterError, RequestTimeout, TooManyRequests, error_body
 from ..mcp.http import MCP, install_mcp
 from ..resilience import request_deadline
+from ..routing.normalise import checked_question
 from ..runtime.build import Runtime
 from ..runtime.holder import RuntimeHolder
 from ..service import answer as answering
@@ -76,12 +77,7 @@ def parse_query(data: dict[str, Any], max_chars: int, model: type[Q] = QueryRequ
         field = ".".join(str(p) for p in first["loc"]) or "body"
         msg = "unknown field" if first["type"] == "extra_forbidden" else first["msg"]
         raise BadRequest(f"{field}: {msg}") from None
-    question = " ".join(req.query.split())
-    if not question:
-        raise BadRequest("query: must not be blank")
-    if len(question) > max_chars:
-        raise BadRequest(f"query: longer than {max_chars} characters")
-    return req.model_copy(update={"query": question})
+    return req.model_copy(update={"query": checked_question(req.query, max_chars, "query")})
 
 
 @dataclass

@@ -47,6 +47,10 @@ async def test_default_adapter_is_used_when_none_named(tmp_path):
         (b'{"query": "   "}', "blank"),
         (b'{"query": 42}', "query"),
         (b'{"query": "x", "adaptr": "people"}', "adaptr: unknown field"),
+        (b'{"query": "x", "adapter": ""}', "adapter: String should match pattern"),  # not the default
+        (b'{"query": "x", "adapter": "\\ud800"}', "adapter: Input should be a valid string"),
+        (b'{"query": "x", "adapter": "../hr"}', "adapter: String should match pattern"),
+        (b'{"query": "x", "adapter": "' + b"a" * 5000 + b'"}', "adapter: String should have at most 200"),
     ],
 )
 async def test_bad_requests_get_400_with_message(tmp_path, payload, fragment):
@@ -60,6 +64,10 @@ async def test_too_long_question_is_400(tmp_path):
     config = BASE_CONFIG + "server: {max_question_chars: 20}\n"
     async with running_app(people_tree(tmp_path, config)) as (client, _):
         resp = await client.post("/v1/query", json={"query": "x" * 21})
+        assert resp.status == 400
+        assert "longer than 20" in assert_error(await resp.json(), "bad_request")
+        # 2 characters as asked, 36 once normalised (NFKC spells U+FDFA out): routing would see the 36
+        resp = await client.post("/v1/test_routing", json={"query": "\ufdfa\ufdfa"})
         assert resp.status == 400
         assert "longer than 20" in assert_error(await resp.json(), "bad_request")
 
