@@ -85,6 +85,7 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
 
     adapters: list[AdapterSettings] = []
     where: dict[str, tuple[YamlDocument, Path_]] = {}
+    broken: set[str | None] = set()  # names of entries with errors of their own (reported there)
     for adapter_file in sorted(adapters_dir.glob("*.yaml")) + sorted(adapters_dir.glob("*.yml")):
         files.append(adapter_file)
         try:
@@ -95,6 +96,7 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
         for settings, key_path, problems in _adapters_in(doc, registry):
             issues.extend(problems)
             if settings is None:
+                broken.add(_raw_name(doc, key_path))
                 continue
             if settings.name in where:
                 first_doc, first_path = where[settings.name]
@@ -127,6 +129,8 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
                 issues.extend(exc.issues)
         if isinstance(settings, CompositeAdapterSettings):
             for child in settings.child_adapters:
+                if child in broken and child not in by_name:
+                    continue  # its own errors are reported; "unknown child" would mislead
                 if child not in by_name:
                     known = "disabled" if child in where else "unknown"
                     issues.append(doc.issue((*key_path, "child_adapters"), f"{known} child adapter '{child}'"))
@@ -161,6 +165,18 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
         files=files,
         retrieval=retrieval,
     )
+
+
+def _raw_name(doc: YamlDocument, key_path: Path_) -> str | None:
+    """The `name:` written in an adapter entry that did not validate (None when there is none)."""
+    raw = doc.data
+    for key in key_path:
+        try:
+            raw = raw[key]
+        except (KeyError, IndexError, TypeError):
+            return None
+    name = raw.get("name") if isinstance(raw, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def _adapters_in(doc: YamlDocument, registry: AdapterRegistry):

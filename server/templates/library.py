@@ -57,7 +57,10 @@ def expand_globs(patterns: list[str], root: Path) -> list[Path]:
         base, rest = glob_base(pattern, root)
         matches = sorted(base.glob(rest)) if rest else [base]
         for match in matches:
-            if match.is_file() and match not in files:
+            # a link to nothing is listed too: loading it then fails with an error naming the file,
+            # instead of its templates going missing without a word
+            dangling = match.is_symlink() and not match.exists()
+            if (match.is_file() or dangling) and match not in files:
                 files.append(match)
     return files
 
@@ -118,10 +121,13 @@ def load_library(
 
 
 def _display(path: Path, root: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(root.resolve()))
-    except ValueError:
-        return str(path)
+    """The file as the operator wrote it, relative to the root: a link by its own name, not its target's."""
+    for file, base in ((path.absolute(), root.absolute()), (path.resolve(), root.resolve())):
+        try:
+            return str(file.relative_to(base))
+        except ValueError:
+            continue
+    return str(path)
 
 
 def _templates_in(doc: YamlDocument, body_key: str, parse_body: BodyParser):

@@ -188,6 +188,37 @@ def test_an_absolute_glob_matching_nothing_is_a_file_and_line_error(tmp_path):
     ]
 
 
+def test_a_template_file_that_became_a_dangling_link_is_an_error_not_missing_templates(tmp_path):
+    """A library replaced by a link to nothing (a deploy that moved the target): the load names the file
+    instead of serving without its templates."""
+    config_dir = people_tree(tmp_path)
+    library = next((tmp_path / "templates" / "people").glob("*.yaml"))
+    library.unlink()
+    library.symlink_to(tmp_path / "moved-away.yaml")
+    done = run("validate", "--config", str(config_dir), cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"templates/people/{library.name}" in done.stderr and "cannot read" in done.stderr
+
+
+def test_a_child_with_errors_of_its_own_is_not_also_an_unknown_child(tmp_path):
+    """One misspelt key in an adapter is one error: the composite naming it as a child does not add
+    'unknown child adapter' (the adapter exists; it is broken, and that is said where it is broken)."""
+    config_dir = people_tree(tmp_path)
+    adapter = config_dir / "adapters" / "people.yaml"
+    adapter.write_text(
+        adapter.read_text().replace(
+            "    confidence_threshold: 0.3\n", "    confidence_threshold: 0.3\n    max_rowz: 5\n"
+        )
+        + "  - name: everything\n    type: composite\n    child_adapters: [people]\n"
+    )
+    done = run("validate", "--config", str(config_dir), cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "configuration errors (1):",
+        "  config/adapters/people.yaml:7: adapters[0].max_rowz: unknown key",
+    ]
+
+
 def _ctrl_c_as_in_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 

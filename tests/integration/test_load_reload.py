@@ -47,6 +47,7 @@ adapters:
     connection: {path: templates/sales.duckdb}
     templates: ["templates/sales/*.yaml"]
     confidence_threshold: 0.3
+    circuit_breaker: {reset_timeout: 1}  # opened while its file is away; health is ok once it closes
 """
 SALES_LIBRARY = """
 templates:
@@ -188,6 +189,10 @@ async def test_eight_clients_through_twenty_edits(tmp_path):
         load_started = time.monotonic()
         await asyncio.gather(*(one_client(n) for n in range(CLIENTS)), sample_rss(), edit())
         elapsed = time.monotonic() - load_started
+        # the circuit the removed file opened lets a probe through after reset_timeout; it closes it
+        await asyncio.sleep(1.1)
+        probe = await client.post("/v1/query", json={"query": "what is the total amount of sales?", "adapter": "sales"})
+        assert probe.status == 200
         health = await (await client.get("/health")).json()
 
     latencies.sort()
