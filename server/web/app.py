@@ -29,7 +29,7 @@ from .dashboard_routes import install_stats
 from .docs_routes import install_docs
 from .metrics import install_metrics
 from .query_string import parse_query_string
-from .request_body import BODY_TIMEOUT, body_middleware, read_json
+from .request_body import BODY_TIMEOUT, MAX_BODY_BYTES, body_middleware, read_json
 from .routing_log import STATS_LOG
 
 log = logging.getLogger("intent_router.web")
@@ -199,7 +199,7 @@ class Handlers:
 
 
 def create_app(holder: RuntimeHolder) -> web.Application:
-    app = web.Application(middlewares=[errors_middleware, body_middleware], client_max_size=64 * 1024)
+    app = web.Application(middlewares=[errors_middleware, body_middleware], client_max_size=MAX_BODY_BYTES)
     app[HOLDER] = holder
     app[BODY_TIMEOUT] = lambda: holder.current.config.app.server.body_timeout
     app[HOOKS] = []

@@ -24,6 +24,7 @@ from ..errors import BadRequest, IntentRouterError
 
 # seconds the whole body may take to arrive (server.body_timeout of the current runtime); set by create_app
 BODY_TIMEOUT: web.AppKey[Callable[[], float]] = web.AppKey("body_timeout")
+MAX_BODY_BYTES = 64 * 1024  # the app's client_max_size: a question, its options and a session id fit many times
 
 
 @web.middleware
@@ -31,6 +32,13 @@ async def body_middleware(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
     if request.can_read_body:
+        if (request.content_length or 0) > MAX_BODY_BYTES:  # at once, not after waiting for the body
+            request.content.feed_eof()
+            return _closing(
+                IntentRouterError(
+                    f"request body larger than {MAX_BODY_BYTES} bytes", code="payload_too_large", status=413
+                )
+            )
         charset = request.charset
         if charset is not None and not _known_charset(charset):
             raise BadRequest("Content-Type: unknown charset")

@@ -70,3 +70,16 @@ async def test_a_method_the_path_does_not_take_is_405_with_allow(tmp_path):
         body = await resp.json()
     assert resp.status == 405 and body["error"]["code"] == "method_not_allowed"
     assert "POST" in {m.strip() for m in resp.headers["Allow"].split(",")}
+
+
+async def test_a_body_announced_larger_than_the_limit_is_413_at_once(tmp_path):
+    """A Content-Length over the limit is answered before any of the body is awaited (it used to wait
+    for `server.body_timeout` and answer 408), and the connection is closed."""
+    import time
+
+    async with serving(people_tree(tmp_path)) as (port, _runner):
+        started = time.monotonic()
+        status, _headers, body = await exchange(port, post("", body=b"", length="10000000"))
+        waited = time.monotonic() - started
+    assert status == 413 and json.loads(body)["error"]["code"] == "payload_too_large"
+    assert waited < 2
