@@ -218,21 +218,28 @@ async def test_duckdb_adapter_opened_on_an_instance_of_a_replaced_file_reads_the
             assert (await old.execute(old.templates["count"], {})).rows == [{"n": 5}]
 
 
+async def health_once_mcp_started(client) -> dict:
+    """/health once MCP has left `starting` (its SDK loads in the background after the server starts)."""
+    import asyncio
+
+    for _ in range(100):
+        body = await health(client)
+        if body["mcp"]["status"] != "starting":
+            return body
+        await asyncio.sleep(0.05)
+    raise AssertionError("MCP still starting after 5 s")
+
+
 async def test_mcp_that_could_not_start_makes_the_replica_degraded(tmp_path, monkeypatch):
     """/mcp is how assistants call the server: when the MCP SDK cannot be imported (here: the `mcp`
     package hidden, as on an install that lacks it) /mcp answers 503 and /health says so instead of ok."""
-    import asyncio
     import sys
 
     for name in [n for n in sys.modules if n == "mcp" or n.startswith("mcp.") or n == "server.mcp.http_sdk"]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "mcp", None)  # `import mcp` raises ImportError
     async with running_app(people_tree(tmp_path)) as (client, _):
-        for _ in range(100):
-            body = await health(client)
-            if body["mcp"]["status"] != "starting":
-                break
-            await asyncio.sleep(0.05)
+        body = await health_once_mcp_started(client)
         mcp = await client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
         query = await client.post("/v1/query", json=QUESTION)
     assert body["status"] == "degraded"
@@ -248,11 +255,7 @@ async def test_mcp_started_is_ok_in_health_and_down_once_its_session_manager_end
     from server.mcp.http import MCP
 
     async with running_app(people_tree(tmp_path)) as (client, _):
-        for _ in range(100):
-            body = await health(client)
-            if body["mcp"]["status"] != "starting":
-                break
-            await asyncio.sleep(0.05)
+        body = await health_once_mcp_started(client)
         assert body["mcp"] == {"status": "ok"} and body["status"] == "ok"
         task = client.app[MCP]._task  # the SDK's session manager ends while the server runs (a crash)
         assert task is not None
