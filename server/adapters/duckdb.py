@@ -126,6 +126,8 @@ class DuckDBAdapter(DataAdapter):
         """Another adapter on this file found it replaced: the shared instance must go (duckdb_files.py)."""
         if self._conn is not None:
             self._conn.close()  # kept (closed): the next query finds the file replaced and reopens
+        if self._file is not None:  # even if the old file comes back under its old inode before then
+            self._file = FileIdentity.unknown(self._file.path)
 
     def _path(self) -> str:
         raw = self.settings.connection.path
@@ -225,7 +227,12 @@ class DuckDBAdapter(DataAdapter):
             if self._file is None or self._file.problem() != "replaced":
                 return
             log.warning("duckdb adapter %s: %s; reopening", self.name, REASONS[problem])
-            await asyncio.to_thread(duckdb_files.reopen_fresh, self._path(), self._open)
+            path = self._file.path
+            try:
+                await asyncio.to_thread(duckdb_files.reopen_fresh, self._path(), self._open)
+            except SourceUnavailable:  # e.g. not a database: try again on the next query, whatever is there
+                self._file = FileIdentity.unknown(path)
+                raise
             await self.forget_cached()
 
     async def close_source(self) -> None:

@@ -26,6 +26,12 @@ class FileIdentity:
             return None
         return cls(path, st.st_dev, st.st_ino)
 
+    @classmethod
+    def unknown(cls, path: Path) -> FileIdentity:
+        """An identity no file has: a connection that had to be dropped (or could not be opened again)
+        then finds its file "replaced" on its next query and opens it, whichever file is there by then."""
+        return cls(path, -1, -1)
+
     def problem(self) -> str | None:
         """None while the path still names the opened file; else "missing" or "replaced"."""
         now = FileIdentity.of(self.path)

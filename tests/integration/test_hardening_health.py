@@ -171,6 +171,30 @@ async def test_an_open_circuit_is_down_in_health_although_the_source_answers_a_p
         assert await adapter.health() == {"status": "down", "reason": "circuit open after 2 consecutive failures"}
 
 
+async def test_duckdb_recovers_when_the_original_file_comes_back_after_a_bad_one(tmp_path):
+    """A file that is not a database is moved in (503: it cannot be opened), then the original is moved
+    back, with its old inode: the adapter opens it again instead of using the connection it closed (that
+    answered 500 'Connection already closed' until a restart; found by a probe of the demo)."""
+    import pytest
+
+    from server.errors import SourceUnavailable
+
+    path, settings = duckdb_counting(tmp_path, 3)
+    kept = tmp_path / "kept.duckdb"
+    async with started(tmp_path, settings, COUNT) as adapter, started(tmp_path, settings, COUNT) as sibling:
+        template = adapter.templates["count"]
+        assert (await adapter.run(template, {})).rows == [{"n": 3}]
+        assert (await sibling.run(template, {})).rows == [{"n": 3}]
+        os.replace(path, kept)
+        path.write_bytes(os.urandom(300_000))
+        with pytest.raises(SourceUnavailable, match="cannot open the database"):
+            await adapter.run(template, {})
+        os.replace(kept, path)  # the original, under its old inode
+        assert (await adapter.run(template, {})).rows == [{"n": 3}]
+        assert (await sibling.run(template, {})).rows == [{"n": 3}]  # its connection was dropped too
+        assert (await adapter.health())["status"] == (await sibling.health())["status"] == "ok"
+
+
 async def test_routing_log_write_failures_are_reported_in_health(tmp_path):
     config = BASE_CONFIG + "stats: {flush_interval: 0.05}\n"
     async with running_app(people_tree(tmp_path, config)) as (client, _):
