@@ -91,7 +91,12 @@ FULL_MONTH = r"(?P<month>january|february|march|april|may|june|july|august|septe
 DAY = r"(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 YEAR = r"(?P<year>(?:19|20)\d\d)"
 WEEKDAY = r"(?P<weekday>" + "|".join(sorted(_WEEKDAYS, key=len, reverse=True)) + r")"
-COUNT = r"(?P<count>\d+|" + "|".join(sorted(_UNIT_WORDS, key=len, reverse=True)) + r")"
+# a whole count, '1,000' included, never the tail of a longer number ('1,000' read as '000', '10^30' as '30')
+COUNT = (
+    r"(?<![\d^])(?<!\d[,.])(?<!\d )(?P<count>\d{1,3}(?:,\d{3})+(?!\d)|\d+|"
+    + "|".join(sorted(_UNIT_WORDS, key=len, reverse=True))
+    + r")"
+)
 UNIT = r"(?P<unit>day|week|month|quarter|year)s?"
 
 
@@ -129,6 +134,12 @@ class DateMention:
         if self.grain == "year" and self.start is not None and self.operator is None:
             return self.start.year
         return None
+
+
+def _count(text: str) -> int:
+    """A COUNT match: digits (with thousands commas) or a number word."""
+    digits = text.replace(",", "")
+    return int(digits) if digits.isdigit() else _UNIT_WORDS[text]
 
 
 def month_end(year: int, month: int) -> dt.date:
@@ -322,12 +333,10 @@ class _Parser:
         return Base(start, t, "span", m.span())
 
     def _last_n(self, m: re.Match[str]) -> Base:
-        count = m["count"]
-        n = int(count) if count.isdigit() else _UNIT_WORDS[count]
-        return self._rolling(m, n, m["unit"])
+        return self._rolling(m, _count(m["count"]), m["unit"])
 
     def _ago(self, m: re.Match[str]) -> Base:
-        rolled = self._rolling(m, int(m["count"]) if m["count"].isdigit() else _UNIT_WORDS[m["count"]], m["unit"])
+        rolled = self._rolling(m, _count(m["count"]), m["unit"])
         return Base(rolled.start, rolled.start, "day", m.span())
 
     def _weekday(self, m: re.Match[str]) -> Base | None:

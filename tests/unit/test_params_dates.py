@@ -145,6 +145,22 @@ def test_a_span_reaching_beyond_the_calendar_is_no_date_not_an_error(phrase, uni
         assert all(d is None or dt.date.min <= d <= dt.date.max for d in (m.start, m.end))
 
 
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        ("hired since 1,000 days ago", TODAY - dt.timedelta(days=1000)),  # a thousands comma is one count
+        ("orders in the last 1,000 days", TODAY - dt.timedelta(days=1000)),
+        ("hired 10^30 weeks ago", None),  # never the tail of a longer number ('30 weeks ago')
+        ("hired 10^3 days ago", None),
+        ("hired 1 000 days ago", None),
+        ("hired 1.5 days ago", None),
+    ],
+)
+def test_a_count_is_a_whole_number_or_none(text, start):
+    found = find_dates(text, TODAY)
+    assert [m.start for m in found] == ([start] if start else [])
+
+
 def test_a_day_with_time_keeps_the_time():
     m = only("events at 2024-03-05T10:30")
     assert m.start == dt.date(2024, 3, 5) and m.start_time == dt.time(10, 30)
