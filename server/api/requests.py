@@ -79,7 +79,12 @@ class StatisticsQuery(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    adapter: str | None = Field(None, description="entries asked of or answered by this adapter; default: all")
+    adapter: str | None = Field(
+        None,
+        pattern=ADAPTER_NAME_PATTERN,
+        max_length=ADAPTER_NAME_MAX,
+        description="entries asked of or answered by this adapter; default: all",
+    )
     kind: Literal["query", "test_routing", "all"] | None = Field(None, description="which endpoint's entries (all)")
     since: str | None = Field(
         None, description="window start: a duration (15m, 24h, 7d), epoch seconds or ISO 8601; default 24h"

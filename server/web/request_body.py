@@ -24,6 +24,7 @@ from ..errors import BadRequest, IntentRouterError
 
 # seconds the whole body may take to arrive (server.body_timeout of the current runtime); set by create_app
 BODY_TIMEOUT: web.AppKey[Callable[[], float]] = web.AppKey("body_timeout")
+DECODED = frozenset({"identity", "gzip", "deflate"})  # the content codings a body may come in
 MAX_BODY_BYTES = 64 * 1024  # the app's client_max_size: a question, its options and a session id fit many times
 
 
@@ -37,6 +38,16 @@ async def body_middleware(
             return _closing(
                 IntentRouterError(
                     f"request body larger than {MAX_BODY_BYTES} bytes", code="payload_too_large", status=413
+                )
+            )
+        encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
+        if encoding not in DECODED:  # aiohttp would pass an unknown coding through as if it were none
+            request.content.feed_eof()
+            return _closing(
+                IntentRouterError(
+                    "Content-Encoding not supported (send gzip, deflate or none)",
+                    code="unsupported_media_type",
+                    status=415,
                 )
             )
         charset = request.charset

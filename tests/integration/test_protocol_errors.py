@@ -41,6 +41,8 @@ def post(extra_headers: str, body: bytes = BODY, length: str | None = None) -> b
     [
         ("brotli", post("Content-Encoding: br\r\n"), 415, "unsupported_media_type"),
         ("zstd", post("Content-Encoding: zstd\r\n"), 415, "unsupported_media_type"),
+        ("unknown coding", post("Content-Encoding: foo\r\n"), 415, "unsupported_media_type"),
+        ("two codings", post("Content-Encoding: gzip, br\r\n"), 415, "unsupported_media_type"),
         ("content-length not a number", post("", length="abc"), 400, "bad_request"),
         ("negative content-length", post("", length="-1"), 400, "bad_request"),
         ("length and chunked", post("Transfer-Encoding: chunked\r\n"), 400, "bad_request"),
