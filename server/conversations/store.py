@@ -6,15 +6,19 @@ state that does not parse (written by another version) is simply a fresh start.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import secrets
+import weakref
 from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator
 from typing import Any
 
 from pydantic import ValidationError
 
 from .settings import SessionSettings
-from .state import SessionState
+from .state import SessionState, session_key
 
 log = logging.getLogger("intent_router.sessions")
 
@@ -27,6 +31,23 @@ def new_session_id() -> str:
 class SessionStore(ABC):
     def __init__(self, settings: SessionSettings) -> None:
         self.settings = settings
+        # one lock per session with a message in progress (a lock nobody holds or waits for goes away)
+        self._turns: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    @contextlib.asynccontextmanager
+    async def one_message_at_a_time(self, owner: str, session_id: str | None) -> AsyncIterator[None]:
+        """A session's messages are answered one after another in this process: two follow-ups sent at
+        once (a client retrying, a double click) would otherwise both complete the same pending turn and
+        save over each other. A message without a session id starts a new one and waits for nothing."""
+        if session_id is None:
+            yield
+            return
+        key = session_key(owner, session_id)
+        lock = self._turns.get(key)
+        if lock is None:
+            lock = self._turns[key] = asyncio.Lock()
+        async with lock:
+            yield
 
     @abstractmethod
     async def _read(self, key: str) -> str | None: ...

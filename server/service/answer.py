@@ -144,6 +144,13 @@ async def answer_in_session(
     message may be just that (conversations/follow_up.py); otherwise it is answered as a new question.
     The response carries the session id to send with the next message."""
     fanning = fan_out.applies(adapter, execution)  # a bad request fails before the session is touched
+    async with sessions.one_message_at_a_time(owner, session_id):
+        return await _answer_turn(adapter, question, sessions, session_id, owner, fanning)
+
+
+async def _answer_turn(
+    adapter: Adapter, question: str, sessions: SessionStore, session_id: str | None, owner: str, fanning: bool
+) -> Answer:
     conversation = await Conversation.open(sessions, session_id, owner, adapter.name)
     original, question = question, normalise_question(question)
     router, sources, outcome = await _route(adapter, question)

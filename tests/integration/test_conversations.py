@@ -74,6 +74,23 @@ async def test_clarification_then_bare_value_executes(demo_runtime):
     assert "follow_up" not in _session(third) and _session(third)["turn"] == 3
 
 
+async def test_follow_ups_sent_at_once_are_answered_one_after_another(demo_runtime):
+    """Four answers to one clarification at the same moment (a retry, a double click): exactly one
+    completes it, each gets its own turn, none is lost (all four completed turn 1 as turn 2 before)."""
+    import asyncio
+
+    company, sessions = demo_runtime.get("company"), demo_runtime.sessions
+    first = await answer_in_session(company, CLARIFY, sessions, None)
+    sid = first.body["session_id"]
+    replies = await asyncio.gather(
+        *(answer_in_session(company, value, sessions, sid) for value in ("80000", "90000", "100000", "110000"))
+    )
+    turns = [_session(r) for r in replies]
+    assert sorted(t["turn"] for t in turns) == [2, 3, 4, 5]
+    assert [t.get("completes_turn") for t in turns].count(1) == 1
+    assert _session(await answer_in_session(company, "hello", sessions, sid))["turn"] == 6
+
+
 async def test_without_a_session_the_bare_value_is_a_new_question(demo_runtime):
     """The behaviour the issue reported: without the session "80000" is routed on its own."""
     company, sessions = demo_runtime.get("company"), demo_runtime.sessions
