@@ -47,11 +47,13 @@ def _visible(ch: str) -> str:
 
 
 def checked_question(text: str, max_chars: int, field: str) -> str:
-    """A question as asked, whitespace collapsed: blank or longer than `max_chars` (as asked, or once
-    normalised: NFKC turns some single characters into many, e.g. U+FDFA into 18) is the client's error."""
+    """A question as asked, whitespace collapsed: blank (also once normalised: zero-width characters
+    alone) or longer than `max_chars` (as asked, or once normalised: NFKC turns some single characters
+    into many, e.g. U+FDFA into 18) is the client's error."""
     question = " ".join(text.split())
-    if not question:
+    normalised = normalise_question(question)
+    if not normalised:  # nothing but spaces or invisible characters (zero-width spaces, BOM)
         raise BadRequest(f"{field}: must not be blank")
-    if len(question) > max_chars or len(normalise_question(question)) > max_chars:
+    if len(question) > max_chars or len(normalised) > max_chars:
         raise BadRequest(f"{field}: longer than {max_chars} characters")
     return question

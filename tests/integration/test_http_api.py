@@ -45,6 +45,7 @@ async def test_default_adapter_is_used_when_none_named(tmp_path):
         (b"{}", "query"),
         (b'{"query": ""}', "query"),
         (b'{"query": "   "}', "blank"),
+        (b'{"query": "\\u200b\\ufeff\\u200d"}', "blank"),  # invisible characters only
         (b'{"query": 42}', "query"),
         (b'{"query": "x", "adaptr": "people"}', "adaptr: unknown field"),
         (b'{"query": "x", "adapter": ""}', "adapter: String should match pattern"),  # not the default
