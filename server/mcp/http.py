@@ -24,6 +24,7 @@ from ..auth import authenticate, is_loopback, presented_key, require
 from ..runtime.holder import RuntimeHolder
 from .asgi_bridge import call_asgi
 from .calls import PRINCIPAL_SCOPE_KEY, Hook
+from .envelope import envelope_error
 
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -62,6 +63,8 @@ class MCPEndpoint:
         if self.health()["status"] != "ok":
             raise web.HTTPServiceUnavailable(reason="MCP stopped")
         assert self.manager is not None
+        if request.method == "POST" and (refused := envelope_error(await request.read())) is not None:
+            return refused
         extra = {PRINCIPAL_SCOPE_KEY: principal, "user": self._sdk.user(principal, presented_key(request))}
         return await call_asgi(self.manager.handle_request, request, extra)
 

@@ -300,3 +300,32 @@ async def test_an_unexpected_failure_is_a_tool_error_without_its_text(tmp_path, 
     assert result.structured_content == {"error": {"code": "internal_error", "message": "internal server error"}}
     assert "no configuration loaded" not in str(result.content)
     assert "unhandled error in MCP tool ask" in caplog.text
+
+
+async def test_a_message_that_is_no_json_rpc_is_refused_without_repeating_it(tmp_path):
+    """The SDK's validation errors quote the message back (and link pydantic's pages); /mcp refuses a
+    body that is not one JSON-RPC 2.0 message itself, with a JSON-RPC error naming what is wrong."""
+    from server.testing.configs import people_tree
+
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    bodies = {
+        b"not json LEAKME": -32700,
+        b'[{"jsonrpc": "2.0", "id": 1, "method": "ping", "x": "LEAKME"}]': -32600,  # a batch
+        b'{"jsonrpc": "1.0", "id": 1, "method": "tools/list", "secret": "LEAKME"}': -32600,
+        b'{"jsonrpc": "2.0", "id": 1, "params": {"LEAKME": 1}}': -32600,  # no method
+        b'{"jsonrpc": "2.0", "id": {"LEAKME": 1}, "method": "ping"}': -32600,
+    }
+    async with running_app(people_tree(tmp_path)) as (client, _):
+        for _ in range(100):  # the SDK loads in the background after the start
+            if (await (await client.get("/health")).json())["mcp"]["status"] == "ok":
+                break
+            await asyncio.sleep(0.05)
+        for body, code in bodies.items():
+            resp = await client.post("/mcp", data=body, headers=headers)
+            text = await resp.text()
+            assert resp.status == 400, body
+            assert (await resp.json())["error"]["code"] == code
+            assert "LEAKME" not in text and "pydantic" not in text
+        ok = await client.post("/mcp", json=INIT, headers=headers)
+        assert ok.status == 200
+        await ok.read()
