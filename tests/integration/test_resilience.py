@@ -123,7 +123,9 @@ async def test_retries_stop_at_the_request_deadline(tmp_path, api):
         with request_deadline(0.5), pytest.raises(SourceUnavailable):
             await run(adapter)
         elapsed = time.monotonic() - started_at
-    assert elapsed < 0.5
+    # no wait is started that would end past the deadline; an attempt begun just before it may end just
+    # after it (a loopback call: milliseconds; this failed once at 0.5012 s). Without the rule: ~2 s.
+    assert elapsed < 0.6
     assert 1 <= len(api.arrivals) < 10
 
 
