@@ -193,6 +193,10 @@ class CircuitBreaker:
             return "half_open"
         return self._state
 
+    def why_open(self) -> str:
+        """What an open circuit says, in a 503 and in /health."""
+        return f"circuit open after {self.consecutive_failures} consecutive failures"
+
     def retry_in(self) -> float:
         return max(0.0, self.settings.reset_timeout - (self._clock() - self._opened_at))
 
@@ -278,8 +282,7 @@ class SourceGuard:
             self.stats.rejected += 1
             raise SourceUnavailable(
                 self.adapter,
-                f"circuit open after {self.breaker.consecutive_failures} consecutive failures; "
-                f"next try in {self.breaker.retry_in():.1f} s",
+                f"{self.breaker.why_open()}; next try in {self.breaker.retry_in():.1f} s",
             )
         outcome = RetryOutcome()
         try:

@@ -258,10 +258,7 @@ class DataAdapter(Adapter):
         answers 503 at once, whatever a ping of the source says (a corrupt file still answers SELECT 1)."""
         breaker = self.guard.breaker
         if breaker.state == "open":
-            return {
-                "status": "down",
-                "reason": f"circuit open after {breaker.consecutive_failures} consecutive failures",
-            }
+            return {"status": "down", "reason": breaker.why_open()}
         return await self.source_health()
 
     async def source_health(self) -> dict[str, Any]:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 Execution = Literal["route_once", "fan_out"]
 SESSION_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,128}$"  # a client may use its own conversation id
 ADAPTER_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$"  # an adapter's name in config and in requests
 ADAPTER_NAME_MAX = 200  # a name asked for in a request (an error message repeats it)
+# an adapter named in a request: anything else is a 400 that does not repeat it
+AdapterName = Annotated[str, StringConstraints(pattern=ADAPTER_NAME_PATTERN, max_length=ADAPTER_NAME_MAX)]
 
 
 class QueryRequest(BaseModel):
@@ -18,12 +20,7 @@ class QueryRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, description="the user's question")
-    adapter: str | None = Field(
-        None,
-        pattern=ADAPTER_NAME_PATTERN,
-        max_length=ADAPTER_NAME_MAX,
-        description="adapter to ask; default: the server's default adapter",
-    )
+    adapter: AdapterName | None = Field(None, description="adapter to ask; default: the server's default adapter")
     session_id: str | None = Field(
         None,
         pattern=SESSION_ID_PATTERN,
@@ -54,12 +51,7 @@ class CatalogueQuery(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    adapter: str | None = Field(
-        None,
-        pattern=ADAPTER_NAME_PATTERN,
-        max_length=ADAPTER_NAME_MAX,
-        description="only this adapter (a composite: it and its children)",
-    )
+    adapter: AdapterName | None = Field(None, description="only this adapter (a composite: it and its children)")
 
 
 class ReloadQuery(BaseModel):
@@ -79,12 +71,7 @@ class StatisticsQuery(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    adapter: str | None = Field(
-        None,
-        pattern=ADAPTER_NAME_PATTERN,
-        max_length=ADAPTER_NAME_MAX,
-        description="entries asked of or answered by this adapter; default: all",
-    )
+    adapter: AdapterName | None = Field(None, description="entries asked of or answered by this adapter; default: all")
     kind: Literal["query", "test_routing", "all"] | None = Field(None, description="which endpoint's entries (all)")
     since: str | None = Field(
         None, description="window start: a duration (15m, 24h, 7d), epoch seconds or ISO 8601; default 24h"

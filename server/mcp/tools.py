@@ -15,7 +15,7 @@ from typing import Any
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..api.requests import ADAPTER_NAME_MAX, ADAPTER_NAME_PATTERN, SESSION_ID_PATTERN
+from ..api.requests import SESSION_ID_PATTERN, AdapterName
 from ..api.responses import QueryResponse, RoutingExplanation
 from ..auth import Principal
 from ..errors import IntentRouterError, error_body
@@ -34,12 +34,7 @@ class QuestionArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, description="The question, in plain language")
-    adapter: str | None = Field(
-        None,
-        pattern=ADAPTER_NAME_PATTERN,
-        max_length=ADAPTER_NAME_MAX,
-        description="Which adapter answers it (default: the server's default)",
-    )
+    adapter: AdapterName | None = Field(None, description="Which adapter answers it (default: the server's default)")
 
 
 class AskArgs(QuestionArgs):
@@ -53,12 +48,7 @@ class AskArgs(QuestionArgs):
 class TemplatesArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    adapter: str | None = Field(
-        None,
-        pattern=ADAPTER_NAME_PATTERN,
-        max_length=ADAPTER_NAME_MAX,
-        description="Only this adapter (a composite: it and its children)",
-    )
+    adapter: AdapterName | None = Field(None, description="Only this adapter (a composite: it and its children)")
 
 
 def _ask_schema(adapters: list[str]) -> dict[str, Any]:

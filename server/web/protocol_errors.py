@@ -11,6 +11,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import ContentEncodingError, LineTooLong
 
 from ..errors import error_body
+from .request_body import UNSUPPORTED_ENCODING
 
 log = logging.getLogger("intent_router.http")
 
@@ -20,7 +21,7 @@ _CODES = {400: "bad_request", 413: "payload_too_large", 415: "unsupported_media_
 def protocol_error_response(request: web.BaseRequest, status: int, exc: BaseException | None) -> web.Response:
     """The JSON answer to a request aiohttp could not parse (the connection is closed after it)."""
     if isinstance(exc, ContentEncodingError):
-        status, message = 415, "Content-Encoding not supported (send gzip, deflate or none)"
+        status, message = 415, UNSUPPORTED_ENCODING
     elif isinstance(exc, LineTooLong):
         status, message = 431, "request line or a header is too long"
     elif status >= 500:

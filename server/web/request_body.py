@@ -25,6 +25,7 @@ from ..errors import BadRequest, IntentRouterError
 # seconds the whole body may take to arrive (server.body_timeout of the current runtime); set by create_app
 BODY_TIMEOUT: web.AppKey[Callable[[], float]] = web.AppKey("body_timeout")
 DECODED = frozenset({"identity", "gzip", "deflate"})  # the content codings a body may come in
+UNSUPPORTED_ENCODING = "Content-Encoding not supported (send gzip, deflate or none)"  # also protocol_errors.py
 MAX_BODY_BYTES = 64 * 1024  # the app's client_max_size: a question, its options and a session id fit many times
 
 
@@ -43,13 +44,7 @@ async def body_middleware(
         encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
         if encoding not in DECODED:  # aiohttp would pass an unknown coding through as if it were none
             request.content.feed_eof()
-            return _closing(
-                IntentRouterError(
-                    "Content-Encoding not supported (send gzip, deflate or none)",
-                    code="unsupported_media_type",
-                    status=415,
-                )
-            )
+            return _closing(IntentRouterError(UNSUPPORTED_ENCODING, code="unsupported_media_type", status=415))
         charset = request.charset
         if charset is not None and not _known_charset(charset):
             raise BadRequest("Content-Type: unknown charset")
