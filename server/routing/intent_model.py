@@ -146,7 +146,7 @@ class LexicalFeatures:
         self.max_features = max_features
         self.vocabulary: dict[str, int] = {}
         self.idf = np.zeros(0, np.float32)
-        self._word_ids: dict[str, np.ndarray] = {}
+        self._word_ids: dict[str, list[int]] = {}
 
     @property
     def size(self) -> int:

@@ -50,7 +50,7 @@ class RoutingLog:
         self._table: sa.Table | None = None
         self._made = threading.Lock()  # engine and table are made once, by whichever thread asks first
         self.counters = LogCounters()
-        self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=settings.queue_size)
+        self._queue: asyncio.Queue[RoutingRecord] = asyncio.Queue(maxsize=settings.queue_size)
         self._batch_ready = asyncio.Event()
         self._tasks: list[asyncio.Task] = []
         self._accepting = False
@@ -178,13 +178,12 @@ class RoutingLog:
         if not self._accepting:
             self.counters.dropped += 1
             return False
-        row = entry.to_row()
-        if row["replica"] is None:
-            row["replica"] = self.replica
+        if entry.replica is None:
+            entry.replica = self.replica
         if not self.settings.store_queries:
-            row["question"] = None
-        try:
-            self._queue.put_nowait(row)
+            entry.question = None
+        try:  # the entry becomes a row in the writer's thread: JSON encoding off the event loop
+            self._queue.put_nowait(entry)
         except asyncio.QueueFull:
             self.counters.dropped += 1
             return False
@@ -230,10 +229,11 @@ class RoutingLog:
                 for _ in batch:
                     self._queue.task_done()
 
-    def _insert(self, rows: list[dict[str, Any]]) -> None:
+    def _insert(self, entries: list[RoutingRecord]) -> None:
         import sqlalchemy as sa
 
-        if not self.settings.store_queries:  # turned off after these rows were queued
+        rows = [entry.to_row() for entry in entries]
+        if not self.settings.store_queries:  # turned off after these entries were queued
             for row in rows:
                 row["question"] = None
         with self.engine.begin() as conn:
