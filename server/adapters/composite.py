@@ -17,6 +17,7 @@ from ..routing.calibration import ScoreCalibration, fit_per_model
 from ..routing.policy import RoutingPolicy
 from ..routing.settings import (
     AcceptanceOverride,
+    CompositeRetrievalSettings,
     IntentModelOverride,
     PerformanceOverride,
     RerankingOverride,
@@ -98,6 +99,7 @@ class CompositeAdapter(Adapter):
             shared_rerank_cache=context.shared_rerank_cache,
         )
         self._refits: list[asyncio.Task[None]] = []
+        self._policy: tuple[CompositeAdapterSettings, CompositeRetrievalSettings, RoutingPolicy] | None = None
         self._closed = False
         self._calibrations: dict[str, ScoreCalibration] = {}
         self.calibration_status: dict[str, Any] = {"enabled": False}
@@ -109,8 +111,12 @@ class CompositeAdapter(Adapter):
         return [c for c in children if isinstance(c, DataAdapter)]  # the loader refuses nested composites
 
     def routing_policy(self) -> RoutingPolicy:
+        """Built once per settings and retrieval block (asked twice per question: routing and logging)."""
         s = self.settings
-        return RoutingPolicy(
+        cached = self._policy
+        if cached is not None and cached[0] is s and cached[1] is self.retrieval:
+            return cached[2]
+        policy = RoutingPolicy(
             confidence_threshold=s.confidence_threshold,
             max_templates_per_source=s.max_templates_per_source,
             parallel_search=s.parallel_search,
@@ -120,6 +126,8 @@ class CompositeAdapter(Adapter):
             verbose=s.verbose,
             retrieval=self.retrieval,
         )
+        self._policy = (s, self.retrieval, policy)
+        return policy
 
     @property
     def fan_out_min_score(self) -> float:

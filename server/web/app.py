@@ -77,7 +77,8 @@ def parse_query(data: dict[str, Any], max_chars: int, model: type[Q] = QueryRequ
         field = ".".join(str(p) for p in first["loc"]) or "body"
         msg = "unknown field" if first["type"] == "extra_forbidden" else first["msg"]
         raise BadRequest(f"{field}: {msg}") from None
-    return req.model_copy(update={"query": checked_question(req.query, max_chars, "query")})
+    req.query = checked_question(req.query, max_chars, "query")  # the model is this request's own
+    return req
 
 
 @dataclass
