@@ -16,7 +16,11 @@ keeps them). Prints one JSON object with
 - `throughput_ratio_16`: q/s at 16 clients / bare batched sentences/s (issue 17's bar: >= 0.8), and
   each round's ratio (`round_ratios`: the spread shows how noisy the machine was);
 - `embed_ratio`: the server's `timings_ms.embed` p50 at 1 client / bare single-question p50
-  (bar: <= 1.25).
+  (bar: <= 1.25);
+- `cpu_ms_per_question_16` (a server it started, on Linux): CPU per question in the 16-client rounds of
+  the server's event loops (each process's main thread), of its other threads (the encoder, the pools)
+  and of the load generator, and the share of the cores left idle. On 2 cores every 0.1 ms of event
+  loop per question costs the encoder about as much as it costs the loop.
 """
 
 from __future__ import annotations
@@ -188,6 +192,29 @@ def steady(done_at: list[float], emptied_at: float, clients: int) -> dict:
     return {"questions": inside, "seconds": round(seconds, 3), "qps": qps}
 
 
+def server_cpu(pid: int) -> tuple[float, float] | None:
+    """CPU seconds so far of the server's event loops (each process's main thread) and of its other threads
+    (the encoder's, the pools'), over the process and its worker processes; None without Linux's /proc."""
+    loops = others = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    pending = [pid]
+    try:
+        while pending:
+            process = pending.pop()
+            for tid in os.listdir(f"/proc/{process}/task"):
+                fields = Path(f"/proc/{process}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+                seconds = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+                if int(tid) == process:
+                    loops += seconds
+                else:
+                    others += seconds
+                children = Path(f"/proc/{process}/task/{tid}/children")
+                pending += [int(c) for c in children.read_text().split()] if children.exists() else []
+    except (OSError, ValueError):
+        return None
+    return loops, others
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -244,9 +271,19 @@ def main() -> None:
         # and on the same questions: the files group their rows by intent, so other questions would
         # bring other lengths (tokens are the encoder's work)
         sixteen, bare_rates = [], []
+        cpu = {"loop": 0.0, "other": 0.0, "client": 0.0, "wall": 0.0, "questions": 0}
         for _ in range(ROUNDS):
             texts = take(args.questions // ROUNDS)
+            before = server_cpu(proc.pid) if proc is not None else None
+            client, wall = time.process_time(), time.perf_counter()
             sixteen.append(asyncio.run(load(url, args.adapter, texts, 16)))
+            after = server_cpu(proc.pid) if proc is not None else None
+            if before is not None and after is not None:
+                cpu["loop"] += after[0] - before[0]
+                cpu["other"] += after[1] - before[1]
+                cpu["client"] += time.process_time() - client
+                cpu["wall"] += time.perf_counter() - wall
+                cpu["questions"] += len(texts)
             bare_rates.append(len(texts) / bare.batched_seconds(texts))
     finally:
         if proc is not None:
@@ -289,6 +326,15 @@ def main() -> None:
         "embed_ratio_bar": 1.25,
         "embed_p50_ms_by_clients": {level["clients"]: level["embed_p50_ms"] for level in levels},
     }
+    if cpu["questions"]:  # where the 16-client rounds' CPU went (a started server, on Linux)
+        per_question = {k: round(cpu[k] * 1000 / cpu["questions"], 3) for k in ("loop", "other", "client")}
+        busy = (cpu["loop"] + cpu["other"] + cpu["client"]) / (cpu["wall"] * (os.cpu_count() or 1))
+        result["cpu_ms_per_question_16"] = {
+            "event_loop": per_question["loop"],
+            "other_threads": per_question["other"],
+            "load_generator": per_question["client"],
+            "idle_share": round(max(0.0, 1 - busy), 3),
+        }
     print(json.dumps(result), flush=True)
 
 
