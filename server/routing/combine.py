@@ -36,12 +36,14 @@ def combine(
     details: dict[str, object] = {f"{stage}_weight": weights.get(stage, 0.0) for stage in DESIGN_STAGES}
     details.update({f"{stage}_weight": w for stage, w in weights.items() if stage not in DESIGN_STAGES})
     details["effective_weights"] = {s: round(weights[s] / total, 4) for s in present}
+    shares = [(stage, weights[stage] / total) for stage in present]
+    clip = scoring.normalize_scores
     for cand in candidates:
         value = 0.0
-        for stage in present:
+        for stage, share in shares:
             score = cand.stage_score(stage) or 0.0
-            if scoring.normalize_scores:
+            if clip:
                 score = min(1.0, max(0.0, score))
-            value += weights[stage] / total * score
+            value += share * score
         cand.combined_score = value
         cand.scoring_details = details

@@ -14,6 +14,7 @@ whitespace to one space; ends trimmed. Case is kept (proper names are found by t
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -29,6 +30,7 @@ _TRANSLATE = str.maketrans(
 _WHITESPACE = re.compile(r"\s+")
 
 
+@functools.lru_cache(maxsize=1024)  # the request check and the service both normalise each question
 def normalise_question(text: str) -> str:
     """The question as the router and the extractors should see it (see the module docstring)."""
     text = unicodedata.normalize("NFKC", text).translate(_TRANSLATE)

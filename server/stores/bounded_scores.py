@@ -22,9 +22,9 @@ from .int8_graph import matmul_integer_model
 
 log = logging.getLogger(__name__)
 
-# (OpenBLAS splits a gemv over threads from 460,800 floats.) Exact scoring goes by blocks whose
-# rows x (dim + 1) x 2 stay under its threshold for a gemm (262,144).
-EXACT_FLOATS = 1 << 17
+# Exact scoring goes by blocks of rows x dim floats that OpenBLAS runs on one thread (it splits a gemv
+# over threads from 460,800 floats).
+EXACT_FLOATS = 1 << 18
 _X_LEVELS = 63  # 7-bit template codes: u8 x s8 pair sums cannot saturate int16 (AVX2 vpmaddubsw)
 _Q_LEVELS = 127
 _EPS32 = 2.0**-24
@@ -34,15 +34,16 @@ _EPS32 = 2.0**-24
 class Query:
     """A question vector and what every store needs of it (computed once for all children).
 
-    `pair` turns a float64 row [x, ||x||] into [q.x - E||x||, q.x + E||x||] in one product. Any
-    float64 summation of those n + 1 terms is within gamma_{n+1} (sum|q_i x_i| + E||x||) of its exact
-    value, and sum|q_i x_i| <= ||q|| ||x||, so with E >= gamma ||q|| / (1 - gamma) the two results
-    enclose the exact q.x: when both round to the same float32, that is q.x's correct rounding."""
+    A row x is scored as the float64 dot product d of x with q, then d - E||x|| and d + E||x|| (with an
+    upper bound of ||x||): each is a float64 dot product of the n + 1 terms [q, -+E] . [x, ||x||], summed in
+    one order, so it is within gamma_{n+1} (sum|q_i x_i| + E||x||) of its exact value whatever order BLAS
+    sums in, and sum|q_i x_i| <= ||q|| ||x||. With E >= gamma ||q|| / (1 - gamma) the two results enclose
+    the exact q.x: when both round to the same float32, that is q.x's correct rounding."""
 
     q32: np.ndarray
     q64: np.ndarray
     norm: float  # >= ||q||_2
-    pair: np.ndarray  # (n + 1, 2): [[q, q], [-E, E]]
+    spread: float  # E
     _int8: tuple | None = field(default=None, repr=False)
 
     @classmethod
@@ -56,10 +57,7 @@ class Query:
         n = len(q64) + 1
         gamma = n * 2.0**-53 / (1 - n * 2.0**-53)
         spread = 1.01 * gamma / (1 - gamma) * norm
-        pair = np.empty((len(q64) + 1, 2))
-        pair[:-1] = q64[:, None]
-        pair[-1] = (-spread, spread)
-        return cls(q32, q64, norm, pair)
+        return cls(q32, q64, norm, spread)
 
     def int8(self) -> tuple[np.ndarray, float, float, float]:
         """u8 codes (zero point 128) of q = sq * codes + err, with sq, ||sq * codes||_2 and ||err||_2."""
@@ -92,14 +90,16 @@ def query_of(vector: np.ndarray) -> Query:
     return query
 
 
-def exact_rows(extended: np.ndarray, query: Query) -> np.ndarray:
-    """Correctly rounded float32 q.x of float64 rows [x, >= ||x||] (see Query)."""
-    ends = (extended @ query.pair).astype(np.float32)
-    scores = ends[:, 0]
-    unsure = scores != ends[:, 1]
+def exact_rows(rows: np.ndarray, norms: np.ndarray, query: Query) -> np.ndarray:
+    """Correctly rounded float32 q.x of rows x (float32 values, in float32 or float64), given upper bounds
+    of their 2-norms (see Query)."""
+    dots = rows @ query.q64  # float64: a float32 x float32 product is exact in float64
+    spread = norms * query.spread
+    scores = (dots - spread).astype(np.float32)
+    unsure = scores != (dots + spread).astype(np.float32)
     if unsure.any():  # about one row in a million: rational arithmetic decides
         for i in np.flatnonzero(unsure):
-            scores[i] = _round_exactly(extended[i, :-1], query.q64)
+            scores[i] = _round_exactly(np.asarray(rows[i], np.float64), query.q64)
     return scores
 
 
@@ -113,13 +113,6 @@ def _round_exactly(row: np.ndarray, q64: np.ndarray) -> np.float32:
     return min(neighbours, key=lambda v: (abs(Fraction(float(v)) - exact), int(v.view(np.uint32)) & 1))
 
 
-def _extend(rows: np.ndarray, norms: np.ndarray) -> np.ndarray:
-    extended = np.empty((rows.shape[0], rows.shape[1] + 1))
-    extended[:, :-1] = rows
-    extended[:, -1] = norms
-    return extended
-
-
 def row_norms(rows: np.ndarray) -> np.ndarray:
     """Upper bounds of the rows' 2-norms."""
     return np.sqrt(np.einsum("ij,ij->i", rows, rows, dtype=np.float64)) * (1 + 1e-12)
@@ -129,10 +122,8 @@ def exact_scores(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Correctly rounded float32 dot products of float32 rows with a float32 query: the definition of
     a score, computed here without any first pass."""
     q = Query.of(query)
-    step = max(1, EXACT_FLOATS // (rows.shape[1] + 1))
-    parts = [
-        exact_rows(_extend(rows[i : i + step], row_norms(rows[i : i + step])), q) for i in range(0, len(rows), step)
-    ]
+    step = max(1, EXACT_FLOATS // rows.shape[1])
+    parts = [exact_rows(rows[i : i + step], row_norms(rows[i : i + step]), q) for i in range(0, len(rows), step)]
     return np.concatenate(parts) + np.float32(0.0)  # -0.0 -> +0.0: an exact zero rounds to +0
 
 

@@ -141,15 +141,14 @@ class StackedView:
     def _exact(self, rows: np.ndarray, query: Query) -> np.ndarray:
         """Correctly rounded float32 scores of these vectors (ascending indices), read from their packs."""
         assert self.int8 is not None
-        dim = self.dim
         cut = np.searchsorted(rows, self.vector_starts)
-        extended = np.empty((len(rows), dim + 1))
+        gathered = np.empty((len(rows), self.dim))  # float64 and contiguous: one plain gemv per block
         for p, pack in enumerate(self.packs):
             if cut[p] < cut[p + 1]:
-                extended[cut[p] : cut[p + 1], :dim] = pack.matrix[rows[cut[p] : cut[p + 1]] - self.vector_starts[p]]
-        extended[:, dim] = self.int8.l2[rows]
-        step = max(1, EXACT_FLOATS // (dim + 1))
-        parts = [exact_rows(extended[i : i + step], query) for i in range(0, len(rows), step)]
+                gathered[cut[p] : cut[p + 1]] = pack.matrix[rows[cut[p] : cut[p + 1]] - self.vector_starts[p]]
+        norms = self.int8.l2[rows]
+        step = max(1, EXACT_FLOATS // self.dim)
+        parts = [exact_rows(gathered[i : i + step], norms[i : i + step], query) for i in range(0, len(rows), step)]
         return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
     def _kth_per_pack(self, values: np.ndarray, k: int) -> np.ndarray:
