@@ -138,8 +138,8 @@ def composite_routing_view(outcome: RoutingOutcome, router: Router) -> Composite
 def routing_explanation(
     adapter: Adapter, outcome: RoutingOutcome, router: Router, detail: Detail = "compact"
 ) -> RoutingExplanation:
-    """Built as one tree of fields and validated in one call: a model built per candidate cost the hot
-    path of /v1/test_routing about 1.6x as much (the answer's shape is the same)."""
+    """Built as one tree of fields and validated in one call: building it model by model took 1.6x as
+    long on the hot path of /v1/test_routing (75 against 47 us for six candidates; the answer is the same)."""
     policy = router.policy
     chosen = outcome.decision.selected
     weights = router.weights()
