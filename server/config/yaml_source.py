@@ -50,6 +50,9 @@ def format_path(path: Path_) -> str:
     return out
 
 
+_STR = "tag:yaml.org,2002:str"
+
+
 class _Builder:
     def __init__(self, file: str, environ: Mapping[str, str]) -> None:
         self.file = file
@@ -63,7 +66,7 @@ class _Builder:
         if isinstance(node, yaml.MappingNode):
             out: dict[Any, Any] = {}
             for key_node, value_node in node.value:
-                key = self._scalar.construct_object(key_node)
+                key = key_node.value if key_node.tag == _STR else self._scalar.construct_object(key_node)
                 if not isinstance(key, str | int | float | bool) or key is None:
                     self.issues.append(
                         ConfigIssue(
@@ -82,7 +85,8 @@ class _Builder:
             return out
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
-        value = self._scalar.construct_object(node)
+        # a plain string (most scalars) is its text; other tags go through the safe constructor
+        value = node.value if node.tag == _STR else self._scalar.construct_object(node)
         if isinstance(value, str) and "$" in value:
             value = self._substitute(value, node.start_mark.line + 1, path)
         return value
