@@ -17,7 +17,6 @@ from ..routing.calibration import ScoreCalibration, fit_per_model
 from ..routing.policy import RoutingPolicy
 from ..routing.settings import (
     AcceptanceOverride,
-    CompositeRetrievalSettings,
     IntentModelOverride,
     PerformanceOverride,
     RerankingOverride,
@@ -99,7 +98,17 @@ class CompositeAdapter(Adapter):
             shared_rerank_cache=context.shared_rerank_cache,
         )
         self._refits: list[asyncio.Task[None]] = []
-        self._policy: tuple[CompositeAdapterSettings, CompositeRetrievalSettings, RoutingPolicy] | None = None
+        s = settings  # frozen, like the retrieval block: the policy is built once (asked twice a question)
+        self._policy = RoutingPolicy(
+            confidence_threshold=s.confidence_threshold,
+            max_templates_per_source=s.max_templates_per_source,
+            parallel_search=s.parallel_search,
+            search_timeout=s.search_timeout,
+            ambiguity_margin=s.ambiguity_margin,
+            on_ambiguity=s.on_ambiguity,
+            verbose=s.verbose,
+            retrieval=self.retrieval,
+        )
         self._closed = False
         self._calibrations: dict[str, ScoreCalibration] = {}
         self.calibration_status: dict[str, Any] = {"enabled": False}
@@ -111,23 +120,7 @@ class CompositeAdapter(Adapter):
         return [c for c in children if isinstance(c, DataAdapter)]  # the loader refuses nested composites
 
     def routing_policy(self) -> RoutingPolicy:
-        """Built once per settings and retrieval block (asked twice per question: routing and logging)."""
-        s = self.settings
-        cached = self._policy
-        if cached is not None and cached[0] is s and cached[1] is self.retrieval:
-            return cached[2]
-        policy = RoutingPolicy(
-            confidence_threshold=s.confidence_threshold,
-            max_templates_per_source=s.max_templates_per_source,
-            parallel_search=s.parallel_search,
-            search_timeout=s.search_timeout,
-            ambiguity_margin=s.ambiguity_margin,
-            on_ambiguity=s.on_ambiguity,
-            verbose=s.verbose,
-            retrieval=self.retrieval,
-        )
-        self._policy = (s, self.retrieval, policy)
-        return policy
+        return self._policy
 
     @property
     def fan_out_min_score(self) -> float:

@@ -27,7 +27,7 @@ from ..templates import Template
 from ..templates.library import ParsedBody
 from . import duckdb_files
 from .base import DataAdapter, DataAdapterSettings, QueryResult
-from .file_identity import REASONS, FileIdentity
+from .file_identity import REASONS, FileIdentity, FollowsFile
 from .like_escape import add_escape_clauses, escaped_params, pattern_issues
 from .sql import to_json_value
 from .sql_guard import function_names, parse_sql_body, path_like_tables
@@ -77,7 +77,7 @@ def to_duckdb_binds(sql: str) -> str:
     return "".join(out)
 
 
-class DuckDBAdapter(DataAdapter):
+class DuckDBAdapter(FollowsFile, DataAdapter):
     type_name = "duckdb"
     settings_model = DuckDBAdapterSettings
     body_key: ClassVar[str] = "sql"
@@ -213,10 +213,6 @@ class DuckDBAdapter(DataAdapter):
                 self.name, "connection.allowed_paths changed while the database is open: restart the server"
             )
 
-    async def check_source(self) -> None:
-        if self._file is not None and (problem := self._file.problem()):
-            await self._follow_file(problem)
-
     async def _follow_file(self, problem: str) -> None:
         """Missing: the source is down (no stale answers from the deleted inode). Replaced: close and open
         again (DuckDB caches one instance per path, so every connection to the old one must go first,
@@ -251,8 +247,8 @@ class DuckDBAdapter(DataAdapter):
         conn = self._conn
         if conn is None:
             return {"status": "down", "reason": "not connected"}
-        if self._file is not None and (problem := self._file.problem()):
-            return {"status": "down", "reason": REASONS[problem]}
+        if (down := self.file_down()) is not None:
+            return down
         try:
             await run_on(HEALTH_POOL, lambda: conn.cursor().execute("SELECT 1").fetchall())
             return {"status": "ok"}

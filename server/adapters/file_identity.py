@@ -8,8 +8,10 @@ current identity (device and inode) with the one taken when the database was ope
 from __future__ import annotations
 
 import os
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -46,3 +48,23 @@ REASONS = {
     "missing": "database file is missing",
     "replaced": "database file was replaced under the open connection",
 }
+
+
+class FollowsFile(ABC):
+    """A data adapter reading one database file (SQLite, DuckDB), put before DataAdapter in its bases: the
+    one rule for a file that changed under the open connection, in health and before every query."""
+
+    _file: FileIdentity | None  # None: no file (a server database, or in memory)
+
+    @abstractmethod
+    async def _follow_file(self, problem: str) -> None:
+        """Missing: raise SourceUnavailable. Replaced: open the file that is there now."""
+
+    def file_down(self) -> dict[str, Any] | None:
+        """The health answer while the file is missing or replaced (None: it is the one opened)."""
+        problem = self._file.problem() if self._file is not None else None
+        return {"status": "down", "reason": REASONS[problem]} if problem else None
+
+    async def check_source(self) -> None:
+        if self._file is not None and (problem := self._file.problem()):
+            await self._follow_file(problem)

@@ -31,7 +31,7 @@ from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
 from ..templates.library import ParsedBody
 from .base import DataAdapter, DataAdapterSettings, QueryResult
-from .file_identity import REASONS, FileIdentity
+from .file_identity import REASONS, FileIdentity, FollowsFile
 from .like_escape import add_escape_clauses, escaped_params, pattern_issues
 from .sql_guard import function_names, parse_sql_body
 
@@ -110,7 +110,7 @@ class SQLAdapterSettings(DataAdapterSettings):
     connection: SQLConnection
 
 
-class SQLAdapter(DataAdapter):
+class SQLAdapter(FollowsFile, DataAdapter):
     type_name = "sql"
     settings_model = SQLAdapterSettings
     body_key: ClassVar[str] = "sql"
@@ -214,17 +214,13 @@ class SQLAdapter(DataAdapter):
             self._engine = None
 
     async def source_health(self) -> dict[str, Any]:
-        if self._file is not None and (problem := self._file.problem()):
-            return {"status": "down", "reason": REASONS[problem]}
+        if (down := self.file_down()) is not None:
+            return down
         try:
             await asyncio.wait_for(run_on(HEALTH_POOL, self._ping), self.settings.connection.connect_timeout)
             return {"status": "ok"}
         except Exception as exc:
             return {"status": "down", "reason": _safe_reason(exc)}
-
-    async def check_source(self) -> None:
-        if self._file is not None and (problem := self._file.problem()):
-            await self._follow_file(problem)
 
     async def _follow_file(self, problem: str) -> None:
         """A missing SQLite file is a source that is down (no stale answers from the deleted inode); a
