@@ -6,8 +6,9 @@ travels in the ASGI scope to the tools, and the SDK binds each MCP session to th
 own for the app's lifetime and is stopped when the server shuts down, which ends open event streams.
 
 Importing the MCP SDK cost about a third of a warm start's imports, so it is imported (in a thread) and
-started in the background once the app starts: /health and the JSON API answer meanwhile, and a /mcp
-request that arrives before it is ready waits for it (or gets 503 if it could not start).
+started in the background once the server has answered (the app's StartGate): /health and the JSON API
+answer meanwhile, and a /mcp request that arrives before it is ready opens the gate and waits for it (or
+gets 503 if it could not start).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from aiohttp import web
 
 from ..auth import authenticate, is_loopback, presented_key, require
 from ..runtime.holder import RuntimeHolder
+from ..runtime.start_gate import START_GATE, StartGate
 from .asgi_bridge import call_asgi
 from .calls import PRINCIPAL_SCOPE_KEY, Hook
 from .envelope import envelope_error
@@ -34,12 +36,14 @@ if TYPE_CHECKING:
 log = logging.getLogger("intent_router.mcp")
 
 PATH = "/mcp"
+SDK_MODULE = f"{__package__}.http_sdk"
 
 
 class MCPEndpoint:
-    def __init__(self, holder: RuntimeHolder, hooks: list[Hook]) -> None:
+    def __init__(self, holder: RuntimeHolder, hooks: list[Hook], gate: StartGate | None = None) -> None:
         self.holder = holder
         self.hooks = hooks
+        self.gate = gate  # the SDK loads once it opens
         # Stateless: every request stands alone (no MCP session id, no server-sent notifications). Needed when
         # several processes share the port (`serve --workers N`): a session lives in one process, and the
         # kernel spreads connections over the processes. Set before the app starts.
@@ -56,6 +60,8 @@ class MCPEndpoint:
         require(principal, "client")
         if self._ready is None:
             raise web.HTTPServiceUnavailable(reason="MCP is not started")
+        if self.gate is not None:
+            self.gate.open()  # an assistant is here: load the SDK now if the server has not answered yet
         try:
             await asyncio.shield(self._ready)  # at once, except in the first second or so after a start
         except Exception:
@@ -82,7 +88,7 @@ class MCPEndpoint:
         return {"status": "ok"}
 
     async def start(self) -> None:
-        """Import the SDK and start the session manager in the background (returns at once)."""
+        """Import the SDK and start the session manager in the background once the gate opens (returns at once)."""
         loop = asyncio.get_running_loop()
         self._ready = ready = loop.create_future()
         ready.add_done_callback(lambda f: f.cancelled() or f.exception())  # a failure is logged, not "never retrieved"
@@ -90,10 +96,13 @@ class MCPEndpoint:
 
     async def _run(self, ready: asyncio.Future[None]) -> None:
         try:
-            sdk = self._sdk = await asyncio.to_thread(importlib.import_module, f"{__package__}.http_sdk")
-            if self._stop.is_set():  # the server stopped before the SDK had loaded: nothing failed
+            if self.gate is not None:
+                await self._gate_or_stop(self.gate)
+            sdk = None if self._stop.is_set() else await asyncio.to_thread(importlib.import_module, SDK_MODULE)
+            if sdk is None or self._stop.is_set():  # the server stopped before the SDK had loaded: nothing failed
                 ready.set_exception(RuntimeError("MCP stopped while starting"))
                 return
+            self._sdk = sdk
             loopback = is_loopback(self.holder.current.config.app.server.host)
             self.manager, self.notifier = sdk.session_manager(self.holder, self.hooks, self.stateless, loopback)
             async with self.manager.run():
@@ -105,6 +114,15 @@ class MCPEndpoint:
                 if not isinstance(exc, asyncio.CancelledError):
                     log.error("MCP over HTTP could not start: %s", exc)
             raise
+
+    async def _gate_or_stop(self, gate: StartGate) -> None:
+        """Wait for the gate, unless the server stops first (then nothing is loaded)."""
+        waits = [asyncio.ensure_future(gate.wait()), asyncio.ensure_future(self._stop.wait())]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
 
     async def stop(self) -> None:
         self._stop.set()
@@ -133,7 +151,7 @@ MCP = web.AppKey("mcp", MCPEndpoint)
 
 def install_mcp(app: web.Application, holder: RuntimeHolder, hooks: list[Hook]) -> MCPEndpoint:
     """`GET/POST/DELETE /mcp`, started with the app and stopped at shutdown (call before it starts)."""
-    endpoint = MCPEndpoint(holder, hooks)
+    endpoint = MCPEndpoint(holder, hooks, app.get(START_GATE))
     app[MCP] = endpoint
 
     async def lifecycle(_: web.Application) -> AsyncIterator[None]:

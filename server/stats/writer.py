@@ -3,7 +3,7 @@
 A bounded queue keeps memory flat when the database is slow or down: entries beyond it are dropped
 and counted, never waited for. Writes run in a worker thread through SQLAlchemy, so a slow log
 database cannot stall the event loop. SQLAlchemy is imported when the engine is first made (in `start`,
-on a worker thread): a server whose log is a local file opens it after it listens (`start_soon`).
+on a worker thread): a server whose log is a local file opens it once it has answered (`start_soon`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from .settings import StatsSettings
 if TYPE_CHECKING:
     import sqlalchemy as sa
     from sqlalchemy.engine import Engine
+
+    from ..runtime.start_gate import StartGate
 
 log = logging.getLogger("intent_router.stats")
 
@@ -59,6 +61,7 @@ class RoutingLog:
         self._last_write_failed = False  # the most recent batch was refused by the database
         self.replica: str | None = None  # written with every entry (cluster.enabled: this replica's name)
         self._opening: asyncio.Future[None] | None = None  # start_soon's start, until it is done
+        self._gate: StartGate | None = None  # start_soon's start waits for it
         self._closed = False
         self.open_error: str | None = None  # why start_soon's start failed (nothing is written then)
 
@@ -100,14 +103,20 @@ class RoutingLog:
             asyncio.create_task(self._retention_loop(), name="routing-log-retention"),
         ]
 
-    def start_soon(self) -> None:
-        """Accept entries now and open the database in the background: what arrives meanwhile waits in the
-        queue (bounded, as always) and is written once the table exists; `health` says "starting" until then.
-        If it cannot be opened, that is logged, `health` says "failing" with the reason, and entries are
-        counted as failed writes."""
+    def start_soon(self, gate: StartGate | None = None) -> None:
+        """Accept entries now and open the database in the background, once `gate` opens (the server has
+        answered): what arrives meanwhile waits in the queue (bounded, as always) and is written once the
+        table exists; `health` says "starting" until then. If it cannot be opened, that is logged, `health`
+        says "failing" with the reason, and entries are counted as failed writes."""
         self._accepting = True
-        self._opening = asyncio.ensure_future(self.start())
+        self._gate = gate
+        self._opening = asyncio.ensure_future(self._start_after(gate))
         self._opening.add_done_callback(self._opened)
+
+    async def _start_after(self, gate: StartGate | None) -> None:
+        if gate is not None:
+            await gate.wait()
+        await self.start()
 
     def _opened(self, opening: asyncio.Future[None]) -> None:
         if opening.cancelled() or opening.exception() is None:
@@ -123,7 +132,10 @@ class RoutingLog:
             self.counters.failed += 1
 
     async def ready(self) -> None:
-        """Wait until `start_soon`'s start is done (at once when the log was started with `start`)."""
+        """Wait until `start_soon`'s start is done (at once when the log was started with `start`); a
+        reader needs it now, so a start still held back by its gate begins."""
+        if self._gate is not None:
+            self._gate.open()
         if self._opening is not None:
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._opening)
@@ -151,8 +163,10 @@ class RoutingLog:
         release the engine."""
         self._accepting = False
         self._closed = True
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.flush(), drain_seconds)
+        still_opening = self._opening is not None and not self._opening.done()
+        if not (still_opening and self._queue.empty()):  # a database not yet open is not opened to write nothing
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.flush(), drain_seconds)
         if self._opening is not None and not self._opening.done():
             self._opening.cancel()
             await asyncio.gather(self._opening, return_exceptions=True)

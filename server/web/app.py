@@ -21,6 +21,7 @@ from ..resilience import request_deadline
 from ..routing.normalise import checked_question
 from ..runtime.build import Runtime
 from ..runtime.holder import RuntimeHolder
+from ..runtime.start_gate import install_start_gate
 from ..service import answer as answering
 from ..service.access import adapter_for
 from .catalogue_routes import install_catalogue
@@ -204,6 +205,7 @@ def create_app(holder: RuntimeHolder) -> web.Application:
     app[HOLDER] = holder
     app[BODY_TIMEOUT] = lambda: holder.current.config.app.server.body_timeout
     app[HOOKS] = []
+    install_start_gate(app)  # optional background starts wait for the first answer (before what uses it)
     h = Handlers(holder)
     app.router.add_post("/v1/query", h.query)
     app.router.add_post("/v1/test_routing", h.test_routing)

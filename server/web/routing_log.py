@@ -15,6 +15,7 @@ from aiohttp import web
 from ..adapters.base import Adapter
 from ..errors import IntentRouterError
 from ..runtime.holder import LoadStatus, RuntimeHolder
+from ..runtime.start_gate import START_GATE
 from ..stats import RoutingLog
 from ..stats.capture import Decided, record_error, record_for
 
@@ -102,7 +103,7 @@ class RoutingLogWiring:
         cluster = runtime.config.app.cluster
         rlog.replica = cluster.name() if cluster.enabled else None  # as /v1/cluster names this replica
         if rlog.local:
-            rlog.start_soon()  # its own file: opened while the server starts listening (SQLAlchemy loads then)
+            rlog.start_soon(app.get(START_GATE))  # its own file: opened once the server has answered
         else:
             await rlog.start()  # a database shared by the replicas must answer for a replica to start
         app[STATS_LOG] = rlog

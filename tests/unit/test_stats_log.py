@@ -155,6 +155,25 @@ async def test_start_soon_takes_entries_before_the_table_exists_and_writes_them(
         await rlog.close()
 
 
+async def test_a_log_held_back_by_its_gate_opens_for_entries_at_close_and_not_for_none(tmp_path):
+    """The server opens its log once it has answered (a StartGate): closed before that, a log holding
+    entries opens to write them, and an empty one is not opened at all."""
+    from server.runtime.start_gate import StartGate
+
+    held = RoutingLog(StatsSettings(path=str(tmp_path / "held.sqlite3"), store_queries=True), tmp_path)
+    held.start_soon(StartGate())  # a gate nobody opens
+    assert held.record(entry(1, question="answered before the gate opened"))
+    await asyncio.sleep(0.05)
+    assert held.health()["status"] == "starting" and not (tmp_path / "held.sqlite3").exists()
+    await held.close()
+    assert [r["question"] for r in rows(held)] == ["answered before the gate opened"]
+
+    empty = RoutingLog(StatsSettings(path=str(tmp_path / "empty.sqlite3")), tmp_path)
+    empty.start_soon(StartGate())
+    await empty.close()
+    assert not (tmp_path / "empty.sqlite3").exists()
+
+
 async def test_start_soon_that_cannot_open_says_why_and_counts_the_entries(tmp_path):
     (tmp_path / "not-a-dir").write_text("a file where the log's directory should be")
     rlog = RoutingLog(StatsSettings(path=str(tmp_path / "not-a-dir" / "log.sqlite3")), tmp_path)

@@ -1,0 +1,72 @@
+"""Optional background starts held back until the server has answered.
+
+Some parts start in the background with work that holds the GIL for a long time: the routing log
+imports SQLAlchemy to open its file, MCP imports its SDK. Begun while the server was still starting,
+they took the GIL from it and delayed the first answer by about half a second on a slow machine. They
+now wait for this gate, which opens when the first response goes out, when something needs one of them
+(a /mcp request, a reader of the routing log), or `FALLBACK_SECONDS` after the app started, whichever
+comes first. Until then /health reports them as "starting", as it did while they loaded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+FALLBACK_SECONDS = 1.0  # opened by then even if nobody has asked anything
+
+
+class StartGate:
+    def __init__(self) -> None:
+        self._open = asyncio.Event()
+        self._timer: asyncio.TimerHandle | None = None
+
+    @property
+    def is_open(self) -> bool:
+        return self._open.is_set()
+
+    def open(self) -> None:
+        """Let held-back starts begin (idempotent)."""
+        if not self._open.is_set():
+            self._open.set()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def open_later(self, seconds: float = FALLBACK_SECONDS) -> None:
+        """Open after `seconds` at the latest (called once the app starts)."""
+        if self._timer is None and not self._open.is_set():
+            self._timer = asyncio.get_running_loop().call_later(seconds, self.open)
+
+    async def wait(self) -> None:
+        await self._open.wait()
+
+    def close(self) -> None:
+        """The app stops: no timer outlives it (waiters are cancelled by their owners)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+
+START_GATE = web.AppKey("start_gate", StartGate)
+
+
+def install_start_gate(app: web.Application) -> StartGate:
+    """The app's gate: opened by its first response, or `FALLBACK_SECONDS` after it starts."""
+    gate = StartGate()
+    app[START_GATE] = gate
+
+    async def first_response(_: web.Request, __: web.StreamResponse) -> None:
+        if not gate.is_open:
+            gate.open()
+
+    async def lifecycle(_: web.Application) -> AsyncIterator[None]:
+        gate.open_later()
+        yield
+        gate.close()
+
+    app.on_response_prepare.append(first_response)
+    app.cleanup_ctx.append(lifecycle)
+    return gate

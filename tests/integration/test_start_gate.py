@@ -1,0 +1,94 @@
+"""Optional background starts (the routing log's database, the MCP SDK) wait until the server has
+answered, so their imports do not take the GIL from the start (issue 17's warm start); they still begin
+on their own after a second, and at once when something needs them."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from server.mcp.http import MCP
+from server.runtime.start_gate import FALLBACK_SECONDS, START_GATE, StartGate
+from server.testing.app import running_app
+from server.testing.configs import people_tree
+from server.web.routing_log import STATS_LOG
+
+
+async def until(check, seconds: float = 10.0) -> float:
+    """Seconds until `check()` holds (polled), or AssertionError."""
+    started = time.perf_counter()
+    while not check():
+        if time.perf_counter() - started > seconds:
+            raise AssertionError(f"not within {seconds} s")
+        await asyncio.sleep(0.02)
+    return time.perf_counter() - started
+
+
+async def test_the_gate_opens_at_the_latest_after_its_fallback():
+    gate = StartGate()
+    gate.open_later(0.05)
+    assert not gate.is_open
+    await asyncio.wait_for(gate.wait(), 2)
+    assert gate.is_open
+    gate.open()  # idempotent
+    assert gate.is_open
+
+
+async def test_a_closed_gate_leaves_no_timer_behind():
+    gate = StartGate()
+    gate.open_later(0.05)
+    gate.close()
+    await asyncio.sleep(0.1)
+    assert not gate.is_open
+
+
+async def test_the_first_answer_says_starting_and_opens_the_gate(tmp_path):
+    async with running_app(people_tree(tmp_path)) as (client, _):
+        app = client.server.app
+        assert not app[START_GATE].is_open  # started, nothing answered yet: the SDK and SQLAlchemy wait
+        first = await (await client.get("/health")).json()
+        # the answer was computed before it went out: both were still held back
+        assert first["mcp"]["status"] == "starting"
+        assert first["routing_log"]["status"] == "starting"
+        assert app[START_GATE].is_open
+        await until(lambda: app[MCP].health()["status"] == "ok")
+        await until(lambda: app[STATS_LOG].health()["status"] == "ok")
+        # and what they held back works: /mcp answers, the log writes
+        asked = await client.post("/v1/query", json={"query": "who works in the Engineering department?", "adapter": "people"})
+        assert asked.status == 200
+        await app[STATS_LOG].flush()
+        assert app[STATS_LOG].counters.written >= 1
+
+
+async def test_with_nobody_asking_they_start_after_the_fallback(tmp_path):
+    async with running_app(people_tree(tmp_path)) as (client, _):
+        app = client.server.app
+        await asyncio.sleep(FALLBACK_SECONDS / 3)
+        assert app[MCP].health()["status"] == "starting"  # held back although nothing was asked
+        waited = await until(lambda: app[MCP].health()["status"] == "ok")
+        assert FALLBACK_SECONDS / 3 < waited + FALLBACK_SECONDS / 3 < FALLBACK_SECONDS + 10
+        await until(lambda: app[STATS_LOG].health()["status"] == "ok")
+
+
+async def test_a_reader_of_the_log_does_not_wait_for_the_fallback(tmp_path):
+    async with running_app(people_tree(tmp_path)) as (client, _):
+        app = client.server.app
+        started = time.perf_counter()
+        await app[STATS_LOG].ready()  # e.g. the statistics endpoint: it needs the table now
+        assert app[START_GATE].is_open
+        assert app[STATS_LOG].health()["status"] == "ok"
+        assert time.perf_counter() - started < FALLBACK_SECONDS
+
+
+async def test_a_server_stopped_before_the_gate_opened_stops_at_once(tmp_path, caplog):
+    import logging
+
+    with caplog.at_level(logging.INFO):
+        async with running_app(people_tree(tmp_path)) as (client, _):
+            app = client.server.app
+            assert not app[START_GATE].is_open
+            stopping = time.perf_counter()
+    # MCP's task and the log's opening gave up waiting instead of holding the stop for their timeouts
+    assert time.perf_counter() - stopping < 2
+    assert not app[START_GATE].is_open  # nothing was loaded on the way out
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING and r.name.startswith("intent_router")]
