@@ -53,8 +53,9 @@ async def test_the_first_answer_says_starting_and_opens_the_gate(tmp_path):
         assert app[START_GATE].is_open
         await until(lambda: app[MCP].health()["status"] == "ok")
         await until(lambda: app[STATS_LOG].health()["status"] == "ok")
-        # and what they held back works: /mcp answers, the log writes
-        asked = await client.post("/v1/query", json={"query": "who works in the Engineering department?", "adapter": "people"})
+        # and what was held back works: the log writes what is answered
+        question = {"query": "who works in the Engineering department?", "adapter": "people"}
+        asked = await client.post("/v1/query", json=question)
         assert asked.status == 200
         await app[STATS_LOG].flush()
         assert app[STATS_LOG].counters.written >= 1
