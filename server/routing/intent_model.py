@@ -36,7 +36,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from ..embedding.base import TokenViews
-    from .token_views import TokenViewModel
+    from .token_views import PooledViews, TokenViewModel
 
 LSE_TEMPERATURE = 0.05  # 0.02..0.08 within 0.05 points on validation
 # embedding regression: nearly unregularised, early-stopped (larger L2 or more steps: no gain)
@@ -371,7 +371,10 @@ class IntentModel:
         ).row(0)
 
     def analyse_many(
-        self, queries: np.ndarray, texts: Sequence[str] | None = None, views: Sequence[TokenViews] | None = None
+        self,
+        queries: np.ndarray,
+        texts: Sequence[str] | None = None,
+        views: Sequence[TokenViews] | PooledViews | None = None,
     ) -> Analyses:
         """`analyse` for several questions (one row each) in matrix products: the request path asks with one,
         fit-thresholds with hundreds, and the per-question numpy calls cost more than the arithmetic."""

@@ -16,7 +16,8 @@ weights (+0.3 with the max view, against +0.5).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +34,8 @@ MAX_TEXTS = 5000
 SIF_WEIGHT = 0.5
 SIF_KNN = 0.5
 MAX_WEIGHT = 0.5
+# questions whose pooled views a fitted model keeps (~3 KB each): a question asked again needs no forward pass
+POOLED_QUESTIONS = 4096
 
 
 def worth_fitting(templates: int, examples: int) -> bool:
@@ -135,10 +138,55 @@ class TokenViewModel:
         """Per-template contribution to the intent model's fused score (standardised, weighted)."""
         return self.fused_many([views])[0]
 
-    def fused_many(self, views: Sequence[TokenViews]) -> np.ndarray:
+    def pool(self, views: Sequence[TokenViews]) -> PooledViews:
+        """What the model needs of each question's views (its two poolings), one row each."""
+        return PooledViews(self.sif_weights.pool_many(views), max_pool_many(views))
+
+    def fused_many(self, views: Sequence[TokenViews] | PooledViews) -> np.ndarray:
         """`fused` for several questions, one row each (the poolings per question, the rest in products)."""
-        sif = self.sif_weights.pool_many(views)
-        knn = np.maximum.reduceat(normalise(sif) @ self.sif_examples.T, self.starts, axis=1)
-        maxed = max_pool_many(views)
-        z = standardise(np.stack([self.sif.logits(sif), knn, self.maxed.logits(maxed)]))  # each row on its own
+        pooled = views if isinstance(views, PooledViews) else self.pool(views)
+        knn = np.maximum.reduceat(normalise(pooled.sif) @ self.sif_examples.T, self.starts, axis=1)
+        z = standardise(np.stack([self.sif.logits(pooled.sif), knn, self.maxed.logits(pooled.maxed)]))
         return SIF_WEIGHT * (z[0] + SIF_KNN * z[1]) + MAX_WEIGHT * z[2]
+
+
+@dataclass(frozen=True)
+class PooledViews:
+    """Questions' views pooled by one fitted TokenViewModel: its SIF pooling and max pooling, one row each."""
+
+    sif: np.ndarray
+    maxed: np.ndarray
+
+
+class PooledViewCache:
+    """The pooled views of recent questions for one fitted model (a refit brings a new model and an empty
+    cache). The embedding cache answers a question asked again without the encoder, but its token views
+    were only remembered for the encoder's last 256 questions: past that, every repeated question ran a
+    forward pass for its views alone (a third of the demo's throughput on 400 questions asked in turn).
+    Used from the event loop only."""
+
+    def __init__(self, model: TokenViewModel, size: int = POOLED_QUESTIONS) -> None:
+        self.model = model
+        self.size = size
+        self._rows: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+
+    async def pooled(
+        self, texts: Sequence[str], fetch: Callable[[list[str]], Awaitable[list[TokenViews]]]
+    ) -> PooledViews:
+        """These questions' pooled views; the views of those not kept are fetched (one call) and pooled."""
+        rows: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        todo: list[str] = []
+        for text in dict.fromkeys(texts):
+            kept = self._rows.get(text)
+            if kept is None:
+                todo.append(text)
+            else:
+                rows[text] = kept
+                self._rows.move_to_end(text)
+        if todo:
+            fresh = self.model.pool(await fetch(todo))
+            for i, text in enumerate(todo):
+                rows[text] = self._rows[text] = (fresh.sif[i], fresh.maxed[i])
+            while len(self._rows) > self.size:
+                self._rows.popitem(last=False)
+        return PooledViews(np.stack([rows[t][0] for t in texts]), np.stack([rows[t][1] for t in texts]))

@@ -110,6 +110,28 @@ async def test_token_views_are_used_with_the_local_encoder_and_can_be_turned_off
     assert any(abs(scores_a[t] - scores_b[t]) > 1e-4 for t in scores_a)
 
 
+async def test_a_repeated_question_the_encoder_forgot_costs_no_forward_pass(runtime):
+    """Past the encoder's memory of recent questions, a question asked again is an embedding-cache hit,
+    and its token views come from the model's pooled-views cache: the same scores, no forward pass."""
+    on = await composite(runtime, intent_model={"enabled": True})
+    [stage] = [s for s in on.routing_stages() if s.name == "intent_model"]
+    assert stage.model.views is not None
+    encoder = stage.embedder.inner.model  # the local encoder behind the embedding cache
+    q = "which customers placed orders in the west? (asked again)"
+    first = (await answering.explain_routing(on, q)).body
+    encoder._recent_views.clear()  # as after 256 other questions
+    runs: list[list[str]] = []
+    original = encoder._run
+    encoder._run = lambda *a, **kw: runs.append(a[0]) or original(*a, **kw)
+    try:
+        again = (await answering.explain_routing(on, q)).body
+    finally:
+        encoder._run = original
+    assert runs == []
+    assert again["all_matches"] == first["all_matches"]
+    assert again["routing_decision"] == first["routing_decision"]
+
+
 async def test_concurrent_questions_are_scored_together_exactly_as_alone(runtime):
     """Requests in flight together share the stacked template search and the intent model's score_many
     (one matrix product for all): every question's scores and decision are the ones it gets when asked alone."""

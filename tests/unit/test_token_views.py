@@ -11,7 +11,7 @@ from server.embedding.base import TokenViews
 from server.embedding.cache import CachedEmbedder
 from server.embedding.minilm import MiniLMEmbedder, MiniLMModel
 from server.routing.intent_model import IntentModel
-from server.routing.token_views import TokenViewModel, max_pool, worth_fitting
+from server.routing.token_views import PooledViewCache, TokenViewModel, max_pool, worth_fitting
 
 
 def test_last_layer_states_mean_pool_to_the_sentence_embedding(minilm_embedder: MiniLMEmbedder) -> None:
@@ -51,6 +51,51 @@ def test_a_question_embedded_through_the_cache_brings_its_views_without_a_second
     assert runs == [[question]]
     pooled = views.last.mean(0)
     assert np.dot(pooled / np.linalg.norm(pooled), vector) > 0.99999
+
+
+def test_a_question_asked_again_gets_its_pooled_views_without_a_forward_pass(minilm_embedder: MiniLMEmbedder) -> None:
+    """The embedding cache answers a repeated question without the encoder; its token views used to need a
+    pass of their own once the encoder had forgotten them. A fitted model now keeps them pooled."""
+    examples = [["my card has not arrived", "where is my new card"], ["I was charged a fee", "why is there a fee"]]
+    model = TokenViewModel.fit(
+        [minilm_embedder.token_views_sync(e) for e in examples],
+        minilm_embedder.token_views_sync(["card delivery", "fees"]),
+    )
+    cache = PooledViewCache(model, size=2)
+    asked = ["when will my card come? (pooled 1)", "what is this fee for? (pooled 2)"]
+    fetched: list[list[str]] = []
+    runs: list[list[str]] = []
+
+    async def fetch(texts: list[str]) -> list[TokenViews]:
+        fetched.append(list(texts))
+        return await minilm_embedder.token_views(texts)
+
+    async def scenario() -> None:
+        first = await cache.pooled([*asked, asked[0]], fetch)
+        assert fetched == [asked]  # one call, each question once
+        np.testing.assert_array_equal(first.sif[2], first.sif[0])
+        fresh = model.pool(minilm_embedder.token_views_sync(asked))
+        np.testing.assert_allclose(first.sif[:2], fresh.sif, atol=1e-5)
+        np.testing.assert_allclose(first.maxed[:2], fresh.maxed, atol=1e-5)
+        original = minilm_embedder.model._run
+        minilm_embedder.model._run = lambda *a, **kw: runs.append(a[0]) or original(*a, **kw)  # type: ignore[method-assign]
+        try:
+            again = await cache.pooled([asked[1], asked[0]], fetch)
+        finally:
+            minilm_embedder.model._run = original  # type: ignore[method-assign]
+        assert runs == [] and len(fetched) == 1  # no fetch, no forward pass
+        np.testing.assert_array_equal(again.sif, first.sif[[1, 0]])
+        np.testing.assert_array_equal(again.maxed, first.maxed[[1, 0]])
+        await cache.pooled(["a third question (pooled 3)"], fetch)  # holds 2: the least recently used goes
+        await cache.pooled([asked[0]], fetch)
+        assert len(fetched) == 2
+        await cache.pooled([asked[1]], fetch)
+        assert fetched[-1] == [asked[1]]
+        many = [f"question {i} (pooled many)" for i in range(5)]  # more than it holds, in one call
+        out = await cache.pooled(many, fetch)
+        assert out.sif.shape == (5, 384) and out.maxed.shape == (5, 384)
+
+    asyncio.run(scenario())
 
 
 def _views(ids: list[int], last: np.ndarray, penultimate: np.ndarray | None = None) -> TokenViews:

@@ -18,7 +18,7 @@ from ..fitted_models import FittedModels
 from ..intent_model import IntentModel
 from ..model_files import code_version
 from ..settings import AcceptanceSettings, IntentModelSettings
-from ..token_views import TokenViewModel, worth_fitting
+from ..token_views import PooledViewCache, TokenViewModel, worth_fitting
 from .base import ScoringStage, StageReport
 
 log = logging.getLogger("intent_router.routing.intent_model")
@@ -54,6 +54,7 @@ class IntentModelStage(ScoringStage):
         self.generation = 0  # fits applied so far
         self.fitting = False  # a refit runs in the background; the previous model serves meanwhile
         self._at: tuple[IntentModel, dict[Any, int]] | None = None  # key -> score column, for one model
+        self._pooled: PooledViewCache | None = None  # questions' pooled token views, for one model
 
     def fit(self, children: Sequence[Any]) -> None:
         """Fit (or find) the model for these children and use it at once (tests, tools)."""
@@ -203,7 +204,7 @@ class IntentModelStage(ScoringStage):
         views = None
         if model.views is not None:
             try:
-                views = await self.embedder.token_views(texts)
+                views = await self._pooled_views(model.views).pooled(texts, self.embedder.token_views)
             except Exception as exc:  # the sentence-level model still scores without them
                 log.warning("intent model without token views for %d question(s): %s", len(texts), exc)
         analyses = model.analyse_many(np.stack(queries), texts, views)
@@ -221,6 +222,12 @@ class IntentModelStage(ScoringStage):
                     cand.acceptance, cand.acceptance_judgement = judged.probability, judged
                     cand.acceptance_threshold = acceptance.threshold
         return reports
+
+    def _pooled_views(self, views: TokenViewModel) -> PooledViewCache:
+        """The pooled-views cache of the token-view model in use (a new one for a new fit)."""
+        if self._pooled is None or self._pooled.model is not views:
+            self._pooled = PooledViewCache(views)
+        return self._pooled
 
     def _positions(self, model: IntentModel) -> dict[Any, int]:
         """Template key -> its column in the model's scores (built once per fit)."""
