@@ -186,7 +186,7 @@ class PooledViewCache:
         if todo:
             fresh = self.model.pool(await fetch(todo))
             for i, text in enumerate(todo):
-                rows[text] = self._rows[text] = (fresh.sif[i], fresh.maxed[i])
+                rows[text] = self._rows[text] = (fresh.sif[i].copy(), fresh.maxed[i].copy())  # not the batch
             while len(self._rows) > self.size:
                 self._rows.popitem(last=False)
         return PooledViews(np.stack([rows[t][0] for t in texts]), np.stack([rows[t][1] for t in texts]))

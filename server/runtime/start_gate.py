@@ -4,14 +4,13 @@ Some parts start in the background with work that holds the GIL for a long time:
 imports SQLAlchemy to open its file, MCP imports its SDK. Begun while the server was still starting,
 they took the GIL from it and delayed the first answer by about half a second on a slow machine. They
 now wait for this gate, which opens when the first response goes out, when something needs one of them
-(a /mcp request, a reader of the routing log), or `FALLBACK_SECONDS` after the app started, whichever
-comes first. Until then /health reports them as "starting", as it did while they loaded.
+(a /mcp request, a reader of the routing log), or `FALLBACK_SECONDS` after the app's other starts are
+done, whichever comes first. Until then /health reports them as "starting", as it did while they loaded.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 from aiohttp import web
 
@@ -54,7 +53,7 @@ START_GATE = web.AppKey("start_gate", StartGate)
 
 
 def install_start_gate(app: web.Application) -> StartGate:
-    """The app's gate: opened by its first response, or `FALLBACK_SECONDS` after it starts."""
+    """The app's gate, opened by its first response (install it before what waits for it)."""
     gate = StartGate()
     app[START_GATE] = gate
 
@@ -62,11 +61,20 @@ def install_start_gate(app: web.Application) -> StartGate:
         if not gate.is_open:
             gate.open()
 
-    async def lifecycle(_: web.Application) -> AsyncIterator[None]:
-        gate.open_later()
-        yield
+    async def closed(_: web.Application) -> None:
         gate.close()
 
     app.on_response_prepare.append(first_response)
-    app.cleanup_ctx.append(lifecycle)
+    app.on_cleanup.append(closed)
     return gate
+
+
+def arm_start_gate(app: web.Application) -> None:
+    """Open the gate `FALLBACK_SECONDS` after the app's other starts are done (call it after installing
+    everything else: startup hooks run in order, so the cluster and a shared routing log have started)."""
+    gate = app[START_GATE]
+
+    async def armed(_: web.Application) -> None:
+        gate.open_later()
+
+    app.on_startup.append(armed)

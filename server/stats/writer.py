@@ -136,7 +136,7 @@ class RoutingLog:
         reader needs it now, so a start still held back by its gate begins."""
         if self._gate is not None:
             self._gate.open()
-        if self._opening is not None:
+        if self._opening is not None and not self._opening.cancelled():  # cancelled: closed before it opened
             with contextlib.suppress(Exception):
                 await asyncio.shield(self._opening)
 
@@ -163,8 +163,8 @@ class RoutingLog:
         release the engine."""
         self._accepting = False
         self._closed = True
-        still_opening = self._opening is not None and not self._opening.done()
-        if not (still_opening and self._queue.empty()):  # a database not yet open is not opened to write nothing
+        held_back = self._gate is not None and not self._gate.is_open and self._opening is not None
+        if not (held_back and self._queue.empty()):  # a database not yet opened is not opened to write nothing
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.flush(), drain_seconds)
         if self._opening is not None and not self._opening.done():
@@ -292,18 +292,26 @@ class RoutingLog:
             body["reason"] = f"cannot open the database: {self.open_error}"
         return body
 
+    def queue_figures(self) -> dict[str, Any]:
+        """The queue and the counters: what /metrics reads, without the engine (a scrape that comes before
+        the log has opened its database must not import SQLAlchemy on the event loop to open it)."""
+        return {
+            "queue_length": self._queue.qsize(),
+            "queue_capacity": self.settings.queue_size,
+            **asdict(self.counters),
+            "write_seconds": round(self.counters.write_seconds, 4),
+            "last_write_failed": self._last_write_failed,
+        }
+
     def status(self) -> dict[str, Any]:
+        """Where the log is and its figures (the statistics endpoint, after `ready`)."""
         from .schema import backend_name, safe_url
 
         return {
             "backend": backend_name(self.engine),
             "url": safe_url(self.engine, self.root),
             "table": self.table.name,
-            "queue_length": self._queue.qsize(),
-            "queue_capacity": self.settings.queue_size,
             "batch_size": self.settings.batch_size,
             "retention_days": self.settings.retention_days,
-            **asdict(self.counters),
-            "write_seconds": round(self.counters.write_seconds, 4),
-            "last_write_failed": self._last_write_failed,
+            **self.queue_figures(),
         }

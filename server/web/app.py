@@ -21,7 +21,7 @@ from ..resilience import request_deadline
 from ..routing.normalise import checked_question
 from ..runtime.build import Runtime
 from ..runtime.holder import RuntimeHolder
-from ..runtime.start_gate import install_start_gate
+from ..runtime.start_gate import arm_start_gate, install_start_gate
 from ..service import answer as answering
 from ..service.access import adapter_for
 from .catalogue_routes import install_catalogue
@@ -217,4 +217,5 @@ def create_app(holder: RuntimeHolder) -> web.Application:
     install_metrics(app, holder, app[HOOKS])  # GET /metrics (Prometheus)
     install_docs(app)  # GET /openapi.json, /docs
     install_mcp(app, holder, app[HOOKS])  # /mcp: MCP over streamable HTTP
+    arm_start_gate(app)  # last: its fallback counts from the end of the other starts
     return app

@@ -52,7 +52,7 @@ class _RoutingLogCollector(Collector):
         rlog = self.app.get(STATS_LOG)
         if rlog is None:
             return
-        status = rlog.status()
+        status = rlog.queue_figures()
         yield GaugeMetricFamily(
             "intent_router_routing_log_queue_length", "Entries waiting to be written", value=status["queue_length"]
         )
