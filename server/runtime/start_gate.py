@@ -18,6 +18,8 @@ FALLBACK_SECONDS = 1.0  # opened by then even if nobody has asked anything
 
 
 class StartGate:
+    """Opened once, by whichever comes first; `wait` returns from then on."""
+
     def __init__(self) -> None:
         self._open = asyncio.Event()
         self._timer: asyncio.TimerHandle | None = None
@@ -35,7 +37,7 @@ class StartGate:
             self._timer = None
 
     def open_later(self, seconds: float = FALLBACK_SECONDS) -> None:
-        """Open after `seconds` at the latest (called once the app starts)."""
+        """Open after `seconds` at the latest (armed by the app's last startup hook)."""
         if self._timer is None and not self._open.is_set():
             self._timer = asyncio.get_running_loop().call_later(seconds, self.open)
 
