@@ -30,11 +30,8 @@ class StartGate:
 
     def open(self) -> None:
         """Let held-back starts begin (idempotent)."""
-        if not self._open.is_set():
-            self._open.set()
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._open.set()
+        self.disarm()
 
     def open_later(self, seconds: float = FALLBACK_SECONDS) -> None:
         """Open after `seconds` at the latest (armed by the app's last startup hook)."""
@@ -44,8 +41,8 @@ class StartGate:
     async def wait(self) -> None:
         await self._open.wait()
 
-    def close(self) -> None:
-        """The app stops: no timer outlives it (waiters are cancelled by their owners)."""
+    def disarm(self) -> None:
+        """No fallback timer any more (opened, or the app stops: waiters are cancelled by their owners)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -60,14 +57,13 @@ def install_start_gate(app: web.Application) -> StartGate:
     app[START_GATE] = gate
 
     async def first_response(_: web.Request, __: web.StreamResponse) -> None:
-        if not gate.is_open:
-            gate.open()
+        gate.open()
 
-    async def closed(_: web.Application) -> None:
-        gate.close()
+    async def stopped(_: web.Application) -> None:
+        gate.disarm()
 
     app.on_response_prepare.append(first_response)
-    app.on_cleanup.append(closed)
+    app.on_cleanup.append(stopped)
     return gate
 
 

@@ -163,7 +163,7 @@ class RoutingLog:
         release the engine."""
         self._accepting = False
         self._closed = True
-        held_back = self._gate is not None and not self._gate.is_open and self._opening is not None
+        held_back = self._gate is not None and not self._gate.is_open  # start_soon's start has not begun
         if not (held_back and self._queue.empty()):  # a database not yet opened is not opened to write nothing
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.flush(), drain_seconds)

@@ -15,14 +15,13 @@ from server.web.metrics import METRICS
 from server.web.routing_log import STATS_LOG
 
 
-async def until(check, seconds: float = 10.0) -> float:
-    """Seconds until `check()` holds (polled), or AssertionError."""
+async def until(check, seconds: float = 10.0) -> None:
+    """Poll `check()` until it holds, or AssertionError."""
     started = time.perf_counter()
     while not check():
         if time.perf_counter() - started > seconds:
             raise AssertionError(f"not within {seconds} s")
         await asyncio.sleep(0.02)
-    return time.perf_counter() - started
 
 
 async def test_the_gate_opens_at_the_latest_after_its_fallback():
@@ -35,10 +34,10 @@ async def test_the_gate_opens_at_the_latest_after_its_fallback():
     assert gate.is_open
 
 
-async def test_a_closed_gate_leaves_no_timer_behind():
+async def test_a_disarmed_gate_leaves_no_timer_behind():
     gate = StartGate()
     gate.open_later(0.05)
-    gate.close()
+    gate.disarm()
     await asyncio.sleep(0.1)
     assert not gate.is_open
 
