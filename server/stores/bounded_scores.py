@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -93,13 +94,19 @@ def query_of(vector: np.ndarray) -> Query:
 def exact_rows(rows: np.ndarray, norms: np.ndarray, query: Query) -> np.ndarray:
     """Correctly rounded float32 q.x of rows x (float32 values, in float32 or float64), given upper bounds
     of their 2-norms (see Query)."""
-    dots = rows @ query.q64  # float64: a float32 x float32 product is exact in float64
+    return rounded_dots(rows @ query.q64, norms, query, rows.__getitem__)
+
+
+def rounded_dots(dots: np.ndarray, norms: np.ndarray, query: Query, row: Callable[[int], np.ndarray]) -> np.ndarray:
+    """Correctly rounded float32 scores from `dots`, the float64 products of float32 rows with `query.q64` (a
+    float32 x float32 product is exact in float64; summed in any order), given upper bounds of the rows'
+    2-norms; `row(i)` reads row i back for the rare score the bounds leave undecided."""
     spread = norms * query.spread
     scores = (dots - spread).astype(np.float32)
     unsure = scores != (dots + spread).astype(np.float32)
     if unsure.any():  # about one row in a million: rational arithmetic decides
         for i in np.flatnonzero(unsure):
-            scores[i] = _round_exactly(np.asarray(rows[i], np.float64), query.q64)
+            scores[i] = _round_exactly(np.asarray(row(int(i)), np.float64), query.q64)
     return scores
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base import StoreHit
-from .bounded_scores import EXACT_FLOATS, Int8Pass, Query, build_int8_pass, exact_rows, query_of
+from .bounded_scores import EXACT_FLOATS, Int8Pass, Query, build_int8_pass, query_of, rounded_dots
 from .packed import Packed
 
 # Views of more floats (vectors x dimension) than this take the int8 first pass. Measured crossover
@@ -139,17 +139,23 @@ class StackedView:
         return np.searchsorted(self.starts, rows, side="right") - 1
 
     def _exact(self, rows: np.ndarray, query: Query) -> np.ndarray:
-        """Correctly rounded float32 scores of these vectors (ascending indices), read from their packs."""
+        """Correctly rounded float32 scores of these vectors (ascending indices), read from their packs: each
+        pack's rows gathered and multiplied in one step (numpy widens them to float64 for the gemv)."""
         assert self.int8 is not None
         cut = np.searchsorted(rows, self.vector_starts)
-        gathered = np.empty((len(rows), self.dim))  # float64 and contiguous: one plain gemv per block
-        for p, pack in enumerate(self.packs):
-            if cut[p] < cut[p + 1]:
-                gathered[cut[p] : cut[p + 1]] = pack.matrix[rows[cut[p] : cut[p + 1]] - self.vector_starts[p]]
-        norms = self.int8.l2[rows]
         step = max(1, EXACT_FLOATS // self.dim)
-        parts = [exact_rows(gathered[i : i + step], norms[i : i + step], query) for i in range(0, len(rows), step)]
-        return np.concatenate(parts) if len(parts) > 1 else parts[0]
+        parts = [
+            pack.matrix[rows[lo : min(lo + step, cut[p + 1])] - self.vector_starts[p]] @ query.q64
+            for p, pack in enumerate(self.packs)
+            for lo in range(int(cut[p]), int(cut[p + 1]), step)
+        ]
+        dots = np.concatenate(parts) if len(parts) != 1 else parts[0]
+        return rounded_dots(dots, self.int8.l2[rows], query, lambda i: self._vector(int(rows[i])))
+
+    def _vector(self, row: int) -> np.ndarray:
+        """One vector by its index over all packs."""
+        p = int(np.searchsorted(self.vector_starts, row, side="right")) - 1
+        return self.packs[p].matrix[row - int(self.vector_starts[p])]
 
     def _kth_per_pack(self, values: np.ndarray, k: int) -> np.ndarray:
         """Per pack, the k-th largest of its templates' values (-inf when it has k templates or fewer)."""

@@ -60,6 +60,19 @@ def test_int8_view_of_small_stores_equals_exact_brute_force():
         assert [as_tuples(h) for h in got] == [brute_force(t, q, 3) for t in stores_templates]
 
 
+def test_undecided_scores_are_read_back_from_their_own_pack():
+    """A score the int8 bounds cannot round (exact 1 + 2^-24 + 2^-80, just above a float32 midpoint) is
+    decided from the vector itself, read from the second pack at its own offset."""
+    rows = np.array([[1.0, 2.0**-24, 2.0**-80], [1.0, 2.0**-24, 0.0], [0.5, 0.0, 0.0]], dtype=np.float32)
+    q = np.ones(3, dtype=np.float32)
+    first = fill([("a", ["a"], rows[1:2]), ("c", ["c"], rows[2:])], INT8_ALWAYS)
+    second = fill([("c2", ["c2"], rows[2:]), ("b", ["b0", "b1"], rows[[1, 0]])], INT8_ALWAYS)
+    view = build_view([first.packed(), second.packed()], INT8_ALWAYS)
+    assert view.int8 is not None
+    got = [as_tuples(h) for h in view.search(q, 1)]
+    assert got == [[("a", 1.0, "a")], [("b", 1 + 2.0**-23, "b1")]]
+
+
 def test_many_examples_per_template_in_every_child():
     rng = np.random.default_rng(9)
     centres = unit(rng.standard_normal((3, 384)))
