@@ -14,7 +14,6 @@ import logging
 import sqlite3
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ import numpy as np
 from server.embedding.base import Embedder, TokenViews, check_texts, empty
 
 from ..bulkhead import SEARCH_POOL, run_on
+from ..recent import Recent
 from .shared_cache import SharedEmbeddings
 
 log = logging.getLogger(__name__)
@@ -155,9 +155,7 @@ class CachedEmbedder(Embedder):
         self.shared = shared
         self.model_id = inner.model_id
         self.stats = CacheStats()
-        self._memory: OrderedDict[bytes, np.ndarray] = OrderedDict()
-        self._memory_entries = memory_entries
-        self._memory_lock = threading.Lock()  # the LRU is touched by the loop and by worker threads
+        self._memory: Recent[bytes, np.ndarray] = Recent(memory_entries)  # touched by the loop and worker threads
         self._seen_dim = 0
         self._disk: _DiskCache | None = None
         if path is not None:
@@ -260,13 +258,7 @@ class CachedEmbedder(Embedder):
     # -- steps shared by the async and sync paths --
 
     def _from_memory(self, keys: list[bytes]) -> dict[bytes, np.ndarray]:
-        found: dict[bytes, np.ndarray] = {}
-        with self._memory_lock:
-            for k in keys:
-                vec = self._memory.get(k)
-                if vec is not None:
-                    self._memory.move_to_end(k)
-                    found[k] = vec
+        found = self._memory.get_many(keys)
         self.stats.memory_hits += sum(1 for k in keys if k in found)
         return found
 
@@ -340,8 +332,4 @@ class CachedEmbedder(Embedder):
 
     def _remember(self, key: bytes, vector: np.ndarray) -> None:
         self._seen_dim = int(vector.shape[0])
-        with self._memory_lock:
-            self._memory[key] = vector
-            self._memory.move_to_end(key)
-            while len(self._memory) > self._memory_entries:
-                self._memory.popitem(last=False)
+        self._memory.put(key, vector)

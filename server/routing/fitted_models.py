@@ -10,19 +10,18 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
+from ..recent import Recent
 from . import model_files
 
 if TYPE_CHECKING:
     from .acceptance import Acceptance
     from .intent_model import IntentModel
 
-T = TypeVar("T")
 Source = Literal["memory", "disk"]
 log = logging.getLogger("intent_router.routing.fitted_models")
 
@@ -38,36 +37,13 @@ class FittedStats:
     disk_write_errors: int = 0
 
 
-class _Recent(Generic[T]):
-    """The last few values by key (least recently used out first)."""
-
-    def __init__(self, size: int) -> None:
-        self._values: OrderedDict[str, T] = OrderedDict()
-        self._size = size
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> T | None:
-        with self._lock:
-            value = self._values.get(key)
-            if value is not None:
-                self._values.move_to_end(key)
-            return value
-
-    def put(self, key: str, value: T) -> None:
-        with self._lock:
-            self._values[key] = value
-            self._values.move_to_end(key)
-            while len(self._values) > self._size:
-                self._values.popitem(last=False)
-
-
 class FittedModels:
     """Intent models and the acceptance tests fitted on them: memory first, then the directory given."""
 
     def __init__(self, size: int = 4) -> None:
-        self._models: _Recent[IntentModel] = _Recent(size)
-        self._acceptance: _Recent[Acceptance] = _Recent(size)
-        self._latest: _Recent[Any] = _Recent(32)  # lineage -> the last fit applied (a FitResult)
+        self._models: Recent[str, IntentModel] = Recent(size)
+        self._acceptance: Recent[str, Acceptance] = Recent(size)
+        self._latest: Recent[str, Any] = Recent(32)  # lineage -> the last fit applied (a FitResult)
         self._generations: dict[str, int] = {}
         self._lock = threading.Lock()
         self.stats = FittedStats()

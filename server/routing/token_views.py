@@ -16,13 +16,13 @@ weights (+0.3 with the max view, against +0.5).
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..embedding.base import TokenViews
+from ..recent import Recent
 from .intent_model import fit_softmax_regression, normalise, standardise
 
 SIF_A = 3e-3  # 1e-3..3e-3 within 0.05 points on validation
@@ -167,26 +167,17 @@ class PooledViewCache:
 
     def __init__(self, model: TokenViewModel, size: int = POOLED_QUESTIONS) -> None:
         self.model = model
-        self.size = size
-        self._rows: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._rows: Recent[str, tuple[np.ndarray, np.ndarray]] = Recent(size)
 
     async def pooled(
         self, texts: Sequence[str], fetch: Callable[[list[str]], Awaitable[list[TokenViews]]]
     ) -> PooledViews:
         """These questions' pooled views; the views of those not kept are fetched (one call) and pooled."""
-        rows: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        todo: list[str] = []
-        for text in dict.fromkeys(texts):
-            kept = self._rows.get(text)
-            if kept is None:
-                todo.append(text)
-            else:
-                rows[text] = kept
-                self._rows.move_to_end(text)
+        rows = self._rows.get_many(dict.fromkeys(texts))
+        todo = [t for t in dict.fromkeys(texts) if t not in rows]
         if todo:
             fresh = self.model.pool(await fetch(todo))
-            for i, text in enumerate(todo):
-                rows[text] = self._rows[text] = (fresh.sif[i].copy(), fresh.maxed[i].copy())  # not the batch
-            while len(self._rows) > self.size:
-                self._rows.popitem(last=False)
+            new = {t: (fresh.sif[i].copy(), fresh.maxed[i].copy()) for i, t in enumerate(todo)}  # not the batch
+            self._rows.put_many(new.items())
+            rows.update(new)
         return PooledViews(np.stack([rows[t][0] for t in texts]), np.stack([rows[t][1] for t in texts]))
