@@ -4,8 +4,6 @@ rejected as a whole while the last good one keeps answering, and reloads under l
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -15,6 +13,7 @@ from server.runtime.holder import RuntimeHolder
 from server.runtime.watcher import attach_watcher
 from server.testing.configs import PEOPLE_ADAPTER, people_tree, write
 from server.testing.loopback import serving
+from server.testing.polling import eventually
 from server.web.app import create_app
 
 OUT_OF_SCOPE = "what is the boiling point of mercury?"
@@ -35,14 +34,6 @@ async def live_server(config_dir: Path, watch: bool = True):
                 yield session, holder
     finally:
         await holder.close()
-
-
-async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not await check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.05)
 
 
 async def ask(session: aiohttp.ClientSession, question: str, adapter: str = "people") -> tuple[int, dict]:

@@ -11,17 +11,9 @@ from server.mcp.http import MCP
 from server.runtime.start_gate import FALLBACK_SECONDS, START_GATE, StartGate
 from server.testing.app import running_app
 from server.testing.configs import people_tree
+from server.testing.polling import eventually
 from server.web.metrics import METRICS
 from server.web.routing_log import STATS_LOG
-
-
-async def until(check, seconds: float = 10.0) -> None:
-    """Poll `check()` until it holds, or AssertionError."""
-    started = time.perf_counter()
-    while not check():
-        if time.perf_counter() - started > seconds:
-            raise AssertionError(f"not within {seconds} s")
-        await asyncio.sleep(0.02)
 
 
 async def test_the_gate_opens_at_the_latest_after_its_fallback():
@@ -53,8 +45,8 @@ async def test_the_first_answer_says_starting_and_opens_the_gate(tmp_path):
         assert first["mcp"]["status"] == "starting"
         assert first["routing_log"]["status"] == "starting"
         assert app[START_GATE].is_open
-        await until(lambda: app[MCP].health()["status"] == "ok")
-        await until(lambda: app[STATS_LOG].health()["status"] == "ok")
+        await eventually(lambda: app[MCP].health()["status"] == "ok")
+        await eventually(lambda: app[STATS_LOG].health()["status"] == "ok")
         # and what was held back works: the log writes what is answered
         question = {"query": "who works in the Engineering department?", "adapter": "people"}
         asked = await client.post("/v1/query", json=question)
@@ -70,9 +62,9 @@ async def test_with_nobody_asking_they_start_after_the_fallback(tmp_path):
         await asyncio.sleep(FALLBACK_SECONDS / 3)
         assert app[MCP].health()["status"] == "starting"  # held back although nothing was asked
         assert app[MCP]._sdk is None and app[STATS_LOG]._engine is None
-        await until(lambda: app[MCP].health()["status"] == "ok")
+        await eventually(lambda: app[MCP].health()["status"] == "ok")
         assert time.perf_counter() - started > FALLBACK_SECONDS * 0.8  # not before the fallback
-        await until(lambda: app[STATS_LOG].health()["status"] == "ok")
+        await eventually(lambda: app[STATS_LOG].health()["status"] == "ok")
 
 
 async def test_an_assistant_calling_mcp_first_does_not_wait_for_the_fallback(tmp_path):
@@ -81,7 +73,7 @@ async def test_an_assistant_calling_mcp_first_does_not_wait_for_the_fallback(tmp
         hello = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
         asking = asyncio.ensure_future(client.post("/mcp", json=hello, headers={"Accept": "application/json"}))
         # the request opens the gate itself (no response could have opened it: MCP answers once loaded)
-        await until(lambda: app[START_GATE].is_open, FALLBACK_SECONDS / 2)
+        await eventually(lambda: app[START_GATE].is_open, FALLBACK_SECONDS / 2)
         reply = await asking
         assert reply.status < 500
 
@@ -95,7 +87,7 @@ async def test_a_scrape_before_the_log_opened_does_not_open_it(tmp_path):
         assert "intent_router_routing_log_queue_length" in text
         assert app[STATS_LOG]._engine is None  # SQLAlchemy was not loaded on the event loop for it
         assert (await client.get("/metrics")).status == 200
-        await until(lambda: app[STATS_LOG].health()["status"] == "ok")
+        await eventually(lambda: app[STATS_LOG].health()["status"] == "ok")
 
 
 async def test_a_reader_of_the_log_does_not_wait_for_the_fallback(tmp_path):
