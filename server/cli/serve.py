@@ -15,6 +15,7 @@ from pathlib import Path
 from aiohttp import web
 
 from ..auth import is_loopback, missing_key_envs
+from ..embedding.lanes import set_worker_count
 from ..mcp.http import MCP
 from ..runtime.heap import SETTLE_AFTER_START, settle
 from ..runtime.holder import RuntimeHolder
@@ -62,6 +63,7 @@ def serve(config: Path, host: str | None, port: int | None, workers: int = 1, wa
             "that lands in another worker starts over; use sessions.backend: redis to share them",
             workers,
         )
+    set_worker_count(workers)  # before forking: each worker's encoder lanes take its share of the cores
     return _prefork(config, host, port, workers, watch)
 
 

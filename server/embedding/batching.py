@@ -5,6 +5,9 @@ cost per call dominates a short text), so under concurrency a queue of waiting q
 in batches of at most `max_batch`. Nothing waits on purpose: an idle encoder takes the first
 question at once, and a question never waits longer than the call in progress plus the calls for
 the questions queued before it (`max_batch` bounds each call).
+
+With lanes (embedding/lanes.py), a lone question still runs on the wide runner (every core), while
+questions that queue up are shared out over the free lanes, each a one-core pass of its own.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 
@@ -26,9 +29,11 @@ class BatchStats:
     calls: int = 0
     questions: int = 0
     largest: int = 0
+    lane_calls: int = 0  # of `calls`, those run on a lane
 
-    def record(self, questions: int) -> None:
+    def record(self, questions: int, lane: bool = False) -> None:
         self.calls += 1
+        self.lane_calls += lane
         self.questions += questions
         self.largest = max(self.largest, questions)
 
@@ -50,22 +55,48 @@ class _Pending:
         return not self.future.cancelled()  # read from the encoder's thread: at worst one vector too many
 
 
-class QuestionBatcher:
-    """Queues questions and drains them on `executor` with `encode(texts) -> (len(texts), dim)`."""
+@dataclass(frozen=True)
+class Lane:
+    """A way to run a forward pass over questions: `encode(texts) -> (len(texts), dim)` on `executor`."""
 
-    def __init__(self, encode: Callable[[list[str]], np.ndarray], executor: Executor, max_batch: int = 16) -> None:
+    encode: Callable[[list[str]], np.ndarray]
+    executor: Executor
+
+
+class QuestionBatcher:
+    """Queues questions and drains them with `encode` on `executor` (the wide runner) or, once some are
+    given (`set_lanes`), over the lanes as well."""
+
+    def __init__(
+        self,
+        encode: Callable[[list[str]], np.ndarray],
+        executor: Executor,
+        max_batch: int = 16,
+        lanes: Sequence[Lane] = (),
+    ) -> None:
         if max_batch < 1:
             raise ValueError("max_batch must be at least 1")
-        self._encode = encode
-        self._executor = executor
+        self._wide = Lane(encode, executor)
         self.max_batch = max_batch
         self.stats = BatchStats()
         self._lock = threading.Lock()
         self._pending: list[_Pending] = []
-        self._draining = False
+        self._lanes: list[Lane] = list(lanes)
+        self._busy: set[int] = set()  # id() of the runners (lanes, the wide one) running a pass
+
+    @property
+    def lanes(self) -> int:
+        return len(self._lanes)
+
+    def set_lanes(self, lanes: Sequence[Lane]) -> None:
+        """Use these lanes from the next pass on (a dropped lane finishes the pass it runs)."""
+        with self._lock:
+            self._lanes = list(lanes)
+            starts = self._plan()
+        self._start(starts)
 
     def submit(self, text: str) -> Future[np.ndarray]:
-        """The question's vector, as a future; the first question of an idle queue starts a drain."""
+        """The question's vector, as a future; the first question of an idle queue starts a pass."""
         future: Future[np.ndarray] = Future()
         self._queue(_Pending(text, future))
         return future
@@ -81,37 +112,66 @@ class QuestionBatcher:
     def _queue(self, pending: _Pending) -> None:
         with self._lock:
             self._pending.append(pending)
-            start, self._draining = not self._draining, True
-        if start:
-            try:
-                self._executor.submit(self._drain)
-            except BaseException as exc:  # executor shut down: fail what is queued, not hang it
-                self._fail_pending(exc)
+            starts = self._plan()
+        self._start(starts)
 
-    def _drain(self) -> None:
+    def _plan(self) -> list[tuple[Lane, list[_Pending]]]:
+        """(Under the lock.) The passes to start now: nothing while the wide runner runs (it has every
+        core); a lone question with nothing running goes to the wide runner, as does everything without
+        lanes; otherwise the queue is shared out evenly over the free lanes."""
+        if not self._pending or id(self._wide) in self._busy:
+            return []
+        if not self._lanes or (not self._busy and len(self._pending) == 1):
+            if self._busy:  # lanes still finishing (set_lanes dropped them): the wide runner waits for them
+                return []
+            return [self._claim(self._wide, self.max_batch)]
+        free = [lane for lane in self._lanes if id(lane) not in self._busy]
+        if not free:
+            return []
+        share = min(self.max_batch, -(-len(self._pending) // len(free)))
+        return [self._claim(lane, share) for lane in free[: -(-len(self._pending) // share)]]
+
+    def _claim(self, runner: Lane, n: int) -> tuple[Lane, list[_Pending]]:
+        batch = self._pending[:n]
+        del self._pending[:n]
+        self._busy.add(id(runner))
+        return runner, batch
+
+    def _start(self, starts: list[tuple[Lane, list[_Pending]]]) -> None:
+        for runner, batch in starts:
+            try:
+                runner.executor.submit(self._work, runner, batch)
+            except BaseException as exc:  # executor shut down: fail this batch and the queue, not hang them
+                with self._lock:
+                    self._busy.discard(id(runner))
+                    batch, self._pending = batch + self._pending, []
+                _deliver([(p, exc) for p in batch if p.wanted()])
+
+    def _work(self, runner: Lane, batch: list[_Pending]) -> None:
+        """Passes on `runner`'s thread until the plan gives it nothing more (it hands other runners theirs)."""
         while True:
+            self._pass(runner, batch)
             with self._lock:
-                batch = self._pending[: self.max_batch]
-                del self._pending[: self.max_batch]
-                if not batch:
-                    self._draining = False
-                    return
-            live = [p for p in batch if p.wanted()]
-            if not live:
-                continue
-            try:
-                vectors = self._encode([p.text for p in live])
-            except BaseException as exc:
-                _deliver([(p, exc) for p in live])
-                continue
-            self.stats.record(len(live))
-            # a copy each: a view would keep the whole batch alive in caches
-            _deliver([(p, vectors[row].copy()) for row, p in enumerate(live)])
+                self._busy.discard(id(runner))
+                starts = self._plan()
+            mine = next((b for r, b in starts if r is runner), None)
+            self._start([(r, b) for r, b in starts if r is not runner])
+            if mine is None:
+                return
+            batch = mine
 
-    def _fail_pending(self, exc: BaseException) -> None:
-        with self._lock:
-            batch, self._pending, self._draining = self._pending, [], False
-        _deliver([(p, exc) for p in batch if p.wanted()])
+    def _pass(self, runner: Lane, batch: list[_Pending]) -> None:
+        live = [p for p in batch if p.wanted()]
+        if not live:
+            return
+        try:
+            vectors = runner.encode([p.text for p in live])
+        except BaseException as exc:
+            _deliver([(p, exc) for p in live])
+            return
+        self.stats.record(len(live), lane=runner is not self._wide)
+        # a copy each: a view would keep the whole batch alive in caches
+        _deliver([(p, vectors[row].copy()) for row, p in enumerate(live)])
 
 
 def _deliver(outcomes: list[tuple[_Pending, np.ndarray | BaseException]]) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from server.embedding.base import Embedder, EmbeddingError
 from server.embedding.cache import CachedEmbedder
+from server.embedding.lanes import resolve_lanes
 from server.embedding.minilm import MODEL_ID, MiniLMEmbedder, MiniLMModel
 from server.embedding.openai_compatible import OpenAICompatibleEmbedder
 from server.embedding.settings import EmbeddingSettings
@@ -36,6 +37,15 @@ def shared_minilm(graph_dir: Path | None) -> MiniLMModel:
         if model is None:
             model = _MODELS[MODEL_ID] = MiniLMModel(graph_dir)
         return model
+
+
+def use_encoder_lanes(setting: int | None) -> None:
+    """Apply `server.encoder_lanes` to the process-wide local model, if one is loaded (at every start and
+    reload: new lanes open in the background, the wide session serves meanwhile)."""
+    with _MODELS_LOCK:
+        model = _MODELS.get(MODEL_ID)
+    if model is not None:
+        model.set_lanes(resolve_lanes(setting))
 
 
 def preload(settings: EmbeddingSettings, base_dir: Path) -> None:

@@ -17,16 +17,18 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from server.embedding.base import Embedder, EmbeddingError, TokenViews, check_texts, empty
-from server.embedding.batching import QuestionBatcher
+from server.embedding.batching import Lane, QuestionBatcher
 from server.embedding.graph_store import GraphSource, discard, ensure_graph
+from server.embedding.lanes import PassGate
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +93,9 @@ def _build_graph(files: MiniLMFiles) -> bytes:
 
 
 class MiniLMModel:
-    """Tokenizer + onnxruntime session. Thread-safe; runs are serialised so that concurrent callers
-    do not oversubscribe the cores (each run already uses all intra-op threads)."""
+    """Tokenizer + onnxruntime sessions. Thread-safe. The wide session's runs (every intra-op thread)
+    are serialised and never overlap the lanes' one-thread runs (embedding/lanes.py), so that concurrent
+    callers do not oversubscribe the cores."""
 
     def __init__(
         self,
@@ -100,38 +103,26 @@ class MiniLMModel:
         threads: int | None = None,
         spinning: bool = False,
         query_batch: int = QUERY_BATCH,
+        lanes: int = 0,
     ) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         files = locate_files()
+        self._files, self._graph_dir, self._spinning = files, graph_dir, spinning
         self._tokenizer = Tokenizer.from_file(str(files.tokenizer))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or default_threads()
-        options.inter_op_num_threads = 1
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3
-        # Spinning workers shave ~0.5 ms per query but burn the core the event loop needs.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
-
-        try:
-            self._session, self.load_info = _load_session(ort, files, graph_dir, options)
-        except EmbeddingError:
-            raise
-        except Exception as exc:
-            log.exception("cannot load the local embedding model")
-            raise EmbeddingError(f"cannot load the local embedding model ({type(exc).__name__})") from exc
-        self._lock = threading.Lock()
+        self._session, self.load_info = self._open(threads or default_threads())
+        self._gate = PassGate()
         self._recent_views: OrderedDict[str, TokenViews] = OrderedDict()
         self._views_lock = threading.Lock()
         # Questions keep their token states only once someone (the intent model) has asked for them.
         self._views_wanted = False
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minilm")
         self.questions = QuestionBatcher(self.encode_questions, self.executor, query_batch)
+        self._lanes: list[Lane] = []
+        self._lanes_lock = threading.Lock()
+        self._lane_loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minilm-lanes")
         log.info(
             "loaded %s in %.2f s (graph %s in %.2f s)",
             MODEL_NAME,
@@ -139,6 +130,58 @@ class MiniLMModel:
             "built" if self.load_info.graph_built else "reused",
             self.load_info.graph_seconds,
         )
+        if lanes:
+            self.set_lanes(lanes)
+
+    def _open(self, threads: int) -> tuple[Any, LoadInfo]:
+        """A session on the (cached) graph with `threads` intra-op threads."""
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        # Spinning workers shave ~0.5 ms per query but burn the core the event loop needs.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "1" if self._spinning else "0")
+        try:
+            return _load_session(ort, self._files, self._graph_dir, options)
+        except EmbeddingError:
+            raise
+        except Exception as exc:
+            log.exception("cannot load the local embedding model")
+            raise EmbeddingError(f"cannot load the local embedding model ({type(exc).__name__})") from exc
+
+    @property
+    def lanes(self) -> int:
+        """Lanes in use now (set_lanes loads new ones in the background)."""
+        return self.questions.lanes
+
+    def set_lanes(self, count: int) -> Future[int]:
+        """Use `count` one-thread lanes for concurrent questions (0: the wide session alone). New lanes'
+        sessions (~100 MB each) are opened on a background thread and used once open; the future gives the
+        count in use then. A lane that fails to open is logged and left out (the wide session still serves)."""
+        return self._lane_loader.submit(self._set_lanes, max(0, count))
+
+    def _set_lanes(self, count: int) -> int:
+        with self._lanes_lock:
+            while len(self._lanes) < count:
+                try:
+                    session, info = self._open(1)
+                except EmbeddingError:
+                    break  # logged by _open
+                n = len(self._lanes)
+                executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"minilm-lane{n}")
+                self._lanes.append(Lane(partial(self._encode_on_lane, session), executor))
+                log.info("encoder lane %d opened in %.2f s", n, info.session_seconds)
+            # a dropped lane finishes the pass it may be running; its thread ends with its executor
+            del self._lanes[count:]
+            self.questions.set_lanes(self._lanes)
+            return len(self._lanes)
+
+    def _encode_on_lane(self, session: Any, texts: list[str]) -> np.ndarray:
+        return self.encode_questions(texts, session)
 
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
         """Embed `texts` in length-sorted batches (less padding), returning rows in input order."""
@@ -146,13 +189,13 @@ class MiniLMModel:
         self._run(texts, batch_size, out, keep_views=False)
         return out
 
-    def encode_questions(self, texts: list[str]) -> np.ndarray:
-        """Questions (one forward pass for the batch the batcher hands over). When the intent model
-        uses token views, their token states stay in a small memory, so that its views of the same
-        question cost no second forward pass; otherwise they are not even copied out."""
+    def encode_questions(self, texts: list[str], lane: Any = None) -> np.ndarray:
+        """Questions (one forward pass for the batch the batcher hands over; on a lane's session if given).
+        When the intent model uses token views, their token states stay in a small memory, so that its
+        views of the same question cost no second forward pass; otherwise they are not even copied out."""
         out = np.empty((len(texts), DIM), dtype=np.float32)
         wanted = self._views_wanted
-        views = self._run(texts, len(texts), out, keep_views=wanted)
+        views = self._run(texts, len(texts), out, keep_views=wanted, lane=lane)
         if wanted:
             for text, view in zip(texts, views, strict=True):
                 self._remember_views(text, view)
@@ -176,10 +219,12 @@ class MiniLMModel:
                 return [self._recent_views[t] for t in texts]
         return None
 
-    def _run(self, texts: list[str], batch_size: int, out: np.ndarray | None, keep_views: bool) -> list[TokenViews]:
-        """Forward passes in length-sorted batches; fills `out` with sentence vectors (if given) and
-        returns the token views in input order (none unless `keep_views`: only the sentence vector
-        is then fetched from the session)."""
+    def _run(
+        self, texts: list[str], batch_size: int, out: np.ndarray | None, keep_views: bool, lane: Any = None
+    ) -> list[TokenViews]:
+        """Forward passes in length-sorted batches (on the wide session, or on `lane`'s); fills `out` with
+        sentence vectors (if given) and returns the token views in input order (none unless `keep_views`:
+        only the sentence vector is then fetched from the session)."""
         if not texts:
             return []
         outputs = OUTPUTS if keep_views else OUTPUTS[:1]
@@ -197,8 +242,8 @@ class MiniLMModel:
             for row, i in enumerate(chunk):
                 input_ids[row, : len(ids[i])] = ids[i]
                 mask[row, : len(ids[i])] = 1
-            with self._lock:
-                fetched = self._session.run(outputs, {"input_ids": input_ids, "attention_mask": mask})
+            with self._gate.wide() if lane is None else self._gate.lane():
+                fetched = (lane or self._session).run(outputs, {"input_ids": input_ids, "attention_mask": mask})
             if out is not None:
                 out[chunk] = fetched[0]
             if keep_views:
