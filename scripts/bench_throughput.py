@@ -9,12 +9,16 @@ minimal HTTP/1.1 client: the load generator shares the machine's cores with the 
 In the same run, the bare encoder (MiniLM on onnxruntime in this process, with the server idle):
 one question per call (p50, each right after an HTTP request at one client) and batches of 16
 (sentences/s, in rounds alternating with the 16-client load, each round on the questions the server
-was just asked: same texts, same tokens). The 16-client q/s counts the answers
+was just asked: same texts, same tokens); and, on the same texts, the bare encoder run the way the
+server's lanes run it (embedding/lanes.py): one one-thread session per lane, side by side, each on
+batches of 16 of its share. The 16-client q/s counts the answers
 while all 16 clients were in flight (from the 16th answer to the moment the last question was sent):
 the start's burst and the drain at the end are not 16 concurrent clients (`qps_with_ramp_and_drain`
 keeps them). Prints one JSON object with
 - `throughput_ratio_16`: q/s at 16 clients / bare batched sentences/s (issue 17's bar: >= 0.8), and
   each round's ratio (`round_ratios`: the spread shows how noisy the machine was);
+- `throughput_ratio_16_vs_lanes`: the same q/s / the bare lanes' sentences/s (what the server costs
+  beyond the model run its own way);
 - `embed_ratio`: the server's `timings_ms.embed` p50 at 1 client / bare single-question p50
   (bar: <= 1.25);
 - `cpu_ms_per_question_16` (a server it started, on Linux): CPU per question in the 16-client rounds of
@@ -36,6 +40,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -105,11 +110,14 @@ class Connection:
 class Bare:
     """The model alone in this process, as the server runs it (same graph, same session options)."""
 
-    def __init__(self, graph_dir: Path) -> None:
+    def __init__(self, graph_dir: Path, lanes: int) -> None:
         from server.embedding.minilm import MiniLMModel
 
         self.model = MiniLMModel(graph_dir)
         self.model.encode(["warm up the session"], 64)
+        self.lanes = [MiniLMModel(graph_dir, threads=1) for _ in range(lanes)]
+        for lane in self.lanes:
+            lane.encode(["warm up the session"], 64)
 
     def single_ms(self, question: str) -> float:
         t = time.perf_counter()
@@ -120,6 +128,22 @@ class Bare:
         t = time.perf_counter()
         for start in range(0, len(texts), 16):
             self.model.encode(texts[start : start + 16], 16)
+        return time.perf_counter() - t
+
+    def lanes_seconds(self, texts: list[str]) -> float:
+        """The texts shared out over the one-thread sessions, each running batches of 16 of its share."""
+
+        def run(model: object, share: list[str]) -> None:
+            for start in range(0, len(share), 16):
+                model.encode(share[start : start + 16], 16)  # type: ignore[attr-defined]
+
+        n = len(self.lanes)
+        threads = [threading.Thread(target=run, args=(lane, texts[i::n])) for i, lane in enumerate(self.lanes)]
+        t = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
         return time.perf_counter() - t
 
 
@@ -252,13 +276,18 @@ def main() -> None:
     args = parser.parse_args()
 
     from server.embedding.factory import graph_dir_for
+    from server.embedding.lanes import resolve_lanes, set_worker_count
     from server.runtime.loader import load_app_settings, resolve_config_path
 
     tag = secrets.token_hex(3)
     pool = iter(questions(args.questions * len(LEVELS) + 20, tag))
     take = lambda n: [next(pool) for _ in range(n)]  # noqa: E731
     root = resolve_config_path(args.config)[0].parent.parent
-    bare = Bare(graph_dir_for(load_app_settings(args.config).embedding, root))
+    app = load_app_settings(args.config)
+    set_worker_count(args.workers)
+    lanes = resolve_lanes(app.server.encoder_lanes) * args.workers or 1  # every worker's lanes: the whole machine
+    set_worker_count(1)
+    bare = Bare(graph_dir_for(app.embedding, root), lanes)
     proc = None
     url = args.url
     if url is None:
@@ -270,7 +299,7 @@ def main() -> None:
         # 16 clients and the bare batched encoder in alternating rounds (same load drift on both)
         # and on the same questions: the files group their rows by intent, so other questions would
         # bring other lengths (tokens are the encoder's work)
-        sixteen, bare_rates = [], []
+        sixteen, bare_rates, lane_rates = [], [], []
         cpu = {"loop": 0.0, "other": 0.0, "client": 0.0, "wall": 0.0, "questions": 0}
         for _ in range(ROUNDS):
             texts = take(args.questions // ROUNDS)
@@ -285,6 +314,7 @@ def main() -> None:
                 cpu["wall"] += time.perf_counter() - wall
                 cpu["questions"] += len(texts)
             bare_rates.append(len(texts) / bare.batched_seconds(texts))
+            lane_rates.append(len(texts) / bare.lanes_seconds(texts))
     finally:
         if proc is not None:
             proc.terminate()
@@ -311,6 +341,8 @@ def main() -> None:
     bare_figures = {
         "single_p50_ms": levels[0]["bare_single_p50_ms"],
         "batch16_sentences_per_s": round(len(bare_rates) / sum(1 / r for r in bare_rates), 1),
+        "lanes": len(bare.lanes),
+        "lanes_batch16_sentences_per_s": round(len(lane_rates) / sum(1 / r for r in lane_rates), 1),
     }
     at = {level["clients"]: level for level in levels}
     result = {
@@ -322,6 +354,7 @@ def main() -> None:
         "bare_encoder": bare_figures,
         "throughput_ratio_16": round(at[16]["qps"] / bare_figures["batch16_sentences_per_s"], 2),
         "throughput_ratio_bar": 0.8,
+        "throughput_ratio_16_vs_lanes": round(at[16]["qps"] / bare_figures["lanes_batch16_sentences_per_s"], 2),
         "embed_ratio": round(at[1]["embed_p50_ms"] / bare_figures["single_p50_ms"], 2),
         "embed_ratio_bar": 1.25,
         "embed_p50_ms_by_clients": {level["clients"]: level["embed_p50_ms"] for level in levels},
