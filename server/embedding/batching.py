@@ -55,7 +55,7 @@ class _Pending:
         return not self.future.cancelled()  # read from the encoder's thread: at worst one vector too many
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity
 class Lane:
     """A way to run a forward pass over questions: `encode(texts) -> (len(texts), dim)` on `executor`."""
 
@@ -82,7 +82,7 @@ class QuestionBatcher:
         self._lock = threading.Lock()
         self._pending: list[_Pending] = []
         self._lanes: list[Lane] = list(lanes)
-        self._busy: set[int] = set()  # id() of the runners (lanes, the wide one) running a pass
+        self._busy: set[Lane] = set()  # the runners (lanes, the wide one) running a pass
 
     @property
     def lanes(self) -> int:
@@ -119,13 +119,13 @@ class QuestionBatcher:
         """(Under the lock.) The passes to start now: nothing while the wide runner runs (it has every
         core); a lone question with nothing running goes to the wide runner, as does everything without
         lanes; otherwise the queue is shared out evenly over the free lanes."""
-        if not self._pending or id(self._wide) in self._busy:
+        if not self._pending or self._wide in self._busy:
             return []
         if not self._lanes or (not self._busy and len(self._pending) == 1):
             if self._busy:  # lanes still finishing (set_lanes dropped them): the wide runner waits for them
                 return []
             return [self._claim(self._wide, self.max_batch)]
-        free = [lane for lane in self._lanes if id(lane) not in self._busy]
+        free = [lane for lane in self._lanes if lane not in self._busy]
         if not free:
             return []
         share = min(self.max_batch, -(-len(self._pending) // len(free)))
@@ -134,7 +134,7 @@ class QuestionBatcher:
     def _claim(self, runner: Lane, n: int) -> tuple[Lane, list[_Pending]]:
         batch = self._pending[:n]
         del self._pending[:n]
-        self._busy.add(id(runner))
+        self._busy.add(runner)
         return runner, batch
 
     def _start(self, starts: list[tuple[Lane, list[_Pending]]]) -> None:
@@ -143,16 +143,19 @@ class QuestionBatcher:
                 runner.executor.submit(self._work, runner, batch)
             except BaseException as exc:  # executor shut down: fail this batch and the queue, not hang them
                 with self._lock:
-                    self._busy.discard(id(runner))
+                    self._busy.discard(runner)
                     batch, self._pending = batch + self._pending, []
                 _deliver([(p, exc) for p in batch if p.wanted()])
 
     def _work(self, runner: Lane, batch: list[_Pending]) -> None:
         """Passes on `runner`'s thread until the plan gives it nothing more (it hands other runners theirs)."""
         while True:
-            self._pass(runner, batch)
+            try:
+                self._pass(runner, batch)
+            except BaseException as exc:  # past the encoder (its output, a delivery): fail the batch, keep the runner
+                _deliver([(p, exc) for p in batch if not p.future.done()])
             with self._lock:
-                self._busy.discard(id(runner))
+                self._busy.discard(runner)
                 starts = self._plan()
             mine = next((b for r, b in starts if r is runner), None)
             self._start([(r, b) for r, b in starts if r is not runner])
@@ -169,7 +172,10 @@ class QuestionBatcher:
         except BaseException as exc:
             _deliver([(p, exc) for p in live])
             return
-        self.stats.record(len(live), lane=runner is not self._wide)
+        if len(vectors) != len(live):
+            raise RuntimeError(f"the encoder returned {len(vectors)} vectors for {len(live)} questions")
+        with self._lock:  # lanes finish passes concurrently
+            self.stats.record(len(live), lane=runner is not self._wide)
         # a copy each: a view would keep the whole batch alive in caches
         _deliver([(p, vectors[row].copy()) for row, p in enumerate(live)])
 

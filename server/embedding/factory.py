@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
+from collections.abc import Iterable
+from concurrent.futures import Future
 from pathlib import Path
 
 from server.embedding.base import Embedder, EmbeddingError
@@ -14,6 +17,8 @@ from server.embedding.minilm import MODEL_ID, MiniLMEmbedder, MiniLMModel
 from server.embedding.openai_compatible import OpenAICompatibleEmbedder
 from server.embedding.settings import EmbeddingSettings
 from server.embedding.shared_cache import SharedEmbeddings
+
+log = logging.getLogger(__name__)
 
 # Loaded local models by model identity. The peer reloaded its model per question; we never do.
 _MODELS: dict[str, MiniLMModel] = {}
@@ -39,13 +44,21 @@ def shared_minilm(graph_dir: Path | None) -> MiniLMModel:
         return model
 
 
-def use_encoder_lanes(setting: int | None) -> None:
-    """Apply `server.encoder_lanes` to the process-wide local model, if one is loaded (at every start and
-    reload: new lanes open in the background, the wide session serves meanwhile)."""
+def use_encoder_lanes(setting: int | None, embedders: Iterable[Embedder]) -> None:
+    """Apply `server.encoder_lanes` to the process-wide local model when the serving config uses it (none
+    when it no longer does). Called by the server at start and at every reload, not by one-shot commands;
+    new lanes open in the background while the main session serves."""
     with _MODELS_LOCK:
         model = _MODELS.get(MODEL_ID)
-    if model is not None:
-        model.set_lanes(resolve_lanes(setting))
+    if model is None:
+        return
+    count = resolve_lanes(setting) if any(e.model_id == MODEL_ID for e in embedders) else 0
+    model.set_lanes(count).add_done_callback(_report_lanes)
+
+
+def _report_lanes(done: Future[int]) -> None:
+    if done.exception() is not None:
+        log.error("encoder lanes not changed: %s", done.exception())
 
 
 def preload(settings: EmbeddingSettings, base_dir: Path) -> None:

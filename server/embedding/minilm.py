@@ -112,14 +112,16 @@ class MiniLMModel:
         self._tokenizer = Tokenizer.from_file(str(files.tokenizer))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        self._session, self.load_info = self._open(threads or default_threads())
+        self._session, self.load_info, self._source = self._open(threads or default_threads())
         self._gate = PassGate()
         self._recent_views: OrderedDict[str, TokenViews] = OrderedDict()
         self._views_lock = threading.Lock()
         # Questions keep their token states only once someone (the intent model) has asked for them.
         self._views_wanted = False
-        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minilm")
-        self.questions = QuestionBatcher(self.encode_questions, self.executor, query_batch)
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minilm")  # bulk work
+        # a lone question's pass has a thread of its own: the gate, not a queue behind bulk work, orders them
+        questions_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minilm-questions")
+        self.questions = QuestionBatcher(self.encode_questions, questions_executor, query_batch)
         self._lanes: list[Lane] = []
         self._lanes_lock = threading.Lock()
         self._lane_loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minilm-lanes")
@@ -133,8 +135,7 @@ class MiniLMModel:
         if lanes:
             self.set_lanes(lanes)
 
-    def _open(self, threads: int) -> tuple[Any, LoadInfo]:
-        """A session on the (cached) graph with `threads` intra-op threads."""
+    def _options(self, threads: int) -> Any:
         import onnxruntime as ort
 
         options = ort.SessionOptions()
@@ -145,8 +146,14 @@ class MiniLMModel:
         options.log_severity_level = 3
         # Spinning workers shave ~0.5 ms per query but burn the core the event loop needs.
         options.add_session_config_entry("session.intra_op.allow_spinning", "1" if self._spinning else "0")
+        return options
+
+    def _open(self, threads: int) -> tuple[Any, LoadInfo, GraphSource]:
+        """The main session, on the cached graph (built if missing) with `threads` intra-op threads."""
+        import onnxruntime as ort
+
         try:
-            return _load_session(ort, self._files, self._graph_dir, options)
+            return _load_session(ort, self._files, self._graph_dir, self._options(threads))
         except EmbeddingError:
             raise
         except Exception as exc:
@@ -159,23 +166,36 @@ class MiniLMModel:
         return self.questions.lanes
 
     def set_lanes(self, count: int) -> Future[int]:
-        """Use `count` one-thread lanes for concurrent questions (0: the wide session alone). New lanes'
-        sessions (~100 MB each) are opened on a background thread and used once open; the future gives the
-        count in use then. A lane that fails to open is logged and left out (the wide session still serves)."""
-        return self._lane_loader.submit(self._set_lanes, max(0, count))
+        """Use `count` one-thread lanes for concurrent questions (0: the main session alone). New lanes'
+        sessions (~100 MB each) are opened one by one on a background thread, each used once open; the
+        future gives the count in use at the end. A lane that fails to open is logged and left out (the
+        main session still serves every question)."""
+        return self._lane_loader.submit(self._set_lanes, count)
+
+    def settled_lanes(self, timeout: float = 60.0) -> int:
+        """The lanes in use once every change asked for so far is done."""
+        return self._lane_loader.submit(lambda: self.lanes).result(timeout)
 
     def _set_lanes(self, count: int) -> int:
+        import onnxruntime as ort
+
         with self._lanes_lock:
             while len(self._lanes) < count:
-                try:
-                    session, info = self._open(1)
-                except EmbeddingError:
-                    break  # logged by _open
+                t = time.perf_counter()
+                try:  # the main session's graph: no second build, whatever the graph directory
+                    session = _open_session(ort, self._source, self._options(1))
+                except Exception:
+                    log.exception(
+                        "cannot open encoder lane %d; concurrent questions share the others", len(self._lanes)
+                    )
+                    break
                 n = len(self._lanes)
                 executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"minilm-lane{n}")
                 self._lanes.append(Lane(partial(self._encode_on_lane, session), executor))
-                log.info("encoder lane %d opened in %.2f s", n, info.session_seconds)
-            # a dropped lane finishes the pass it may be running; its thread ends with its executor
+                self.questions.set_lanes(self._lanes)
+                log.info("encoder lane %d opened in %.2f s", n, time.perf_counter() - t)
+            # A dropped lane finishes the pass it may be running; its thread ends with its executor, which is
+            # not shut down here: a pass planned just before this could still be handed to it.
             del self._lanes[count:]
             self.questions.set_lanes(self._lanes)
             return len(self._lanes)
@@ -301,7 +321,9 @@ def _open_session(ort: Any, source: GraphSource, options: Any) -> Any:
     return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
 
-def _load_session(ort: Any, files: MiniLMFiles, graph_dir: Path | None, options: Any) -> tuple[Any, LoadInfo]:
+def _load_session(
+    ort: Any, files: MiniLMFiles, graph_dir: Path | None, options: Any
+) -> tuple[Any, LoadInfo, GraphSource]:
     """Open the cached graph, or build it; a cached file that fails to load is rebuilt once."""
     t0 = time.perf_counter()
     source = ensure_graph(files.weights, graph_dir, MODEL_NAME, _builder_tag(), lambda: _build_graph(files))
@@ -316,7 +338,7 @@ def _load_session(ort: Any, files: MiniLMFiles, graph_dir: Path | None, options:
         source = ensure_graph(files.weights, graph_dir, MODEL_NAME, _builder_tag(), lambda: _build_graph(files))
         t1 = time.perf_counter()
         session = _open_session(ort, source, options)
-    return session, LoadInfo(source.path, source.built, t1 - t0, time.perf_counter() - t1)
+    return session, LoadInfo(source.path, source.built, t1 - t0, time.perf_counter() - t1), source
 
 
 class MiniLMEmbedder(Embedder):

@@ -26,7 +26,7 @@ from ..adapters.result_cache import ResultCache, build_result_cache
 from ..conversations import SessionSettings, SessionStore, build_session_store
 from ..embedding.base import Embedder
 from ..embedding.cache import CachedEmbedder
-from ..embedding.factory import build_embedder, use_encoder_lanes
+from ..embedding.factory import build_embedder
 from ..embedding.settings import EmbeddingSettings
 from ..errors import NotFound
 from ..params.factory import build_extractor
@@ -230,7 +230,6 @@ async def build_runtime(
     except BaseException:
         await runtime.close(keep=[previous] if previous is not None else [])
         raise
-    use_encoder_lanes(app.server.encoder_lanes)
     runtime.build_seconds = time.perf_counter() - started
     return runtime
 

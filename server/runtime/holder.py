@@ -21,7 +21,7 @@ from typing import Any
 from ..adapters.base import DataAdapterSettings
 from ..adapters.result_cache import ResultCache, ResultCacheSettings, build_result_cache
 from ..config.errors import ConfigError
-from ..embedding.factory import preload
+from ..embedding.factory import preload, use_encoder_lanes
 from ..routing.fitted_models import FittedModels
 from ..templates import Template
 from ..templates.library import glob_base
@@ -95,6 +95,17 @@ class RuntimeHolder:
         # the address the server listens on (serve sets it): a reload must keep keys there if it is not
         # loopback. None: the server.host of the config the server started with.
         self.listen_host: str | None = None
+        self._encoder_lanes = False  # the lanes follow the config (start_encoder_lanes)
+
+    def start_encoder_lanes(self) -> None:
+        """From now on the local encoder's lanes follow `server.encoder_lanes` of the config that serves (the
+        server calls this once it has answered; one-shot commands never open lanes)."""
+        self._encoder_lanes = True
+        self._apply_encoder_lanes()
+
+    def _apply_encoder_lanes(self) -> None:
+        if self._encoder_lanes and self._current is not None:
+            use_encoder_lanes(self._current.config.app.server.encoder_lanes, self._current.embedders.values())
 
     @property
     def current(self) -> Runtime:
@@ -123,6 +134,7 @@ class RuntimeHolder:
             phases,
         )
         self._current = runtime
+        self._apply_encoder_lanes()
         self.started_app = runtime.config.app
         self.generation = 1
         self.config_hash = digest
@@ -209,6 +221,7 @@ class RuntimeHolder:
                     good=False,
                 )
             self._current = new
+            self._apply_encoder_lanes()
             self.generation += 1
             self.config_hash = digest
             self._failed_files = []

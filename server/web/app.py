@@ -28,6 +28,7 @@ from .catalogue_routes import install_catalogue
 from .cluster_routes import CLUSTER, install_cluster
 from .dashboard_routes import install_stats
 from .docs_routes import install_docs
+from .encoder_lanes import install_encoder_lanes
 from .metrics import install_metrics
 from .query_string import parse_query_string
 from .request_body import BODY_TIMEOUT, MAX_BODY_BYTES, body_middleware, read_json
@@ -217,5 +218,6 @@ def create_app(holder: RuntimeHolder) -> web.Application:
     install_metrics(app, holder, app[HOOKS])  # GET /metrics (Prometheus)
     install_docs(app)  # GET /openapi.json, /docs
     install_mcp(app, holder, app[HOOKS])  # /mcp: MCP over streamable HTTP
+    install_encoder_lanes(app, holder)  # the local encoder's lanes, once the server has answered
     arm_start_gate(app)  # last: its fallback counts from the end of the other starts
     return app

@@ -1,18 +1,22 @@
-"""`server.encoder_lanes` on a running server: applied at start and at every reload, a bad value is refused
-with its file, line and key while the server keeps its lanes, and concurrent questions run on the lanes."""
+"""`server.encoder_lanes` on a running server: the lanes open once it has answered and follow every reload,
+a bad value is refused with its file, line and key while the server keeps its lanes, concurrent questions
+run on the lanes, and a holder that does not serve (one-shot commands) opens none."""
 
 from __future__ import annotations
 
 import asyncio
 
+import aiohttp
 import pytest
 
 from server.config.errors import ConfigError
-from server.embedding.factory import MODEL_ID, _MODELS
+from server.embedding.factory import _MODELS, MODEL_ID
 from server.runtime.holder import RuntimeHolder
 from server.runtime.loader import load_app_settings
 from server.testing.configs import BASE_CONFIG, people_tree, write
+from server.testing.loopback import serving
 from server.testing.polling import eventually
+from server.web.app import create_app
 
 
 def with_lanes(value: object) -> str:
@@ -25,17 +29,17 @@ async def test_lanes_follow_the_config_at_start_and_reload(tmp_path):
     await holder.start()
     model = _MODELS[MODEL_ID]
     try:
-        await eventually(lambda: model.lanes == 1, timeout=30)
+        async with serving(create_app(holder)) as url:
+            await asyncio.sleep(0.3)
+            assert model.lanes == 0  # held back until the server has answered
+            async with aiohttp.ClientSession() as session, session.get(url + "/health") as resp:
+                assert resp.status == 200
+            await eventually(lambda: model.lanes == 1, timeout=30)
         adapter = holder.current.adapters["people"]
         calls = model.questions.stats.lane_calls
         questions = [f"who works in department {i}?" for i in range(12)]
         await asyncio.gather(*(adapter.context.embedder.embed_query(q) for q in questions))
         assert model.questions.stats.lane_calls > calls
-
-        write(config_dir / "config.yaml", with_lanes(0))
-        result = await holder.reload()
-        assert result.ok
-        await eventually(lambda: model.lanes == 0, timeout=30)
 
         write(config_dir / "config.yaml", with_lanes(-1))
         result = await holder.reload()
@@ -48,10 +52,30 @@ async def test_lanes_follow_the_config_at_start_and_reload(tmp_path):
                 "message": "Input should be greater than or equal to 0",
             }
         ]
-        assert model.lanes == 0  # the last good config's lanes stay
+        assert await asyncio.to_thread(model.settled_lanes) == 1  # the last good config's lanes stay
+
+        write(config_dir / "config.yaml", with_lanes(0))
+        assert (await holder.reload()).ok
+        assert await asyncio.to_thread(model.settled_lanes) == 0
     finally:
         await holder.close()
         await asyncio.to_thread(lambda: model.set_lanes(0).result(60))
+
+
+async def test_a_holder_that_does_not_serve_opens_no_lanes(tmp_path):
+    config_dir = people_tree(tmp_path, with_lanes(2))
+    holder = RuntimeHolder(config_dir, close_grace=0.2)
+    model = _MODELS.get(MODEL_ID)
+    if model is not None:
+        await asyncio.to_thread(lambda: model.set_lanes(0).result(60))
+    await holder.start()
+    try:
+        write(config_dir / "config.yaml", with_lanes(1))
+        assert (await holder.reload()).ok
+        model = _MODELS[MODEL_ID]
+        assert await asyncio.to_thread(model.settled_lanes) == 0  # nothing was asked of the lanes
+    finally:
+        await holder.close()
 
 
 def test_a_negative_or_non_integer_lane_count_is_a_config_error(tmp_path):

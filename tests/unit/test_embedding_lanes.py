@@ -15,11 +15,20 @@ from server.embedding.batching import Lane, QuestionBatcher
 from server.embedding.lanes import MAX_AUTO_LANES, PassGate, resolve_lanes, set_worker_count
 
 
+def until(check, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "condition not met"
+        time.sleep(0.005)
+
+
 class Runners:
     """Fake runners that record every pass (which runner, which texts) and how many ran at once."""
 
     def __init__(self, lanes: int) -> None:
         self.gate = threading.Event()
+        self.lanes_gate = threading.Event()  # also holds the lanes' passes (set: not held)
+        self.lanes_gate.set()
         self.passes: list[tuple[str, list[str]]] = []
         self.running: set[str] = set()
         self.overlaps: list[frozenset[str]] = []
@@ -34,6 +43,8 @@ class Runners:
                 self.running.add(name)
                 self.overlaps.append(frozenset(self.running))
             self.gate.wait(5)
+            if name != "wide":
+                self.lanes_gate.wait(5)
             time.sleep(0.01)
             with self._lock:
                 self.running.discard(name)
@@ -116,6 +127,44 @@ def test_without_lanes_every_pass_is_wide_and_lanes_can_be_dropped(runners):
     assert r.passes[1][1] == [f"q{i}" for i in range(5)]
 
 
+def test_dropped_lanes_finish_before_the_wide_runner_takes_over(runners):
+    r = runners(2)
+    batcher = r.batcher()
+    r.lanes_gate.clear()
+    first = batcher.submit("first")  # wide
+    busy = [batcher.submit(f"q{i}") for i in range(4)]  # both lanes, once the wide pass is done
+    r.gate.set()
+    first.result(5)
+    until(lambda: len(r.running) == 2)  # the two lanes are in their (held) passes
+    batcher.set_lanes([])
+    after = [batcher.submit(f"after{i}") for i in range(3)]
+    time.sleep(0.05)
+    assert "wide" not in r.running  # the dropped lanes still run: the wide runner waits for them
+    r.lanes_gate.set()
+    for f in busy + after:
+        f.result(5)
+    assert not any("wide" in seen and len(seen) > 1 for seen in r.overlaps)
+    assert r.passes[-1] == ("wide", [f"after{i}" for i in range(3)])
+
+
+def test_a_pass_that_breaks_after_the_encoder_fails_its_questions_and_keeps_the_runner(runners):
+    r = runners(1)
+    r.gate.set()
+    broken = Lane(lambda texts: np.zeros((len(texts) - 1, 1), dtype=np.float32), r.pools[1])  # a row short
+    batcher = QuestionBatcher(r.lanes[0].encode, r.wide, 16, [broken])
+    gate = threading.Event()
+    hold = r.wide.submit(gate.wait, 5)  # the wide runner's thread is busy: the first question waits there
+    first = batcher.submit("first")
+    queued = [batcher.submit(f"q{i}") for i in range(3)]  # the broken lane
+    gate.set()
+    hold.result(5)
+    first.result(5)
+    for f in queued:
+        with pytest.raises(RuntimeError, match="returned 2 vectors for 3 questions"):
+            f.result(5)
+    assert batcher.submit("later").result(5).tolist() == [5.0]  # nothing is left marked busy
+
+
 def test_a_lane_whose_executor_is_gone_fails_its_questions_not_hangs_them(runners):
     r = runners(1)
     batcher = r.batcher()
@@ -169,7 +218,7 @@ def test_the_gate_runs_lanes_together_and_a_wide_pass_alone_first_in_line():
     assert second_in.wait(5)  # lanes share the gate
     waiting = threading.Thread(target=wide)
     waiting.start()
-    time.sleep(0.05)
+    until(lambda: gate._wide_waiting == 1)
     late = threading.Thread(target=lane, args=("lane C",))
     late.start()  # arrives while the wide pass waits: goes after it
     time.sleep(0.05)
@@ -198,3 +247,22 @@ def test_real_lanes_give_the_wide_sessions_vectors_and_views(minilm_embedder):
         np.testing.assert_allclose(np.stack(vectors), alone, rtol=0, atol=2e-6)
     finally:
         assert model.set_lanes(before).result(60) == before
+
+
+def test_a_lane_that_cannot_open_is_left_out_and_the_main_session_serves(tmp_path, monkeypatch, caplog):
+    from server.embedding import minilm
+
+    model = minilm.MiniLMModel(tmp_path / "models")
+    opened = []
+
+    def failing(ort, source, options):  # the second lane's session cannot be created
+        if len(opened) == 1:
+            raise MemoryError("no room for another session")
+        opened.append(source)
+        return original(ort, source, options)
+
+    original = minilm._open_session
+    monkeypatch.setattr(minilm, "_open_session", failing)
+    assert model.set_lanes(2).result(60) == 1
+    assert "cannot open encoder lane 1" in caplog.text
+    assert model.encode(["still answers"], 1).shape == (1, 384)
