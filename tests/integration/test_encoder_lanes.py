@@ -23,9 +23,16 @@ def with_lanes(value: object) -> str:
     return BASE_CONFIG + f"server: {{encoder_lanes: {value}}}\n"
 
 
+async def no_lanes() -> None:
+    model = _MODELS.get(MODEL_ID)
+    if model is not None:
+        await asyncio.to_thread(lambda: model.set_lanes(0).result(60))
+
+
 async def test_lanes_follow_the_config_at_start_and_reload(tmp_path):
     config_dir = people_tree(tmp_path, with_lanes(1))
     holder = RuntimeHolder(config_dir, close_grace=0.2)
+    await no_lanes()  # an earlier server of this process may have opened some
     await holder.start()
     model = _MODELS[MODEL_ID]
     try:
@@ -65,9 +72,7 @@ async def test_lanes_follow_the_config_at_start_and_reload(tmp_path):
 async def test_a_holder_that_does_not_serve_opens_no_lanes(tmp_path):
     config_dir = people_tree(tmp_path, with_lanes(2))
     holder = RuntimeHolder(config_dir, close_grace=0.2)
-    model = _MODELS.get(MODEL_ID)
-    if model is not None:
-        await asyncio.to_thread(lambda: model.set_lanes(0).result(60))
+    await no_lanes()
     await holder.start()
     try:
         write(config_dir / "config.yaml", with_lanes(1))
