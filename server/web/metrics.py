@@ -69,11 +69,24 @@ class _RoutingLogCollector(Collector):
             yield CounterMetricFamily(f"intent_router_routing_log_{name}", doc, value=status[key])
 
 
-def _question_batches(embedder: Any) -> Any:
-    """The question micro-batcher's counters behind an embedder (through the cache wrapper), if it has one."""
+def _question_batcher(embedder: Any) -> Any:
+    """The question micro-batcher behind an embedder (through the cache wrapper), if it has one."""
     inner = getattr(embedder, "inner", embedder)
-    questions = getattr(getattr(inner, "model", None), "questions", None)
-    return getattr(questions, "stats", None)
+    return getattr(getattr(inner, "model", None), "questions", None)
+
+
+def _lane_families(rows: list[tuple[list[str], Any]]) -> Iterator[Any]:
+    """The local encoder's lanes (embedding/lanes.py): how many are open, and the calls they ran."""
+    open_lanes = GaugeMetricFamily("intent_router_encoder_lanes", "Encoder lanes open", labels=["model"])
+    passes = CounterMetricFamily(
+        "intent_router_encoder_lane_question_batches",
+        "Of the encoder's calls for questions, those run on a lane",
+        labels=["model"],
+    )
+    for values, batcher in rows:
+        open_lanes.add_metric(values, batcher.lanes)
+        passes.add_metric(values, batcher.stats.lane_calls)
+    yield from (open_lanes, passes)
 
 
 def _batch_families(what: str, labels: list[str], rows: list[tuple[list[str], BatchStats]]) -> Iterator[Any]:
@@ -107,19 +120,20 @@ class _BatchCollector(Collector):
             runtime: Runtime | None = self.holder.current
         except RuntimeError:  # no config loaded: the families, empty
             runtime = None
-        encoders: dict[int, tuple[list[str], BatchStats]] = {}
+        encoders: dict[int, tuple[list[str], Any]] = {}  # the question batchers, by identity
         stages: list[tuple[list[str], BatchStats]] = []
         if runtime is not None:
             for embedder in runtime.embedders.values():
-                stats = _question_batches(embedder)
-                if stats is not None:
-                    encoders.setdefault(id(stats), ([str(getattr(embedder, "model_id", "unknown"))], stats))
+                batcher = _question_batcher(embedder)
+                if batcher is not None:
+                    encoders.setdefault(id(batcher), ([str(getattr(embedder, "model_id", "unknown"))], batcher))
             for name, adapter in runtime.adapters.items():
                 group = adapter.group_search()
                 if group is not None and group.requests.stats.calls:
                     stages.append(([name, "search"], group.requests.stats))
                 stages += [([name, s.name], s.coalescing) for s in adapter.routing_stages() if s.coalescing is not None]
-        yield from _batch_families("encoder", ["model"], list(encoders.values()))
+        yield from _batch_families("encoder", ["model"], [(labels, b.stats) for labels, b in encoders.values()])
+        yield from _lane_families(list(encoders.values()))
         yield from _batch_families("stage", ["adapter", "stage"], stages)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from server.embedding.factory import _MODELS, MODEL_ID
 from server.testing.app import running_app
 from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_people_db, make_tree, write
 
@@ -119,6 +120,12 @@ async def test_metrics_after_queries(tmp_path, monkeypatch):
         carried = {labels: v for (name, labels), v in found.items() if name == "intent_router_encoder_questions_total"}
         assert len(batches) == 1 and next(iter(batches))[0][0] == "model"
         assert sum(batches.values()) >= 1 and sum(carried.values()) >= sum(batches.values())
+        # and the encoder's lanes: how many are open (read at scrape time) and the calls they ran
+        [labels] = batches
+        lanes = {key: v for (name, key), v in found.items() if name == "intent_router_encoder_lanes"}
+        assert lanes == {labels: _MODELS[MODEL_ID].lanes}
+        lane_calls = value(found, "intent_router_encoder_lane_question_batches_total", **dict(labels))
+        assert 0 <= lane_calls <= batches[labels]
 
         # the other app in this process counted only its own scrape
         theirs = await scrape(other)
