@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-MAX_AUTO_LANES = 4  # each lane is a session of its own (~100 MB for MiniLM): the automatic count stays small
+MAX_AUTO_LANES = 4  # each lane is a session of its own (~90 MB for MiniLM): the automatic count stays small
 
 _workers = 1  # worker processes sharing this machine's cores (serve --workers sets it before forking)
 

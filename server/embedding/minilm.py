@@ -167,7 +167,7 @@ class MiniLMModel:
 
     def set_lanes(self, count: int) -> Future[int]:
         """Use `count` one-thread lanes for concurrent questions (0: the main session alone). New lanes'
-        sessions (~100 MB each) are opened one by one on a background thread, each used once open; the
+        sessions (~90 MB each) are opened one by one on a background thread, each used once open; the
         future gives the count in use at the end. A lane that fails to open is logged and left out (the
         main session still serves every question)."""
         return self._lane_loader.submit(self._set_lanes, count)
