@@ -83,6 +83,43 @@ async def test_a_holder_that_does_not_serve_opens_no_lanes(tmp_path):
         await holder.close()
 
 
+async def test_lane_changes_under_load_lose_no_question(tmp_path):
+    """Clients keep asking while reloads take the lanes from 2 to 0, 1 and back: every answer is a 200."""
+    config_dir = people_tree(tmp_path, with_lanes(2))
+    holder = RuntimeHolder(config_dir, close_grace=0.2)
+    await no_lanes()
+    await holder.start()
+    model = _MODELS[MODEL_ID]
+    lane_calls = model.questions.stats.lane_calls
+    statuses: list[int] = []
+    try:
+        async with serving(create_app(holder)) as url, aiohttp.ClientSession(base_url=url) as session:
+            stop = asyncio.Event()
+
+            async def client(n: int) -> None:
+                i = 0
+                while not stop.is_set():
+                    question = f"who works in department {n}-{i}?"
+                    async with session.post("/v1/test_routing", json={"query": question}) as resp:
+                        statuses.append(resp.status)
+                    i += 1
+
+            clients = [asyncio.ensure_future(client(n)) for n in range(8)]
+            await eventually(lambda: model.lanes == 2, timeout=30)
+            for lanes in (0, 1, 2, 0, 2):
+                write(config_dir / "config.yaml", with_lanes(lanes))
+                assert (await holder.reload()).ok
+                await eventually(lambda lanes=lanes: model.lanes == lanes, timeout=30)
+                await asyncio.sleep(0.2)
+            stop.set()
+            await asyncio.gather(*clients)
+        assert len(statuses) > 40 and set(statuses) == {200}
+        assert model.questions.stats.lane_calls > lane_calls  # the lanes did serve some of them
+    finally:
+        await holder.close()
+        await asyncio.to_thread(lambda: model.set_lanes(0).result(60))
+
+
 def test_a_negative_or_non_integer_lane_count_is_a_config_error(tmp_path):
     for bad in (-1, "two", 65):
         config_dir = people_tree(tmp_path / str(bad), with_lanes(bad))
