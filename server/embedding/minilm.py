@@ -103,7 +103,6 @@ class MiniLMModel:
         threads: int | None = None,
         spinning: bool = False,
         query_batch: int = QUERY_BATCH,
-        lanes: int = 0,
     ) -> None:
         from tokenizers import Tokenizer
 
@@ -132,8 +131,6 @@ class MiniLMModel:
             "built" if self.load_info.graph_built else "reused",
             self.load_info.graph_seconds,
         )
-        if lanes:
-            self.set_lanes(lanes)
 
     def _options(self, threads: int) -> Any:
         import onnxruntime as ort
