@@ -3,7 +3,7 @@
 On a 2-core machine one onnxruntime session with two intra-op threads does a batch of 16 questions
 only ~1.5x faster than one thread does (its threads meet at a barrier after every kernel and wait for
 each other there, more so when the event loop takes one of the cores for a moment); two one-thread
-sessions each running half the questions keep both cores busy without meeting at all (~1.25x the
+sessions each running half the questions keep both cores busy without meeting at all (1.1-1.3x the
 two-thread session's throughput on batches of 16, measured by scripts/bench_throughput.py). A lone
 question still goes to the two-thread ("wide") session: one thread alone takes ~1.3x as long for it.
 
