@@ -276,7 +276,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from server.embedding.factory import graph_dir_for
-    from server.embedding.lanes import resolve_lanes, set_worker_count
+    from server.embedding.lanes import resolve_lanes
     from server.runtime.loader import load_app_settings, resolve_config_path
 
     tag = secrets.token_hex(3)
@@ -284,9 +284,8 @@ def main() -> None:
     take = lambda n: [next(pool) for _ in range(n)]  # noqa: E731
     root = resolve_config_path(args.config)[0].parent.parent
     app = load_app_settings(args.config)
-    set_worker_count(args.workers)
-    lanes = resolve_lanes(app.server.encoder_lanes) * args.workers or 1  # every worker's lanes: the whole machine
-    set_worker_count(1)
+    # every worker's lanes: the whole machine
+    lanes = resolve_lanes(app.server.encoder_lanes, workers=args.workers) * args.workers or 1
     bare = Bare(graph_dir_for(app.embedding, root), lanes)
     proc = None
     url = args.url

@@ -29,15 +29,16 @@ def set_worker_count(workers: int) -> None:
     _workers = max(1, workers)
 
 
-def resolve_lanes(setting: int | None, cores: int | None = None) -> int:
+def resolve_lanes(setting: int | None, cores: int | None = None, workers: int | None = None) -> int:
     """`server.encoder_lanes`, or when unset one lane per core this process gets (its share of the cores
-    among the workers), at most MAX_AUTO_LANES; none on one core (the wide session is one thread there)."""
+    among the workers: `set_worker_count`'s unless given), at most MAX_AUTO_LANES; none on one core (the
+    wide session is one thread there)."""
     if setting is not None:
         return setting
     cores = cores if cores is not None else (os.cpu_count() or 1)
     if cores < 2:
         return 0
-    return min(MAX_AUTO_LANES, max(1, cores // _workers))
+    return min(MAX_AUTO_LANES, max(1, cores // (workers or _workers)))
 
 
 class PassGate:

@@ -188,7 +188,7 @@ class MiniLMModel:
                     break
                 n = len(self._lanes)
                 executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"minilm-lane{n}")
-                self._lanes.append(Lane(partial(self._encode_on_lane, session), executor))
+                self._lanes.append(Lane(partial(self.encode_questions, lane=session), executor))
                 self.questions.set_lanes(self._lanes)
                 log.info("encoder lane %d opened in %.2f s", n, time.perf_counter() - t)
             # A dropped lane finishes the pass it may be running; its thread ends with its executor, which is
@@ -196,9 +196,6 @@ class MiniLMModel:
             del self._lanes[count:]
             self.questions.set_lanes(self._lanes)
             return len(self._lanes)
-
-    def _encode_on_lane(self, session: Any, texts: list[str]) -> np.ndarray:
-        return self.encode_questions(texts, session)
 
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
         """Embed `texts` in length-sorted batches (less padding), returning rows in input order."""

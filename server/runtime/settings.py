@@ -30,7 +30,7 @@ class ServerSettings(_Strict):
     keepalive_timeout: float = Field(75.0, gt=0, le=3600)  # an idle keep-alive connection is closed after this
     max_question_chars: int = Field(2000, ge=1)
     # one-thread forward passes of the local encoder run side by side under concurrency (embedding/lanes.py);
-    # unset: one per core this worker gets (at most 4), 0: every question on the multi-threaded session
+    # unset: one per core this worker gets (lanes.resolve_lanes), 0: every question on the multi-threaded session
     encoder_lanes: int | None = Field(None, ge=0, le=64)
     # used when a request names no adapter; unset: the first composite, else the first adapter
     default_adapter: str | None = None

@@ -183,10 +183,11 @@ def test_lane_counts():
     assert resolve_lanes(None, cores=1) == 0  # one core: the wide session is one thread already
     assert resolve_lanes(None, cores=2) == 2
     assert resolve_lanes(None, cores=64) == MAX_AUTO_LANES
-    set_worker_count(2)
+    assert resolve_lanes(None, cores=2, workers=2) == 1  # each worker's share of the cores
+    assert resolve_lanes(None, cores=8, workers=2) == 4
+    set_worker_count(2)  # what serve --workers 2 sets before forking
     try:
-        assert resolve_lanes(None, cores=2) == 1  # each worker's share of the cores
-        assert resolve_lanes(None, cores=8) == 4
+        assert resolve_lanes(None, cores=2) == 1
     finally:
         set_worker_count(1)
 
