@@ -20,6 +20,7 @@ from ..adapters.base import DataAdapter, DataAdapterSettings
 from ..adapters.registry import AdapterRegistry
 from ..adapters.registry import registry as default_registry
 from ..config.errors import ConfigError, ConfigIssue
+from ..params.spans import check_annotation
 from ..templates import Template
 from ..templates.library import expand_globs, load_library
 from .loader import LoadedConfig, load_config, resolve_config_path
@@ -160,7 +161,7 @@ class IncrementalLoader:
     @staticmethod
     def _parse(path: Path, digest: str | None, root: Path, cls: type[DataAdapter], adapter: str) -> _Parsed:
         try:
-            library = load_library([str(path)], root, cls.body_key, cls.parse_body, adapter)
+            library = load_library([str(path)], root, cls.body_key, cls.parse_body, adapter, None, check_annotation)
         except ConfigError as exc:
             return _Parsed(digest or "", issues=list(exc.issues))
         return _Parsed(digest or "", templates=library.templates)

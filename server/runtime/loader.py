@@ -18,6 +18,7 @@ from ..adapters.registry import registry as default_registry
 from ..config.errors import ConfigError, ConfigIssue
 from ..config.validation import issues_from_validation, validate_model
 from ..config.yaml_source import Path_, YamlDocument, format_path, load_yaml
+from ..params.spans import check_annotation
 from ..routing.settings import CompositeRetrievalSettings
 from ..templates import Template
 from ..templates.library import load_library
@@ -121,7 +122,9 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
         if issubclass(cls, DataAdapter) and isinstance(settings, DataAdapterSettings):
             try:
                 at = (doc.file, doc.line_of((*key_path, "templates")), format_path((*key_path, "templates")))
-                library = load_library(list(settings.templates), root, cls.body_key, cls.parse_body, settings.name, at)
+                library = load_library(
+                    list(settings.templates), root, cls.body_key, cls.parse_body, settings.name, at, check_annotation
+                )
                 templates[settings.name] = library.templates
                 files.extend(library.files)
                 issues.extend(cls.check_templates(settings, library.templates))

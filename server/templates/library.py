@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from ..config.errors import ConfigError, ConfigIssue
 from ..config.validation import issues_from_validation
 from ..config.yaml_source import YamlDocument, load_yaml
-from .models import Template
+from .models import ParameterSpec, Template
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,8 @@ class ParsedBody:
 
 
 BodyParser = Callable[[Any], ParsedBody]
+# why a marked example value cannot fill its parameter, or None (server/params/spans.py check_annotation)
+ValueCheck = Callable[[ParameterSpec, str], str | None]
 Where = tuple[str, int | None, str]  # (file, line, key) of an adapter's `templates:` entry
 _WILDCARDS = frozenset("*?[")
 
@@ -81,10 +83,12 @@ def load_library(
     parse_body: BodyParser,
     adapter: str,
     templates_at: Where | None = None,
+    value_check: ValueCheck | None = None,
 ) -> LibraryLoad:
     """Every template of one adapter; raises ConfigError listing all problems found.
 
-    `templates_at` is where the adapter's `templates:` key is written, for errors about the globs."""
+    `templates_at` is where the adapter's `templates:` key is written, for errors about the globs;
+    `value_check` reads each annotated example value as its parameter's type."""
     issues: list[ConfigIssue] = []
     templates: list[Template] = []
     files = expand_globs(patterns, root)
@@ -99,7 +103,7 @@ def load_library(
         except ConfigError as exc:
             issues.extend(exc.issues)
             continue
-        for template, problems in _templates_in(doc, body_key, parse_body):
+        for template, problems in _templates_in(doc, body_key, parse_body, value_check):
             issues.extend(problems)
             if template is None:
                 continue
@@ -130,7 +134,7 @@ def _display(path: Path, root: Path) -> str:
     return str(path)
 
 
-def _templates_in(doc: YamlDocument, body_key: str, parse_body: BodyParser):
+def _templates_in(doc: YamlDocument, body_key: str, parse_body: BodyParser, value_check: ValueCheck | None):
     data = doc.data
     if not isinstance(data, dict) or set(data) != {"templates"} or not isinstance(data["templates"], list):
         keys = sorted(data) if isinstance(data, dict) else []
@@ -147,10 +151,12 @@ def _templates_in(doc: YamlDocument, body_key: str, parse_body: BodyParser):
         if not isinstance(raw, dict):
             yield None, [doc.issue(path, "each template must be a mapping")]
             continue
-        yield _one_template(doc, path, dict(raw), body_key, parse_body)
+        yield _one_template(doc, path, dict(raw), body_key, parse_body, value_check)
 
 
-def _one_template(doc: YamlDocument, path, raw: dict, body_key: str, parse_body: BodyParser):
+def _one_template(
+    doc: YamlDocument, path, raw: dict, body_key: str, parse_body: BodyParser, value_check: ValueCheck | None
+):
     if body_key not in raw:
         return None, [doc.issue(path, f"template has no '{body_key}' query body")]
     raw_body = raw.pop(body_key)
@@ -179,6 +185,28 @@ def _one_template(doc: YamlDocument, path, raw: dict, body_key: str, parse_body:
                 parse_values_query(parse_body, spec.values_from.query)
             except ValueError as exc:
                 problems.append(doc.issue((*path, "parameters", index, "values_from", "query"), str(exc)))
+    problems += _annotation_problems(doc, path, template, value_check)
     if problems:
         return None, problems
     return template.model_copy(update={"body": parsed.value}), []
+
+
+def _annotation_problems(doc: YamlDocument, path, template: Template, value_check: ValueCheck | None):
+    """Marked example values name a parameter of the template and read as its type, at the example's line."""
+    problems = []
+    for index, spans in enumerate(template.example_spans):
+        text = template.nl_examples[index]
+        for span in spans:
+            where = (*path, "nl_examples", index)
+            value = text[span.start : span.end]
+            spec = template.parameter(span.parameter)
+            if spec is None:
+                known = ", ".join(p.name for p in template.parameters) or "none"
+                problems.append(
+                    doc.issue(where, f"[{value}]({span.parameter}): no parameter '{span.parameter}' (known: {known})")
+                )
+                continue
+            reason = value_check(spec, value) if value_check is not None else None
+            if reason is not None:
+                problems.append(doc.issue(where, f"[{value}]({span.parameter}): {reason}"))
+    return problems

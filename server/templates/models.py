@@ -5,9 +5,11 @@ from __future__ import annotations
 import hashlib
 import re
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .annotations import AnnotatedExample, ExampleSpan, plain_text, spans_of
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
@@ -97,6 +99,10 @@ class ParameterSpec(BaseModel):
         return self
 
 
+# one nl_examples entry: `[text](parameter)` markup is stripped here, entry by entry (errors name the entry)
+ExampleText = Annotated[str, AfterValidator(lambda raw: plain_text(raw.strip()))]
+
+
 class Template(BaseModel):
     """A question shape with its query body. `body` is the adapter-specific part (sql, mongodb, ...)."""
 
@@ -104,7 +110,10 @@ class Template(BaseModel):
 
     id: str
     description: str = Field(min_length=1)
-    nl_examples: list[str] = Field(default_factory=list)
+    nl_examples: list[ExampleText] = Field(default_factory=list)
+    # the `[text](parameter)` marks of each example, aligned with nl_examples (offsets into the plain
+    # text); read from the raw entries, never written by operators, left out of dumps
+    example_spans: tuple[tuple[ExampleSpan, ...], ...] = Field(default=(), exclude=True)
     parameters: list[ParameterSpec] = Field(default_factory=list)
     result_format: Literal["table", "summary"] = "table"
     tags: list[str] = Field(default_factory=list)
@@ -126,13 +135,21 @@ class Template(BaseModel):
             raise ValueError("template ids use letters, digits, '_', '-' and '.'")
         return value
 
+    @model_validator(mode="before")
+    @classmethod
+    def _read_marks(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("nl_examples"), list) and "example_spans" not in data:
+            spans = spans_of(data["nl_examples"])
+            if any(spans):
+                data = {**data, "example_spans": spans}
+        return data
+
     @field_validator("nl_examples")
     @classmethod
     def _examples(cls, value: list[str]) -> list[str]:
-        cleaned = [v.strip() for v in value]
-        if any(not v for v in cleaned):
+        if any(not v for v in value):
             raise ValueError("nl_examples must not contain empty strings")
-        return cleaned
+        return value
 
     @model_validator(mode="after")
     def _unique_params(self) -> Template:
@@ -141,6 +158,11 @@ class Template(BaseModel):
         if dupes:
             raise ValueError(f"duplicate parameter names: {dupes}")
         return self
+
+    def annotated_examples(self) -> list[AnnotatedExample]:
+        """The examples that mark at least one value, with their marks (training for the learned extractor)."""
+        pairs = zip(self.nl_examples, self.example_spans, strict=False)  # no marks at all: example_spans is empty
+        return [AnnotatedExample(text, spans) for text, spans in pairs if spans]
 
     def parameter(self, name: str) -> ParameterSpec | None:
         return next((p for p in self.parameters if p.name == name), None)
