@@ -147,7 +147,12 @@ class QueryMetadata(Wire):
     alternatives: list[AlternativeView] | None = None
     best_candidates: list[AlternativeView] | None = None
     parameters: Json | None = None
-    extraction: list[Json] | None = None
+    extraction: list[Json] | None = Field(
+        None, description="per filled value: the extractor (a reader, 'learned', 'default'), span, score, learned"
+    )
+    extraction_left_out: list[Json] | None = Field(
+        None, description="values seen in the question and not used (an optional value the model placed nowhere)"
+    )
     extraction_llm: Json | None = None
     clarification: list[Json] | None = None
     executed_by: str | None = None

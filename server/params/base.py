@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -19,6 +20,7 @@ class ExtractedValue:
     span: tuple[int, int] | None = None  # where in the question, if it came from the question
     text: str | None = None  # the words of the question at `span`
     score: float | None = None  # how sure the extractor was (0..1); None for defaults
+    learned: float | None = None  # the learned extractor's probability that these words fill this parameter
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -52,6 +54,7 @@ class Extraction:
     values: dict[str, Any] = field(default_factory=dict)
     trace: list[ExtractedValue] = field(default_factory=list)
     problems: list[ParamProblem] = field(default_factory=list)
+    left_out: list[dict[str, Any]] = field(default_factory=list)  # values found and not used, with why
     llm: dict[str, Any] | None = None  # what the optional LLM pass did: {"status", "asked", "filled", "reason"?}
 
     @property
@@ -65,6 +68,8 @@ class Extraction:
             "trace": [t.to_json() for t in self.trace],
             "problems": [p.to_json() for p in self.problems],
         }
+        if self.left_out:
+            out["left_out"] = self.left_out
         if self.llm is not None:
             out["llm"] = self.llm
         return out
@@ -73,6 +78,13 @@ class Extraction:
 class ParameterExtractor(ABC):
     @abstractmethod
     async def extract(self, question: str, template: Template) -> Extraction: ...
+
+    async def prepare(self, templates: Iterable[Template]) -> None:  # noqa: B027 - optional hook
+        """Before the adapter serves (start and every reload): fetch value lists, fit or load learned models."""
+
+    def status(self) -> dict[str, Any]:
+        """What the extractor runs with (for describe and health)."""
+        return {}
 
     def bind_values_source(self, source: Any) -> None:  # noqa: B027 - optional hook
         """Where `values_from` queries run: the adapter that owns the templates."""

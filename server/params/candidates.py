@@ -31,6 +31,7 @@ class Candidate:
     score: float
     key: object = None  # the mention it came from; date ranges may fill a start and an end
     shareable: bool = False
+    learned: float | None = None  # the learned extractor's support for these words filling this parameter
 
 
 def item_type(spec: ParameterSpec) -> ParameterType:

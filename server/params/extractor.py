@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
@@ -29,9 +29,12 @@ from .candidates import (
     text_candidates,
     year_from_dates,
 )
-from .choices import find_choices, phrases_for, suggestions
+from .choices import ChoiceMatch, find_choices, phrases_for, suggestions
 from .coercion import InvalidValue, canonical_allowed, coerce
 from .dates import find_dates
+from .learned.evidence import Judged, weigh
+from .learned.features import Mark
+from .learned.learner import LearnedExtractor
 from .llm import AnthropicFiller, LLMError
 from .numbers import find_numbers
 from .roles import Role, role_of
@@ -44,7 +47,7 @@ from .strings import (
     find_quoted,
     find_tail_names,
 )
-from .text import overlaps
+from .text import overlaps, words
 from .values_from import ValuesCache, ValuesRunner, adapter_values_runner
 
 if TYPE_CHECKING:
@@ -54,6 +57,7 @@ log = logging.getLogger("intent_router.params")
 
 Today = Callable[[], dt.date]
 EXPLICIT = 0.75  # a rejected candidate at least this sure means the user asked for that value
+_LISTED = frozenset({"allowed_values", "alias", "values_from"})  # list matches the learned features read
 
 
 def today_from(settings: ParameterExtractionSettings) -> Today:
@@ -86,6 +90,7 @@ class _Param:
     role: Role
     stored: list[Any] | None  # values_from list, when there is one
     candidates: list[Candidate] = field(default_factory=list)
+    matches: list[ChoiceMatch] = field(default_factory=list)  # where its closed list occurs in the question
 
     @property
     def strict_list(self) -> list[Any] | None:
@@ -101,11 +106,13 @@ class TemplateParameterExtractor(ParameterExtractor):
         settings: ParameterExtractionSettings | None = None,
         today: Today | None = None,
         filler: AnthropicFiller | None = None,
+        learned: LearnedExtractor | None = None,
     ) -> None:
         self.settings = settings or ParameterExtractionSettings()
         self.today = today or today_from(self.settings)
         self.values = ValuesCache(self.settings.values_ttl_seconds)
         self.filler = filler
+        self.learned = learned
 
     # --- wiring --------------------------------------------------------------------------
     def bind_values_source(self, source: DataAdapter) -> None:
@@ -117,8 +124,35 @@ class TemplateParameterExtractor(ParameterExtractor):
         self.values.bind(runner)
 
     async def close(self) -> None:
+        if self.learned is not None:
+            await self.learned.close()
         if self.filler is not None:
             await self.filler.close()
+
+    async def prepare(self, templates: Iterable[Template]) -> None:
+        """Fetch the value lists the learned extractor's features read, then fit or load its model."""
+        if self.learned is None:
+            return
+        listed = list(templates)
+        lists = {}
+        annotated = [t for t in listed if any(t.example_spans)]  # without marks there is nothing to fit
+        for template in annotated:
+            for spec in template.parameters:
+                if spec.values_from is not None:
+                    try:
+                        lists[(template.id, spec.name)] = await self.values.get(template, spec)
+                    except Exception as exc:  # a source down at start: its list is fetched at first use
+                        log.warning("values_from of %s.%s not fetched at start: %s", template.id, spec.name, exc)
+        today = self.today()
+
+        def marker(text: str, template: Template) -> list[Mark]:
+            params = [_Param(spec, role_of(spec), lists.get((template.id, spec.name))) for spec in template.parameters]
+            return self._marks(self._mentions(text, params, today, every=True), params)
+
+        await self.learned.prepare(listed, marker)
+
+    def status(self) -> dict[str, Any]:
+        return {"learned": self.learned.status()} if self.learned is not None else {}
 
     # --- extraction ----------------------------------------------------------------------
     async def extract(self, question: str, template: Template) -> Extraction:
@@ -130,10 +164,13 @@ class TemplateParameterExtractor(ParameterExtractor):
         return result
 
     def extract_with(self, question: str, params: list[_Param], today: dt.date) -> Extraction:
-        seen = self._mentions(question, params, today)
+        learned = self.learned if self.learned is not None and self.learned.model is not None else None
+        seen = self._mentions(question, params, today, every=learned is not None)
         for p in params:
             p.candidates = self._candidates(p, seen)
         result = Extraction()
+        if learned is not None:
+            self._weigh(learned, seen, params, result)
         ambiguous = self._ambiguous(params, result)
         chosen, rejected = self._assign([p for p in params if p.spec.name not in ambiguous])
         for p in params:
@@ -143,22 +180,32 @@ class TemplateParameterExtractor(ParameterExtractor):
             if name in chosen:
                 cand, value = chosen[name]
                 result.values[name] = value
+                support = round(cand.learned, 4) if cand.learned is not None else None
                 result.trace.append(
-                    ExtractedValue(name, value, cand.extractor, cand.span, cand.text, round(cand.score, 4))
+                    ExtractedValue(name, value, cand.extractor, cand.span, cand.text, round(cand.score, 4), support)
                 )
-            elif name in rejected and rejected[name][0].score >= EXPLICIT:
+            elif name in rejected and _asks_about(p.spec, rejected[name][0]):
                 cand, reason = rejected[name]
                 allowed = p.strict_list
                 hints = suggestions(cand.text, allowed or p.spec.allowed_values or [])
                 result.problems.append(problems.invalid(p.spec, cand.text, reason, allowed, hints))
             else:
+                if name in rejected and rejected[name][0].score >= EXPLICIT:  # left out, not asked
+                    cand, reason = rejected[name]
+                    result.left_out.append({"name": name, "text": cand.text, "reason": reason})
                 self._fallback(p, result)
         return result
 
-    def _mentions(self, question: str, params: list[_Param], today: dt.date) -> _Mentions:
+    def _mentions(self, question: str, params: list[_Param], today: dt.date, every: bool = False) -> _Mentions:
+        """What the readers see in the question: the mentions the parameters' types need (`every`: all of
+        them, as the learned extractor's features read them), and each closed list's matches."""
         kinds = {item_type(p.spec) for p in params}
         seen = _Mentions(question, today)
-        if kinds & {ParameterType.INTEGER, ParameterType.NUMBER, ParameterType.DATE, ParameterType.DATETIME}:
+        for p in params:
+            if p.spec.allowed_values or p.spec.aliases or p.stored:
+                phrases = phrases_for(p.spec.allowed_values, p.spec.aliases, p.stored)
+                p.matches = find_choices(question, phrases, self.settings.fuzzy_score_floor)
+        if every or kinds & {ParameterType.INTEGER, ParameterType.NUMBER, ParameterType.DATE, ParameterType.DATETIME}:
             seen.numbers = find_numbers(question)
             seen.dates = find_dates(question, today)
         if kinds & {ParameterType.STRING, ParameterType.ENUM}:
@@ -173,8 +220,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         out: list[Candidate] = []
         closed = bool(spec.allowed_values or spec.aliases or p.stored)
         if closed:
-            phrases = phrases_for(spec.allowed_values, spec.aliases, p.stored)
-            out += choice_candidates(spec, find_choices(q, phrases, self.settings.fuzzy_score_floor))
+            out += choice_candidates(spec, p.matches)
         if kind in (ParameterType.INTEGER, ParameterType.NUMBER) and not spec.allowed_values:
             out += number_candidates(spec, p.role, seen.numbers)
             if p.role is Role.YEAR:
@@ -194,11 +240,38 @@ class TemplateParameterExtractor(ParameterExtractor):
             out = _as_list(spec, out)
         return out
 
+    # --- the learned extractor ---------------------------------------------------------------
+    @staticmethod
+    def _marks(seen: _Mentions, params: list[_Param]) -> list[Mark]:
+        """What the readers found, as the learned extractor's features read it (training and tagging)."""
+        marks = [Mark("number", m.span) for m in seen.numbers]
+        marks += [Mark("date", d.span) for d in seen.dates]
+        for p in params:
+            marks += [Mark("list:" + p.spec.name, m.span) for m in p.matches if m.extractor in _LISTED]
+        return marks
+
+    def _weigh(self, learned: LearnedExtractor, seen: _Mentions, params: list[_Param], result: Extraction) -> None:
+        toks = words(seen.question)
+        tagging = learned.tag(toks, self._marks(seen, params), [p.spec.name for p in params])
+        if tagging is None:
+            return
+        assert learned.model is not None
+        known = learned.model.parameters & {p.spec.name for p in params}
+        judged = [Judged(p.spec, p.stored, p.candidates) for p in params]
+        dropped = weigh(judged, tagging, toks, seen.question, seen.today, known)
+        for p, j in zip(params, judged, strict=True):
+            p.candidates = j.candidates
+        result.left_out += [d.to_json() for d in dropped]
+
+    # --- assignment ----------------------------------------------------------------------------
     def _ambiguous(self, params: list[_Param], result: Extraction) -> set[str]:
-        """Two different clearly named values for a one-value parameter: ask which one."""
+        """Two different clearly named values for a required one-value parameter: ask which one (an optional
+        parameter is never asked about: it takes the best placed value)."""
         names = set()
         for p in params:
             if p.spec.type is ParameterType.ARRAY or not (p.spec.allowed_values or p.spec.aliases or p.stored):
+                continue
+            if not p.spec.required:
                 continue
             strong = [c for c in p.candidates if c.score >= 0.9 and c.extractor != "fuzzy"]
             distinct: dict[str, Candidate] = {}
@@ -291,6 +364,16 @@ class TemplateParameterExtractor(ParameterExtractor):
             result.trace.append(ExtractedValue(name, value, "llm", span, question[span[0] : span[1]] if span else None))
             filled.append(name)
         result.llm = {"status": "ok", "asked": asked, "filled": filled}
+
+
+def _asks_about(spec: ParameterSpec, rejected: Candidate) -> bool:
+    """Whether a value that failed validation is put to the user. A required parameter's, when the question
+    clearly states it; an optional parameter's only when a reader found it stated explicitly ('top 500'
+    where at most 100 are allowed: running with the default instead would answer another question). What
+    the learned extractor proposes for an optional parameter is left out and reported instead."""
+    if rejected.score < EXPLICIT:
+        return False
+    return spec.required or rejected.extractor != "learned"
 
 
 def validate(p: _Param | ParameterSpec, value: Any) -> Any:

@@ -28,6 +28,17 @@ class LLMExtractionSettings(BaseModel):
         return self.timeout * (self.max_retries + 1)
 
 
+class LearnedExtractionSettings(BaseModel):
+    """The extractor learned from annotated examples ([text](parameter) in nl_examples; params/learned/)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = Field(True, description="fit it when the adapter's examples mark values (false: readers only)")
+    cache_dir: str | None = Field(
+        "data/fitted_models", description="where fits are kept across restarts (relative to the config's parent)"
+    )
+
+
 class ParameterExtractionSettings(BaseModel):
     """How an adapter fills template parameters from a question."""
 
@@ -42,6 +53,7 @@ class ParameterExtractionSettings(BaseModel):
         None, gt=0, description="values_from cache lifetime; until reload if unset"
     )
     llm: LLMExtractionSettings = Field(default_factory=LLMExtractionSettings)
+    learned: LearnedExtractionSettings = Field(default_factory=LearnedExtractionSettings)
 
     @field_validator("timezone")
     @classmethod

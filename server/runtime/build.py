@@ -30,6 +30,7 @@ from ..embedding.factory import build_embedder
 from ..embedding.settings import EmbeddingSettings
 from ..errors import NotFound
 from ..params.factory import build_extractor
+from ..params.learned.store import LearnedModels
 from ..routing.fitted_models import FittedModels
 from ..routing.rerankers.shared_cache import SharedRerankCache, build_shared_rerank_cache
 from ..shared_redis import SharedState
@@ -58,6 +59,7 @@ class Runtime:
     phases: dict[str, float] = field(default_factory=dict)
     in_flight: int = 0  # requests currently using this runtime (the holder counts them)
     fitted_models: FittedModels = field(default_factory=FittedModels)  # shared with later runtimes by the holder
+    learned_models: LearnedModels = field(default_factory=LearnedModels)  # parameter extractors' fits, carried
     # conversation state; carried over by reloads that keep the `sessions:` block, so chats survive them
     sessions: SessionStore = field(default_factory=lambda: build_session_store(SessionSettings()))
     result_cache: ResultCache | None = None
@@ -166,6 +168,8 @@ async def build_runtime(
         sessions=_carried(config, previous, "sessions", build_session_store),
         rerank_cache=_carried(config, previous, "rerank_cache", build_shared_rerank_cache),
     )
+    if previous is not None:
+        runtime.learned_models = previous.learned_models
     if rebuild_stores:
         previous = None
     app = config.app
@@ -209,7 +213,9 @@ async def build_runtime(
                 context.embedder = embedder
                 context.store = store
                 context.templates = {t.id: t for t in templates}
-                context.extractor = build_extractor(settings, app)
+                context.extractor = build_extractor(
+                    settings, app, learned_models=runtime.learned_models, root=config.root
+                )
             adapter = cls(settings, context)
             runtime.adapters[settings.name] = adapter
             fresh.append(adapter)
@@ -222,6 +228,14 @@ async def build_runtime(
         failed = next((r for r in started_data if isinstance(r, BaseException)), None)
         if failed is not None:  # raised once every start has finished: none is left running while we close
             raise failed
+        # value lists and learned extractors, once the sources are open (a fit is loaded, or waited for once)
+        await asyncio.gather(
+            *(
+                a.extractor.prepare(a.templates.values())
+                for a in fresh
+                if isinstance(a, DataAdapter) and a.context.extractor
+            )
+        )
         t = _phase(runtime, "data_adapters_start", t)
         for adapter in fresh:
             if not isinstance(adapter, DataAdapter):

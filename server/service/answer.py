@@ -275,6 +275,8 @@ async def _finish(
     """Run the template with these values, or say what is still missing (and remember it for the session)."""
     metadata.parameters = extraction.values
     metadata.extraction = [step.to_json() for step in extraction.trace]
+    if extraction.left_out:
+        metadata.extraction_left_out = extraction.left_out
     if extraction.llm is not None:
         metadata.extraction_llm = extraction.llm
     if not extraction.ok:

@@ -1,0 +1,130 @@
+"""How the learned extractor's labels weigh the deterministic readers' candidates: the one rule.
+
+For a parameter the model was trained on (it has marked examples), each candidate is judged by the
+model's probability that the candidate's words belong to that parameter:
+- supported (>= SUPPORTED): the candidate is raised above every unsupported one, so roles follow the
+  model ('from boston to denver': boston fills from_city, not to_city);
+- placed in another parameter of the template (>= SUPPORTED): dropped, the words belong there;
+- confidently no value at all (outside >= OUTSIDE_SURE): a guess (fuzzy, partial or free-text name) or
+  any value of an optional parameter is dropped ('book' is not the city 'brook'); an exact value of a
+  required parameter stays, lowered, so a missing value is not asked for needlessly;
+- otherwise lowered in proportion to the support.
+Words the model labels as a parameter that no candidate covers become a candidate of their own
+(extractor 'learned'): an open-vocabulary name, a number or a date the readers did not tie to it.
+Parameters the model does not know keep their candidates as they are.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ...templates import ParameterSpec
+from ..candidates import Candidate
+from ..spans import Unreadable, read_value
+from ..text import Span, Word, overlaps
+from .tagger import Tagging
+
+SUPPORTED = 0.5
+OUTSIDE_SURE = 0.8
+GUESSES = frozenset({"fuzzy", "partial_name", "proper_name", "cued_name", "tail_name"})
+
+
+@dataclass
+class Dropped:
+    """A value found in the question and left out, with why (reported in metadata.extraction_left_out)."""
+
+    name: str
+    text: str
+    span: Span | None
+    reason: str
+    score: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "text": self.text, "reason": self.reason}
+        if self.span is not None:
+            out["span"] = list(self.span)
+        if self.score is not None:
+            out["score"] = round(self.score, 4)
+        return out
+
+
+@dataclass
+class Judged:
+    spec: ParameterSpec
+    stored: list[Any] | None
+    candidates: list[Candidate]
+
+
+def word_range(toks: Sequence[Word], span: Span) -> tuple[int, int]:
+    inside = [i for i, t in enumerate(toks) if overlaps(t.span, span)]
+    return (inside[0], inside[-1]) if inside else (0, -1)
+
+
+def weigh(
+    params: list[Judged],
+    tagging: Tagging,
+    toks: Sequence[Word],
+    question: str,
+    today: dt.date,
+    known: frozenset[str],
+) -> list[Dropped]:
+    """Re-score every known parameter's candidates in place and add the learned ones; what was dropped."""
+    dropped: list[Dropped] = []
+    for p in params:
+        name = p.spec.name
+        if name not in known:
+            continue
+        kept = []
+        for cand in p.candidates:
+            verdict = _judge(cand, p.spec, tagging, toks, known)
+            if isinstance(verdict, str):
+                dropped.append(Dropped(name, cand.text, cand.span, verdict, cand.score))
+            else:
+                cand.score, cand.learned = verdict
+                kept.append(cand)
+        p.candidates = kept + _learned(p, tagging, toks, question, today)
+    return dropped
+
+
+def _judge(
+    cand: Candidate, spec: ParameterSpec, tagging: Tagging, toks: Sequence[Word], known: frozenset[str]
+) -> tuple[float, float] | str:
+    """(new score, support) or the reason the candidate is dropped."""
+    if cand.span is None:
+        return cand.score, 0.0
+    first, last = word_range(toks, cand.span)
+    support = tagging.support(spec.name, first, last)
+    if support >= SUPPORTED:
+        floor = max(cand.score, 0.9)
+        return floor + (0.99 - floor) * support, support
+    elsewhere = max((tagging.support(q, first, last) for q in known if q != spec.name), default=0.0)
+    if elsewhere >= SUPPORTED:
+        return f"learned: the words fill another parameter ({elsewhere:.2f})"
+    if tagging.outside(first, last) >= OUTSIDE_SURE and (cand.extractor in GUESSES or not spec.required):
+        return "learned: not a value of this parameter here"
+    return cand.score * (0.6 + 0.4 * support), support
+
+
+def _learned(p: Judged, tagging: Tagging, toks: Sequence[Word], question: str, today: dt.date) -> list[Candidate]:
+    out = []
+    for name, first, last in tagging.spans():
+        if name != p.spec.name:
+            continue
+        span = (toks[first].start, toks[last].end)
+        if any(c.span is not None and overlaps(c.span, span) for c in p.candidates):
+            continue  # a reader's candidate covers these words (and was just weighed)
+        text = question[span[0] : span[1]]
+        support = tagging.support(name, first, last)
+        try:
+            value: Any = read_value(p.spec, text, today, p.stored)
+        except Unreadable:
+            if not (p.spec.allowed_values or p.stored):
+                continue  # not a number/date at all: nothing to offer
+            value = text  # a closed list's stranger: validation reports it, with the nearest values
+        cand = Candidate(name, value, span, text, "learned", 0.6 + 0.35 * support, key=("learned", span))
+        cand.learned = support
+        out.append(cand)
+    return out

@@ -1,0 +1,90 @@
+"""What the learned extractor sees of each word: the word and its neighbours, its shape, the cue words
+before it, and what the deterministic readers found there (a listed value of parameter X, a number, a
+date). Training and tagging build features with this one function, so a fitted model and the questions
+it tags always agree on them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..text import Span, Word, overlaps, words
+
+FEATURES_VERSION = "1"  # part of every model's fingerprint: a change here refits
+
+
+@dataclass(frozen=True)
+class Mark:
+    """Something a deterministic reader found: 'list:from_city', 'number', 'date', 'time' over a span."""
+
+    tag: str
+    span: Span
+
+
+def tokens(text: str) -> list[Word]:
+    return words(text)
+
+
+def _shape(word: str) -> str:
+    shape = re.sub(r"[A-Z]+", "X", re.sub(r"[a-z]+", "x", re.sub(r"\d+", "d", word)))
+    return shape[:6]
+
+
+def _word(toks: Sequence[Word], i: int) -> str:
+    if i < 0:
+        return "<s>"
+    if i >= len(toks):
+        return "</s>"
+    return toks[i].lower
+
+
+def sentence_features(toks: Sequence[Word], marks: Sequence[Mark]) -> list[list[str]]:
+    """One list of feature strings per word."""
+    covered: list[list[str]] = [[] for _ in toks]
+    for mark in marks:
+        first = True
+        for i, tok in enumerate(toks):
+            if overlaps(tok.span, mark.span):
+                covered[i].append(("B:" if first else "I:") + mark.tag)
+                covered[i].append("in:" + mark.tag)
+                first = False
+    out = []
+    for i, tok in enumerate(toks):
+        w = tok.lower
+        feats = [
+            "bias",
+            "w=" + w,
+            "suf3=" + w[-3:],
+            "pre3=" + w[:3],
+            "shape=" + _shape(tok.text),
+            "w-1=" + _word(toks, i - 1),
+            "w-2=" + _word(toks, i - 2),
+            "w+1=" + _word(toks, i + 1),
+            "w+2=" + _word(toks, i + 2),
+            "w-1|w=" + _word(toks, i - 1) + "|" + w,
+            "w|w+1=" + w + "|" + _word(toks, i + 1),
+            "w-2|w-1=" + _word(toks, i - 2) + "|" + _word(toks, i - 1),
+        ]
+        if tok.text[:1].isupper():
+            feats.append("title")
+        if any(c.isdigit() for c in w):
+            feats.append("digit")
+        feats += covered[i]
+        for j in (i - 1, i + 1):
+            if 0 <= j < len(toks):
+                side = "prev" if j < i else "next"
+                feats += [f"{side}:{m}" for m in covered[j] if m.startswith("in:")]
+        out.append(feats)
+    return out
+
+
+def bio_labels(toks: Sequence[Word], spans: Sequence[tuple[int, int, str]]) -> list[str]:
+    """'B-from_city', 'I-from_city', 'O' per word, from marked character spans (start, end, parameter)."""
+    labels = ["O"] * len(toks)
+    for start, end, name in spans:
+        inside = [i for i, tok in enumerate(toks) if overlaps(tok.span, (start, end))]
+        for n, i in enumerate(inside):
+            labels[i] = ("B-" if n == 0 else "I-") + name
+    return labels
