@@ -18,7 +18,7 @@ from .dates import DateMention
 from .numbers import NumberMention
 from .roles import Role
 from .strings import TextMatch
-from .text import Span, name_tokens, stem, words
+from .text import Span, name_tokens, stem, words, wordset
 
 
 @dataclass
@@ -170,7 +170,10 @@ def _text(spec: ParameterSpec, t: TextMatch, score: float) -> Candidate:
 
 # --- booleans ------------------------------------------------------------------------------
 _NEGATION = re.compile(r"\b(?:not|no|non|without|exclud(?:e|ing)|except|never|n't|isn't|aren't|don't)\W*(?:\w+\W+)?$")
-_GENERIC_BOOL_WORDS = {"is", "has", "include", "including", "only", "show", "with", "flag", "the", "a"}
+# words of a boolean parameter's name that say nothing of it ('good_for_kids' is about kids, not 'for')
+_GENERIC_BOOL_WORDS = wordset(
+    "is has include including only show with flag the a an for of to in on at by and or are be can allow allowed"
+)
 
 
 def boolean_candidates(spec: ParameterSpec, question: str) -> list[Candidate]:

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...templates import ParameterSpec
-from ..candidates import Candidate
+from ...templates import ParameterSpec, ParameterType
+from ..candidates import Candidate, item_type
 from ..spans import Unreadable, read_value
 from ..text import Span, Word, overlaps
 from .tagger import Tagging
@@ -30,6 +30,7 @@ from .tagger import Tagging
 SUPPORTED = 0.5
 OUTSIDE_SURE = 0.8
 GUESSES = frozenset({"fuzzy", "partial_name", "proper_name", "cued_name", "tail_name"})
+_TEXT = (ParameterType.STRING, ParameterType.ENUM)
 
 
 @dataclass
@@ -77,15 +78,19 @@ def weigh(
         name = p.spec.name
         if name not in known:
             continue
+        learned, wider = _learned(p, tagging, toks, question, today)
         kept = []
         for cand in p.candidates:
+            if cand.span is not None and any(w[0] <= cand.span[0] and cand.span[1] <= w[1] for w in wider):
+                dropped.append(Dropped(name, cand.text, cand.span, "learned: part of a longer value", cand.score))
+                continue
             verdict = _judge(cand, p.spec, tagging, toks, known)
             if isinstance(verdict, str):
                 dropped.append(Dropped(name, cand.text, cand.span, verdict, cand.score))
             else:
                 cand.score, cand.learned = verdict
                 kept.append(cand)
-        p.candidates = kept + _learned(p, tagging, toks, question, today)
+        p.candidates = kept + learned
     return dropped
 
 
@@ -108,23 +113,51 @@ def _judge(
     return cand.score * (0.6 + 0.4 * support), support
 
 
-def _learned(p: Judged, tagging: Tagging, toks: Sequence[Word], question: str, today: dt.date) -> list[Candidate]:
-    out = []
+def _learned(
+    p: Judged, tagging: Tagging, toks: Sequence[Word], question: str, today: dt.date
+) -> tuple[list[Candidate], list[Span]]:
+    """Candidates for the words the model labels as this parameter where no reader's candidate covers them,
+    or where the model's span is wider than the readers' ('Phoenix, AZ' over 'Phoenix' and 'AZ'; '240 Castro
+    Street' over 'Castro Street'): then the whole span is the value, and the spans it replaces."""
+    out: list[Candidate] = []
+    wider: list[Span] = []
     for name, first, last in tagging.spans():
         if name != p.spec.name:
             continue
         span = (toks[first].start, toks[last].end)
-        if any(c.span is not None and overlaps(c.span, span) for c in p.candidates):
-            continue  # a reader's candidate covers these words (and was just weighed)
+        inner = [c.span for c in p.candidates if c.span is not None and overlaps(c.span, span)]
         text = question[span[0] : span[1]]
         support = tagging.support(name, first, last)
-        try:
-            value: Any = read_value(p.spec, text, today, p.stored)
-        except Unreadable:
-            if not (p.spec.allowed_values or p.stored):
-                continue  # not a number/date at all: nothing to offer
-            value = text  # a closed list's stranger: validation reports it, with the nearest values
-        cand = Candidate(name, value, span, text, "learned", 0.6 + 0.35 * support, key=("learned", span))
+        if inner:
+            if support < SUPPORTED or not _wider(span, inner) or item_type(p.spec) not in _TEXT:
+                continue  # the readers' candidates there are weighed as they are
+            try:
+                value: Any = read_value(p.spec, text, today, p.stored)
+            except Unreadable:
+                continue
+            if _strict_stranger(p, value):
+                continue
+            wider.append(span)
+            score = 0.9 + 0.09 * support
+        else:
+            try:
+                value = read_value(p.spec, text, today, p.stored)
+            except Unreadable:
+                if not (p.spec.allowed_values or p.stored):
+                    continue  # not a number/date at all: nothing to offer
+                value = text  # a closed list's stranger: validation reports it, with the nearest values
+            score = 0.6 + 0.35 * support
+        cand = Candidate(name, value, span, text, "learned", score, key=("learned", span))
         cand.learned = support
         out.append(cand)
-    return out
+    return out, wider
+
+
+def _strict_stranger(p: Judged, value: Any) -> bool:
+    """A value a strict values_from list does not hold (a wider span must not replace listed values with it)."""
+    strict = p.stored is not None and p.spec.values_from is not None and p.spec.values_from.strict
+    return strict and str(value).casefold() not in {str(v).casefold() for v in p.stored or []}
+
+
+def _wider(span: Span, inner: list[Span]) -> bool:
+    return span[0] < min(s[0] for s in inner) or span[1] > max(s[1] for s in inner)
