@@ -37,14 +37,21 @@ examples (and lookup values) from the dev turns of half of their dialogues (sha2
 `--distractors` the 17 train-only services are added to the composite too (harder routing: e.g.
 Hotels_2/Hotels_3 compete with Hotels_1/Hotels_4); by default the composite holds the dev services.
 
-Run (from the repository; about three minutes for 2,098 questions, less once the cache is warm):
+Of SGD's 2,098 dev first turns 1,611 are scored (1,148 seen, 463 unseen; the other 487 are the unseen
+services' example half). Run from the repository: about a minute on 2 cores once `--cache` holds the
+embeddings and the intent model's fit (the first run embeds and fits: about 20 s more; `--plain` and
+annotated examples are different texts, so each mode has its own fit):
 
     python scripts/bench_slots.py [--data ../shared/data/sgd] [--plain] [--examples 50] [--seed 0]
         [--cache data/bench_slots] [--distractors] [--limit N] [--failures] [--per-slot] [--keep DIR]
 
 Output: JSON lines on stdout. `--failures` first prints one line per miss (wrong template, or a value
-missed, wrong or extra): question, gold template and values, the template and values the server
-returned, its clarification. Then one line per split (`seen`, `unseen`, `all`) with:
+missed, wrong or extra; a clarification alone is not a miss): question, gold template and values, the
+template, values, trace and clarification the server returned. Then one line per split (`seen`,
+`unseen`, `all`), each repeating the run's settings (`mode` annotated|plain, `examples_per_intent`,
+`seed`, `today`, `services`, `templates`, `examples` written, `annotated_examples` and `marks` in them,
+`time_type` used for time slots, `build_seconds` to write the tree, `server_start_seconds` to start
+the app, `run_seconds` to ask every question) with:
 - `questions`: dev turns scored; `server_errors`: answers with HTTP status 5xx (scored as no template);
   `http_status`: count per status code;
 - `template_accuracy`: share whose `metadata.composite_routing` (adapter, template_id) is the intent's;
@@ -106,10 +113,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import aiohttp  # noqa: E402
 import yaml  # noqa: E402
 
 from server.adapters.base import DataAdapter  # noqa: E402
 from server.embedding.factory import graph_dir_for, shared_minilm  # noqa: E402
+from server.errors import IntentRouterError  # noqa: E402
 from server.params.coercion import InvalidValue, coerce  # noqa: E402
 from server.params.dates import find_dates  # noqa: E402
 from server.routing.normalise import normalise_question  # noqa: E402
@@ -124,6 +133,7 @@ DONTCARE = "dontcare"
 MARKUP_CHARS = frozenset("[]()")
 SPAN_SHARE = 0.7  # share of a template's examples taken from turns that carry spans (when there are enough)
 SPLITS = ("seen", "unseen", "all")
+log = logging.getLogger("bench_slots")
 
 
 # --- the data --------------------------------------------------------------------------------------------
@@ -672,12 +682,16 @@ async def ask(client: Any, runtime: Any, split: str, turn: Turn) -> Answered:
     """POST the question, read the routing and extraction metadata, then time the same extraction in
     process (the child's own extractor, same normalised question and template)."""
     started = time.perf_counter()
-    response = await client.post("/v1/query", json={"query": turn.utterance, "adapter": COMPOSITE})
     try:
+        response = await client.post("/v1/query", json={"query": turn.utterance, "adapter": COMPOSITE})
+        status = response.status
         body = await response.json(content_type=None)
+    except (TimeoutError, aiohttp.ClientError) as exc:  # no answer at all: status 0, no template
+        log.error("no answer to %r: %s", turn.utterance, exc)
+        status, body = 0, None
     except ValueError:  # a body that is not JSON (it should always be): scored as no template
         body = None
-    answered = Answered(split, turn, response.status, query_ms=(time.perf_counter() - started) * 1000)
+    answered = Answered(split, turn, status, query_ms=(time.perf_counter() - started) * 1000)
     metadata = (body.get("metadata") or {}) if isinstance(body, dict) else {}
     routing = metadata.get("composite_routing") or {}
     answered.adapter, answered.template = routing.get("selected_adapter"), routing.get("template_id")
@@ -688,8 +702,11 @@ async def ask(client: Any, runtime: Any, split: str, turn: Turn) -> Answered:
     if isinstance(child, DataAdapter) and answered.template in child.templates:
         question = normalise_question(turn.utterance)
         t = time.perf_counter()
-        await child.extractor.extract(question, child.templates[answered.template])
-        answered.extraction_ms = (time.perf_counter() - t) * 1000
+        try:
+            await child.extractor.extract(question, child.templates[answered.template])
+            answered.extraction_ms = (time.perf_counter() - t) * 1000
+        except IntentRouterError as exc:  # e.g. a values_from source down: no timing rather than a wrong one
+            log.error("extraction failed for %r: %s", turn.utterance, exc)
     return answered
 
 
