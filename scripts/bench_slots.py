@@ -82,10 +82,11 @@ Value matching (`value_matches`, the one rule): after normalisation (case-fold, 
 surrounding punctuation, drop a leading "the"), a predicted value matches a gold text when str(value)
 equals it, or the trace's question `text` equals it, or the gold text read as the parameter's type gives
 the same typed value: dates through the project's reader (`server/params/dates.py` `find_dates` with the
-same pinned today; the gold must read as exactly one single-day mention covering the whole text), other
-types through `server/params/coercion.py` `coerce`. Because the gold is read with the server's own date
-reader, a misreading that question and gold share (e.g. a year) is not caught here; one the question's
-context causes is.
+same pinned today; the gold's mentions must cover its whole text and meet in one day, see
+`read_gold_date`), other types through `server/params/coercion.py` `coerce`. Because the gold is read
+with the server's own date reader, a misreading that question and gold share is not caught here (today:
+a month and day without a year, "March 2nd", reads as the latest PAST one, 2018-03-02, on both sides);
+one the question's context causes is.
 """
 
 from __future__ import annotations
@@ -133,6 +134,7 @@ DONTCARE = "dontcare"
 MARKUP_CHARS = frozenset("[]()")
 SPAN_SHARE = 0.7  # share of a template's examples taken from turns that carry spans (when there are enough)
 SPLITS = ("seen", "unseen", "all")
+LINKING_WORDS = frozenset({"the", "on", "of", "in", "at", "for"})  # may sit between a gold date's mentions
 log = logging.getLogger("bench_slots")
 
 
@@ -473,15 +475,29 @@ def normalise_value(text: Any) -> str:
     return out
 
 
+def read_gold_date(text: str, today: dt.date) -> str | None:
+    """The one day a gold date text names, read by the server's reader: its mentions must cover the whole
+    text (bar a few linking words) and their intervals must meet in a single day. "next Monday" is one
+    mention; "Thursday next week" is two ("Thursday", "next week") that meet on that Thursday; "Friday next
+    week" read on a Friday is the same Friday and next week, which do not meet: unread, so no value can
+    match it by type. A text only partly read ("8th of this month": only "this month") is unread too."""
+    mentions = find_dates(text, today)
+    leftover = list(text)
+    for mention in mentions:
+        leftover[mention.span[0] : mention.span[1]] = " " * (mention.span[1] - mention.span[0])
+    if not mentions or set(re.findall(r"\w+", "".join(leftover).casefold())) - LINKING_WORDS:
+        return None
+    starts = [m.start for m in mentions if m.start is not None]
+    ends = [m.end for m in mentions if m.end is not None]
+    if not starts or not ends or max(starts) != min(ends):
+        return None
+    return max(starts).isoformat()
+
+
 def read_gold(spec: ParameterSpec, text: str, today: dt.date) -> Any:
     """The gold text read as the parameter's type (None when it does not read as one value)."""
     if spec.type in (ParameterType.DATE, ParameterType.DATETIME):
-        mentions = find_dates(text, today)
-        if len(mentions) != 1 or not mentions[0].single_day or mentions[0].start is None:
-            return None
-        if normalise_value(mentions[0].text) != normalise_value(text):
-            return None
-        return mentions[0].start.isoformat()
+        return read_gold_date(text, today)
     try:
         return coerce(spec, text)
     except InvalidValue:

@@ -162,8 +162,12 @@ def test_examples_prefer_spans_and_skip_markup() -> None:
         (ParameterSpec(name="city"), "Boston", "Boston", ["New York", "NYC"], False),
         (ParameterSpec(name="d", type="date"), "2019-03-04", "Monday", ["next Monday"], True),
         (ParameterSpec(name="d", type="date"), "2019-03-05", "Tuesday", ["next Monday"], False),
-        # two date mentions in the gold: it does not read as one day, so "Friday" alone is not it
+        # the gold's two mentions meet on one day ("Thursday" and "next week": 2019-03-07) ...
+        (ParameterSpec(name="d", type="date"), "2019-03-07", "Thursday", ["Thursday next week"], True),
+        # ... or do not (today is a Friday: "Friday" is today, not in next week), so "Friday" alone is not it
         (ParameterSpec(name="d", type="date"), "2019-03-01", "Friday", ["Friday next week"], False),
+        # a gold only partly read ("this month", not "8th") gives no typed value to match
+        (ParameterSpec(name="d", type="date"), "2019-03-01", "this month", ["8th of this month"], False),
         (ParameterSpec(name="n", type="integer", allowed_values=[1, 2]), 2, "two", ["2"], True),
         (ParameterSpec(name="b", type="boolean"), True, "with wifi", ["True"], True),
         (ParameterSpec(name="b", type="boolean"), False, "no wifi", ["True"], False),
