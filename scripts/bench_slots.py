@@ -38,9 +38,10 @@ examples (and lookup values) from the dev turns of half of their dialogues (sha2
 Hotels_2/Hotels_3 compete with Hotels_1/Hotels_4); by default the composite holds the dev services.
 
 Of SGD's 2,098 dev first turns 1,611 are scored (1,148 seen, 463 unseen; the other 487 are the unseen
-services' example half). Run from the repository: about a minute on 2 cores once `--cache` holds the
-embeddings and the intent model's fit (the first run embeds and fits: about 20 s more; `--plain` and
-annotated examples are different texts, so each mode has its own fit):
+services' example half). Run from the repository: about 50 s on an idle 2-core machine (twice that when
+other work shares the cores) once `--cache` holds the embeddings and the intent model's fit (the first
+run embeds and fits: 6-20 s more; `--plain` and annotated examples are different texts, so each mode
+has its own fit):
 
     python scripts/bench_slots.py [--data ../shared/data/sgd] [--plain] [--examples 50] [--seed 0]
         [--cache data/bench_slots] [--distractors] [--limit N] [--failures] [--per-slot] [--keep DIR]
