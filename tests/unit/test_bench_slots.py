@@ -110,7 +110,8 @@ def test_tree_loads_with_typed_parameters(tree) -> None:
     assert specs["city"].values_from is not None and not specs["city"].values_from.strict
     pick_up = next(t for t in loaded.templates["Flowers_1"] if t.id == "Flowers_1.PickUp")
     assert pick_up.parameters[0].type.value == bench.time_parameter_type()
-    assert any("[Boston](city)" in e for e in order.nl_examples)
+    marked = [(a.value_of(m), m.parameter) for a in order.annotated_examples() for m in a.spans]
+    assert ("Boston", "city") in marked and all("](" not in e for e in order.nl_examples)
     assert not any("Denver" in e for e in order.nl_examples)
     with sqlite3.connect(config_dir.parent / "data" / "Flowers_1.db") as db:  # train spans only
         assert sorted(r[0] for r in db.execute('SELECT value FROM "lookup_city"')) == ["Boston", "Denver"]
@@ -128,7 +129,12 @@ def test_unseen_examples_and_scored_questions_never_overlap(tree) -> None:
 
 def test_annotations_sit_on_the_spans() -> None:
     categorical = {"count": ["1", "2", "3"], "color": ["red", "blue"]}
-    names = {"city", "count", "color"}
+    names = {
+        "city": ParameterSpec(name="city"),
+        "count": ParameterSpec(name="count", type="integer", allowed_values=[1, 2, 3]),
+        "color": ParameterSpec(name="color", allowed_values=["red", "blue"]),
+        "day": ParameterSpec(name="day", type="date"),
+    }
     turn = _turn(
         "x",
         "Flowers_1",
@@ -141,7 +147,11 @@ def test_annotations_sit_on_the_spans() -> None:
     # a value written twice is not marked; nor a slot the template does not declare
     twice = _turn("y", "Flowers_1", "OrderFlowers", "red and red", {"color": ["red"]}, [])
     assert bench.annotate(twice, names, categorical) == "red and red"
-    assert bench.annotate(turn, {"count"}, categorical) == "Send [2](count) red roses to New York"
+    assert bench.annotate(turn, {"count": names["count"]}, categorical) == "Send [2](count) red roses to New York"
+    # a count written as a word is marked where the number reader sees it; a mark the server would refuse
+    # at load (a date it cannot read) is left out
+    words = _turn("z", "Flowers_1", "OrderFlowers", "two roses someday", {"count": ["2"]}, [("day", 11, 18, "someday")])
+    assert bench.annotate(words, names, categorical) == "[two](count) roses someday"
 
 
 def test_examples_prefer_spans_and_skip_markup() -> None:
