@@ -122,7 +122,9 @@ def date_candidates(spec: ParameterSpec, role: Role, mentions: list[DateMention]
             value: Any = dt.datetime.combine(day, time or default_time).isoformat()
         else:
             value = day.isoformat()
-        out.append(Candidate(spec.name, value, d.span, d.text, "date", score, key=id(d), shareable=True))
+        # one mention fills a start and an end ('in March'); a single day never fills two parameters
+        ranged = role in (Role.START, Role.END)
+        out.append(Candidate(spec.name, value, d.span, d.text, "date", score, key=id(d), shareable=ranged))
     return out
 
 

@@ -23,7 +23,8 @@ is are was were please i i'm i'd me my we our us you your the a an any all each 
 fetch pull return name names let let's hey hi hello okay ok employee employees staff customer customers product
 products order orders sales revenue total count number how's what's who's where's which's compare between and or
 in on at of for from to by with about since after before during until this that these those there here
-yes no not
+yes no not help hmm hmmm um uh oh well also just i'll i've we'd we're we'll you'd maybe sure thanks thank
+one two three four five six seven eight nine ten
 """)
 _MONTH_DAY = wordset("""january february march april may june july august september october november december
 jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday
@@ -85,11 +86,16 @@ def find_pattern(question: str, pattern: str) -> list[TextMatch]:
     return out
 
 
+_ORDINAL = re.compile(r"^\d+(?:st|nd|rd|th)$", re.I)
+
+
 def _is_name_word(w: Word) -> bool:
     first = w.text[0]
     return (
-        first.isupper() or (any(c.isdigit() for c in w.text) and any(c.isalpha() for c in w.text))
-    ) and w.lower not in _MONTH_DAY
+        (first.isupper() or (any(c.isdigit() for c in w.text) and any(c.isalpha() for c in w.text)))
+        and w.lower not in _MONTH_DAY
+        and not _ORDINAL.match(w.text)  # '7th', '12th' are days, not names
+    )
 
 
 def find_proper_names(question: str) -> list[TextMatch]:

@@ -221,6 +221,7 @@ async def _respond(
         else:
             metadata.best_candidates = [alternative_view(c) for c in decision.alternatives]
             content = "No query template matches this question closely enough."
+        metadata.timings_ms = timings
         response = QueryResponse(content=content, rows=[], metadata=metadata, confidence=confidence)
         return Answer(response, outcome, status, timings_ms=timings, pending=pending)
 
@@ -284,6 +285,7 @@ async def _finish(
         metadata.template_id = template.id
         metadata.clarification = [p.to_json() for p in extraction.problems]
         content = "To answer this I need: " + "; ".join(p.message for p in extraction.problems) + "."
+        metadata.timings_ms = timings
         response = QueryResponse(
             content=content, rows=[], metadata=metadata, confidence=confidence, status=Outcome.NEEDS_CLARIFICATION
         )
