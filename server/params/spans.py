@@ -25,8 +25,18 @@ class Unreadable(ValueError):
 def read_value(spec: ParameterSpec, text: str, today: dt.date, stored: list[Any] | None = None) -> Any:
     """The typed, validated value that `text` (the whole marked piece) stands for; raises Unreadable.
 
-    A closed list (allowed values, aliases, a values_from list) maps the text onto its canonical value;
-    free text stays as written. Constraints are enforced as for any extracted value."""
+    Constraints are enforced as for any extracted value (see `typed_value` for the reading itself)."""
+    value = typed_value(spec, text, today, stored)
+    try:
+        return canonical_allowed(spec, coerce(spec, value))
+    except InvalidValue as exc:
+        raise Unreadable(f"'{text}' does not fit {spec.name}: {exc}") from None
+
+
+def typed_value(spec: ParameterSpec, text: str, today: dt.date, stored: list[Any] | None = None) -> Any:
+    """What `text` reads as in the parameter's type, before its constraints: a closed list (allowed values,
+    aliases, a values_from list) maps the text onto its canonical value, free text stays as written, numbers
+    and dates are read. Raises Unreadable when the text is not of the type at all."""
     kind = item_type(spec)
     value: Any = None
     if kind in (ParameterType.STRING, ParameterType.ENUM) and (spec.allowed_values or spec.aliases or stored):
@@ -35,12 +45,7 @@ def read_value(spec: ParameterSpec, text: str, today: dt.date, stored: list[Any]
             raise Unreadable(f"'{text}' is not one of the values of {spec.name}")
     if value is None:
         value = _by_type(kind, text, today)
-    if spec.type is ParameterType.ARRAY:
-        value = [value]
-    try:
-        return canonical_allowed(spec, coerce(spec, value))
-    except InvalidValue as exc:
-        raise Unreadable(f"'{text}' does not fit {spec.name}: {exc}") from None
+    return [value] if spec.type is ParameterType.ARRAY else value
 
 
 def check_annotation(spec: ParameterSpec, text: str) -> str | None:

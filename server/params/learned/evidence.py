@@ -23,7 +23,7 @@ from typing import Any
 
 from ...templates import ParameterSpec, ParameterType
 from ..candidates import Candidate, item_type
-from ..spans import Unreadable, read_value
+from ..spans import Unreadable, read_value, typed_value
 from ..text import Span, Word, overlaps
 from .tagger import Tagging
 
@@ -140,8 +140,8 @@ def _learned(
             wider.append(span)
             score = 0.9 + 0.09 * support
         else:
-            try:
-                value = read_value(p.spec, text, today, p.stored)
+            try:  # validated with the others when values are assigned: a value out of bounds is reported
+                value = typed_value(p.spec, text, today, p.stored)
             except Unreadable:
                 if not (p.spec.allowed_values or p.stored):
                     continue  # not a number/date at all: nothing to offer

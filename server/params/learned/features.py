@@ -32,12 +32,12 @@ def _shape(word: str) -> str:
     return shape[:6]
 
 
-def _word(toks: Sequence[Word], i: int) -> str:
+def _word(toks: Sequence[Word], i: int, listed: Sequence[bool] = ()) -> str:
     if i < 0:
         return "<s>"
     if i >= len(toks):
         return "</s>"
-    return toks[i].lower
+    return "<listed>" if listed and listed[i] else toks[i].lower
 
 
 def sentence_features(toks: Sequence[Word], marks: Sequence[Mark]) -> list[list[str]]:
@@ -50,23 +50,27 @@ def sentence_features(toks: Sequence[Word], marks: Sequence[Mark]) -> list[list[
                 covered[i].append(("B:" if first else "I:") + mark.tag)
                 covered[i].append("in:" + mark.tag)
                 first = False
+    # a word inside a listed value is seen as '<listed>', not as itself: which parameter a listed value fills
+    # is learned from the words around it, never from the value (a city seen only as a destination in the
+    # examples is still an origin after 'from')
+    listed = [any(m.startswith("in:list:") for m in marks) for marks in covered]
     out = []
     for i, tok in enumerate(toks):
-        w = tok.lower
+        w = _word(toks, i, listed)
         feats = [
             "bias",
             "w=" + w,
-            "suf3=" + w[-3:],
-            "pre3=" + w[:3],
             "shape=" + _shape(tok.text),
-            "w-1=" + _word(toks, i - 1),
-            "w-2=" + _word(toks, i - 2),
-            "w+1=" + _word(toks, i + 1),
-            "w+2=" + _word(toks, i + 2),
-            "w-1|w=" + _word(toks, i - 1) + "|" + w,
-            "w|w+1=" + w + "|" + _word(toks, i + 1),
-            "w-2|w-1=" + _word(toks, i - 2) + "|" + _word(toks, i - 1),
+            "w-1=" + _word(toks, i - 1, listed),
+            "w-2=" + _word(toks, i - 2, listed),
+            "w+1=" + _word(toks, i + 1, listed),
+            "w+2=" + _word(toks, i + 2, listed),
+            "w-1|w=" + _word(toks, i - 1, listed) + "|" + w,
+            "w|w+1=" + w + "|" + _word(toks, i + 1, listed),
+            "w-2|w-1=" + _word(toks, i - 2, listed) + "|" + _word(toks, i - 1, listed),
         ]
+        if not listed[i]:
+            feats += ["suf3=" + w[-3:], "pre3=" + w[:3]]
         if tok.text[:1].isupper():
             feats.append("title")
         if any(c.isdigit() for c in w):

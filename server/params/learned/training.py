@@ -4,13 +4,17 @@ Every example of a template the operator annotated (at least one marked value) i
 features (server/params/learned/features.py) and B/I/O labels from its marks; unmarked examples of such
 a template teach what is not a value ('find me a flight'). Templates with parameters but no marks at all
 are left out: their unmarked values would teach the model that values are not values. Each sentence is
-also learned lower-cased and without the list features, so the model learns to find values from the
-words around them, not only from the lists (open vocabulary, values a list does not hold).
+also learned lower-cased and without the list features, and once more with each marked value swapped
+for another value marked for the same parameter elsewhere: so the model learns to find values and their
+roles from the words around them, not from the values themselves or the lists (open vocabulary, values a
+list does not hold, a city seen only as a destination asked as an origin).
 """
 
 from __future__ import annotations
 
 import hashlib
+import random
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,9 +51,14 @@ class TrainingSet:
         return digest.hexdigest()[:32]
 
 
+Marked = tuple[str, list[tuple[int, int, str]]]  # a text and its (start, end, parameter) marks
+
+
 def training_set(templates: Iterable[Template], marker: Marker) -> TrainingSet:
     out = TrainingSet()
-    for template in templates:
+    listed = list(templates)
+    pool = _marked_values(listed)
+    for template in listed:
         if template.parameters and not any(template.example_spans):
             continue
         if not template.nl_examples:
@@ -58,17 +67,46 @@ def training_set(templates: Iterable[Template], marker: Marker) -> TrainingSet:
         spans = list(template.example_spans) or [()] * len(template.nl_examples)
         for text, marks in zip(template.nl_examples, spans, strict=False):
             labelled = [(s.start, s.end, s.parameter) for s in marks]
-            toks = tokens(text)
-            if not toks:
+            if not tokens(text):
                 continue
-            readers = marker(text, template)
-            out.xs.append(sentence_features(toks, readers))
-            out.ys.append(bio_labels(toks, labelled))
+            _add(out, text, labelled, marker(text, template), lists=True)
             lower = text.lower()
-            plain = [m for m in marker(lower, template) if not m.tag.startswith("list:")]
-            out.xs.append(sentence_features(tokens(lower), plain))
-            out.ys.append(bio_labels(tokens(lower), labelled))
+            _add(out, lower, labelled, marker(lower, template), lists=False)
+            if labelled:
+                swapped, moved = _swapped(text, labelled, pool, random.Random(text))
+                if swapped != text:
+                    _add(out, swapped, moved, marker(swapped, template), lists=True)
     return out
+
+
+def _add(out: TrainingSet, text: str, labelled: list[tuple[int, int, str]], marks: list[Mark], lists: bool) -> None:
+    toks = tokens(text)
+    kept = marks if lists else [m for m in marks if not m.tag.startswith("list:")]
+    out.xs.append(sentence_features(toks, kept))
+    out.ys.append(bio_labels(toks, labelled))
+
+
+def _marked_values(templates: list[Template]) -> dict[str, list[str]]:
+    """Every value marked for each parameter name across the adapter's examples (the swap pool)."""
+    pool: dict[str, set[str]] = defaultdict(set)
+    for template in templates:
+        for example in template.annotated_examples():
+            for span in example.spans:
+                pool[span.parameter].add(example.value_of(span))
+    return {name: sorted(values) for name, values in pool.items()}
+
+
+def _swapped(text: str, labelled: list[tuple[int, int, str]], pool: dict[str, list[str]], rng: random.Random) -> Marked:
+    """The text with each marked value replaced by another value of the same parameter, and the moved marks."""
+    pieces, moved, at, shift = [], [], 0, 0
+    for start, end, name in sorted(labelled):
+        others = [v for v in pool.get(name, []) if v != text[start:end]]
+        value = rng.choice(others) if others else text[start:end]
+        pieces.append(text[at:start] + value)
+        moved.append((start + shift, start + shift + len(value), name))
+        shift += len(value) - (end - start)
+        at = end
+    return "".join(pieces) + text[at:], moved
 
 
 def _code() -> str:

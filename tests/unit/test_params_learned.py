@@ -1,0 +1,190 @@
+"""The learned extractor: roles learned from a handful of annotated examples, open vocabulary, what it
+drops, and fits kept on disk (a warm start loads, a changed annotation refits, a reload refits in the
+background while the previous model serves)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from server.params.extractor import TemplateParameterExtractor
+from server.params.learned.learner import LearnedExtractor
+from server.params.learned.store import LearnedModels
+from server.params.settings import ParameterExtractionSettings
+from server.templates import ParameterSpec, Template
+
+TODAY = dt.date(2024, 5, 1)
+CITIES = ["boston", "denver", "new york city", "chicago", "dallas", "las vegas", "charlotte", "st. louis", "atlanta"]
+FLIGHT_EXAMPLES = [
+    "flights from [boston](from_city) to [denver](to_city)",
+    "show me flights from [chicago](from_city) to [dallas](to_city) tomorrow",
+    "i want to fly to [atlanta](to_city) from [boston](from_city)",
+    "flights arriving in [las vegas](to_city)",
+    "what flights leave [charlotte](from_city) in the morning",
+    "flights out of [boston](from_city) going to [atlanta](to_city)",
+    "list flights to [denver](to_city)",
+    "any flight departing [dallas](from_city) for [chicago](to_city)",
+    "find me a flight",
+    "cheapest flight from [denver](from_city)",
+    "i need a flight from [atlanta](from_city) arriving [new york city](to_city)",
+    "flights into [chicago](to_city) next monday",
+    "what is the earliest flight leaving [las vegas](from_city) for [boston](to_city)",
+    "flights landing in [dallas](to_city)",
+    "show flights between [charlotte](from_city) and [st. louis](to_city)",
+]
+
+
+def flights(examples: list[str] = FLIGHT_EXAMPLES, required: bool = False) -> Template:
+    return Template(
+        id="flights",
+        description="find flights between two cities",
+        nl_examples=examples,
+        parameters=[
+            ParameterSpec(name="from_city", required=required, values_from={"query": "SELECT city FROM cities"}),
+            ParameterSpec(name="to_city", required=required, values_from={"query": "SELECT city FROM cities"}),
+        ],
+        body_key="sql",
+        body="SELECT 1",
+    )
+
+
+async def _cities(query_id: str, raw: object) -> list[str]:
+    return CITIES
+
+
+async def prepared(
+    *templates: Template, models: LearnedModels | None = None, cache: Path | None = None, owner: str = "flights"
+) -> TemplateParameterExtractor:
+    learned = LearnedExtractor(owner, models or LearnedModels(), cache)
+    extractor = TemplateParameterExtractor(ParameterExtractionSettings(), today=lambda: TODAY, learned=learned)
+    extractor.bind_values_runner(_cities)
+    await extractor.prepare(templates)
+    return extractor
+
+
+def traced(extraction) -> dict[str, tuple[str, str | None]]:
+    return {t.name: (t.extractor, t.text) for t in extraction.trace}
+
+
+async def test_two_cities_are_placed_by_the_roles_the_examples_show():
+    extractor = await prepared(flights(required=True))
+    for question, want in [
+        ("flights from charlotte to las vegas", {"from_city": "charlotte", "to_city": "las vegas"}),
+        ("i would like to fly to denver from st. louis", {"from_city": "st. louis", "to_city": "denver"}),
+    ]:
+        got = await extractor.extract(question, flights(required=True))
+        assert got.ok and got.values == want, question
+        assert all(t.learned is not None and t.learned >= 0.5 for t in got.trace)
+
+
+async def test_without_annotations_two_cities_ask_which_one():
+    plain = flights([e.replace("[", "").replace("](from_city)", "").replace("](to_city)", "") for e in FLIGHT_EXAMPLES])
+    plain = plain.model_copy(update={"parameters": flights(required=True).parameters})
+    extractor = await prepared(plain)
+    got = await extractor.extract("flights from charlotte to las vegas", plain)
+    assert {p.problem for p in got.problems} == {"ambiguous"}  # today's behaviour, for required parameters
+
+
+async def test_one_city_after_arriving_fills_the_destination_only():
+    extractor = await prepared(flights())
+    got = await extractor.extract("find flights arriving in new york city next saturday", flights())
+    assert got.ok and got.values == {"from_city": None, "to_city": "new york city"}
+    left_out = {(d["name"], d["text"]) for d in got.left_out}
+    assert ("from_city", "new york city") in left_out  # the list matched it for both; the model placed it
+
+
+async def test_a_city_no_list_holds_is_found_by_the_words_around_it():
+    extractor = await prepared(flights())
+    got = await extractor.extract("flights from boston to reno", flights())
+    assert got.values == {"from_city": "boston", "to_city": "reno"}
+    assert traced(got)["to_city"] == ("learned", "reno")
+
+
+async def test_a_fuzzy_match_on_an_ordinary_word_loses_to_the_model():
+    extractor = await prepared(flights())
+    # 'denvr' is a misspelling the reader matches; 'flight' never is a city, whatever a list says
+    got = await extractor.extract("show me a flight to denvr", flights())
+    assert got.values["to_city"] == "denver"
+    assert got.values["from_city"] is None
+
+
+RATING_EXAMPLES = [
+    "rate this book [four](rating) out of [6](best_rating) stars",
+    "give the current novel [5](rating) stars",
+    "i give this textbook a rating of [two](rating) out of [five](best_rating)",
+    "rate the current album [1](rating) of [10](best_rating)",
+    "this essay gets [three](rating) points",
+    "rate this chronicle [zero](rating) out of [6](best_rating)",
+    "i would rate the saga a [4](rating)",
+    "give [2](rating) out of [5](best_rating) to the current book",
+]
+
+
+def rating() -> Template:
+    return Template(
+        id="rate_book",
+        description="rate a book",
+        nl_examples=RATING_EXAMPLES,
+        parameters=[
+            ParameterSpec(name="rating", type="integer", required=True, min=0, max=10),
+            ParameterSpec(name="best_rating", type="integer", min=1, max=10),
+        ],
+        body_key="sql",
+        body="SELECT 1",
+    )
+
+
+@pytest.mark.parametrize(
+    "question, want",
+    [
+        ("rate the current novel four of 6 stars", {"rating": 4, "best_rating": 6}),
+        ("give this book 3 out of 5", {"rating": 3, "best_rating": 5}),
+        ("i rate this chronicle a 2", {"rating": 2, "best_rating": None}),
+    ],
+)
+async def test_rating_and_scale_are_told_apart(question, want):
+    extractor = await prepared(rating(), owner="books")
+    got = await extractor.extract(question, rating())
+    assert got.ok and got.values == want
+
+
+async def test_an_optional_value_the_model_proposes_that_fails_is_left_out_not_asked():
+    template = rating()
+    extractor = await prepared(template, owner="books")
+    got = await extractor.extract("rate this book 4 out of 60 stars", template)
+    assert got.ok and got.values == {"rating": 4, "best_rating": None}
+    reasons = {d["name"]: d["reason"] for d in got.left_out}
+    assert "at most 10" in reasons["best_rating"]
+    assert "another parameter" in reasons["rating"]  # '60' was a rating candidate too; the model placed it
+
+
+async def test_fits_are_kept_on_disk_and_a_changed_annotation_refits(tmp_path):
+    first = await prepared(flights(), cache=tmp_path)
+    assert first.status()["learned"]["source"] == "fitted"
+    assert len(list(tmp_path.glob("extractor-*.crfsuite"))) == 1
+    warm = await prepared(flights(), models=LearnedModels(), cache=tmp_path)  # a restart: a new process
+    assert warm.status()["learned"]["source"] == "disk"
+    moved = flights([*FLIGHT_EXAMPLES, "flights to [dallas](to_city) please"])
+    changed = await prepared(moved, models=LearnedModels(), cache=tmp_path)
+    assert changed.status()["learned"]["source"] == "fitted"
+
+
+async def test_a_reload_refits_in_the_background_while_the_previous_model_serves(tmp_path):
+    models = LearnedModels()
+    await prepared(flights(), models=models)
+    moved = flights([*FLIGHT_EXAMPLES, "flights to [dallas](to_city) please"])
+    reloaded = await prepared(moved, models=models)
+    learned = reloaded.learned
+    assert learned is not None and learned.source == "previous"
+    got = await reloaded.extract("flights from boston to denver", moved)  # answered meanwhile, by the old model
+    assert got.values == {"from_city": "boston", "to_city": "denver"}
+    await learned.refitted()
+    assert learned.source == "fitted"
+
+
+async def test_no_annotations_no_model():
+    plain = Template(id="t", description="d", nl_examples=["find flights"], body_key="sql", body="SELECT 1")
+    extractor = await prepared(plain)
+    assert extractor.status()["learned"]["source"] == "no annotations"
