@@ -26,7 +26,9 @@ from .candidates import (
     date_candidates,
     item_type,
     number_candidates,
+    outside_clock_times,
     text_candidates,
+    time_candidates,
     year_from_dates,
 )
 from .choices import find_choices, phrases_for, suggestions
@@ -34,7 +36,7 @@ from .coercion import InvalidValue, canonical_allowed, coerce
 from .dates import find_dates
 from .llm import AnthropicFiller, LLMError
 from .numbers import find_numbers
-from .roles import Role, role_of
+from .roles import Role, numeric_choices, role_of
 from .settings import ParameterExtractionSettings
 from .strings import (
     find_cued_names,
@@ -45,6 +47,7 @@ from .strings import (
     find_tail_names,
 )
 from .text import overlaps
+from .times import dated_times, find_times
 from .values_from import ValuesCache, ValuesRunner, adapter_values_runner
 
 if TYPE_CHECKING:
@@ -74,6 +77,8 @@ class _Mentions:
     today: dt.date
     numbers: list = field(default_factory=list)
     dates: list = field(default_factory=list)
+    times: list = field(default_factory=list)
+    time_of: dict = field(default_factory=dict)  # id of a date mention -> the time said with it
     quoted: list = field(default_factory=list)
     emails: list = field(default_factory=list)
     names: list = field(default_factory=list)
@@ -158,9 +163,14 @@ class TemplateParameterExtractor(ParameterExtractor):
     def _mentions(self, question: str, params: list[_Param], today: dt.date) -> _Mentions:
         kinds = {item_type(p.spec) for p in params}
         seen = _Mentions(question, today)
-        if kinds & {ParameterType.INTEGER, ParameterType.NUMBER, ParameterType.DATE, ParameterType.DATETIME}:
+        if kinds & {ParameterType.INTEGER, ParameterType.NUMBER, ParameterType.DATE, ParameterType.DATETIME} or any(
+            numeric_choices(p.spec) for p in params
+        ):
             seen.numbers = find_numbers(question)
             seen.dates = find_dates(question, today)
+        if params:  # a time's words are taken even when no parameter wants a time ('7 pm' is no party size)
+            seen.times = find_times(question)
+            seen.time_of = dated_times(question, seen.dates, seen.times)
         if kinds & {ParameterType.STRING, ParameterType.ENUM}:
             seen.quoted = find_quoted(question)
             seen.emails = find_emails(question)
@@ -172,15 +182,20 @@ class TemplateParameterExtractor(ParameterExtractor):
         spec, kind, q = p.spec, item_type(p.spec), seen.question
         out: list[Candidate] = []
         closed = bool(spec.allowed_values or spec.aliases or p.stored)
+        numeric = numeric_choices(spec)
         if closed:
             phrases = phrases_for(spec.allowed_values, spec.aliases, p.stored)
+            if numeric:  # digits are read by the number reader, which knows '4 seats' from '7 pm'
+                phrases = [ph for ph in phrases if ph.source == "alias"]
             out += choice_candidates(spec, find_choices(q, phrases, self.settings.fuzzy_score_floor))
-        if kind in (ParameterType.INTEGER, ParameterType.NUMBER) and not spec.allowed_values:
+        if (kind in (ParameterType.INTEGER, ParameterType.NUMBER) and not spec.allowed_values) or numeric:
             out += number_candidates(spec, p.role, seen.numbers)
             if p.role is Role.YEAR:
                 out += year_from_dates(spec, seen.dates)
         elif kind in (ParameterType.DATE, ParameterType.DATETIME):
-            out += date_candidates(spec, p.role, seen.dates, seen.today)
+            out += date_candidates(spec, p.role, seen.dates, seen.today, seen.time_of)
+        elif kind is ParameterType.TIME:
+            out += time_candidates(spec, p.role, seen.times)
         elif kind is ParameterType.BOOLEAN:
             out += boolean_candidates(spec, q)
         elif kind in (ParameterType.STRING, ParameterType.ENUM) and not spec.allowed_values:
@@ -190,6 +205,8 @@ class TemplateParameterExtractor(ParameterExtractor):
                 for c in free:
                     c.score = min(c.score, 0.77)
             out += free
+        if kind not in (ParameterType.DATE, ParameterType.DATETIME, ParameterType.TIME):
+            out = outside_clock_times(out, seen.times)
         if spec.type is ParameterType.ARRAY:
             out = _as_list(spec, out)
         return out
