@@ -80,6 +80,7 @@ UNIT_WORDS = {
 MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 FULL_MONTH = r"(?P<month>january|february|march|april|may|june|july|august|september|october|november|december)"
 DAY = r"(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
+ORDINAL_DAY = r"(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)"
 YEAR = r"(?P<year>(?:19|20)\d\d)"
 WEEKDAY = r"(?P<weekday>" + "|".join(sorted(WEEKDAYS, key=len, reverse=True)) + r")"
 # a whole count, '1,000' included, never the tail of a longer number ('1,000' read as '000', '10^30' as '30')

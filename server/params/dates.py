@@ -26,6 +26,7 @@ from .date_words import (
     FULL_MONTH,
     MONTH,
     MONTHS,
+    ORDINAL_DAY,
     ORDINALS,
     UNIT,
     WEEKDAY,
@@ -111,6 +112,7 @@ class _Parser:
         self.scan(rf"\b(?:the\s+)?{DAY}\s+(?:of\s+)?{MONTH},?\s+{YEAR}\b", self._mdy)
         self.scan(rf"\b{MONTH}\s+{DAY}\b(?!\s*,?\s*\d)", self._md)
         self.scan(rf"\b(?:the\s+)?{DAY}\s+of\s+{MONTH}\b(?!\s*,?\s*\d)", self._md)
+        self.scan(rf"\b(?:the\s+)?{ORDINAL_DAY}\s+{MONTH}\b(?!\s*,?\s*\d)", self._md)  # 'the 11th March'
         self.scan(rf"\b{MONTH},?\s+(?:of\s+)?{YEAR}\b", self._my)
         self.scan(rf"\b{FULL_MONTH}\b", self._month_only)
         self.scan(rf"\bq(?P<q>[1-4])(?:\s+(?:of\s+)?|\s*-?\s*){YEAR}\b", self._quarter)

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from .spelled import spelled_numbers
-from .text import Span, after, before, stem
+from .text import Span, after, before, stem, wordset
 
 _DIGITS = re.compile(
     r"(?P<cur>[$€£])?\s?"
@@ -45,15 +45,21 @@ _COUNTED_GROUPS = {
     "star": "star",
 }
 COUNTED = {noun: group for group, nouns in _COUNTED_GROUPS.items() for noun in nouns.split()}
-_COUNTED_AFTER = re.compile(r"^\s*(?:of\s+)?([a-z]+)(?:\s+([a-z]+))?")  # '4 seats', '3 checked bags', 'two of us'
 _OUT_OF = re.compile(r"^\s*(?:out\s+)?of\s+(?:\d+|[a-z]+)\s+([a-z]+)")  # 'four out of 6 stars'
+_OF_US = re.compile(r"^\s*of\s+(us|them)\b")  # 'the two of us'
+_WORDS_AFTER = re.compile(r"^\s*-?\s*((?:[a-z]+[\s-]+){0,3}[a-z]+)")  # up to four words: '2 one way flight tickets'
+# words that end the noun phrase after a number: what comes after them is not what it counts
+_PHRASE_ENDS = wordset("the a an at to for in on from with by and or but of is are was that which who will would")
+_ONE_WAY = re.compile(r"^\s*-?\s*way\b")  # 'a one way ticket': no count
+_LOOKING_FOR = re.compile(r"\b(?:look(?:ing)?|search(?:ing)?|ask(?:ing)?|hop(?:e|ing)|wait(?:ing)?)\s+for\s*$")
 _PARTY_BEFORE = re.compile(
     r"\b(?:party|group|table|reservation|booking|seats?|tickets?|room)\s+(?:of|for)\s*$"
 )  # 'party of seven', 'a table for five'
 _FOR_BEFORE = re.compile(r"\bfor\s*$")  # 'book it for 3 at 7 pm', 'dinner for two'
 # after 'for N', a word other than these names what N counts ('for 3 hours'), so N is not a party size
 _NOUN_AFTER_FOR = re.compile(
-    r"^\s*(?!(?:at|on|in|tomorrow|today|tonight|this|next|please|and|from|by|around|for)\b)[a-z]"
+    r"^\s*(?!(?:at|on|in|to|tomorrow|today|tonight|this|next|please|and|from|by|around|for|heading|going|will)\b)"
+    r"[a-z]"
 )
 
 _GT = re.compile(
@@ -208,6 +214,8 @@ def _from_words(text: str) -> list[NumberMention]:
 def _counted_one(text: str, span: Span) -> bool:
     """'one person', 'one room', 'a table for one', 'party of one': a count, not a pronoun."""
     pre, post = before(text, span[0]), after(text, span[1])
+    if _ONE_WAY.match(post) or _LOOKING_FOR.search(pre):
+        return False  # 'a one way ticket', 'looking for one'
     return _counted(post) is not None or bool(_PARTY_BEFORE.search(pre)) or _for_people(pre, post)
 
 
@@ -225,13 +233,17 @@ def words_to_number(seq: list[str]) -> int | float | None:
 
 
 def _counted(post: str) -> str | None:
-    """The COUNTED noun a number counts, from the words after it: '4 seats' -> 'seat', '3 checked bags' ->
-    'bag' (one word in between), 'the two of us' -> 'us', 'four out of 6 stars' -> 'star'."""
-    m = _OUT_OF.match(post) or _COUNTED_AFTER.match(post)
-    if m is None:
+    """The COUNTED noun a number counts, from the words after it: '4 seats' -> 'seat', '2 one way flight
+    tickets' -> 'ticket' (up to three words in between, none of them a preposition or an article), 'the two
+    of us' -> 'us', 'four out of 6 stars' -> 'star', 'a 3-star hotel' -> 'star'."""
+    if (m := _OF_US.match(post) or _OUT_OF.match(post)) is not None:
+        return stem(m[1]) if stem(m[1]) in COUNTED else None
+    if (m := _WORDS_AFTER.match(post)) is None:
         return None
-    for word in m.groups():
-        if word is not None and stem(word) in COUNTED:
+    for word in re.split(r"[\s-]+", m[1]):
+        if word in _PHRASE_ENDS:
+            return None
+        if stem(word) in COUNTED:
             return stem(word)
     return None
 
@@ -256,7 +268,7 @@ def _add_cues(text: str, m: NumberMention) -> None:
         m.top = bool(_TOP_BEFORE.search(pre) or _TOP_AFTER.match(post))
         m.count_cue = bool(_COUNT_BEFORE.search(pre) or _COUNT_AFTER.match(post))
     m.id_cue = bool(_ID_BEFORE.search(pre))
-    if not (m.currency or m.ordinal):
+    if not (m.currency or m.ordinal or (m.value == 1 and _ONE_WAY.match(post))):
         m.counted = _counted(post) or ("party" if _PARTY_BEFORE.search(pre) else None)
         m.for_cue = m.counted is None and _for_people(pre, post)
 

@@ -40,7 +40,7 @@ def scan_spoken(p: DateReader) -> None:
     )
     p.scan(
         r"\b(?P<prep>(?:on|for|by|until|till|since|from|after|before|through|to)\s+)?the\s+"
-        r"(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)\b" + _NO_NOUN_AFTER,
+        r"(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)\b" + _NOT_A_POSITION,
         partial(_day_of_month, p),
     )
     p.scan(
@@ -58,8 +58,9 @@ def _day_of_month(p: DateReader, m: re.Match[str]) -> Base | None:
     """'the 5th', 'on the twelfth', '8th of this month', 'the 3rd of next month'."""
     which = m.groupdict().get("which")
     said = p.text[slice(*p.digits.original(m.span("day")))]
-    if which is None and m.groupdict().get("prep") is None and not any(c.isdigit() for c in said):
-        return None  # 'the first', 'the third' alone are too often no date; 'on the first' is one
+    alone = which is None and m.groupdict().get("prep") is None  # 'on the 8th if you can' is a day; 'the 8th'
+    if alone and (not any(c.isdigit() for c in said) or not _CONNECTOR_AFTER.match(p.low[m.end() :])):
+        return None  # alone only when written in digits and followed by a connector ('the 12th at 3 pm') or the end
     day = int(m["day"])
     if which in ("this", "the"):
         first = p.today.replace(day=1)
@@ -110,10 +111,11 @@ _DECADE_WORDS = {
 }
 _AGE_BEFORE = re.compile(r"\b(?:their|his|her|my|your|our|its)\s+(?:early\s+|mid\s+|late\s+)?$")  # 'in their 40s'
 # after 'the 5th' nothing that makes it something else than a day: 'the 3rd floor', 'the 2nd quarter', 'the 1st 10'
-_NO_NOUN_AFTER = (
-    r"(?!\s*\d)(?!\s+(?!(?:at|for|and|or|to|through|thru|until|till|in|on|from|please|"
-    r"of\s+(?:this|next|last|the)\s+month)\b)[a-z])"
+_NOT_A_POSITION = (  # 'the 3rd floor', 'the 2nd quarter', 'the 1st 10', 'on the 4th of the list': a position
+    r"(?!\s*\d)(?!\s+(?:quarter|half|week|weekend|month|year|floor|level|time|place|row|column|page|round|"
+    r"grade|edition|century|anniversary|street|avenue|item|one|ones|person|people|of\s+(?!this|next|last))s?\b)"
 )
+_CONNECTOR_AFTER = re.compile(r"\s*(?:$|[,.?!;]|(?:at|for|and|or|to|through|thru|until|till|in|on|from|please|of)\b)")
 
 
 def weekdays_before_dates(low: str, found: list[Base]) -> list[Base]:

@@ -36,7 +36,12 @@ _PERIOD = r"(?P<period>morning|afternoon|evening|night|tonight)"
 _H = r"(?<![\d:.,/])(?P<h>[01]?\d|2[0-3])"
 _WITH_PERIOD = r"(?:\s+(?:in\s+the|at|this)\s+" + _PERIOD + r"|\s+(?P<tonight>tonight))"  # '7 in the evening'
 _AFTER_PERIOD = _WITH_PERIOD + "?"
-_NOT_NOUN = r"(?!\s+(?!(?:on|at|in|for|and|or|to|please|tomorrow|today|this|next)\b)[a-z])"
+# the words after which a bare part of the day is a time: 'tomorrow morning', 'Friday night' (not 'movie night')
+_DAY_BEFORE = re.compile(
+    r"\b(?:today|tomorrow|yesterday|every|each|one|early|late|sunday|monday|tuesday|wednesday|thursday|friday|"
+    r"saturday|sun|mon|tue|wed|thu|fri|sat)\s+$"
+)
+_NOT_NOUN = r"(?!\s+(?!(?:on|at|in|for|and|or|to|till|until|by|from|around|please|tomorrow|today|this|next)\b)[a-z])"
 
 
 @dataclass
@@ -118,7 +123,7 @@ class _Scanner:
         self.scan(r"\b(?P<m>[0-5]?\d)(?:\s+minutes?)?\s+(?P<dir>past)" + to_hour, self._past)  # '20 past 6'
         self.scan(r"\b(?P<m>[0-5]?\d)\s+minutes?\s+(?P<dir>to|till|before)" + to_hour, self._past)
         self.scan(r"\b(?:12\s+)?(?P<word>noon|midday|midnight)\b", self._word)
-        self.scan(r"(?<!good )\b(?:(?:in|during)\s+the\s+|this\s+|at\s+)?" + _PERIOD + r"\b", self._period)
+        self.scan(r"\b(?P<said>(?:in|during)\s+the\s+|this\s+|at\s+)?" + _PERIOD + r"\b", self._period)
         return sorted(self.found, key=lambda a: a.span)
 
     def _clock(self, m: re.Match[str]) -> _Atom | None:
@@ -147,9 +152,12 @@ class _Scanner:
         time = dt.time(12) if m["word"] in ("noon", "midday") else dt.time(0)
         return _Atom(time, time, m.span(), True, None, True)
 
-    def _period(self, m: re.Match[str]) -> _Atom:
-        start, end = PERIODS[m["period"]]
-        return _Atom(start, end, m.span(), False, m["period"])
+    def _period(self, m: re.Match[str]) -> _Atom | None:
+        period = m["period"]
+        if period != "tonight" and not m["said"] and not _DAY_BEFORE.search(self.low[: m.start()]):
+            return None  # 'movie night', 'Night Train': a bare part of the day needs 'in the', 'Friday', ...
+        start, end = PERIODS[period]
+        return _Atom(start, end, m.span(), False, period)
 
 
 _AFTER_OP = re.compile(
