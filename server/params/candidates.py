@@ -20,7 +20,7 @@ from .numbers import COUNTED, NumberMention
 from .roles import Role, counted_nouns, year_bound
 from .strings import TextMatch
 from .text import Span, name_tokens, stem, words
-from .times import END_OF_DAY, TimeMention, as_value
+from .times import END_OF_DAY, DatedTime, TimeMention, as_value
 
 # The key of every date and time candidate: one span may fill a date and a time ('tonight', 'friday at 3 pm'
 # for a date and a time parameter) and a range may fill a start and an end. Date mentions never overlap each
@@ -131,7 +131,7 @@ def date_candidates(
     role: Role,
     mentions: list[DateMention],
     today: dt.date,
-    time_of: dict[int, TimeMention] | None = None,
+    time_of: dict[int, DatedTime] | None = None,
 ) -> list[Candidate]:
     """Start/end/point values from date mentions; a required end after 'since X' is today. A datetime
     parameter takes the time said with the date (`time_of`, by id of the date mention): 'friday at 3 pm'."""
@@ -153,10 +153,9 @@ def date_candidates(
         span, text, extractor = d.span, d.text, "date"
         if as_datetime:
             said = (time_of or {}).get(id(d))
-            if said is not None and (clock := said.end if role is Role.END else said.start) is not None:
+            if said is not None and (clock := said.time.end if role is Role.END else said.time.start) is not None:
                 time, score, extractor = clock, min(score + 0.02, 0.97), "datetime"
-                span = (min(d.span[0], said.span[0]), max(d.span[1], said.span[1]))
-                text = f"{d.text} {said.text}" if d.span[0] < said.span[0] else f"{said.text} {d.text}"
+                span, text = said.span, said.text
             default_time = dt.time(23, 59, 59) if role is Role.END else dt.time(0, 0)
             if time == END_OF_DAY and role is Role.END:
                 time = default_time

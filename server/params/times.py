@@ -31,7 +31,7 @@ PERIODS: dict[str, tuple[dt.time, dt.time]] = {
     "tonight": (dt.time(17), END_OF_DAY),
 }
 
-_MER = r"(?P<mer>[ap])\.?\s?m\b\.?"  # 'pm', 'p.m.', 'PM', 'a.m'
+_MER = r"(?P<mer>[ap])(?:\.\s?m\b\.?|\s?m\b)"  # 'pm', 'PM', 'p.m.', 'a.m' (a sentence's full stop stays out)
 _PERIOD = r"(?P<period>morning|afternoon|evening|night|tonight)"
 _H = r"(?<![\d:.,/])(?P<h>[01]?\d|2[0-3])"
 _WITH_PERIOD = r"(?:\s+(?:in\s+the|at|this)\s+" + _PERIOD + r"|\s+(?P<tonight>tonight))"  # '7 in the evening'
@@ -80,7 +80,7 @@ def _hm(h: int, minute: int, mer: str | None, period: str | None) -> dt.time | N
         h = h % 12 + (12 if mer == "p" else 0)
     elif (period in ("afternoon", "evening", "tonight") and h < 12) or (period == "night" and 5 <= h < 12):
         h += 12
-    elif period == "night" and h == 12:
+    elif period in ("night", "morning") and h == 12:  # 'twelve in the morning' is 12 am
         h = 0
     return dt.time(h, minute) if 0 <= h <= 23 and 0 <= minute <= 59 else None
 
@@ -117,7 +117,8 @@ class _Scanner:
         self.scan(_H + r"\s*" + _MER + _AFTER_PERIOD, self._clock)  # '3 pm', '11am'
         self.scan(_H + r"\s+(?P<mi>[0-5]\d)\s*" + _MER, self._clock)  # 'seven thirty pm'
         self.scan(_H + r"(?:\s+(?P<mi>[0-5]\d))?" + _WITH_PERIOD + r"\b", self._clock)  # '7 in the evening'
-        self.scan(_H + r"(?:\s+(?P<mi>[0-5]\d))?\s+o'?\s?clock\b(?:\s*" + _MER + r")?" + _AFTER_PERIOD, self._clock)
+        oclock = r"\s+o[’'\"]?\s?clock\b"  # "7 o'clock", 'o"clock' (as SGD writes it)
+        self.scan(_H + r"(?:\s+(?P<mi>[0-5]\d))?" + oclock + r"(?:\s*" + _MER + r")?" + _AFTER_PERIOD, self._clock)
         to_hour = r"\s+" + _H + r"(?:\s*" + _MER + r")?" + _AFTER_PERIOD
         self.scan(r"\b(?P<q>half|(?:a\s+)?quarter)\s+(?P<dir>past|after|to|till|before)" + to_hour, self._past)
         self.scan(r"\b(?P<m>[0-5]?\d)(?:\s+minutes?)?\s+(?P<dir>past)" + to_hour, self._past)  # '20 past 6'
@@ -267,11 +268,20 @@ _TIME_AFTER_DATE = re.compile(r"^\s*,?\s*(?:at|@|around|about|by|from)?\s*$")  #
 _TIME_BEFORE_DATE = re.compile(r"^\s*,?\s*(?:on|this|next)?\s*$")  # '3 pm on friday'
 
 
-def dated_times(text: str, dates: list[DateMention], times: list[TimeMention]) -> dict[int, TimeMention]:
+@dataclass
+class DatedTime:
+    """A time said with a date, and the words of both: 'friday at 3 pm'."""
+
+    time: TimeMention
+    span: Span
+    text: str
+
+
+def dated_times(text: str, dates: list[DateMention], times: list[TimeMention]) -> dict[int, DatedTime]:
     """The time said with each date (by the date mention's id), for a datetime parameter: 'friday at 3 pm',
     '3 pm on friday', 'tomorrow morning', 'tonight at 8'. A time said on its own goes with no date."""
     low = text.lower()
-    out: dict[int, TimeMention] = {}
+    out: dict[int, DatedTime] = {}
     for d in dates:
         for t in times:
             if t.span[0] >= d.span[1]:
@@ -281,7 +291,8 @@ def dated_times(text: str, dates: list[DateMention], times: list[TimeMention]) -
             else:
                 said = True  # 'tonight at 8': one expression read as a day and as a time
             if said:
-                out[id(d)] = t
+                span = (min(d.span[0], t.span[0]), max(d.span[1], t.span[1]))
+                out[id(d)] = DatedTime(t, span, text[span[0] : span[1]])
                 break
     return out
 
