@@ -2,7 +2,8 @@
 
 A candidate is (parameter, value, span, extractor, score). Scores say how clearly the words
 around a mention point at this parameter: 'top 10' at a limit 0.95, a bare number at a required
-number 0.5, a bare number at an optional limit not at all (no guessing).
+number 0.5, a bare number at an optional limit not at all (no guessing), 'party of 7' at a
+party size 0.9 even when it is optional.
 """
 
 from __future__ import annotations
@@ -15,10 +16,21 @@ from typing import Any
 from ..templates import ParameterSpec, ParameterType
 from .choices import ChoiceMatch
 from .dates import DateMention
-from .numbers import NumberMention
-from .roles import Role
+from .numbers import COUNTED, NumberMention
+from .roles import Role, counted_nouns, year_bound
 from .strings import TextMatch
 from .text import Span, name_tokens, stem, words, wordset
+from .times import END_OF_DAY, DatedTime, TimeMention, as_value
+
+# Date and time candidates are keyed (WHEN, what they fill, role): one span may fill a date and a time
+# ('tonight', 'friday at 3 pm' for a date and a time parameter) and a range may fill a start and an end,
+# but one day never fills two date parameters. Date mentions never overlap each other, nor do time
+# mentions, so the words they share are always one expression read twice.
+WHEN = "when"
+
+
+def when_key(kind: str, role: Role | str) -> tuple[str, str, str]:
+    return (WHEN, kind, str(role))
 
 
 @dataclass
@@ -34,6 +46,15 @@ class Candidate:
     learned: float | None = None  # the learned extractor's support for these words filling this parameter
 
 
+def may_share(a: Candidate, b: Candidate) -> bool:
+    """Whether two candidates over the same words may both be used (see `when_key`)."""
+    return a.shareable and b.shareable and a.key != b.key and _is_when(a.key) and _is_when(b.key)
+
+
+def _is_when(key: object) -> bool:
+    return isinstance(key, tuple) and len(key) == 3 and key[0] == WHEN
+
+
 def item_type(spec: ParameterSpec) -> ParameterType:
     return spec.item_type or ParameterType.STRING if spec.type is ParameterType.ARRAY else spec.type
 
@@ -42,10 +63,13 @@ def item_type(spec: ParameterSpec) -> ParameterType:
 def number_candidates(spec: ParameterSpec, role: Role, mentions: list[NumberMention]) -> list[Candidate]:
     out = []
     names = name_tokens(spec.name) - {"id", "no", "number", "min", "max", "limit"}
+    nouns = counted_nouns(spec) if role is Role.QUANTITY else frozenset()
     for m in mentions:
-        if m.time_unit:
+        if m.time_unit and not (m.counted and m.counted in nouns):  # '3 nights' counts nights, '15 days' is a span
             continue
-        score = _number_score(spec, role, m, names)
+        if m.ordinal and role is not Role.GENERIC:  # 'the 3rd' is a position, a day: no count, limit or bound
+            continue
+        score = _quantity_score(spec, m, nouns) if role is Role.QUANTITY else _number_score(spec, role, m, names)
         if score > 0:
             out.append(
                 Candidate(
@@ -92,6 +116,8 @@ def _number_score(spec: ParameterSpec, role: Role, m: NumberMention, names: set[
                 return 0.95
             return 0.55 if required else 0.0
         case _:
+            if m.ordinal:
+                return 0.85 if named else 0.45 if required else 0.0
             if named:
                 return 0.85
             if m.cmp or m.top:
@@ -99,9 +125,31 @@ def _number_score(spec: ParameterSpec, role: Role, m: NumberMention, names: set[
             return 0.5 if required else 0.0
 
 
-# --- dates ---------------------------------------------------------------------------------
-def date_candidates(spec: ParameterSpec, role: Role, mentions: list[DateMention], today: dt.date) -> list[Candidate]:
-    """Start/end/point values from date mentions; a required end after 'since X' is today."""
+def _quantity_score(spec: ParameterSpec, m: NumberMention, nouns: frozenset[str]) -> float:
+    """How many people, seats, rooms: '4 seats' for number_of_seats 0.95, 'party of 7' or '3 people' for a
+    party size 0.9, 'a table for five' 0.85, a bare number only when required; '2 rooms' never fills seats."""
+    if m.currency or m.top or m.id_cue or m.year_like or m.cmp in ("gt", "lt"):
+        return 0.0
+    groups = {COUNTED[n] for n in nouns}
+    if m.counted is not None:
+        if m.counted in nouns:
+            return 0.95
+        return 0.9 if COUNTED[m.counted] in groups else 0.0
+    if m.for_cue and "people" in groups:
+        return 0.85
+    return 0.5 if spec.required and not m.range_role else 0.0
+
+
+# --- dates and times -----------------------------------------------------------------------
+def date_candidates(
+    spec: ParameterSpec,
+    role: Role,
+    mentions: list[DateMention],
+    today: dt.date,
+    time_of: dict[int, DatedTime] | None = None,
+) -> list[Candidate]:
+    """Start/end/point values from date mentions; a required end after 'since X' is today. A datetime
+    parameter takes the time said with the date (`time_of`, by id of the date mention): 'friday at 3 pm'."""
     out = []
     as_datetime = item_type(spec) is ParameterType.DATETIME
     for d in mentions:
@@ -117,25 +165,73 @@ def date_candidates(spec: ParameterSpec, role: Role, mentions: list[DateMention]
         if picked is None:
             continue
         day, time, score = picked
+        span, text, extractor = d.span, d.text, "date"
         if as_datetime:
+            said = (time_of or {}).get(id(d))
+            if said is not None and (clock := said.time.end if role is Role.END else said.time.start) is not None:
+                time, score, extractor = clock, min(score + 0.02, 0.97), "datetime"
+                span, text = said.span, said.text
             default_time = dt.time(23, 59, 59) if role is Role.END else dt.time(0, 0)
+            if time == END_OF_DAY and role is Role.END:
+                time = default_time
             value: Any = dt.datetime.combine(day, time or default_time).isoformat()
         else:
             value = day.isoformat()
-        # one mention fills a start and an end ('in March'); a single day never fills two parameters
-        ranged = role in (Role.START, Role.END)
-        out.append(Candidate(spec.name, value, d.span, d.text, "date", score, key=id(d), shareable=ranged))
+        key = when_key("date", role)
+        out.append(Candidate(spec.name, value, span, text, extractor, score, key=key, shareable=True))
     return out
 
 
+def time_candidates(spec: ParameterSpec, role: Role, mentions: list[TimeMention]) -> list[Candidate]:
+    """'after 3 pm' fills a start time, 'before noon' an end, 'in the morning' both, and a point time takes
+    one clock time ('at 3:30 pm'), never a range."""
+    out = []
+    for t in mentions:
+        picked: tuple[dt.time, float] | None = None
+        if role is Role.START and t.start is not None:
+            picked = (t.start, 0.95 if t.operator in ("after", "between") else 0.9)
+        elif role is Role.END and t.end is not None:
+            picked = (t.end, 0.95 if t.operator in ("before", "between") else 0.9)
+        elif role in (Role.POINT, Role.GENERIC) and t.point and t.start is not None:
+            picked = (t.start, 0.93)
+        if picked is not None:
+            value = as_value(picked[0])
+            key = when_key("time", role)
+            out.append(Candidate(spec.name, value, t.span, t.text, "time", picked[1], key=key, shareable=True))
+    return out
+
+
+def outside_clock_times(cands: list[Candidate], times: list[TimeMention]) -> list[Candidate]:
+    """The words of a clock time are the time's: the 7 of '7 pm' is no party size, its 'pm' no allowed value."""
+    clocks = [t.span for t in times if t.clock]
+    return [c for c in cands if c.span is None or not any(s[0] <= c.span[0] and c.span[1] <= s[1] for s in clocks)]
+
+
 def year_from_dates(spec: ParameterSpec, mentions: list[DateMention]) -> list[Candidate]:
-    """'this year', 'last year', 'fiscal year 2024' for an integer year parameter."""
+    """'this year', 'last year', 'fiscal year 2024' for an integer year parameter; the first or last year of
+    'the fifties', 'since 1990', 'between 1990 and 1995' for a start or end year. A decade gives a single
+    year parameter nothing: which of its ten years was meant is the user's to say."""
+    bound = year_bound(spec)
+    if bound is not None:
+        return _bound_years(spec, bound, mentions)
     out = []
     for d in mentions:
         if d.year is not None:
             out.append(Candidate(spec.name, d.year, d.span, d.text, "date", 0.93, key=id(d)))
         elif d.operator is None and d.start and d.end and d.start.year == d.end.year and d.grain != "span":
             out.append(Candidate(spec.name, d.start.year, d.span, d.text, "date", 0.6, key=id(d)))
+    return out
+
+
+def _bound_years(spec: ParameterSpec, bound: str, mentions: list[DateMention]) -> list[Candidate]:
+    out = []
+    for d in mentions:
+        day = d.start if bound == "start" else d.end
+        if day is None:
+            continue
+        score = 0.95 if d.operator is not None or d.grain in ("decade", "span") else 0.9
+        key = when_key("year", bound)
+        out.append(Candidate(spec.name, day.year, d.span, d.text, "date", score, key=key, shareable=True))
     return out
 
 

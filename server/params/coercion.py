@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from ..templates import ParameterSpec, ParameterType
+from .times import as_value, clock_value
 
 _TRUE = {"true", "yes", "y", "1", "on"}
 _FALSE = {"false", "no", "n", "0", "off"}
@@ -58,6 +59,8 @@ def _to_type(kind: ParameterType, value: Any, spec: ParameterSpec) -> Any:
                 if isinstance(value, dt.datetime):
                     return value.isoformat()
                 return dt.datetime.fromisoformat(str(value)).isoformat()
+            case ParameterType.TIME:
+                return _time_of_day(value)
             case ParameterType.ARRAY:
                 items = value if isinstance(value, list) else [value]
                 item_kind = spec.item_type or ParameterType.STRING
@@ -67,6 +70,29 @@ def _to_type(kind: ParameterType, value: Any, spec: ParameterSpec) -> Any:
     except (TypeError, ValueError):
         raise InvalidValue(f"expected a value of type {kind.value}") from None
     raise InvalidValue(f"unsupported type {kind}")
+
+
+def _time_of_day(value: Any) -> str:
+    """'HH:MM' from a time, an ISO time ('15:30', '15:30:00') or a clock time as said ('3:30 pm', 'noon');
+    seconds other than :00 are refused rather than dropped (a time parameter holds minutes)."""
+    if isinstance(value, dt.datetime):
+        value = value.time()
+    if isinstance(value, dt.time):
+        if value.tzinfo is not None:
+            raise InvalidValue("expected a time of day without a time zone such as 15:30")
+        if value.second or value.microsecond:
+            raise InvalidValue("expected a time of day in whole minutes such as 15:30")
+        return as_value(value)
+    if not isinstance(value, str):
+        raise InvalidValue("expected a time of day such as 15:30")
+    try:
+        parsed = dt.time.fromisoformat(value.strip())
+    except ValueError:
+        said = clock_value(value)
+        if said is None:
+            raise InvalidValue("expected a time of day such as 15:30 or 3:30 pm") from None
+        return as_value(said)
+    return _time_of_day(parsed)
 
 
 def _check(spec: ParameterSpec, value: Any) -> None:

@@ -25,8 +25,11 @@ from .candidates import (
     choice_candidates,
     date_candidates,
     item_type,
+    may_share,
     number_candidates,
+    outside_clock_times,
     text_candidates,
+    time_candidates,
     year_from_dates,
 )
 from .choices import ChoiceMatch, find_choices, phrases_for, suggestions
@@ -37,7 +40,7 @@ from .learned.features import Mark
 from .learned.learner import LearnedExtractor
 from .llm import AnthropicFiller, LLMError
 from .numbers import find_numbers
-from .roles import Role, role_of
+from .roles import Role, numeric_choices, role_of
 from .settings import ParameterExtractionSettings
 from .strings import (
     find_cued_names,
@@ -48,6 +51,7 @@ from .strings import (
     find_tail_names,
 )
 from .text import overlaps, words
+from .times import dated_times, find_times
 from .values_from import ValuesCache, ValuesRunner, adapter_values_runner
 
 if TYPE_CHECKING:
@@ -78,6 +82,8 @@ class _Mentions:
     today: dt.date
     numbers: list = field(default_factory=list)
     dates: list = field(default_factory=list)
+    times: list = field(default_factory=list)
+    time_of: dict = field(default_factory=dict)  # id of a date mention -> the time said with it
     quoted: list = field(default_factory=list)
     emails: list = field(default_factory=list)
     names: list = field(default_factory=list)
@@ -204,10 +210,16 @@ class TemplateParameterExtractor(ParameterExtractor):
         for p in params:
             if p.spec.allowed_values or p.spec.aliases or p.stored:
                 phrases = phrases_for(p.spec.allowed_values, p.spec.aliases, p.stored)
+                if numeric_choices(p.spec):  # digits are read by the number reader, which knows '4 seats' from '7 pm'
+                    phrases = [ph for ph in phrases if ph.source == "alias"]
                 p.matches = find_choices(question, phrases, self.settings.fuzzy_score_floor)
-        if every or kinds & {ParameterType.INTEGER, ParameterType.NUMBER, ParameterType.DATE, ParameterType.DATETIME}:
+        numeric = kinds & {ParameterType.INTEGER, ParameterType.NUMBER, ParameterType.DATE, ParameterType.DATETIME}
+        if every or numeric or any(numeric_choices(p.spec) for p in params):
             seen.numbers = find_numbers(question)
             seen.dates = find_dates(question, today)
+        if params:  # a time's words are taken even when no parameter wants a time ('7 pm' is no party size)
+            seen.times = find_times(question)
+            seen.time_of = dated_times(question, seen.dates, seen.times)
         if kinds & {ParameterType.STRING, ParameterType.ENUM}:
             seen.quoted = find_quoted(question)
             seen.emails = find_emails(question)
@@ -219,14 +231,17 @@ class TemplateParameterExtractor(ParameterExtractor):
         spec, kind, q = p.spec, item_type(p.spec), seen.question
         out: list[Candidate] = []
         closed = bool(spec.allowed_values or spec.aliases or p.stored)
+        numeric = numeric_choices(spec)
         if closed:
             out += choice_candidates(spec, p.matches)
-        if kind in (ParameterType.INTEGER, ParameterType.NUMBER) and not spec.allowed_values:
+        if (kind in (ParameterType.INTEGER, ParameterType.NUMBER) and not spec.allowed_values) or numeric:
             out += number_candidates(spec, p.role, seen.numbers)
             if p.role is Role.YEAR:
                 out += year_from_dates(spec, seen.dates)
         elif kind in (ParameterType.DATE, ParameterType.DATETIME):
-            out += date_candidates(spec, p.role, seen.dates, seen.today)
+            out += date_candidates(spec, p.role, seen.dates, seen.today, seen.time_of)
+        elif kind is ParameterType.TIME:
+            out += time_candidates(spec, p.role, seen.times)
         elif kind is ParameterType.BOOLEAN:
             out += boolean_candidates(spec, q)
         elif kind in (ParameterType.STRING, ParameterType.ENUM) and not spec.allowed_values:
@@ -236,6 +251,8 @@ class TemplateParameterExtractor(ParameterExtractor):
                 for c in free:
                     c.score = min(c.score, 0.77)
             out += free
+        if kind not in (ParameterType.DATE, ParameterType.DATETIME, ParameterType.TIME):
+            out = outside_clock_times(out, seen.times)
         if spec.type is ParameterType.ARRAY:
             out = _as_list(spec, out)
         return out
@@ -246,6 +263,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         """What the readers found, as the learned extractor's features read it (training and tagging)."""
         marks = [Mark("number", m.span) for m in seen.numbers]
         marks += [Mark("date", d.span) for d in seen.dates]
+        marks += [Mark("time", t.span) for t in seen.times]
         for p in params:
             marks += [Mark("list:" + p.spec.name, m.span) for m in p.matches if m.extractor in _LISTED]
         return marks
@@ -299,9 +317,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         for cand in pool:
             if cand.param in chosen:
                 continue
-            if cand.span and any(
-                u.span and overlaps(u.span, cand.span) and not (cand.shareable and u.key == cand.key) for u in used
-            ):
+            if cand.span and any(u.span and overlaps(u.span, cand.span) and not may_share(u, cand) for u in used):
                 continue
             try:
                 value = validate(by_name[cand.param], cand.value)

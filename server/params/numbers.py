@@ -10,7 +10,8 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-from .text import Span, after, before, words
+from .spelled import spelled_numbers
+from .text import Span, after, before, stem, wordset
 
 _DIGITS = re.compile(
     r"(?P<cur>[$€£])?\s?"
@@ -30,22 +31,36 @@ _MULT = {
     "billion": 1e9,
 }
 
-_UNITS = {
-    w: i
-    for i, w in enumerate(
-        re.findall(
-            r"\w+",
-            "zero one two three four five six seven eight nine ten eleven "
-            "twelve thirteen fourteen fifteen sixteen seventeen eighteen "
-            "nineteen",
-        )
-    )
+# What a count counts, by the noun after it ('4 seats', 'two rooms'). Nouns of one group count the same thing
+# (a party of 4 takes 4 seats). roles.py reads it too: a parameter named after one of these is a quantity.
+_COUNTED_GROUPS = {
+    "people": "people person guest adult traveler traveller passenger rider diner attendee party group pax seat "
+    "ticket member us",
+    "child": "child children kid infant",
+    "room": "room",
+    "bed": "bed bedroom",
+    "bath": "bath bathroom",
+    "bag": "bag suitcase luggage",
+    "night": "night day",
+    "star": "star",
 }
-_TENS = {
-    w: 10 * (i + 2) for i, w in enumerate(re.findall(r"\w+", "twenty thirty forty fifty sixty seventy eighty ninety"))
-}
-_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
-_NUMBER_WORDS = set(_UNITS) | set(_TENS) | set(_SCALES) | {"dozen"}
+COUNTED = {noun: group for group, nouns in _COUNTED_GROUPS.items() for noun in nouns.split()}
+_OUT_OF = re.compile(r"^\s*(?:out\s+)?of\s+(?:\d+|[a-z]+)\s+([a-z]+)")  # 'four out of 6 stars'
+_OF_US = re.compile(r"^\s*of\s+(us|them)\b")  # 'the two of us'
+_WORDS_AFTER = re.compile(r"^\s*-?\s*((?:[a-z]+[\s-]+){0,3}[a-z]+)")  # up to four words: '2 one way flight tickets'
+# words that end the noun phrase after a number: what comes after them is not what it counts
+_PHRASE_ENDS = wordset("the a an at to for in on from with by and or but of is are was that which who will would")
+_ONE_WAY = re.compile(r"^\s*-?\s*way\b")  # 'a one way ticket': no count
+_LOOKING_FOR = re.compile(r"\b(?:look(?:ing)?|search(?:ing)?|ask(?:ing)?|hop(?:e|ing)|wait(?:ing)?)\s+for\s*$")
+_PARTY_BEFORE = re.compile(
+    r"\b(?:party|group|table|reservation|booking|seats?|tickets?|room)\s+(?:of|for)\s*$"
+)  # 'party of seven', 'a table for five'
+_FOR_BEFORE = re.compile(r"\bfor\s*$")  # 'book it for 3 at 7 pm', 'dinner for two'
+# after 'for N', a word other than these names what N counts ('for 3 hours'), so N is not a party size
+_NOUN_AFTER_FOR = re.compile(
+    r"^\s*(?!(?:at|on|in|to|tomorrow|today|tonight|this|next|please|and|from|by|around|for|heading|going|will)\b)"
+    r"[a-z]"
+)
 
 _GT = re.compile(
     r"(?:more than|greater than|over|above|exceeding|exceeds?|in excess of|bigger than|larger than|"
@@ -100,6 +115,9 @@ class NumberMention:
     count_cue: bool = False  # 'show 20', '20 results'
     id_cue: bool = False  # '#42', 'number 4711'
     time_unit: bool = False  # '15 days'
+    ordinal: bool = False  # '23rd', 'twenty third' (never 'first' or 'second': 'first 10', 'a second')
+    counted: str | None = None  # what it counts, a COUNTED noun: 'seat' in '4 seats', 'party' in 'party of 7'
+    for_cue: bool = False  # 'a table for five', 'book it for 3 at 7 pm': likely a number of people
     preceding: str = ""  # lower-cased text before the number
     extra: dict[str, object] = field(default_factory=dict)
 
@@ -123,6 +141,7 @@ def find_numbers(text: str) -> list[NumberMention]:
         for m in _DIGITS.finditer(text)
         if not _glued_to_word(text, m.start("num")) and not any(s <= m.start("num") < e for s, e in dated)
     ]
+    found += [_from_ordinal(m) for m in _DIGIT_ORDINAL.finditer(text)]
     taken = [m.span for m in found]
     found += [m for m in _from_words(text) if not any(s[0] < m.span[1] and m.span[0] < s[1] for s in taken)]
     found.sort(key=lambda m: m.span)
@@ -162,71 +181,71 @@ def _tidy(value: float) -> float:
     return int(rounded) if float(rounded).is_integer() else rounded
 
 
+_DIGIT_ORDINAL = re.compile(r"(?<![\w.,/])(?P<num>\d{1,3})(?:st|nd|rd|th)\b")
+_WORD_ORDINALS_NOT_NUMBERS = frozenset({"first", "second"})  # 'the first 10', 'wait a second', 'second-hand'
+
+
+def _from_ordinal(m: re.Match[str]) -> NumberMention:
+    """'23rd', '4th': a position or a day of the month; read as its number, marked as an ordinal."""
+    return NumberMention(value=int(m["num"]), span=m.span(), text=m.group(), is_integer=True, ordinal=True)
+
+
 def _from_words(text: str) -> list[NumberMention]:
-    """'twenty-five', 'a hundred', 'one hundred and fifty', 'a dozen', 'three thousand'."""
-    out: list[NumberMention] = []
-    tokens = words(text)
-    i = 0
-    while i < len(tokens):
-        parts = tokens[i].lower.split("-")
-        starts_with_a = (
-            tokens[i].lower in ("a", "an")
-            and i + 1 < len(tokens)
-            and tokens[i + 1].lower in ("hundred", "thousand", "million", "dozen")
-        )
-        if not (all(p in _NUMBER_WORDS for p in parts) or starts_with_a):
-            i += 1
+    """'twenty-five', 'a hundred', 'one hundred and fifty', 'a dozen', 'twenty third' (read by spelled.py)."""
+    out = []
+    for s in spelled_numbers(text):
+        if s.ordinal and s.text.lower() in _WORD_ORDINALS_NOT_NUMBERS:
             continue
-        j, seq = i, []
-        if starts_with_a:
-            seq.append("one")
-            j += 1
-        while j < len(tokens):
-            pieces = tokens[j].lower.split("-")
-            if all(p in _NUMBER_WORDS for p in pieces):
-                seq += pieces
-                j += 1
-            elif (
-                tokens[j].lower == "and"
-                and seq
-                and j + 1 < len(tokens)
-                and all(p in _NUMBER_WORDS for p in tokens[j + 1].lower.split("-"))
-                and seq[-1] in _SCALES
-            ):
-                j += 1
-            else:
-                break
-        value = words_to_number(seq)
-        if value is not None and seq != ["one"]:  # a bare 'one' is nearly always a pronoun
-            span = (tokens[i].start, tokens[j - 1].end)
-            out.append(
-                NumberMention(value=value, span=span, text=text[span[0] : span[1]], is_integer=True, from_words=True)
+        if s.text.lower() == "one" and not _counted_one(text, s.span):
+            continue  # a bare 'one' is nearly always a pronoun: 'which one', 'no one'
+        out.append(
+            NumberMention(
+                value=s.value,
+                span=s.span,
+                text=s.text,
+                is_integer=float(s.value).is_integer(),
+                from_words=True,
+                ordinal=s.ordinal,
             )
-        i = max(j, i + 1)
+        )
     return out
 
 
-def words_to_number(seq: list[str]) -> int | None:
-    """['two', 'hundred', 'fifty'] -> 250; None when the words do not form a number."""
-    if not seq:
+def _counted_one(text: str, span: Span) -> bool:
+    """'one person', 'one room', 'a table for one', 'party of one': a count, not a pronoun."""
+    pre, post = before(text, span[0]), after(text, span[1])
+    if _ONE_WAY.match(post) or _LOOKING_FOR.search(pre):
+        return False  # 'a one way ticket', 'looking for one'
+    return _counted(post) is not None or bool(_PARTY_BEFORE.search(pre)) or _for_people(pre, post)
+
+
+def _for_people(pre: str, post: str) -> bool:
+    """'dinner for two', 'book it for 3 at 7 pm': 'for N' with no noun after it counts people."""
+    return bool(_FOR_BEFORE.search(pre)) and not _NOUN_AFTER_FOR.match(post)
+
+
+def words_to_number(seq: list[str]) -> int | float | None:
+    """['two', 'hundred', 'fifty'] -> 250; None when the words are not one number."""
+    found = spelled_numbers(" ".join(seq))
+    if len(found) != 1 or found[0].ordinal or found[0].span != (0, len(" ".join(seq))):
         return None
-    total, current, seen = 0, 0, False
-    for w in seq:
-        if w in _UNITS:
-            current += _UNITS[w]
-        elif w in _TENS:
-            current += _TENS[w]
-        elif w == "dozen":
-            current = (current or 1) * 12
-        elif w == "hundred":
-            current = (current or 1) * 100
-        elif w in _SCALES:
-            total += (current or 1) * _SCALES[w]
-            current = 0
-        else:
+    return found[0].value
+
+
+def _counted(post: str) -> str | None:
+    """The COUNTED noun a number counts, from the words after it: '4 seats' -> 'seat', '2 one way flight
+    tickets' -> 'ticket' (up to three words in between, none of them a preposition or an article), 'the two
+    of us' -> 'us', 'four out of 6 stars' -> 'star', 'a 3-star hotel' -> 'star'."""
+    if (m := _OF_US.match(post) or _OUT_OF.match(post)) is not None:
+        return stem(m[1]) if stem(m[1]) in COUNTED else None
+    if (m := _WORDS_AFTER.match(post)) is None:
+        return None
+    for word in re.split(r"[\s-]+", m[1]):
+        if word in _PHRASE_ENDS:
             return None
-        seen = True
-    return total + current if seen else None
+        if stem(word) in COUNTED:
+            return stem(word)
+    return None
 
 
 def _add_cues(text: str, m: NumberMention) -> None:
@@ -249,6 +268,9 @@ def _add_cues(text: str, m: NumberMention) -> None:
         m.top = bool(_TOP_BEFORE.search(pre) or _TOP_AFTER.match(post))
         m.count_cue = bool(_COUNT_BEFORE.search(pre) or _COUNT_AFTER.match(post))
     m.id_cue = bool(_ID_BEFORE.search(pre))
+    if not (m.currency or m.ordinal or (m.value == 1 and _ONE_WAY.match(post))):
+        m.counted = _counted(post) or ("party" if _PARTY_BEFORE.search(pre) else None)
+        m.for_cue = m.counted is None and _for_people(pre, post)
 
 
 _BETWEEN = re.compile(r"^\s*(?:and|to|-|–|through|thru|until)\s*$")

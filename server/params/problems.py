@@ -15,6 +15,7 @@ _TYPE_HINTS = {
     ParameterType.BOOLEAN: "yes or no",
     ParameterType.DATE: "a date such as 2024-03-31",
     ParameterType.DATETIME: "a date and time such as 2024-03-31T09:00",
+    ParameterType.TIME: "a time of day such as 15:30 or 3:30 pm",
     ParameterType.STRING: "a text value",
     ParameterType.ENUM: "one of the listed values",
     ParameterType.ARRAY: "one or more values",

@@ -21,7 +21,9 @@ _JSON_TYPES = {
     ParameterType.BOOLEAN: "boolean",
     ParameterType.DATE: "string",
     ParameterType.DATETIME: "string",
+    ParameterType.TIME: "string",
 }
+TIME_PATTERN = r"^(?:[01]\d|2[0-3]):[0-5]\d$"  # what coercion gives a time parameter: "HH:MM", 24-hour
 
 
 def _bound(kind: ParameterType, value: float) -> float | int:
@@ -34,6 +36,8 @@ def _item_schema(kind: ParameterType, spec: ParameterSpec, allowed: list[Any] | 
         schema["format"] = "date"
     elif kind is ParameterType.DATETIME:
         schema["format"] = "date-time"
+    elif kind is ParameterType.TIME:  # not JSON Schema's "time" format, which wants seconds and a zone
+        schema["pattern"] = TIME_PATTERN
     values = allowed if allowed is not None else spec.allowed_values
     if values:
         schema["enum"] = list(values)

@@ -21,6 +21,7 @@ class ParameterType(StrEnum):
     BOOLEAN = "boolean"
     DATE = "date"
     DATETIME = "datetime"
+    TIME = "time"  # a time of day, "HH:MM" (24-hour)
     ENUM = "enum"
     ARRAY = "array"
 

@@ -59,3 +59,14 @@ def test_llm_tool_uses_the_same_schema_without_required_or_defaults():
     assert tool["properties"]["department"] == parameter_schema(SPECS[0])
     narrowed = build_tool(SPECS, {"department": ["Sales"]})["input_schema"]["properties"]["department"]
     assert narrowed["enum"] == ["Sales"]
+
+
+def test_a_time_parameter_is_a_24_hour_hh_mm_string():
+    spec = ParameterSpec(name="slot", type="time", description="Start time")
+    schema = parameter_schema(spec)
+    assert schema == {"type": "string", "pattern": r"^(?:[01]\d|2[0-3]):[0-5]\d$", "description": "Start time"}
+    validator = jsonschema.Draft202012Validator(schema)
+    assert validator.is_valid("15:30") and validator.is_valid("00:00")
+    assert not validator.is_valid("24:00") and not validator.is_valid("3 pm") and not validator.is_valid("15:30:00")
+    array = parameter_schema(ParameterSpec(name="slots", type="array", item_type="time"))
+    assert array["items"]["pattern"] == schema["pattern"]

@@ -169,3 +169,100 @@ def test_a_day_with_time_keeps_the_time():
 def test_month_arithmetic_clamps_to_month_end():
     assert add_months(dt.date(2025, 3, 31), -1) == dt.date(2025, 2, 28)
     assert add_months(dt.date(2024, 1, 31), 1) == dt.date(2024, 2, 29)
+
+
+# --- spoken dates: ordinal words, days of the month, weekdays with dates, decades ------------------------
+_ORDINAL_WORDS = [
+    *("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"),
+    *("eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth"),
+    *("eighteenth", "nineteenth", "twentieth"),
+]
+
+
+def spoken_ordinal(n: int) -> str:
+    """1..31 as words ('twenty third'), written independently of the reader."""
+    if n <= 20:
+        return _ORDINAL_WORDS[n - 1]
+    if n % 10 == 0:
+        return "thirtieth"
+    return ("twenty " if n < 30 else "thirty ") + _ORDINAL_WORDS[n % 10 - 1]
+
+
+@given(days, st.booleans())
+def test_a_day_said_in_words_comes_back_exactly(day, of_form):
+    month = MONTHS[day.month - 1]
+    said = (
+        f"the {spoken_ordinal(day.day)} of {month} {day.year}"
+        if of_form
+        else f"{month} {spoken_ordinal(day.day)}, {day.year}"
+    )
+    m = only(f"anything on {said}?")
+    assert (m.start, m.end, m.operator) == (day, day, None)
+
+
+@pytest.mark.parametrize(
+    "text, start, end, said",
+    [
+        ("april sixth", "2025-04-06", "2025-04-06", "april sixth"),
+        ("june fifteenth", "2025-06-15", "2025-06-15", "june fifteenth"),
+        ("the twenty third of may", "2025-05-23", "2025-05-23", "the twenty third of may"),
+        ("on the 11th March", "2025-03-11", "2025-03-11", "the 11th March"),
+        ("on wednesday april sixth", "2025-04-06", "2025-04-06", "wednesday april sixth"),
+        ("Friday, the 19th of December", "2025-12-19", "2025-12-19", "Friday, the 19th of December"),
+        ("on the 5th", "2025-12-05", "2025-12-05", "on the 5th"),  # the most recent 5th
+        ("on the 30th", "2025-12-30", "2025-12-30", "on the 30th"),
+        ("the 12th", "2025-12-12", "2025-12-12", "the 12th"),
+        ("on the first", "2025-12-01", "2025-12-01", "on the first"),
+        ("8th of this month", "2025-12-08", "2025-12-08", "8th of this month"),
+        ("the 3rd of next month", "2026-01-03", "2026-01-03", "the 3rd of next month"),
+        ("Friday next week", "2026-01-09", "2026-01-09", "Friday next week"),
+        ("next week on tuesday", "2026-01-06", "2026-01-06", "next week on tuesday"),
+        ("the day after tomorrow", "2026-01-02", "2026-01-02", "the day after tomorrow"),
+        ("a couple of weeks ago", "2025-12-17", "2025-12-17", "a couple of weeks ago"),
+        ("the last twenty-one days", "2025-12-10", "2025-12-31", "the last twenty-one days"),
+    ],
+)
+def test_dates_as_people_say_them(text, start, end, said):
+    m = only(text)
+    assert (str(m.start), str(m.end), m.text) == (start, end, said)
+
+
+@pytest.mark.parametrize(
+    "text, first, last",
+    [
+        ("play me a song from the fifties", 1950, 1959),
+        ("hits of the 80s", 1980, 1989),
+        ("the 1990s", 1990, 1999),
+        ("'70s rock", 1970, 1979),
+        ("the 80's", 1980, 1989),
+        ("the nineteen sixties", 1960, 1969),
+        ("the 2000s", 2000, 2009),
+        ("the 00s", 2000, 2009),
+        ("the twenties", 1920, 1929),
+    ],
+)
+def test_a_decade_is_ten_years(text, first, last):
+    m = only(text)
+    assert (m.start, m.end, m.grain, m.year) == (dt.date(first, 1, 1), dt.date(last, 12, 31), "decade", None)
+
+
+def test_decades_take_operators_and_ranges():
+    since = only("albums since the 80s")
+    assert (since.start, since.end, since.operator) == (dt.date(1980, 1, 1), None, "since")
+    both = only("from the 60s to the 80s")
+    assert (both.start, both.end, both.operator) == (dt.date(1960, 1, 1), dt.date(1989, 12, 31), "between")
+
+
+@pytest.mark.parametrize(
+    "day, position",
+    [
+        ("on the 3rd", "on the 3rd floor"),
+        ("the 2nd", "the 2nd quarter results"),  # no year: no quarter either
+        ("on the first", "show me the first one"),
+        ("the 1st", "the 1st 10 orders"),
+        ("hits of the 40s", "people in their 40s"),  # an age, not a decade
+    ],
+)
+def test_an_ordinal_or_a_decade_is_a_date_unless_the_words_around_it_say_otherwise(day, position):
+    assert len(find_dates(day, TODAY)) == 1
+    assert find_dates(position, TODAY) == []

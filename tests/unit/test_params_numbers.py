@@ -134,3 +134,57 @@ def test_words_to_number():
     assert words_to_number(["one", "thousand", "two", "hundred"]) == 1200
     assert words_to_number(["banana"]) is None
     assert words_to_number([]) is None
+
+
+# --- counts and ordinals as people say them -----------------------------------------------------------
+@pytest.mark.parametrize(
+    "text, value, counted",
+    [
+        ("a table for five", 5, "party"),
+        ("party of seven", 7, "party"),
+        ("for 3 people", 3, "people"),
+        ("two rooms", 2, "room"),
+        ("I need four seats at 7 pm", 4, "seat"),
+        ("a dozen people", 12, "people"),
+        ("half a dozen tickets", 6, "ticket"),
+        ("two dozen guests", 24, "guest"),
+        ("a couple of tickets", 2, "ticket"),
+        ("one person", 1, "person"),
+        ("a table for one", 1, "party"),
+        ("3 checked bags", 3, "bag"),
+        ("2 one way flight tickets", 2, "ticket"),
+        ("a 3-star hotel", 3, "star"),
+        ("the two of us", 2, "us"),
+        ("rate it four out of 6 stars", 4, "star"),
+    ],
+)
+def test_what_a_count_counts(text, value, counted):
+    m = find_numbers(text)[0]
+    assert (m.value, m.counted) == (value, counted)
+
+
+def test_for_n_with_no_noun_after_counts_people():
+    (m,) = [n for n in find_numbers("book it for 3 at 7 pm tomorrow") if n.value == 3]
+    assert m.for_cue and m.counted is None
+    (hours,) = find_numbers("park it for 3 hours")
+    assert not hours.for_cue and hours.time_unit
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [("the twenty third", 23), ("the 23rd floor", 23), ("his 101st birthday", 101), ("the third row", 3)],
+)
+def test_ordinals_are_numbers_marked_as_ordinals(text, value):
+    (m,) = find_numbers(text)
+    assert (m.value, m.ordinal) == (value, True)
+
+
+def test_words_that_are_no_counts():
+    assert values("the first 10 employees") == [10]  # 'first' is a cue, not a number
+    assert values("wait a second") == []
+    assert values("a one way ticket") == []
+    assert values("I am looking for one") == []
+    assert values("no one asked") == []
+    (twenty_five,) = find_numbers("twenty-five results")
+    assert (twenty_five.value, twenty_five.text, twenty_five.from_words) == (25, "twenty-five", True)
+    assert values("seven thirty") == [7, 30]  # two numbers, not 37
