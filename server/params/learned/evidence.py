@@ -5,9 +5,9 @@ model's probability that the candidate's words belong to that parameter:
 - supported (>= SUPPORTED): the candidate is raised above every unsupported one, so roles follow the
   model ('from boston to denver': boston fills from_city, not to_city);
 - placed in another parameter of the template (>= SUPPORTED): dropped, the words belong there;
-- confidently no value at all (outside >= OUTSIDE_SURE): a guess (fuzzy, partial or free-text name) or
-  any value of an optional parameter is dropped ('book' is not the city 'brook'); an exact value of a
-  required parameter stays, lowered, so a missing value is not asked for needlessly;
+- confidently no value at all (outside >= OUTSIDE_SURE): a guess (fuzzy, partial or free-text name), or a
+  weak candidate of an optional parameter, is dropped ('book' is not the city 'brook'); a strong reader's
+  value stays, lowered, so that incomplete annotations do not hide it and a missing value is not asked for;
 - otherwise lowered in proportion to the support.
 Words the model labels as a parameter that no candidate covers become a candidate of their own
 (extractor 'learned'): an open-vocabulary name, a number or a date the readers did not tie to it.
@@ -29,6 +29,7 @@ from .tagger import Tagging
 
 SUPPORTED = 0.5
 OUTSIDE_SURE = 0.8
+STRONG = 0.9  # a reader's candidate this sure stands on its own (an exact list value, a counted number)
 GUESSES = frozenset({"fuzzy", "partial_name", "proper_name", "cued_name", "tail_name"})
 _TEXT = (ParameterType.STRING, ParameterType.ENUM)
 
@@ -103,14 +104,27 @@ def _judge(
     first, last = word_range(toks, cand.span)
     support = tagging.support(spec.name, first, last)
     if support >= SUPPORTED:
-        floor = max(cand.score, 0.9)
-        return floor + (0.99 - floor) * support, support
+        # above every unsupported candidate; among supported ones, the one that covers the model's whole
+        # run ('London, England', not 'London'), then the surer reader, wins
+        covered = _coverage(tagging, spec.name, first, last)
+        return 0.9 + 0.04 * support + 0.03 * covered + 0.03 * min(cand.score, 1.0), support
     elsewhere = max((tagging.support(q, first, last) for q in known if q != spec.name), default=0.0)
     if elsewhere >= SUPPORTED:
         return f"learned: the words fill another parameter ({elsewhere:.2f})"
-    if tagging.outside(first, last) >= OUTSIDE_SURE and (cand.extractor in GUESSES or not spec.required):
+    if tagging.outside(first, last) >= OUTSIDE_SURE and (
+        cand.extractor in GUESSES or (not spec.required and cand.score < STRONG)
+    ):
         return "learned: not a value of this parameter here"
     return cand.score * (0.6 + 0.4 * support), support
+
+
+def _coverage(tagging: Tagging, name: str, first: int, last: int) -> float:
+    """The share of the model's labelled run (around the candidate) that the candidate's words cover."""
+    for run_name, start, end in tagging.spans():
+        if run_name == name and start <= last and first <= end:
+            inside = min(end, last) - max(start, first) + 1
+            return inside / (end - start + 1)
+    return 0.0
 
 
 def _learned(
@@ -160,4 +174,5 @@ def _strict_stranger(p: Judged, value: Any) -> bool:
 
 
 def _wider(span: Span, inner: list[Span]) -> bool:
-    return span[0] < min(s[0] for s in inner) or span[1] > max(s[1] for s in inner)
+    """No single reader's candidate covers the model's whole span."""
+    return not any(s[0] <= span[0] and span[1] <= s[1] for s in inner)
