@@ -14,6 +14,7 @@ from .choices import find_choices, phrases_for
 from .coercion import InvalidValue, canonical_allowed, coerce
 from .dates import find_dates
 from .numbers import find_numbers
+from .times import as_value, find_times
 
 _LOAD_DAY = dt.date(2024, 6, 15)  # annotations are checked against a fixed day: only their form matters
 
@@ -84,5 +85,12 @@ def _by_type(kind: ParameterType, text: str, today: dt.date) -> Any:
             return day.isoformat()
         case ParameterType.BOOLEAN:
             return True  # a marked feature ('[vegetarian](has_vegetarian_options)') is asked for
+        case ParameterType.TIME:
+            times = [t for t in find_times(text) if t.clock and (t.start or t.end)]
+            if not times:
+                raise Unreadable(f"'{text}' is not a time of day")
+            clock = times[0].start or times[0].end  # 'by 8 pm' for a pickup time: 20:00
+            assert clock is not None
+            return as_value(clock)
         case _:
             return text

@@ -111,9 +111,8 @@ def _judge(
     elsewhere = max((tagging.support(q, first, last) for q in known if q != spec.name), default=0.0)
     if elsewhere >= SUPPORTED:
         return f"learned: the words fill another parameter ({elsewhere:.2f})"
-    if tagging.outside(first, last) >= OUTSIDE_SURE and (
-        cand.extractor in GUESSES or (not spec.required and cand.score < STRONG)
-    ):
+    outside = tagging.outside(first, last)
+    if outside >= OUTSIDE_SURE and (cand.extractor in GUESSES or (not spec.required and cand.score < STRONG)):
         return "learned: not a value of this parameter here"
     return cand.score * (0.6 + 0.4 * support), support
 
@@ -135,7 +134,7 @@ def _learned(
     Street' over 'Castro Street'): then the whole span is the value, and the spans it replaces."""
     out: list[Candidate] = []
     wider: list[Span] = []
-    for name, first, last in tagging.spans():
+    for name, first, last in _within_sentences(tagging.spans(), toks, question):
         if name != p.spec.name:
             continue
         span = (toks[first].start, toks[last].end)
@@ -165,6 +164,25 @@ def _learned(
         cand.learned = support
         out.append(cand)
     return out, wider
+
+
+_ABBREVIATION = 3  # 'St. Louis', 'Mt. Hood', 'Dr. Who': a dot after a short word does not end a sentence
+
+
+def _within_sentences(
+    runs: list[tuple[str, int, int]], toks: Sequence[Word], question: str
+) -> list[tuple[str, int, int]]:
+    """The model's runs cut where a sentence ends between two of their words ('in Petaluma. Any ideas')."""
+    out = []
+    for name, first, last in runs:
+        start = first
+        for i in range(first, last):
+            gap = question[toks[i].end : toks[i + 1].start]
+            if any(c in gap for c in "?!;") or ("." in gap and len(toks[i].text) > _ABBREVIATION):
+                out.append((name, start, i))
+                start = i + 1
+        out.append((name, start, last))
+    return out
 
 
 def _strict_stranger(p: Judged, value: Any) -> bool:
