@@ -258,8 +258,11 @@ class DataAdapter(Adapter):
         answers 503 at once, whatever a ping of the source says (a corrupt file still answers SELECT 1)."""
         breaker = self.guard.breaker
         if breaker.state == "open":
-            return {"status": "down", "reason": breaker.why_open()}
-        return await self.source_health()
+            found = {"status": "down", "reason": breaker.why_open()}
+        else:
+            found = await self.source_health()
+        extraction = self.context.extractor.status() if self.context.extractor is not None else {}
+        return {**found, "parameter_extraction": extraction} if extraction else found
 
     async def source_health(self) -> dict[str, Any]:
         """Cheap liveness of the source itself: {'status': 'ok'|'down', 'reason'?: str}."""

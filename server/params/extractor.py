@@ -158,7 +158,9 @@ class TemplateParameterExtractor(ParameterExtractor):
         await self.learned.prepare(listed, marker)
 
     def status(self) -> dict[str, Any]:
-        return {"learned": self.learned.status()} if self.learned is not None else {}
+        if self.learned is None or self.learned.source in ("no annotations", "not prepared"):
+            return {}  # nothing beyond the readers to report
+        return {"learned": self.learned.status()}
 
     # --- extraction ----------------------------------------------------------------------
     async def extract(self, question: str, template: Template) -> Extraction:

@@ -6,6 +6,7 @@ is one the extractor can turn into a value.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 from ..templates import ParameterSpec, ParameterType
@@ -20,7 +21,11 @@ _LOAD_DAY = dt.date(2024, 6, 15)  # annotations are checked against a fixed day:
 
 
 class Unreadable(ValueError):
-    """The text is not a value of the parameter's type; the message is safe to show."""
+    """The text cannot be read as a valid value of the parameter; the message is safe to show."""
+
+
+class NotOfType(Unreadable):
+    """The readers find no value of the parameter's type in the text."""
 
 
 def read_value(spec: ParameterSpec, text: str, today: dt.date, stored: list[Any] | None = None) -> Any:
@@ -50,12 +55,45 @@ def typed_value(spec: ParameterSpec, text: str, today: dt.date, stored: list[Any
 
 
 def check_annotation(spec: ParameterSpec, text: str) -> str | None:
-    """Why a marked value cannot fill its parameter, or None (the load-time check of annotations)."""
+    """Why a marked value cannot fill its parameter, or None (the load-time check of annotations).
+
+    A mark is refused when it is not of its parameter's type at all ('boston' for a date), or when the
+    value it reads as breaks the parameter's constraints ('twelve' where at most 9 are allowed). A mark
+    the readers cannot turn into one exact value but that plainly is of the type is accepted: a part of
+    the day for a time ('tonight', 'early morning'), 'this weekend' or 'fifteenth' for a date, a 24-hour
+    '1700': it still teaches the learned extractor where such values are."""
     try:
         read_value(spec, text, _LOAD_DAY)
+    except NotOfType as exc:
+        words = _TYPE_WORDS.get(item_type(spec))
+        return None if words is not None and words.search(text) else str(exc)
     except Unreadable as exc:
         return str(exc)
     return None
+
+
+_NUMBER_WORDS = (
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|twenty|thirty|forty|fifty|"
+    r"sixty|seventy|eighty|ninety|hundred|thousand|dozen|couple|first|second|third|\w+th)\b"
+)
+# what a marked value of each type must at least contain to be of that type
+_TYPE_WORDS = {
+    ParameterType.INTEGER: re.compile(_NUMBER_WORDS, re.I),
+    ParameterType.NUMBER: re.compile(_NUMBER_WORDS, re.I),
+    ParameterType.DATE: re.compile(
+        _NUMBER_WORDS + r"|\b(?:today|tonight|tomorrow|yesterday|week|weekend|month|year|\w+day|"
+        r"jan\w*|feb\w*|mar\w*|apr\w*|may|jun\w*|jul\w*|aug\w*|sep\w*|oct\w*|nov\w*|dec\w*)\b",
+        re.I,
+    ),
+    ParameterType.TIME: re.compile(
+        r"\d|\b(?:am|pm|a\.m|p\.m|noon|midnight|morning|afternoon|evening|night|tonight|midday|o'clock|"
+        r"early|late|breakfast|lunch|dinner|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
+        re.I,
+    ),
+}
+_TYPE_WORDS[ParameterType.DATETIME] = re.compile(
+    _TYPE_WORDS[ParameterType.DATE].pattern + "|" + _TYPE_WORDS[ParameterType.TIME].pattern, re.I
+)
 
 
 def _from_list(spec: ParameterSpec, text: str, stored: list[Any] | None) -> Any:
@@ -72,12 +110,12 @@ def _by_type(kind: ParameterType, text: str, today: dt.date) -> Any:
         case ParameterType.INTEGER | ParameterType.NUMBER:
             numbers = find_numbers(text)
             if not numbers:
-                raise Unreadable(f"'{text}' is not a number")
+                raise NotOfType(f"'{text}' is not a number")
             return numbers[0].value
         case ParameterType.DATE | ParameterType.DATETIME:
             dates = [d for d in find_dates(text, today) if d.start is not None or d.end is not None]
             if not dates:
-                raise Unreadable(f"'{text}' is not a date")
+                raise NotOfType(f"'{text}' is not a date")
             day = dates[0].start or dates[0].end
             assert day is not None
             if kind is ParameterType.DATETIME:
@@ -88,7 +126,7 @@ def _by_type(kind: ParameterType, text: str, today: dt.date) -> Any:
         case ParameterType.TIME:
             times = [t for t in find_times(text) if t.clock and (t.start or t.end)]
             if not times:
-                raise Unreadable(f"'{text}' is not a time of day")
+                raise NotOfType(f"'{text}' is not a time of day")
             clock = times[0].start or times[0].end  # 'by 8 pm' for a pickup time: 20:00
             assert clock is not None
             return as_value(clock)

@@ -8,6 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from server.config.errors import ConfigError
+from server.params.spans import check_annotation
 from server.runtime.loader import load_config
 from server.templates import ParameterSpec, Template
 from server.templates.annotations import AnnotationError, parse_example
@@ -121,3 +122,23 @@ def test_a_syntax_error_is_reported_at_its_line(tmp_path):
     (issue,) = caught.value.issues
     assert (issue.file, issue.line, issue.key) == ("templates/t.yaml", 6, "templates[0].nl_examples[1]")
     assert "unbalanced '['" in issue.message
+
+
+@pytest.mark.parametrize(
+    "kind, text",
+    [
+        ("date", "this weekend"),
+        ("date", "fifteenth"),
+        ("time", "tonight"),
+        ("time", "early morning"),
+        ("time", "1700"),
+        ("integer", "one"),
+    ],
+)
+def test_a_mark_plainly_of_its_type_loads_even_without_one_exact_value(kind, text):
+    assert check_annotation(ParameterSpec(name="p", type=kind), text) is None
+
+
+@pytest.mark.parametrize("kind, text", [("date", "boston"), ("time", "boston"), ("integer", "many")])
+def test_a_mark_of_another_type_is_refused(kind, text):
+    assert "is not" in (check_annotation(ParameterSpec(name="p", type=kind), text) or "")

@@ -187,4 +187,5 @@ async def test_a_reload_refits_in_the_background_while_the_previous_model_serves
 async def test_no_annotations_no_model():
     plain = Template(id="t", description="d", nl_examples=["find flights"], body_key="sql", body="SELECT 1")
     extractor = await prepared(plain)
-    assert extractor.status()["learned"]["source"] == "no annotations"
+    assert extractor.learned is not None and extractor.learned.source == "no annotations"
+    assert extractor.status() == {}  # /health shows nothing more than before
