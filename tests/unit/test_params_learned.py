@@ -189,3 +189,10 @@ async def test_no_annotations_no_model():
     extractor = await prepared(plain)
     assert extractor.learned is not None and extractor.learned.source == "no annotations"
     assert extractor.status() == {}  # /health shows nothing more than before
+
+
+async def test_optional_parameters_are_never_asked_about_even_without_annotations():
+    plain = flights([e.replace("[", "").replace("](from_city)", "").replace("](to_city)", "") for e in FLIGHT_EXAMPLES])
+    extractor = await prepared(plain)
+    got = await extractor.extract("flights from charlotte to las vegas", plain)  # both cities fit both parameters
+    assert got.ok and set(got.values.values()) == {"charlotte", "las vegas"}  # placed in order, not asked
