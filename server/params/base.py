@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -76,6 +77,11 @@ class ParameterExtractor(ABC):
 
     def bind_values_source(self, source: Any) -> None:  # noqa: B027 - optional hook
         """Where `values_from` queries run: the adapter that owns the templates."""
+
+    async def prepare(self, templates: Iterable[Template]) -> None:  # noqa: B027 - optional hook
+        """Get ready to extract for these templates before the adapter serves (runtime/build.py calls it
+        once its source is open, at start and for every adapter a reload builds): fetch values_from
+        lists, fit what is learned. Raises ConfigError (file:line) for what must refuse the load."""
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release clients (the LLM pass holds one)."""

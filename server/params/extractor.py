@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
+from ..config.errors import ConfigError
 from ..templates import ParameterSpec, ParameterType, Template
 from . import problems
 from .base import ExtractedValue, Extraction, ParameterExtractor, ParamProblem
@@ -29,7 +30,8 @@ from .candidates import (
     text_candidates,
     year_from_dates,
 )
-from .choices import find_choices, phrases_for, suggestions
+from .choice_cache import ChoiceCache
+from .choices import ChoiceRules, PhraseIndex, find_choices, suggestions
 from .coercion import InvalidValue, canonical_allowed, coerce
 from .dates import find_dates
 from .llm import AnthropicFiller, LLMError
@@ -45,6 +47,7 @@ from .strings import (
     find_tail_names,
 )
 from .text import overlaps
+from .value_list import ValueList
 from .values_from import ValuesCache, ValuesRunner, adapter_values_runner
 
 if TYPE_CHECKING:
@@ -84,13 +87,20 @@ class _Mentions:
 class _Param:
     spec: ParameterSpec
     role: Role
-    stored: list[Any] | None  # values_from list, when there is one
+    stored: ValueList | None  # values_from list, when there is one
+    phrases: PhraseIndex | None = None  # the closed list prepared for matching, when there is one
+    rules: ChoiceRules = field(default_factory=ChoiceRules)
     candidates: list[Candidate] = field(default_factory=list)
 
     @property
-    def strict_list(self) -> list[Any] | None:
+    def strict_values(self) -> ValueList | None:
         vf = self.spec.values_from
-        return self.stored if vf is not None and vf.strict and self.stored is not None else None
+        return self.stored if vf is not None and vf.strict else None
+
+    @property
+    def strict_list(self) -> list[Any] | None:
+        strict = self.strict_values
+        return list(strict.values) if strict is not None else None
 
 
 class TemplateParameterExtractor(ParameterExtractor):
@@ -105,16 +115,23 @@ class TemplateParameterExtractor(ParameterExtractor):
         self.settings = settings or ParameterExtractionSettings()
         self.today = today or today_from(self.settings)
         self.values = ValuesCache(self.settings.values_ttl_seconds)
+        self.choices = ChoiceCache(self.settings.fuzzy_score_floor)
         self.filler = filler
 
     # --- wiring --------------------------------------------------------------------------
     def bind_values_source(self, source: DataAdapter) -> None:
         """Where values_from queries run: the adapter that owns the templates."""
-        self.values.bind(adapter_values_runner(source))
+        self.values.bind(adapter_values_runner(source), source.name)
 
     def bind_values_runner(self, runner: ValuesRunner) -> None:
         """Run values_from queries with this function instead (tests, tools without an adapter)."""
         self.values.bind(runner)
+
+    async def prepare(self, templates: Iterable[Template]) -> None:
+        """Fetch the values_from lists now: one over its max_values refuses the load (file:line)."""
+        issues = await self.values.prefetch(templates)
+        if issues:
+            raise ConfigError(issues)
 
     async def close(self) -> None:
         if self.filler is not None:
@@ -123,11 +140,16 @@ class TemplateParameterExtractor(ParameterExtractor):
     # --- extraction ----------------------------------------------------------------------
     async def extract(self, question: str, template: Template) -> Extraction:
         today = self.today()
-        params = [_Param(spec, role_of(spec), await self.values.get(template, spec)) for spec in template.parameters]
+        params = [await self._param(template, spec) for spec in template.parameters]
         result = self.extract_with(question, params, today)
         if self.filler is not None:
             await self._llm_pass(question, template, params, result, today)
         return result
+
+    async def _param(self, template: Template, spec: ParameterSpec) -> _Param:
+        stored = await self.values.get(template, spec)
+        phrases, rules = self.choices.matcher(template, spec, stored)
+        return _Param(spec, role_of(spec), stored, phrases, rules)
 
     def extract_with(self, question: str, params: list[_Param], today: dt.date) -> Extraction:
         seen = self._mentions(question, params, today)
@@ -171,10 +193,9 @@ class TemplateParameterExtractor(ParameterExtractor):
     def _candidates(self, p: _Param, seen: _Mentions) -> list[Candidate]:
         spec, kind, q = p.spec, item_type(p.spec), seen.question
         out: list[Candidate] = []
-        closed = bool(spec.allowed_values or spec.aliases or p.stored)
-        if closed:
-            phrases = phrases_for(spec.allowed_values, spec.aliases, p.stored)
-            out += choice_candidates(spec, find_choices(q, phrases, self.settings.fuzzy_score_floor))
+        closed = p.phrases is not None
+        if p.phrases is not None:
+            out += choice_candidates(spec, find_choices(q, p.phrases, p.rules))
         if kind in (ParameterType.INTEGER, ParameterType.NUMBER) and not spec.allowed_values:
             out += number_candidates(spec, p.role, seen.numbers)
             if p.role is Role.YEAR:
@@ -198,7 +219,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         """Two different clearly named values for a one-value parameter: ask which one."""
         names = set()
         for p in params:
-            if p.spec.type is ParameterType.ARRAY or not (p.spec.allowed_values or p.spec.aliases or p.stored):
+            if p.spec.type is ParameterType.ARRAY or p.phrases is None:
                 continue
             strong = [c for c in p.candidates if c.score >= 0.9 and c.extractor != "fuzzy"]
             distinct: dict[str, Candidate] = {}
@@ -297,13 +318,12 @@ def validate(p: _Param | ParameterSpec, value: Any) -> Any:
     """Coerce to the parameter's type and enforce its constraints (and a strict values_from list)."""
     spec = p.spec if isinstance(p, _Param) else p
     value = canonical_allowed(spec, coerce(spec, canonical_allowed(spec, value)))
-    strict = p.strict_list if isinstance(p, _Param) else None
+    strict = p.strict_values if isinstance(p, _Param) else None
     if strict is not None:
-        canon = {str(v).casefold(): v for v in strict}
         items = value if isinstance(value, list) else [value]
-        if any(str(v).casefold() not in canon for v in items):
+        mapped = [strict.canonical(v) for v in items]  # a listed value or alias, case aside
+        if any(v is None for v in mapped):
             raise InvalidValue("not one of the stored values")
-        mapped = [canon[str(v).casefold()] for v in items]
         value = mapped if isinstance(value, list) else mapped[0]
     return value
 

@@ -10,10 +10,11 @@ from typing import Any
 
 from ..templates import ParameterSpec, ParameterType
 from .candidates import item_type
-from .choices import find_choices, phrases_for
+from .choices import EXACT_ONLY, find_choices, phrases_for
 from .coercion import InvalidValue, canonical_allowed, coerce
 from .dates import find_dates
 from .numbers import find_numbers
+from .value_list import ValueList
 
 _LOAD_DAY = dt.date(2024, 6, 15)  # annotations are checked against a fixed day: only their form matters
 
@@ -22,7 +23,7 @@ class Unreadable(ValueError):
     """The text is not a value of the parameter's type; the message is safe to show."""
 
 
-def read_value(spec: ParameterSpec, text: str, today: dt.date, stored: list[Any] | None = None) -> Any:
+def read_value(spec: ParameterSpec, text: str, today: dt.date, stored: ValueList | None = None) -> Any:
     """The typed, validated value that `text` (the whole marked piece) stands for; raises Unreadable.
 
     A closed list (allowed values, aliases, a values_from list) maps the text onto its canonical value;
@@ -52,11 +53,12 @@ def check_annotation(spec: ParameterSpec, text: str) -> str | None:
     return None
 
 
-def _from_list(spec: ParameterSpec, text: str, stored: list[Any] | None) -> Any:
+def _from_list(spec: ParameterSpec, text: str, stored: ValueList | None) -> Any:
+    """The value a marked text names as a whole (a listed code in any case: the mark says it is one)."""
     phrases = phrases_for(spec.allowed_values, spec.aliases, stored)
     whole = (0, len(text))
-    for match in find_choices(text, phrases, 100.0):
-        if match.span == whole and match.extractor in ("allowed_values", "alias", "values_from"):
+    for match in find_choices(text, phrases, EXACT_ONLY):
+        if match.span == whole and match.extractor in ("allowed_values", "alias", "values_from", "values_from_alias"):
             return match.value
     return None
 
