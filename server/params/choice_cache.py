@@ -42,15 +42,26 @@ class ChoiceCache:
         self._entries: dict[tuple[str, str], _Entry] = {}
         self._ordinary: dict[str, tuple[Template, frozenset[str]]] = {}
 
+    def cached(
+        self, template: Template, spec: ParameterSpec, stored: ValueList | None
+    ) -> tuple[PhraseIndex | None, ChoiceRules] | None:
+        """What `matcher` gives, if it is built already for this very template and list; else None."""
+        entry = self._entries.get((template.id, spec.name))
+        if entry is None or entry.template is not template or entry.stored is not stored:
+            return None
+        return entry.index, entry.rules
+
     def matcher(
         self, template: Template, spec: ParameterSpec, stored: ValueList | None
     ) -> tuple[PhraseIndex | None, ChoiceRules]:
-        """The prepared phrases (None: the parameter has no closed list) and the rules to match them by."""
-        key = (template.id, spec.name)
-        entry = self._entries.get(key)
-        if entry is None or entry.template is not template or entry.stored is not stored:
-            entry = _Entry(template, stored, self._rules(template, spec), self._index(spec, stored))
-            self._entries[key] = entry
+        """The prepared phrases (None: the parameter has no closed list) and the rules to match them by.
+        Building the phrases of a long list takes a while (about 2 s for 50,000 names): callers on the
+        event loop run it in a thread."""
+        found = self.cached(template, spec, stored)
+        if found is not None:
+            return found
+        entry = _Entry(template, stored, self._rules(template, spec), self._index(spec, stored))
+        self._entries[(template.id, spec.name)] = entry
         return entry.index, entry.rules
 
     def _rules(self, template: Template, spec: ParameterSpec) -> ChoiceRules:

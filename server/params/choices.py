@@ -137,9 +137,37 @@ def _question_keys(toks: list[Word]) -> set[str]:
     return keys
 
 
+def _occurrences(p: Phrase, question: str, lowered: str | None) -> Iterable[Span]:
+    """Where the phrase stands in the question as whole words. Operator-written everyday words
+    ('US') match in their own case only; everything else in any case. ASCII on both sides is a plain
+    search (lower() keeps offsets there); otherwise the regex, whose IGNORECASE knows Unicode."""
+    ignore_case = p.source in _LISTED or not _case_sensitive(p.text)
+    if lowered is None or not p.text.isascii():
+        return [m.span() for m in _pattern(p.text, ignore_case).finditer(question)]
+    haystack, needle = (lowered, p.text.lower()) if ignore_case else (question, p.text)
+    out = []
+    at = haystack.find(needle)
+    while at >= 0 and needle:
+        end = at + len(needle)
+        alone = (at == 0 or not _is_word_char(question[at - 1])) and (
+            end == len(question) or not _is_word_char(question[end])
+        )
+        if alone:
+            out.append((at, end))
+            at = haystack.find(needle, end)  # like finditer: matches do not overlap
+        else:
+            at = haystack.find(needle, at + 1)
+    return out
+
+
+def _is_word_char(c: str) -> bool:
+    """What the regex's \\w means."""
+    return c.isalnum() or c == "_"
+
+
 @lru_cache(maxsize=8192)
 def _pattern(text: str, ignore_case: bool) -> re.Pattern[str]:
-    """A phrase's whole-word pattern, compiled when the index first names it as a candidate."""
+    """A phrase's whole-word pattern (non-ASCII text), compiled when the index first names it as a candidate."""
     return re.compile(rf"(?<![\w]){re.escape(text)}(?![\w])", re.IGNORECASE if ignore_case else 0)
 
 
@@ -152,11 +180,9 @@ class PhraseIndex:
         self._scan: list[int] = []  # phrases without a word the index can file: always tried
         self._by_stems: dict[int, dict[tuple[str, ...], list[int]]] = defaultdict(lambda: defaultdict(list))
         self._fuzzy: dict[int, tuple[list[int], list[str]]] = {}  # words in phrase -> (phrases, lower texts)
-        self._words: list[frozenset[str]] = []
         owners: dict[str, set[Any]] = defaultdict(set)
         for i, p in enumerate(self.phrases):
             ws = words(p.text)
-            self._words.append(frozenset(w.lower for w in ws))
             (self._by_first[_key(ws[0].text)] if ws else self._scan).append(i)
             if ws and not _case_sensitive(p.text):
                 self._by_stems[len(ws)][tuple(stem(w.text) for w in ws)].append(i)
@@ -176,35 +202,27 @@ class PhraseIndex:
         """Whole-phrase matches (0.97, aliases 0.96), else the same words singular or plural (0.93)."""
         out: list[ChoiceMatch] = []
         hit: set[int] = set()
+        lowered = question.lower() if question.isascii() else None
         candidates = [i for k in _question_keys(toks) for i in self._by_first.get(k, ())] + self._scan
         for i in candidates:
             p = self.phrases[i]
-            for m in self._regex_hits(p, question):
+            for span in _occurrences(p, question, lowered):
                 hit.add(i)
-                if m.group() == p.text or not _case_sensitive(p.text):
+                text = question[span[0] : span[1]]
+                if text == p.text or not _case_sensitive(p.text):
                     score = 0.96 if p.source in ("alias", "values_from_alias") else 0.97
-                    out.append(ChoiceMatch(p.value, m.span(), m.group(), p.source, score))
-                elif m.group().lower() not in ordinary:
-                    out.append(ChoiceMatch(p.value, m.span(), m.group(), p.source, GUESS_SCORE, guess=True))
+                    out.append(ChoiceMatch(p.value, span, text, p.source, score))
+                elif text.lower() not in ordinary:
+                    out.append(ChoiceMatch(p.value, span, text, p.source, GUESS_SCORE, guess=True))
         stems = [stem(t.text) for t in toks]
         for n, targets in self._by_stems.items():
             for start in range(len(toks) - n + 1):
                 for i in targets.get(tuple(stems[start : start + n]), ()):
-                    if i in hit:
-                        continue
-                    span = (toks[start].start, toks[start + n - 1].end)
-                    out.append(
-                        ChoiceMatch(
-                            self.phrases[i].value, span, question[span[0] : span[1]], self.phrases[i].source, 0.93
-                        )
-                    )
+                    if i not in hit:
+                        span = (toks[start].start, toks[start + n - 1].end)
+                        p = self.phrases[i]
+                        out.append(ChoiceMatch(p.value, span, question[span[0] : span[1]], p.source, 0.93))
         return out
-
-    @staticmethod
-    def _regex_hits(p: Phrase, question: str) -> Iterable[re.Match[str]]:
-        """Operator-written everyday words match in their own case only; everything else in any case."""
-        ignore_case = p.source in _LISTED or not _case_sensitive(p.text)
-        return _pattern(p.text, ignore_case).finditer(question)
 
     # --- distinctive words ---------------------------------------------------------------------
     def partial_names(self, question: str, toks: list[Word], ordinary: frozenset[str]) -> list[ChoiceMatch]:
@@ -240,19 +258,24 @@ class PhraseIndex:
                 [w for _, w in windows], texts, scorer=fuzz.ratio, score_cutoff=floor, dtype=np.float32
             )
             for (span, _), row in zip(windows, scores, strict=True):
-                best = int(row.argmax())
-                if row[best] < floor or row[best] <= 0:
+                best = int(row.argmax())  # the first of equals, like extractOne
+                if row[best] < floor:
                     continue
                 phrase = self.phrases[ids[best]]
-                if any(t.lower in ordinary and t.lower not in self._words[ids[best]] for t in _within(toks, span)):
+                if _ordinary_guess(toks, span, phrase, ordinary):
                     continue
                 score = 0.6 + 0.3 * float(row[best]) / 100
                 out.append(ChoiceMatch(phrase.value, span, question[span[0] : span[1]], "fuzzy", score))
         return out
 
 
-def _within(toks: list[Word], span: Span) -> list[Word]:
-    return [t for t in toks if span[0] <= t.start and t.end <= span[1]]
+def _ordinary_guess(toks: list[Word], span: Span, phrase: Phrase, ordinary: frozenset[str]) -> bool:
+    """A window word the template's examples use as an ordinary word, and that the phrase itself does not
+    contain: the misspelling would rest on it ('book' for 'Brook'; 'new' in 'new yrok' is fine)."""
+    if not ordinary:
+        return False
+    own = {w.lower for w in words(phrase.text)}
+    return any(t.lower in ordinary and t.lower not in own for t in toks if span[0] <= t.start and t.end <= span[1])
 
 
 def suggestions(given: str, values: list[Any], limit: int = 3) -> list[Any]:

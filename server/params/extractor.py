@@ -9,6 +9,7 @@ instead of guessing.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import logging
 from collections.abc import Callable, Iterable
@@ -128,10 +129,16 @@ class TemplateParameterExtractor(ParameterExtractor):
         self.values.bind(runner)
 
     async def prepare(self, templates: Iterable[Template]) -> None:
-        """Fetch the values_from lists now: one over its max_values refuses the load (file:line)."""
+        """Fetch the values_from lists now (one over its max_values refuses the load, file:line) and
+        prepare every parameter's phrases, so that no question waits for either."""
+        templates = list(templates)
         issues = await self.values.prefetch(templates)
         if issues:
             raise ConfigError(issues)
+        for template in templates:
+            for spec in template.parameters:
+                if spec.values_from is None or self.values.fetched(template, spec):  # else its source is down
+                    await self._param(template, spec)
 
     async def close(self) -> None:
         if self.filler is not None:
@@ -148,8 +155,10 @@ class TemplateParameterExtractor(ParameterExtractor):
 
     async def _param(self, template: Template, spec: ParameterSpec) -> _Param:
         stored = await self.values.get(template, spec)
-        phrases, rules = self.choices.matcher(template, spec, stored)
-        return _Param(spec, role_of(spec), stored, phrases, rules)
+        matcher = self.choices.cached(template, spec, stored)
+        if matcher is None:  # a new list (a TTL refresh, a source back up): prepared off the event loop
+            matcher = await asyncio.to_thread(self.choices.matcher, template, spec, stored)
+        return _Param(spec, role_of(spec), stored, *matcher)
 
     def extract_with(self, question: str, params: list[_Param], today: dt.date) -> Extraction:
         seen = self._mentions(question, params, today)

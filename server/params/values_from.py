@@ -134,6 +134,10 @@ class ValuesCache:
                     log.warning("values_from of %s.%s not fetched at load: %s", template.id, spec.name, exc)
         return issues
 
+    def fetched(self, template: Template, spec: ParameterSpec) -> bool:
+        """Whether the list is at hand (a question would not query the source for it)."""
+        return self._fresh(f"{template.id}.{spec.name}") is not None
+
     def _fresh(self, key: str) -> ValueList | None:
         entry = self._lists.get(key)
         if entry is None:
