@@ -59,3 +59,20 @@ def test_llm_tool_uses_the_same_schema_without_required_or_defaults():
     assert tool["properties"]["department"] == parameter_schema(SPECS[0])
     narrowed = build_tool(SPECS, {"department": ["Sales"]})["input_schema"]["properties"]["department"]
     assert narrowed["enum"] == ["Sales"]
+
+
+def test_the_catalogue_shows_how_a_closed_list_is_matched_where_it_is_set():
+    listed = {"query": "SELECT name FROM cities"}
+    specs = [
+        ParameterSpec(name="city", values_from=listed, match="exact", partial=False),
+        ParameterSpec(name="team", allowed_values=["Red", "Blue"], match="fuzzy"),
+        ParameterSpec(name="store", values_from=listed),
+    ]
+    template = Template(id="t", description="d", parameters=specs, body_key="sql", body="SELECT 1")
+    schema = template_schema(template)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    props = schema["properties"]
+    assert props["city"] == {"type": "string", "x-match": "exact", "x-partial": False}
+    assert props["team"] == {"type": "string", "enum": ["Red", "Blue"], "x-match": "fuzzy"}
+    assert props["store"] == {"type": "string"}
+    assert "x-match" not in build_tool(specs)["input_schema"]["properties"]["city"]
