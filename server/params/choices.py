@@ -30,11 +30,11 @@ from rapidfuzz import fuzz, process
 from .text import Span, Word, stem, words, wordset
 from .value_list import ValueList
 
-# Everyday words: written in capitals as a value or alias ('US', 'IT', 'AND'), case says which is meant.
+# Everyday words: written in capitals as a value or code ('US', 'IT', 'AND' for Andorra), case says which
+# is meant. Function words only: a capitalised 'NEW' or 'ALL' is as likely meant in lower case.
 _COMMON_WORDS = wordset(
     "us it in on at as no so am me we be do go up or an is of to by my oh ok id hi he "
-    "and are can all any but for not one two the was you has had her his how its may new now our "
-    "out own see who why yes get got let use way per top"
+    "and are can the for not but nor you was has had her his its our who why how per"
 )
 # Words that identify nothing in a stored name.
 _GENERIC = wordset(

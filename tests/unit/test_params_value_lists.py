@@ -136,6 +136,26 @@ async def test_an_everyday_word_code_is_a_guess_that_only_fills_a_required_value
     assert asked.values == {} and asked.problems[0].problem == "missing"
 
 
+async def test_a_code_that_is_a_function_word_reads_in_capitals_and_never_beats_a_name():
+    ex = extractor(ListRunner(["Andorra", "France", "Spain"], {"Andorra": "AND", "France": "FRA"}))
+    required = template(listed("country"), examples=("trips to [spain](country)",))
+    assert (await ex.extract("trips to france and back", required)).values == {"country": "France"}
+    assert (await ex.extract("trips to fra", required)).values == {"country": "France"}
+    assert (await ex.extract("trips to AND", required)).values == {"country": "Andorra"}
+    optional = template(listed("country", required=False), examples=("trips to [spain](country)",))
+    assert (await ex.extract("trips and tours", optional)).values == {"country": None}
+
+
+async def test_operator_written_values_keep_their_case_rule():
+    """An everyday word in capitals written in allowed_values matches only in capitals; other capitals
+    ('NEW') in any case."""
+    t = template({"name": "condition", "required": True, "allowed_values": ["NEW", "USED", "AS"]})
+    ex = extractor(ListRunner([]))
+    assert (await ex.extract("show me new cars", t)).values == {"condition": "NEW"}
+    assert (await ex.extract("cars sold as is", t)).values == {}
+    assert (await ex.extract("cars sold AS is", t)).values == {"condition": "AS"}
+
+
 async def test_a_strict_list_accepts_its_codes_and_maps_them_to_the_name():
     ex = extractor(ListRunner(AIRLINES, CODES))
     strict = template({**listed("airline"), "values_from": {"query": "q", "strict": True}})
