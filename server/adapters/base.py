@@ -221,14 +221,14 @@ class DataAdapter(Adapter):
         return RoutingPolicy(confidence_threshold=s.confidence_threshold, max_templates_per_source=s.max_templates)
 
     # --- execution ------------------------------------------------------------------------
-    def render_request(self, template: Template, params: dict[str, Any]) -> dict[str, Any]:
+    def render_request(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> dict[str, Any]:
         """The exact request a structured-body adapter sends (tests assert on it)."""
         raise NotImplementedError(f"adapter type {self.type_name} renders no request")
 
-    def request_for(self, template: Template, params: dict[str, Any]) -> dict[str, Any]:
+    def request_for(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> dict[str, Any]:
         """`render_request`, with a value that does not fit the body reported as a failed query."""
         try:
-            return self.render_request(template, params)
+            return self.render_request(template, params, max_rows)
         except ValueError as exc:
             raise QueryFailed(self.name, f"template '{template.id}': {exc}") from None
 
@@ -248,10 +248,16 @@ class DataAdapter(Adapter):
         await cache.put(key, CachedRows(result.rows, result.columns, result.truncated), ttl)
         return result
 
-    async def _attempts(self, template: Template, params: dict[str, Any]) -> QueryResult:
+    async def list_rows(self, template: Template, max_rows: int) -> QueryResult:
+        """Rows of a values_from query (server/params/values_from.py): never from the result cache, and
+        capped at the list's own `max_values` instead of the adapter's `max_rows`, which is meant for
+        answers; `truncated` says the source holds more."""
+        return await self._attempts(template, {}, max_rows)
+
+    async def _attempts(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> QueryResult:
         if self.runs_in_threads:
-            return await self.guard.call(lambda: self.execute(template, params))
-        return await self.guard.call(lambda: self.bulkhead.call(lambda: self.execute(template, params)))
+            return await self.guard.call(lambda: self.execute(template, params, max_rows))
+        return await self.guard.call(lambda: self.bulkhead.call(lambda: self.execute(template, params, max_rows)))
 
     async def health(self) -> dict[str, Any]:
         """The source's own check (`source_health`), unless the circuit breaker is open: then every query
@@ -283,9 +289,17 @@ class DataAdapter(Adapter):
         """The adapter's settings as loaded: a changed connection or row cap never reuses older answers."""
         return self.settings.model_dump_json()
 
+    def row_cap(self, max_rows: int | None) -> int:
+        """The rows a query may return: the caller's cap (a values_from list's max_values), else the
+        adapter's `max_rows`. Every `execute` reads its cap here and fetches one row more, so that
+        `truncated` is known."""
+        assert isinstance(self.settings, DataAdapterSettings)
+        return self.settings.max_rows if max_rows is None else max_rows
+
     @abstractmethod
-    async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
-        """Run exactly this template with these validated parameters (one attempt; `run` adds retries)."""
+    async def execute(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> QueryResult:
+        """Run exactly this template with these validated parameters (one attempt; `run` adds retries),
+        returning at most `row_cap(max_rows)` rows."""
 
     # --- lifecycle ------------------------------------------------------------------------
     async def close(self) -> None:

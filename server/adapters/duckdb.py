@@ -255,7 +255,7 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
         except Exception:
             return {"status": "down", "reason": "database error"}
 
-    async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
+    async def execute(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> QueryResult:
         if self._conn is None:
             raise SourceUnavailable(self.name, "adapter is not started")
         await self.check_source()
@@ -263,7 +263,9 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
         cursor = self._conn.cursor()
         timeout = self.settings.query_timeout
         try:
-            task = await self.bulkhead.thread(self._run, cursor, template.body, params)  # 503 source_busy when full
+            task = await self.bulkhead.thread(
+                self._run, cursor, template.body, params, self.row_cap(max_rows)
+            )  # 503 source_busy when full
         except BaseException:
             cursor.close()
             raise
@@ -281,8 +283,7 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
                 raise SourceUnavailable(self.name, "the database cannot be read") from None
             raise QueryFailed(self.name, f"template '{template.id}' failed to run") from None
 
-    def _run(self, cursor, sql: str, params: dict[str, Any]) -> QueryResult:
-        cap = self.settings.max_rows
+    def _run(self, cursor, sql: str, params: dict[str, Any], cap: int) -> QueryResult:
         try:
             result = cursor.execute(sql, params)
             columns = [d[0] for d in result.description or []]

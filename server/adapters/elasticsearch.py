@@ -225,16 +225,16 @@ class ElasticsearchAdapter(DataAdapter):
             alive = False
         return {"status": "ok"} if alive else {"status": "down", "reason": "cannot reach Elasticsearch"}
 
-    def render_request(self, template: Template, params: dict[str, Any]) -> dict[str, Any]:
+    def render_request(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> dict[str, Any]:
         body: ESBody = template.body
-        return {"index": body.index, "body": render_search(body, params, self.settings.max_rows)}
+        return {"index": body.index, "body": render_search(body, params, self.row_cap(max_rows))}
 
-    async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
+    async def execute(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> QueryResult:
         from elasticsearch import ApiError, ConnectionTimeout, TransportError, UnsupportedProductError
 
         if self._client is None:
             raise SourceUnavailable(self.name, "adapter is not started")
-        request = self.request_for(template, params)
+        request = self.request_for(template, params, max_rows)
         timeout = self.settings.query_timeout
         try:
             response = await asyncio.wait_for(
@@ -260,11 +260,10 @@ class ElasticsearchAdapter(DataAdapter):
         except TransportError as exc:
             log.warning("elasticsearch adapter %s cannot reach the server: %s", self.name, exc)
             raise SourceUnavailable(self.name, "cannot reach Elasticsearch", transient=True) from None
-        return self._rows(template, response.body)
+        return self._rows(template, response.body, self.row_cap(max_rows))
 
-    def _rows(self, template: Template, reply: Any) -> QueryResult:
+    def _rows(self, template: Template, reply: Any, cap: int) -> QueryResult:
         body: ESBody = template.body
-        cap = self.settings.max_rows
         mapping = ResponseMapping(fields=body.fields)
         try:
             if body.aggregation is not None:

@@ -105,7 +105,7 @@ class GraphQLAdapter(WebAPIAdapter):
     def parse_body(cls, raw: Any) -> ParsedBody:
         return parse_graphql_body(raw)
 
-    def render_request(self, template: Template, params: dict[str, Any]) -> dict[str, Any]:
+    def render_request(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> dict[str, Any]:
         """The JSON document POSTed: the query exactly as written, parameters only in `variables`."""
         body: GraphQLBody = template.body
         request: dict[str, Any] = {"query": body.query, "variables": render(body.variables, params)}
@@ -113,7 +113,7 @@ class GraphQLAdapter(WebAPIAdapter):
             request["operationName"] = body.operation_name
         return request
 
-    async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
+    async def execute(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> QueryResult:
         request = self.request_for(template, params)
         reply = await self.client.call(
             "POST",
@@ -137,7 +137,7 @@ class GraphQLAdapter(WebAPIAdapter):
             raise QueryFailed(
                 self.name, f"template '{template.id}': the reply has nothing at items_path '{mapping.items_path}'"
             ) from None
-        rows, columns, truncated = map_rows(items, mapping, self.settings.max_rows)
+        rows, columns, truncated = map_rows(items, mapping, self.row_cap(max_rows))
         return QueryResult(rows=rows, columns=columns, truncated=truncated)
 
     def describe(self) -> dict[str, Any]:

@@ -120,7 +120,7 @@ class HTTPAdapter(WebAPIAdapter):
     def parse_body(cls, raw: Any) -> ParsedBody:
         return parse_http_body(raw)
 
-    def render_request(self, template: Template, params: dict[str, Any]) -> dict[str, Any]:
+    def render_request(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> dict[str, Any]:
         """Method, URL, query pairs, headers and JSON body exactly as they will be sent."""
         body: HTTPBody = template.body
         segments = [encode_segment(s.name, params.get(s.name)) if isinstance(s, Placeholder) else s for s in body.path]
@@ -134,7 +134,7 @@ class HTTPAdapter(WebAPIAdapter):
             "body": render(body.body, params),
         }
 
-    async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
+    async def execute(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> QueryResult:
         request = self.request_for(template, params)
         reply = await self.client.call(
             request["method"],
@@ -151,7 +151,7 @@ class HTTPAdapter(WebAPIAdapter):
             raise QueryFailed(
                 self.name, f"template '{template.id}': the reply has nothing at items_path '{mapping.items_path}'"
             ) from None
-        rows, columns, truncated = map_rows(items, mapping, self.settings.max_rows)
+        rows, columns, truncated = map_rows(items, mapping, self.row_cap(max_rows))
         return QueryResult(rows=rows, columns=columns, truncated=truncated)
 
     def describe(self) -> dict[str, Any]:

@@ -261,15 +261,15 @@ class MongoDBAdapter(DataAdapter):
         except Exception:
             return {"status": "down", "reason": "cannot reach the MongoDB server"}
 
-    def render_request(self, template: Template, params: dict[str, Any]) -> dict[str, Any]:
-        return render_mongo(template.body, bson_params(template, params), self.settings.max_rows)
+    def render_request(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> dict[str, Any]:
+        return render_mongo(template.body, bson_params(template, params), self.row_cap(max_rows))
 
-    async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
+    async def execute(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> QueryResult:
         from pymongo.errors import ConnectionFailure, ExecutionTimeout, PyMongoError
 
         if self._client is None:
             raise SourceUnavailable(self.name, "adapter is not started")
-        request = self.request_for(template, params)
+        request = self.request_for(template, params, max_rows)
         timeout = self.settings.query_timeout
         try:
             docs = await asyncio.wait_for(self._run(request, int(timeout * 1000)), timeout)
@@ -285,7 +285,7 @@ class MongoDBAdapter(DataAdapter):
             if is_transient_error(exc):  # a primary stepping down, an interrupted read: the replica set recovers
                 raise SourceUnavailable(self.name, "MongoDB is changing primary", transient=True) from None
             raise QueryFailed(self.name, f"template '{template.id}' failed to run") from None
-        cap = self.settings.max_rows
+        cap = self.row_cap(max_rows)
         rows = [{str(k): to_json_value(v) for k, v in doc.items()} for doc in docs[:cap]]
         columns: dict[str, None] = {}
         for row in rows:

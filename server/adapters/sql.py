@@ -16,12 +16,13 @@ import decimal
 import logging
 import math
 import uuid
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import sqlglot
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import create_engine, event, text
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlglot import exp
 
@@ -241,14 +242,15 @@ class SQLAdapter(FollowsFile, DataAdapter):
         with self._engine.connect() as conn:
             conn.execute(text("SELECT 1"))
 
-    async def execute(self, template: Template, params: dict[str, Any]) -> QueryResult:
+    async def execute(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> QueryResult:
         if self._engine is None:
             raise SourceUnavailable(self.name, "adapter is not started")
         await self.check_source()
         timeout = self.settings.query_timeout
         holder: dict[str, Any] = {}
         params = escaped_params(template, params, "sqlite")  # bodies are tokenised as SQLite at load
-        task = await self.bulkhead.thread(self._run, template.body, params, holder)  # 503 source_busy when full
+        cap = self.row_cap(max_rows)
+        task = await self.bulkhead.thread(self._run, template.body, params, holder, cap)  # 503 source_busy when full
         try:
             async with asyncio.timeout(timeout):  # not wait_for: 3.11 wait_for can swallow the request cancel
                 return await task
@@ -269,20 +271,34 @@ class SQLAdapter(FollowsFile, DataAdapter):
                 ) from None
             raise QueryFailed(self.name, f"template '{template.id}' failed to run", transient=transient) from None
 
-    def _run(self, sql: str, params: dict[str, Any], holder: dict[str, Any]) -> QueryResult:
+    def _run(self, sql: str, params: dict[str, Any], holder: dict[str, Any], cap: int) -> QueryResult:
         assert self._engine is not None
-        cap = self.settings.max_rows
         with self._engine.connect() as conn:
             holder["dbapi"] = conn.connection.dbapi_connection
             if self.backend == "postgresql":  # a server-side cursor: only cap + 1 rows ever cross the wire
                 conn = conn.execution_options(stream_results=True, max_row_buffer=cap + 1)
-            result = conn.execute(text(sql), params)
-            columns = list(result.keys())
-            fetched = result.fetchmany(cap + 1)
-            result.close()
+            with self._select_limit(conn, cap):
+                result = conn.execute(text(sql), params)
+                columns = list(result.keys())
+                fetched = result.fetchmany(cap + 1)
+                result.close()
             conn.rollback()
         rows = [{c: to_json_value(v) for c, v in zip(columns, row, strict=True)} for row in fetched[:cap]]
         return QueryResult(rows=rows, columns=columns, truncated=len(fetched) > cap)
+
+    @contextlib.contextmanager
+    def _select_limit(self, conn: Connection, cap: int) -> Iterator[None]:
+        """MySQL/MariaDB cap rows on the server with the session's sql_select_limit (max_rows + 1, set on
+        every pooled connection): a query with another cap (a values_from list) moves it for itself and
+        puts it back before the connection returns to the pool."""
+        if self.backend not in {"mysql", "mariadb"} or cap == self.settings.max_rows:
+            yield
+            return
+        conn.exec_driver_sql(f"SET SESSION sql_select_limit = {int(cap) + 1}")
+        try:
+            yield
+        finally:
+            conn.exec_driver_sql(f"SET SESSION sql_select_limit = {int(self.settings.max_rows) + 1}")
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "backend": self.backend}

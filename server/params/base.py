@@ -79,15 +79,17 @@ class ParameterExtractor(ABC):
     @abstractmethod
     async def extract(self, question: str, template: Template) -> Extraction: ...
 
-    async def prepare(self, templates: Iterable[Template]) -> None:  # noqa: B027 - optional hook
-        """Before the adapter serves (start and every reload): fetch value lists, fit or load learned models."""
-
     def status(self) -> dict[str, Any]:
         """What the extractor runs with (for describe and health)."""
         return {}
 
     def bind_values_source(self, source: Any) -> None:  # noqa: B027 - optional hook
         """Where `values_from` queries run: the adapter that owns the templates."""
+
+    async def prepare(self, templates: Iterable[Template]) -> None:  # noqa: B027 - optional hook
+        """Get ready to extract for these templates before the adapter serves (runtime/build.py calls it
+        once its source is open, at start and for every adapter a reload builds): fetch values_from
+        lists, fit what is learned. Raises ConfigError (file:line) for what must refuse the load."""
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release clients (the LLM pass holds one)."""

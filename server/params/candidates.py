@@ -237,8 +237,12 @@ def _bound_years(spec: ParameterSpec, bound: str, mentions: list[DateMention]) -
 
 # --- closed lists --------------------------------------------------------------------------
 def choice_candidates(spec: ParameterSpec, matches: list[ChoiceMatch]) -> list[Candidate]:
+    """Matches of a closed list; a guess (an everyday word such as 'us' read as the code 'US') only for a
+    required parameter, like a bare number: an optional one is better left unset than guessed."""
     return [
-        Candidate(spec.name, m.value, m.span, m.text, m.extractor, m.score, key=("choice", m.span)) for m in matches
+        Candidate(spec.name, m.value, m.span, m.text, m.extractor, m.score, key=("choice", m.span))
+        for m in matches
+        if spec.required or not m.guess
     ]
 
 

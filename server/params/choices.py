@@ -3,34 +3,53 @@
 Exact whole-word matches first (case-insensitive, singular/plural tolerant), then distinctive
 words of long stored values ('Orion' -> 'Orion Data Systems'), then rapidfuzz similarity over
 word windows for misspellings, never below the configured score floor.
+
+Everyday words written in capitals ('US', 'IT', 'IN') are the one case rule: as an operator wrote
+them (allowed_values, aliases) they match only in capitals; listed by a values_from query (a value
+or a code) they also match in other cases, but only as a weak guess (GUESS_SCORE): it fills a
+required parameter when nothing stronger does, never an optional one (candidates.py), and never
+from a word the template's examples use as an ordinary word ('tell us about ...').
+
+A phrase list is prepared once (PhraseIndex) and then matched against many questions: the cost of a
+question follows its own words, not the length of the list (a values_from list can hold 50,000).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
 from rapidfuzz import fuzz, process
 
 from .text import Span, Word, stem, words, wordset
+from .value_list import ValueList
 
-# Aliases written in capitals that are also everyday words only match in capitals ('US' vs 'us').
-_COMMON_WORDS = wordset("us it in on at as no so am me we be do go up or an is of to by my oh ok id")
+# Everyday words: written in capitals as a value or code ('US', 'IT', 'AND' for Andorra), case says which
+# is meant. Function words only: a capitalised 'NEW' or 'ALL' is as likely meant in lower case.
+_COMMON_WORDS = wordset(
+    "us it in on at as no so am me we be do go up or an is of to by my oh ok id hi he "
+    "and are can the for not but nor you was has had her his its our who why how per"
+)
 # Words that identify nothing in a stored name.
 _GENERIC = wordset(
     "the a an of and & inc inc. ltd ltd. llc co co. corp corp. corporation company group plc "
     "gmbh ag sa studio studios services solutions systems team department dept"
 )
+_LISTED = frozenset({"values_from", "values_from_alias"})  # phrases a values_from query listed
+GUESS_SCORE = 0.5  # an everyday-word value or code from a list, found in another case than listed
 
 
 @dataclass(frozen=True)
 class Phrase:
     text: str
     value: Any  # the canonical value it stands for
-    source: str  # "allowed_values" | "alias" | "values_from"
+    source: str  # "allowed_values" | "alias" | "values_from" | "values_from_alias" (a list's second column)
 
 
 @dataclass
@@ -38,24 +57,45 @@ class ChoiceMatch:
     value: Any
     span: Span
     text: str
-    extractor: str  # allowed_values | alias | values_from | fuzzy | partial_name
+    extractor: str  # allowed_values | alias | values_from | values_from_alias | fuzzy | partial_name
     score: float  # 0..1
+    guess: bool = False  # an everyday word read as a listed value or code (GUESS_SCORE)
 
 
-def phrases_for(allowed: list[Any] | None, aliases: dict[str, Any], stored: list[Any] | None = None) -> list[Phrase]:
+@dataclass(frozen=True)
+class ChoiceRules:
+    """How one parameter's phrases may match a question (its template's and its own settings)."""
+
+    floor: float = 85.0  # rapidfuzz ratio (0-100) a misspelling must reach
+    fuzzy: bool = True  # `match: fuzzy`; `exact` turns misspellings off
+    partial: bool = True  # distinctive words of long listed names
+    ordinary: frozenset[str] = frozenset()  # lower-cased words the template's examples use as ordinary words
+
+
+EXACT_ONLY = ChoiceRules(floor=100.0, fuzzy=False, partial=False)
+
+
+def phrases_for(allowed: list[Any] | None, aliases: dict[str, Any], stored: ValueList | None = None) -> list[Phrase]:
+    """Every (text, canonical value, source) a parameter's value may be written as: the one place that
+    lists them (the deterministic matcher and the learned extractor both read it)."""
     out = [Phrase(str(v), v, "allowed_values") for v in allowed or []]
     canon = {str(v).casefold(): v for v in allowed or []}
     out += [Phrase(a, canon.get(str(v).casefold(), v), "alias") for a, v in aliases.items()]
-    out += [Phrase(str(v), v, "values_from") for v in stored or [] if str(v).strip()]
+    if stored is not None:
+        out += [Phrase(str(v), v, "values_from") for v in stored.values if str(v).strip()]
+        out += [Phrase(a, v, "values_from_alias") for a, v in stored.aliases]
     return out
 
 
-def find_choices(question: str, phrases: list[Phrase], floor: float) -> list[ChoiceMatch]:
+def find_choices(question: str, phrases: PhraseIndex | list[Phrase], rules: ChoiceRules) -> list[ChoiceMatch]:
     """All matches, best first; a span is reported once, by its best phrase."""
+    index = phrases if isinstance(phrases, PhraseIndex) else PhraseIndex(phrases)
     toks = words(question)
-    matches = _exact(question, toks, phrases)
-    matches += _partial_names(question, toks, phrases)
-    matches += _fuzzy(question, toks, phrases, floor)
+    matches = index.exact(question, toks, rules.ordinary)
+    if rules.partial:
+        matches += index.partial_names(question, toks, rules.ordinary)
+    if rules.fuzzy:
+        matches += index.fuzzy(question, toks, rules.floor, rules.ordinary)
     matches.sort(key=lambda m: (-m.score, -(m.span[1] - m.span[0]), m.span[0]))
     kept: list[ChoiceMatch] = []
     for m in matches:
@@ -70,94 +110,172 @@ def _case_sensitive(phrase: str) -> bool:
     return phrase.isupper() and phrase.lower() in _COMMON_WORDS
 
 
-@lru_cache(maxsize=8192)
-def _phrase_words(text: str) -> tuple[Word, ...]:
-    """A phrase's words, once per phrase rather than once per question."""
-    return tuple(words(text))
+def _key(word: str) -> str:
+    """A word as the index files it: without accents, case folded (a superset of what the regex's
+    IGNORECASE treats as equal, so the index never hides a match the regex would find)."""
+    if word.isascii():
+        return word.lower()
+    decomposed = unicodedata.normalize("NFKD", word)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
-@lru_cache(maxsize=8192)
-def _matcher(text: str) -> tuple[re.Pattern[str], bool, tuple[str, ...]]:
-    """A phrase's whole-word pattern, whether it only matches in its own case, and its words' stems
-    (once per phrase, not once per question: a values_from list can hold thousands)."""
-    sensitive = _case_sensitive(text)
-    pattern = re.compile(rf"(?<![\w]){re.escape(text)}(?![\w])", 0 if sensitive else re.IGNORECASE)
-    return pattern, sensitive, tuple(stem(w.text) for w in _phrase_words(text))
-
-
-def _exact(question: str, toks: list[Word], phrases: list[Phrase]) -> list[ChoiceMatch]:
-    out: list[ChoiceMatch] = []
-    stems = [stem(t.text) for t in toks]
-    at: dict[int, dict[tuple[str, ...], list[int]]] = {}  # n -> the question's n-word stem runs -> where
-    # ASCII on both sides: a phrase the question does not contain (case aside) cannot match, so the
-    # regex runs only for the few that it does (non-ASCII case folding has exceptions: always run there)
-    lowered = question.lower() if question.isascii() else None
-    for p in phrases:
-        pattern, sensitive, target = _matcher(p.text)
-        hit = False
-        if lowered is None or not p.text.isascii() or (p.text in question if sensitive else p.text.lower() in lowered):
-            for m in pattern.finditer(question):
-                out.append(ChoiceMatch(p.value, m.span(), m.group(), p.source, 0.97 if p.source != "alias" else 0.96))
-                hit = True
-        if hit or sensitive:
-            continue
-        n = len(target)  # 'laptop' for 'Laptops'
-        if not n:
-            continue
-        if n not in at:
-            runs: dict[tuple[str, ...], list[int]] = {}
-            for i in range(len(toks) - n + 1):
-                runs.setdefault(tuple(stems[i : i + n]), []).append(i)
-            at[n] = runs
-        for i in at[n].get(target, ()):
-            span = (toks[i].start, toks[i + n - 1].end)
-            out.append(ChoiceMatch(p.value, span, question[span[0] : span[1]], p.source, 0.93))
-    return out
-
-
-def _partial_names(question: str, toks: list[Word], phrases: list[Phrase]) -> list[ChoiceMatch]:
-    """Distinctive words of multi-word stored values: 'Tesla' finds 'Tesla Inc.' when no other value has it."""
-    owners: dict[str, set[Any]] = defaultdict(set)
-    for p in phrases:
-        if p.source != "values_from":
-            continue
-        for w in _phrase_words(p.text):
-            if w.lower not in _GENERIC and len(w.text) >= 3 and not w.text.isdigit():
-                owners[w.lower].add(p.value)
-    by_value: dict[Any, list[Word]] = defaultdict(list)
+def _question_keys(toks: list[Word]) -> set[str]:
+    """Keys of the question's words and of their hyphen/apostrophe parts ('Coca' in 'Coca-Cola')."""
+    keys = set()
     for t in toks:
-        values = owners.get(t.lower)
-        if values is not None and len(values) == 1:
-            by_value[next(iter(values))].append(t)
+        keys.add(_key(t.text))
+        parts = re.split(r"([-'’])", t.text)
+        if len(parts) > 1:
+            pieces = parts[::2]
+            seps = parts[1::2]
+            for i in range(len(pieces)):
+                run = pieces[i]
+                keys.add(_key(run))
+                for j in range(i + 1, len(pieces)):
+                    run += seps[j - 1] + pieces[j]
+                    keys.add(_key(run))
+    return keys
+
+
+def _occurrences(p: Phrase, question: str, lowered: str | None) -> Iterable[Span]:
+    """Where the phrase stands in the question as whole words. Operator-written everyday words
+    ('US') match in their own case only; everything else in any case. ASCII on both sides is a plain
+    search (lower() keeps offsets there); otherwise the regex, whose IGNORECASE knows Unicode."""
+    ignore_case = p.source in _LISTED or not _case_sensitive(p.text)
+    if lowered is None or not p.text.isascii():
+        return [m.span() for m in _pattern(p.text, ignore_case).finditer(question)]
+    haystack, needle = (lowered, p.text.lower()) if ignore_case else (question, p.text)
     out = []
-    for value, hits in by_value.items():
-        span = (hits[0].start, hits[-1].end)
-        significant = [w for w in _phrase_words(str(value)) if w.lower not in _GENERIC]
-        coverage = len(hits) / max(1, len(significant))
-        out.append(ChoiceMatch(value, span, question[span[0] : span[1]], "partial_name", 0.78 + 0.1 * min(coverage, 1)))
+    at = haystack.find(needle)
+    while at >= 0 and needle:
+        end = at + len(needle)
+        alone = (at == 0 or not _is_word_char(question[at - 1])) and (
+            end == len(question) or not _is_word_char(question[end])
+        )
+        if alone:
+            out.append((at, end))
+            at = haystack.find(needle, end)  # like finditer: matches do not overlap
+        else:
+            at = haystack.find(needle, at + 1)
     return out
 
 
-def _fuzzy(question: str, toks: list[Word], phrases: list[Phrase], floor: float) -> list[ChoiceMatch]:
-    """Misspellings: compare word windows of the phrase's length with rapidfuzz, keep scores >= floor."""
-    by_len: dict[int, list[Phrase]] = defaultdict(list)
-    for p in phrases:
-        if len(p.text) >= 4 and not _case_sensitive(p.text):
-            by_len[len(_phrase_words(p.text))].append(p)
-    out: list[ChoiceMatch] = []
-    for n, group in by_len.items():
-        choices = [p.text.lower() for p in group]
-        for i in range(len(toks) - n + 1):
-            span = (toks[i].start, toks[i + n - 1].end)
-            window = question[span[0] : span[1]].lower()
-            if len(window) < 4:
+def _is_word_char(c: str) -> bool:
+    """What the regex's \\w means."""
+    return c.isalnum() or c == "_"
+
+
+@lru_cache(maxsize=8192)
+def _pattern(text: str, ignore_case: bool) -> re.Pattern[str]:
+    """A phrase's whole-word pattern (non-ASCII text), compiled when the index first names it as a candidate."""
+    return re.compile(rf"(?<![\w]){re.escape(text)}(?![\w])", re.IGNORECASE if ignore_case else 0)
+
+
+class PhraseIndex:
+    """A parameter's phrases prepared for matching: built once per list, then read by every question."""
+
+    def __init__(self, phrases: Iterable[Phrase]) -> None:
+        self.phrases = list(phrases)
+        self._by_first: dict[str, list[int]] = defaultdict(list)  # key of a phrase's first word -> phrases
+        self._scan: list[int] = []  # phrases without a word the index can file: always tried
+        self._by_stems: dict[int, dict[tuple[str, ...], list[int]]] = defaultdict(lambda: defaultdict(list))
+        self._fuzzy: dict[int, tuple[list[int], list[str]]] = {}  # words in phrase -> (phrases, lower texts)
+        owners: dict[str, set[Any]] = defaultdict(set)
+        for i, p in enumerate(self.phrases):
+            ws = words(p.text)
+            (self._by_first[_key(ws[0].text)] if ws else self._scan).append(i)
+            if ws and not _case_sensitive(p.text):
+                self._by_stems[len(ws)][tuple(stem(w.text) for w in ws)].append(i)
+                if len(p.text) >= 4:
+                    self._fuzzy.setdefault(len(ws), ([], []))
+                    self._fuzzy[len(ws)][0].append(i)
+                    self._fuzzy[len(ws)][1].append(p.text.lower())
+            if p.source == "values_from":
+                for w in ws:
+                    if w.lower not in _GENERIC and len(w.text) >= 3 and not w.text.isdigit():
+                        owners[w.lower].add(p.value)
+        # a word names a value only when no other value has it ('stonegate' in two names names neither)
+        self._distinctive = {w: next(iter(vs)) for w, vs in owners.items() if len(vs) == 1}
+
+    # --- exact ---------------------------------------------------------------------------------
+    def exact(self, question: str, toks: list[Word], ordinary: frozenset[str]) -> list[ChoiceMatch]:
+        """Whole-phrase matches (0.97, aliases 0.96), else the same words singular or plural (0.93)."""
+        out: list[ChoiceMatch] = []
+        hit: set[int] = set()
+        lowered = question.lower() if question.isascii() else None
+        candidates = [i for k in _question_keys(toks) for i in self._by_first.get(k, ())] + self._scan
+        for i in candidates:
+            p = self.phrases[i]
+            for span in _occurrences(p, question, lowered):
+                hit.add(i)
+                text = question[span[0] : span[1]]
+                if text == p.text or not _case_sensitive(p.text):
+                    score = 0.96 if p.source in ("alias", "values_from_alias") else 0.97
+                    out.append(ChoiceMatch(p.value, span, text, p.source, score))
+                elif text.lower() not in ordinary:
+                    out.append(ChoiceMatch(p.value, span, text, p.source, GUESS_SCORE, guess=True))
+        stems = [stem(t.text) for t in toks]
+        for n, targets in self._by_stems.items():
+            for start in range(len(toks) - n + 1):
+                for i in targets.get(tuple(stems[start : start + n]), ()):
+                    if i not in hit:
+                        span = (toks[start].start, toks[start + n - 1].end)
+                        p = self.phrases[i]
+                        out.append(ChoiceMatch(p.value, span, question[span[0] : span[1]], p.source, 0.93))
+        return out
+
+    # --- distinctive words ---------------------------------------------------------------------
+    def partial_names(self, question: str, toks: list[Word], ordinary: frozenset[str]) -> list[ChoiceMatch]:
+        """Distinctive words of listed names: 'Tesla' finds 'Tesla Inc.' when no other value has it; never
+        from a word the template's examples use as an ordinary word ('music' in 'play some music')."""
+        by_value: dict[Any, list[Word]] = defaultdict(list)
+        for t in toks:
+            value = self._distinctive.get(t.lower)
+            if value is not None and t.lower not in ordinary:
+                by_value[value].append(t)
+        out = []
+        for value, hits in by_value.items():
+            span = (hits[0].start, hits[-1].end)
+            significant = [w for w in words(str(value)) if w.lower not in _GENERIC]
+            coverage = len(hits) / max(1, len(significant))
+            score = 0.78 + 0.1 * min(coverage, 1)
+            out.append(ChoiceMatch(value, span, question[span[0] : span[1]], "partial_name", score))
+        return out
+
+    # --- misspellings --------------------------------------------------------------------------
+    def fuzzy(self, question: str, toks: list[Word], floor: float, ordinary: frozenset[str]) -> list[ChoiceMatch]:
+        """Misspellings: word windows of each phrase length against the phrases with rapidfuzz, scores >=
+        floor. A window whose word the examples use as an ordinary word, and that the phrase does not
+        contain, matches nothing ('book' is not a misspelt 'Brook' when the examples say 'book a table')."""
+        out: list[ChoiceMatch] = []
+        for n, (ids, texts) in self._fuzzy.items():
+            spans = [(toks[i].start, toks[i + n - 1].end) for i in range(len(toks) - n + 1)]
+            windows = [(s, question[s[0] : s[1]].lower()) for s in spans]
+            windows = [(s, w) for s, w in windows if len(w) >= 4]
+            if not windows:
                 continue
-            best = process.extractOne(window, choices, scorer=fuzz.ratio, score_cutoff=floor)
-            if best is None:
-                continue
-            phrase = group[best[2]]
-            out.append(ChoiceMatch(phrase.value, span, question[span[0] : span[1]], "fuzzy", 0.6 + 0.3 * best[1] / 100))
-    return out
+            scores = process.cdist(
+                [w for _, w in windows], texts, scorer=fuzz.ratio, score_cutoff=floor, dtype=np.float32
+            )
+            for (span, _), row in zip(windows, scores, strict=True):
+                best = int(row.argmax())  # the first of equals, like extractOne
+                if row[best] < floor:
+                    continue
+                phrase = self.phrases[ids[best]]
+                if _ordinary_guess(toks, span, phrase, ordinary):
+                    continue
+                score = 0.6 + 0.3 * float(row[best]) / 100
+                out.append(ChoiceMatch(phrase.value, span, question[span[0] : span[1]], "fuzzy", score))
+        return out
+
+
+def _ordinary_guess(toks: list[Word], span: Span, phrase: Phrase, ordinary: frozenset[str]) -> bool:
+    """A window word the template's examples use as an ordinary word, and that the phrase itself does not
+    contain: the misspelling would rest on it ('book' for 'Brook'; 'new' in 'new yrok' is fine)."""
+    if not ordinary:
+        return False
+    own = {w.lower for w in words(phrase.text)}
+    return any(t.lower in ordinary and t.lower not in own for t in toks if span[0] <= t.start and t.end <= span[1])
 
 
 def suggestions(given: str, values: list[Any], limit: int = 3) -> list[Any]:

@@ -9,13 +9,15 @@ instead of guessing.
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
+from ..config.errors import ConfigError
 from ..templates import ParameterSpec, ParameterType, Template
 from . import problems
 from .base import ExtractedValue, Extraction, ParameterExtractor, ParamProblem
@@ -32,7 +34,8 @@ from .candidates import (
     time_candidates,
     year_from_dates,
 )
-from .choices import ChoiceMatch, find_choices, phrases_for, suggestions
+from .choice_cache import ChoiceCache
+from .choices import ChoiceMatch, ChoiceRules, PhraseIndex, find_choices, suggestions
 from .coercion import InvalidValue, canonical_allowed, coerce
 from .dates import find_dates
 from .learned.evidence import Judged, weigh
@@ -52,6 +55,7 @@ from .strings import (
 )
 from .text import overlaps, words
 from .times import dated_times, find_times
+from .value_list import ValueList
 from .values_from import ValuesCache, ValuesRunner, adapter_values_runner
 
 if TYPE_CHECKING:
@@ -94,14 +98,21 @@ class _Mentions:
 class _Param:
     spec: ParameterSpec
     role: Role
-    stored: list[Any] | None  # values_from list, when there is one
+    stored: ValueList | None  # values_from list, when there is one
+    phrases: PhraseIndex | None = None  # the closed list prepared for matching, when there is one
+    rules: ChoiceRules = field(default_factory=ChoiceRules)
     candidates: list[Candidate] = field(default_factory=list)
     matches: list[ChoiceMatch] = field(default_factory=list)  # where its closed list occurs in the question
 
     @property
-    def strict_list(self) -> list[Any] | None:
+    def strict_values(self) -> ValueList | None:
         vf = self.spec.values_from
-        return self.stored if vf is not None and vf.strict and self.stored is not None else None
+        return self.stored if vf is not None and vf.strict else None
+
+    @property
+    def strict_list(self) -> list[Any] | None:
+        strict = self.strict_values
+        return list(strict.values) if strict is not None else None
 
 
 class TemplateParameterExtractor(ParameterExtractor):
@@ -117,13 +128,14 @@ class TemplateParameterExtractor(ParameterExtractor):
         self.settings = settings or ParameterExtractionSettings()
         self.today = today or today_from(self.settings)
         self.values = ValuesCache(self.settings.values_ttl_seconds)
+        self.choices = ChoiceCache(self.settings.fuzzy_score_floor)
         self.filler = filler
         self.learned = learned
 
     # --- wiring --------------------------------------------------------------------------
     def bind_values_source(self, source: DataAdapter) -> None:
         """Where values_from queries run: the adapter that owns the templates."""
-        self.values.bind(adapter_values_runner(source))
+        self.values.bind(adapter_values_runner(source), source.name)
 
     def bind_values_runner(self, runner: ValuesRunner) -> None:
         """Run values_from queries with this function instead (tests, tools without an adapter)."""
@@ -136,26 +148,39 @@ class TemplateParameterExtractor(ParameterExtractor):
             await self.filler.close()
 
     async def prepare(self, templates: Iterable[Template]) -> None:
-        """Fetch the value lists the learned extractor's features read, then fit or load its model."""
+        """Fetch the values_from lists now (one over its max_values refuses the load, file:line), prepare
+        every parameter's phrases, so that no question waits for either; then fit or load the learned
+        extractor, whose features read those lists."""
+        templates = list(templates)
+        issues = await self.values.prefetch(templates)
+        if issues:
+            raise ConfigError(issues)
+        prepared: dict[str, list[_Param]] = {}
+        for template in templates:
+            if any(
+                spec.values_from is not None and not self.values.fetched(template, spec) for spec in template.parameters
+            ):
+                continue  # its source is down: its lists are fetched at first use, and it trains without them
+            prepared[template.id] = [await self._param(template, spec) for spec in template.parameters]
         if self.learned is None:
             return
-        listed = list(templates)
-        lists = {}
-        annotated = [t for t in listed if any(t.example_spans)]  # without marks there is nothing to fit
-        for template in annotated:
-            for spec in template.parameters:
-                if spec.values_from is not None:
-                    try:
-                        lists[(template.id, spec.name)] = await self.values.get(template, spec)
-                    except Exception as exc:  # a source down at start: its list is fetched at first use
-                        log.warning("values_from of %s.%s not fetched at start: %s", template.id, spec.name, exc)
         today = self.today()
 
         def marker(text: str, template: Template) -> list[Mark]:
-            params = [_Param(spec, role_of(spec), lists.get((template.id, spec.name))) for spec in template.parameters]
+            params = [
+                replace(p, candidates=[], matches=[]) for p in prepared.get(template.id, self._bare_params(template))
+            ]
             return self._marks(self._mentions(text, params, today, every=True), params)
 
-        await self.learned.prepare(listed, marker)
+        await self.learned.prepare(templates, marker)
+
+    def _bare_params(self, template: Template) -> list[_Param]:
+        """A template's parameters without their value lists (their source was down when the fit ran)."""
+        out = []
+        for spec in template.parameters:
+            matcher = self.choices.matcher(template, spec, None) if spec.values_from is None else (None, ChoiceRules())
+            out.append(_Param(spec, role_of(spec), None, *matcher))
+        return out
 
     def status(self) -> dict[str, Any]:
         if self.learned is None or self.learned.source in ("no annotations", "not prepared"):
@@ -165,11 +190,18 @@ class TemplateParameterExtractor(ParameterExtractor):
     # --- extraction ----------------------------------------------------------------------
     async def extract(self, question: str, template: Template) -> Extraction:
         today = self.today()
-        params = [_Param(spec, role_of(spec), await self.values.get(template, spec)) for spec in template.parameters]
+        params = [await self._param(template, spec) for spec in template.parameters]
         result = self.extract_with(question, params, today)
         if self.filler is not None:
             await self._llm_pass(question, template, params, result, today)
         return result
+
+    async def _param(self, template: Template, spec: ParameterSpec) -> _Param:
+        stored = await self.values.get(template, spec)
+        matcher = self.choices.cached(template, spec, stored)
+        if matcher is None:  # a new list (a TTL refresh, a source back up): prepared off the event loop
+            matcher = await asyncio.to_thread(self.choices.matcher, template, spec, stored)
+        return _Param(spec, role_of(spec), stored, *matcher)
 
     def extract_with(self, question: str, params: list[_Param], today: dt.date) -> Extraction:
         learned = self.learned if self.learned is not None and self.learned.model is not None else None
@@ -210,11 +242,10 @@ class TemplateParameterExtractor(ParameterExtractor):
         kinds = {item_type(p.spec) for p in params}
         seen = _Mentions(question, today)
         for p in params:
-            if p.spec.allowed_values or p.spec.aliases or p.stored:
-                phrases = phrases_for(p.spec.allowed_values, p.spec.aliases, p.stored)
+            if p.phrases is not None:
+                p.matches = find_choices(question, p.phrases, p.rules)
                 if numeric_choices(p.spec):  # digits are read by the number reader, which knows '4 seats' from '7 pm'
-                    phrases = [ph for ph in phrases if ph.source == "alias"]
-                p.matches = find_choices(question, phrases, self.settings.fuzzy_score_floor)
+                    p.matches = [m for m in p.matches if m.extractor == "alias"]
         numeric = kinds & {ParameterType.INTEGER, ParameterType.NUMBER, ParameterType.DATE, ParameterType.DATETIME}
         if every or numeric or any(numeric_choices(p.spec) for p in params):
             seen.numbers = find_numbers(question)
@@ -232,7 +263,7 @@ class TemplateParameterExtractor(ParameterExtractor):
     def _candidates(self, p: _Param, seen: _Mentions) -> list[Candidate]:
         spec, kind, q = p.spec, item_type(p.spec), seen.question
         out: list[Candidate] = []
-        closed = bool(spec.allowed_values or spec.aliases or p.stored)
+        closed = p.phrases is not None
         numeric = numeric_choices(spec)
         if closed:
             out += choice_candidates(spec, p.matches)
@@ -289,7 +320,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         parameter is never asked about: it takes the best placed value)."""
         names = set()
         for p in params:
-            if p.spec.type is ParameterType.ARRAY or not (p.spec.allowed_values or p.spec.aliases or p.stored):
+            if p.spec.type is ParameterType.ARRAY or p.phrases is None:
                 continue
             if not p.spec.required:
                 continue
@@ -398,13 +429,12 @@ def validate(p: _Param | ParameterSpec, value: Any) -> Any:
     """Coerce to the parameter's type and enforce its constraints (and a strict values_from list)."""
     spec = p.spec if isinstance(p, _Param) else p
     value = canonical_allowed(spec, coerce(spec, canonical_allowed(spec, value)))
-    strict = p.strict_list if isinstance(p, _Param) else None
+    strict = p.strict_values if isinstance(p, _Param) else None
     if strict is not None:
-        canon = {str(v).casefold(): v for v in strict}
         items = value if isinstance(value, list) else [value]
-        if any(str(v).casefold() not in canon for v in items):
+        mapped = [strict.canonical(v) for v in items]  # a listed value or alias, case aside
+        if any(v is None for v in mapped):
             raise InvalidValue("not one of the stored values")
-        mapped = [canon[str(v).casefold()] for v in items]
         value = mapped if isinstance(value, list) else mapped[0]
     return value
 

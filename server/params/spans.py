@@ -11,11 +11,12 @@ from typing import Any
 
 from ..templates import ParameterSpec, ParameterType
 from .candidates import item_type
-from .choices import find_choices, phrases_for
+from .choices import EXACT_ONLY, find_choices, phrases_for
 from .coercion import InvalidValue, canonical_allowed, coerce
 from .dates import find_dates
 from .numbers import find_numbers
 from .times import as_value, find_times
+from .value_list import ValueList
 
 _LOAD_DAY = dt.date(2024, 6, 15)  # annotations are checked against a fixed day: only their form matters
 
@@ -28,7 +29,7 @@ class NotOfType(Unreadable):
     """The readers find no value of the parameter's type in the text."""
 
 
-def read_value(spec: ParameterSpec, text: str, today: dt.date, stored: list[Any] | None = None) -> Any:
+def read_value(spec: ParameterSpec, text: str, today: dt.date, stored: ValueList | None = None) -> Any:
     """The typed, validated value that `text` (the whole marked piece) stands for; raises Unreadable.
 
     Constraints are enforced as for any extracted value (see `typed_value` for the reading itself)."""
@@ -39,7 +40,7 @@ def read_value(spec: ParameterSpec, text: str, today: dt.date, stored: list[Any]
         raise Unreadable(f"'{text}' does not fit {spec.name}: {exc}") from None
 
 
-def typed_value(spec: ParameterSpec, text: str, today: dt.date, stored: list[Any] | None = None) -> Any:
+def typed_value(spec: ParameterSpec, text: str, today: dt.date, stored: ValueList | None = None) -> Any:
     """What `text` reads as in the parameter's type, before its constraints: a closed list (allowed values,
     aliases, a values_from list) maps the text onto its canonical value, free text stays as written, numbers
     and dates are read. Raises Unreadable when the text is not of the type at all."""
@@ -96,11 +97,12 @@ _TYPE_WORDS[ParameterType.DATETIME] = re.compile(
 )
 
 
-def _from_list(spec: ParameterSpec, text: str, stored: list[Any] | None) -> Any:
+def _from_list(spec: ParameterSpec, text: str, stored: ValueList | None) -> Any:
+    """The value a marked text names as a whole (a listed code in any case: the mark says it is one)."""
     phrases = phrases_for(spec.allowed_values, spec.aliases, stored)
     whole = (0, len(text))
-    for match in find_choices(text, phrases, 100.0):
-        if match.span == whole and match.extractor in ("allowed_values", "alias", "values_from"):
+    for match in find_choices(text, phrases, EXACT_ONLY):
+        if match.span == whole and match.extractor in ("allowed_values", "alias", "values_from", "values_from_alias"):
             return match.value
     return None
 

@@ -23,6 +23,7 @@ from ..adapters.composite import CompositeAdapter
 from ..adapters.registry import AdapterRegistry
 from ..adapters.registry import registry as default_registry
 from ..adapters.result_cache import ResultCache, build_result_cache
+from ..config.errors import ConfigError
 from ..conversations import SessionSettings, SessionStore, build_session_store
 from ..embedding.base import Embedder
 from ..embedding.cache import CachedEmbedder
@@ -228,15 +229,9 @@ async def build_runtime(
         failed = next((r for r in started_data if isinstance(r, BaseException)), None)
         if failed is not None:  # raised once every start has finished: none is left running while we close
             raise failed
-        # value lists and learned extractors, once the sources are open (a fit is loaded, or waited for once)
-        await asyncio.gather(
-            *(
-                a.extractor.prepare(a.templates.values())
-                for a in fresh
-                if isinstance(a, DataAdapter) and a.context.extractor
-            )
-        )
         t = _phase(runtime, "data_adapters_start", t)
+        await _prepare_extractors([a for a in fresh if isinstance(a, DataAdapter)])
+        t = _phase(runtime, "extractors_prepare", t)
         for adapter in fresh:
             if not isinstance(adapter, DataAdapter):
                 await adapter.start()
@@ -246,6 +241,21 @@ async def build_runtime(
         raise
     runtime.build_seconds = time.perf_counter() - started
     return runtime
+
+
+async def _prepare_extractors(adapters: list[DataAdapter]) -> None:
+    """Once their sources are open, the extractors of freshly built data adapters get ready (values_from
+    lists are fetched now, learned extractors loaded or fitted): side by side, and every adapter's
+    ConfigError issues reported together.
+    A reused adapter keeps what its extractor already holds."""
+    ready = [a for a in adapters if a.context.extractor is not None]
+    results = await asyncio.gather(*(a.extractor.prepare(a.templates.values()) for a in ready), return_exceptions=True)
+    failed = next((r for r in results if isinstance(r, BaseException) and not isinstance(r, ConfigError)), None)
+    if failed is not None:
+        raise failed
+    issues = [issue for r in results if isinstance(r, ConfigError) for issue in r.issues]
+    if issues:
+        raise ConfigError(issues)
 
 
 def _phase(runtime: Runtime, name: str, since: float) -> float:

@@ -184,13 +184,19 @@ class RuntimeHolder:
                         raise ConfigError(issues)
                 digest = await asyncio.to_thread(config_hash, result.config)
                 cache = await self._result_cache_for(result.config)
-                new = await build_runtime(
-                    result.config,
-                    previous=old,
-                    fitted_models=self.fitted_models,
-                    result_cache=cache,
-                    rebuild_stores=rebuild_stores,
-                )
+                try:
+                    new = await build_runtime(
+                        result.config,
+                        previous=old,
+                        fitted_models=self.fitted_models,
+                        result_cache=cache,
+                        rebuild_stores=rebuild_stores,
+                    )
+                except ConfigError:
+                    # the files loaded, the runtime refused them (a values_from list over its max_values):
+                    # load them, and refuse them, again next time
+                    self.loader.forget()
+                    raise
             except ConfigError as exc:
                 log.error("config reload rejected; keeping the last good config:\n%s", exc)
                 self._failed_files = sorted({i.file for i in exc.issues if i.file})

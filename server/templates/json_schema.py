@@ -94,5 +94,15 @@ def parameters_schema(
 
 
 def template_schema(template: Template) -> dict[str, Any]:
-    """The catalogue's parameters block of one template."""
-    return parameters_schema(template.parameters)
+    """The catalogue's parameters block of one template. How a question is matched against a closed list
+    is not a constraint on values (JSON Schema has no word for it), so the catalogue shows `match: exact`
+    and `partial: false` as the extension keywords `x-match` and `x-partial`, only where they are set;
+    the LLM pass is not told (its values are validated, not matched)."""
+    schema = parameters_schema(template.parameters)
+    for spec in template.parameters:
+        prop = schema["properties"][spec.name]
+        if "match" in spec.model_fields_set:
+            prop["x-match"] = spec.match
+        if "partial" in spec.model_fields_set:
+            prop["x-partial"] = spec.partial
+    return schema

@@ -26,18 +26,25 @@ class ParameterType(StrEnum):
     ARRAY = "array"
 
 
+DEFAULT_MAX_VALUES = 50_000  # matching is meant for names, not for whole tables
+
+
 class ValuesFrom(BaseModel):
-    """A query on the parameter's own data source that lists its valid values (first column of each row).
+    """A query on the parameter's own data source that lists its valid values: the first column of each
+    row is a value, an optional second column another name it goes by (an alias or a code).
 
     `query` is written like the template body of the adapter (an SQL string for sql/duckdb, a mongodb
     block, ...) and takes no parameters. With `strict: true` only listed values are accepted;
     otherwise listed values are preferred and free text is still allowed (e.g. a LIKE search).
+    The list is never cut: the adapter's `max_rows` does not apply, and a query returning more than
+    `max_values` rows is an error (at load, or when the list is fetched later), not a shorter list.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     query: Any
     strict: bool = False
+    max_values: int = Field(DEFAULT_MAX_VALUES, ge=1)
 
     @field_validator("query")
     @classmethod
@@ -63,6 +70,11 @@ class ParameterSpec(BaseModel):
     item_type: ParameterType | None = None  # element type of an array parameter
     values_from: ValuesFrom | None = None  # valid values listed by a query on the same source
     pattern_allowed: bool = False  # a value bound into a SQL LIKE pattern keeps its % and _ wildcards
+    # how the question is matched against allowed_values, aliases and values_from lists
+    # (server/params/choices.py): `exact` turns misspelling (rapidfuzz) matches off; `partial: false`
+    # turns off matching a long listed name by one of its distinctive words ('Orion' -> 'Orion Data Systems')
+    match: Literal["exact", "fuzzy"] = "fuzzy"
+    partial: bool = True
 
     @field_validator("pattern")
     @classmethod
@@ -90,6 +102,10 @@ class ParameterSpec(BaseModel):
                 raise ValueError("use either allowed_values or values_from, not both")
         if self.pattern_allowed and self.type not in (ParameterType.STRING, ParameterType.ENUM):
             raise ValueError("pattern_allowed applies to string parameters")
+        if "match" in self.model_fields_set and not (self.allowed_values or self.aliases or self.values_from):
+            raise ValueError("match applies to parameters with allowed_values, aliases or values_from")
+        if "partial" in self.model_fields_set and self.values_from is None:
+            raise ValueError("partial applies to parameters with values_from (the names it lists)")
         if self.required and self.default is not None:
             raise ValueError("a required parameter cannot have a default")
         if self.allowed_values:

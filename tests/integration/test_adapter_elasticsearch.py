@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from server.adapters.elasticsearch import parse_es_body
 from server.errors import QueryFailed, SourceTimeout, SourceUnavailable
+from server.params.values_from import adapter_values_runner
 from server.testing.adapter_harness import started
 from server.testing.es_standin import running_es_standin
 from server.testing.servers import free_port
@@ -193,3 +194,11 @@ async def test_hostile_values_are_literal_in_the_exact_body(tmp_path, value):
         if value.lower().split() and all(w in t["title"].lower().split() for w in value.lower().split())
     ]
     assert [r["title"] for r in result.rows] == expected_titles
+
+
+async def test_a_values_list_clamps_size_to_its_own_cap_not_max_rows(tmp_path):
+    query = {"index": "tickets", "body": {"size": 500, "query": {"match_all": {}}}, "fields": ["ticket"]}
+    async with running_es_standin() as es, started(tmp_path, settings_for(es, max_rows=1), LIBRARY) as adapter:
+        listed = await adapter_values_runner(adapter)("tickets.values", query, 100)
+        assert es.received[-1]["body"]["size"] == 101
+    assert len(listed.rows) > 1 and not listed.truncated

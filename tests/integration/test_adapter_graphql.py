@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from server.adapters.graphql import parse_graphql_body
 from server.errors import QueryFailed, SourceUnavailable
+from server.params.values_from import adapter_values_runner
 from server.testing.adapter_harness import started
 from server.testing.graphql_api import running_graphql_api
 from server.testing.servers import free_port
@@ -167,3 +168,10 @@ async def test_hostile_values_travel_only_as_variables(tmp_path, value):
         sent = api.received[-1]
     assert sent == {"query": "query Echo($text: String!) { echo(text: $text) { text } }", "variables": {"text": value}}
     assert result.rows == [{"text": value}]
+
+
+async def test_a_values_list_is_not_cut_by_max_rows(tmp_path):
+    query = {"query": '{ flights(origin: "LHR") { number } }', "response": {"items_path": "flights"}}
+    async with running_graphql_api() as api, started(tmp_path, settings_for(api, max_rows=1), LIBRARY) as adapter:
+        listed = await adapter_values_runner(adapter)("numbers.values", query, 1000)
+    assert len(listed.rows) == 3 and not listed.truncated  # the three flights from LHR

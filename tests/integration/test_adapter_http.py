@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from server.adapters.http import parse_http_body
 from server.config.errors import ConfigError
 from server.errors import QueryFailed, SourceTimeout, SourceUnavailable
+from server.params.values_from import adapter_values_runner
 from server.testing.adapter_harness import load_adapter, started
 from server.testing.http_api import BOOKS, running_http_api
 from server.testing.servers import free_port
@@ -278,3 +279,12 @@ async def test_hostile_values_arrive_only_as_literals(tmp_path, value):
     assert received.query == [("q", value)]
     assert received.json == {"nested": {"text": value}, "list": ["fixed", value]}
     assert result.rows == [{"segment": value, "query": [["q", value]]}]
+
+
+async def test_a_values_list_is_not_cut_by_max_rows(tmp_path):
+    query = {"path": "/api/books", "response": {"items_path": "data.items", "fields": ["title"]}}
+    async with running_http_api() as api, started(tmp_path, settings_for(api, max_rows=2), LIBRARY) as adapter:
+        listed = await adapter_values_runner(adapter)("titles.values", query, 1000)
+        cut = await adapter_values_runner(adapter)("titles.values", query, 3)
+    assert len(listed.rows) == 6 and not listed.truncated
+    assert len(cut.rows) == 3 and cut.truncated

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from server.adapters.mongodb import parse_mongo_body
 from server.errors import QueryFailed, SourceTimeout, SourceUnavailable
+from server.params.values_from import adapter_values_runner
 from server.testing.adapter_harness import started
 from server.testing.mongo import CARS
 from server.testing.servers import free_port
@@ -235,3 +236,14 @@ async def test_hostile_values_reach_the_server_only_as_literals(tmp_path, mongo_
     assert rows == [
         {"model": c["model"], "price": c["price"]} for c in sorted(CARS, key=lambda c: c["price"]) if c["make"] == value
     ]
+
+
+async def test_a_values_list_is_not_cut_by_max_rows(tmp_path, mongo_server):
+    query = {"collection": "cars", "operation": "aggregate", "pipeline": [{"$group": {"_id": "$make"}}]}
+    async with started(tmp_path, settings_for(mongo_server, max_rows=1), LIBRARY) as adapter:
+        listed = await adapter_values_runner(adapter)("makes.values", query, 1000)
+        cut = await adapter_values_runner(adapter)("makes.values", query, 2)
+        sent = adapter.render_request(adapter.templates["average_price_by_fuel"], {"since": 1990}, max_rows=7)
+    assert len(listed.rows) > 2 and not listed.truncated
+    assert len(cut.rows) == 2 and cut.truncated
+    assert sent["pipeline"][-1] == {"$limit": 8}

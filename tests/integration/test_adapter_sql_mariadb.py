@@ -174,3 +174,14 @@ async def test_hostile_values_are_inert_binds(tmp_path, mariadb_database, value)
         everything = await adapter.execute(adapter.templates["top_products"], {"limit": 100})
     assert result.rows == [] or [r["name"] for r in result.rows] == [value]
     assert len(everything.rows) == 6
+
+
+async def test_a_values_list_has_its_own_row_cap_and_the_session_keeps_max_rows(tmp_path, mariadb_database):
+    """sql_select_limit (max_rows + 1 per session) moves for a values_from list and comes back."""
+    async with started(tmp_path, settings_for(mariadb_database, max_rows=5), LIBRARY) as adapter:
+        listed = await adapter.list_rows(adapter.templates["many_rows"], 50)
+        capped = await adapter.execute(adapter.templates["many_rows"], {})
+        with adapter._engine.connect() as conn:
+            limit = conn.exec_driver_sql("SELECT @@SESSION.sql_select_limit").scalar()
+    assert [r["n"] for r in listed.rows] == list(range(1, 51)) and listed.truncated
+    assert len(capped.rows) == 5 and capped.truncated and limit == 6

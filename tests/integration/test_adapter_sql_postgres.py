@@ -155,3 +155,11 @@ async def test_hostile_values_are_inert_binds(tmp_path, pg_database, value):
         count = await adapter.execute(adapter.templates["cheaper_than"], {"max_price": 10**6})
     assert result.rows == []
     assert len(count.rows) == 6
+
+
+async def test_a_values_list_has_its_own_row_cap(tmp_path, pg_database):
+    async with started(tmp_path, settings_for(pg_database, max_rows=5), LIBRARY) as adapter:
+        listed = await adapter.list_rows(adapter.templates["many_rows"], 50)
+        capped = await adapter.execute(adapter.templates["many_rows"], {})
+    assert [r["n"] for r in listed.rows] == list(range(1, 51)) and listed.truncated
+    assert len(capped.rows) == 5

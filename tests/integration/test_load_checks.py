@@ -7,6 +7,7 @@ import pytest
 
 from server.config.errors import ConfigError
 from server.errors import QueryFailed
+from server.params.value_list import ValueList
 from server.params.values_from import adapter_values_runner
 from server.runtime.build import build_runtime
 from server.runtime.loader import load_config
@@ -50,17 +51,14 @@ async def test_a_values_from_query_refused_by_the_guard_at_run_time_is_a_failed_
     try:
         run = adapter_values_runner(runtime.get("people"))
         with pytest.raises(QueryFailed) as caught:
-            await run("people_in_department.department.values", "DELETE FROM people")
+            await run("people_in_department.department.values", "DELETE FROM people", 100)
         assert caught.value.status == 502
         assert caught.value.message == (
             "adapter 'people': values_from query people_in_department.department.values: "
             "sql must be a read-only query (SELECT/WITH), not DELETE"
         )
-        assert await run("x.values", "SELECT department FROM people ORDER BY department") == [
-            "Engineering",
-            "HR",
-            "Sales",
-        ]
+        listed = await run("x.values", "SELECT DISTINCT department FROM people ORDER BY department", 100)
+        assert ValueList.from_rows(listed.rows, listed.columns).values == ("Engineering", "HR", "Sales")
     finally:
         await runtime.close()
 
@@ -137,8 +135,9 @@ async def test_a_mongodb_values_from_query_lists_values_from_the_collection(tmp_
     async with started(tmp_path, settings, library) as adapter:
         spec = adapter.templates["cars_of_make"].parameters[0]
         assert spec.values_from is not None
-        values = await adapter_values_runner(adapter)("cars_of_make.make.values", spec.values_from.query)
-    assert "Toyota" in values and len(values) == len(set(values))
+        listed = await adapter_values_runner(adapter)("cars_of_make.make.values", spec.values_from.query, 1000)
+    values = ValueList.from_rows(listed.rows, listed.columns).values
+    assert "Toyota" in values and len(values) == len(set(values)) and not listed.truncated
 
 
 async def test_an_absolute_glob_outside_the_root_loads_answers_and_is_watched(tmp_path):
@@ -181,5 +180,5 @@ async def test_documents_without_the_listed_field_are_skipped_not_a_500(tmp_path
     async with started(tmp_path, settings, library) as adapter:
         spec = adapter.templates["cars_of_dealer"].parameters[0]
         assert spec.values_from is not None
-        values = await adapter_values_runner(adapter)("cars_of_dealer.dealer.values", spec.values_from.query)
-    assert values == ["Autohaus", "Garage Nord"]
+        listed = await adapter_values_runner(adapter)("cars_of_dealer.dealer.values", spec.values_from.query, 1000)
+    assert ValueList.from_rows(listed.rows, listed.columns).values == ("Autohaus", "Garage Nord")

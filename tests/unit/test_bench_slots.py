@@ -150,8 +150,8 @@ def test_annotations_sit_on_the_spans() -> None:
     assert bench.annotate(turn, {"count": names["count"]}, categorical) == "Send [2](count) red roses to New York"
     # a count written as a word is marked where the number reader sees it; a mark the server would refuse
     # at load (a date it cannot read) is left out
-    words = _turn("z", "Flowers_1", "OrderFlowers", "two roses someday", {"count": ["2"]}, [("day", 11, 18, "someday")])
-    assert bench.annotate(words, names, categorical) == "[two](count) roses someday"
+    words = _turn("z", "Flowers_1", "OrderFlowers", "two roses soon", {"count": ["2"]}, [("day", 10, 14, "soon")])
+    assert bench.annotate(words, names, categorical) == "[two](count) roses soon"
 
 
 def test_examples_prefer_spans_and_skip_markup() -> None:

@@ -70,3 +70,20 @@ def test_a_time_parameter_is_a_24_hour_hh_mm_string():
     assert not validator.is_valid("24:00") and not validator.is_valid("3 pm") and not validator.is_valid("15:30:00")
     array = parameter_schema(ParameterSpec(name="slots", type="array", item_type="time"))
     assert array["items"]["pattern"] == schema["pattern"]
+
+
+def test_the_catalogue_shows_how_a_closed_list_is_matched_where_it_is_set():
+    listed = {"query": "SELECT name FROM cities"}
+    specs = [
+        ParameterSpec(name="city", values_from=listed, match="exact", partial=False),
+        ParameterSpec(name="team", allowed_values=["Red", "Blue"], match="fuzzy"),
+        ParameterSpec(name="store", values_from=listed),
+    ]
+    template = Template(id="t", description="d", parameters=specs, body_key="sql", body="SELECT 1")
+    schema = template_schema(template)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    props = schema["properties"]
+    assert props["city"] == {"type": "string", "x-match": "exact", "x-partial": False}
+    assert props["team"] == {"type": "string", "enum": ["Red", "Blue"], "x-match": "fuzzy"}
+    assert props["store"] == {"type": "string"}
+    assert "x-match" not in build_tool(specs)["input_schema"]["properties"]["city"]

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from server.params.choices import find_choices, phrases_for, suggestions
+from server.params.choices import ChoiceRules, find_choices, phrases_for, suggestions
+from server.params.value_list import ValueList
 
 DEPARTMENTS = ["Engineering", "Sales", "HR", "Marketing"]
 ALIASES = {"engineers": "Engineering", "sales team": "Sales", "people team": "HR"}
 
 
 def best(question: str, phrases, floor: float = 85.0):
-    found = find_choices(question, phrases, floor)
+    found = find_choices(question, phrases, ChoiceRules(floor=floor))
     return (found[0].value, found[0].extractor, found[0].text) if found else None
 
 
@@ -42,7 +43,7 @@ def test_capitalised_alias_that_is_a_common_word_needs_capitals():
 
 def test_distinctive_words_of_stored_values():
     stored = ["Tesla Inc.", "Orion Data Systems", "Stonegate Engineering Ltd.", "Stonegate Software Studio"]
-    phrases = phrases_for(None, {}, stored)
+    phrases = phrases_for(None, {}, ValueList.of(stored))
     assert best("orders from Tesla", phrases)[:2] == ("Tesla Inc.", "partial_name")
     assert best("what did orion data buy", phrases)[0] == "Orion Data Systems"
     assert best("orders of stonegate", phrases) is None  # two customers share the word: not distinctive

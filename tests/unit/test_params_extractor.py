@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from server.adapters.base import DataAdapterSettings
+from server.adapters.base import DataAdapterSettings, QueryResult
 from server.params.extractor import TemplateParameterExtractor
 from server.params.factory import ExtractionConfigError, build_extractor
 from server.params.settings import ParameterExtractionSettings
@@ -218,9 +218,10 @@ class CountingRunner:
         self.values = values
         self.calls: list[str] = []
 
-    async def __call__(self, query_id: str, raw_query):
+    async def __call__(self, query_id: str, raw_query, max_rows: int) -> QueryResult:
         self.calls.append(raw_query)
-        return list(self.values)
+        rows = [{"name": v} for v in self.values]
+        return QueryResult(rows[:max_rows], ["name"], truncated=len(rows) > max_rows)
 
 
 def customer(strict: bool) -> dict:

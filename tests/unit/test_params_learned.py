@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from server.adapters.base import QueryResult
 from server.params.extractor import TemplateParameterExtractor
 from server.params.learned.learner import LearnedExtractor
 from server.params.learned.store import LearnedModels
@@ -50,8 +51,8 @@ def flights(examples: list[str] = FLIGHT_EXAMPLES, required: bool = False) -> Te
     )
 
 
-async def _cities(query_id: str, raw: object) -> list[str]:
-    return CITIES
+async def _cities(query_id: str, raw: object, max_rows: int) -> QueryResult:
+    return QueryResult([{"city": c} for c in CITIES], ["city"])
 
 
 async def prepared(

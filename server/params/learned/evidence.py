@@ -25,6 +25,7 @@ from ...templates import ParameterSpec, ParameterType
 from ..candidates import Candidate, item_type
 from ..spans import Unreadable, read_value, typed_value
 from ..text import Span, Word, overlaps
+from ..value_list import ValueList
 from .tagger import Tagging
 
 SUPPORTED = 0.5
@@ -56,7 +57,7 @@ class Dropped:
 @dataclass
 class Judged:
     spec: ParameterSpec
-    stored: list[Any] | None
+    stored: ValueList | None
     candidates: list[Candidate]
 
 
@@ -188,7 +189,7 @@ def _within_sentences(
 def _strict_stranger(p: Judged, value: Any) -> bool:
     """A value a strict values_from list does not hold (a wider span must not replace listed values with it)."""
     strict = p.stored is not None and p.spec.values_from is not None and p.spec.values_from.strict
-    return strict and str(value).casefold() not in {str(v).casefold() for v in p.stored or []}
+    return strict and p.stored is not None and p.stored.canonical(str(value)) is None
 
 
 def _wider(span: Span, inner: list[Span]) -> bool:

@@ -1,0 +1,86 @@
+"""What matching a parameter's closed list needs, built once per template rather than once per question:
+the ordinary words of the template's examples, each parameter's rules and its prepared phrases.
+
+Ordinary words are the words of a template's `nl_examples` outside any `[text](parameter)` mark (an
+example without marks gives all its words): 'book' in 'book a table near [selmer](city)'. A question
+word the template itself uses that way is not read as a misspelt or partial value (choices.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..templates import ParameterSpec, Template
+from .choices import ChoiceRules, PhraseIndex, phrases_for
+from .text import overlaps, words
+from .value_list import ValueList
+
+
+def ordinary_words(template: Template) -> frozenset[str]:
+    """Lower-cased words of the examples outside their marks."""
+    out: set[str] = set()
+    for i, text in enumerate(template.nl_examples):
+        marks = template.example_spans[i] if i < len(template.example_spans) else ()
+        out.update(w.lower for w in words(text) if not any(overlaps(w.span, (m.start, m.end)) for m in marks))
+    return frozenset(out)
+
+
+@dataclass
+class _Entry:
+    template: Template  # the very object the entry was built for (a reload may bring an equal new one)
+    stored: ValueList | None
+    rules: ChoiceRules
+    index: PhraseIndex | None
+
+
+class ChoiceCache:
+    """Rules and phrase index per (template, parameter); rebuilt when the template object or its list changes
+    (a reload, a values list refreshed after its TTL)."""
+
+    def __init__(self, floor: float) -> None:
+        self.floor = floor
+        self._entries: dict[tuple[str, str], _Entry] = {}
+        self._ordinary: dict[str, tuple[Template, frozenset[str]]] = {}
+
+    def cached(
+        self, template: Template, spec: ParameterSpec, stored: ValueList | None
+    ) -> tuple[PhraseIndex | None, ChoiceRules] | None:
+        """What `matcher` gives, if it is built already for this very template and list; else None."""
+        entry = self._entries.get((template.id, spec.name))
+        if entry is None or entry.template is not template or entry.stored is not stored:
+            return None
+        return entry.index, entry.rules
+
+    def matcher(
+        self, template: Template, spec: ParameterSpec, stored: ValueList | None
+    ) -> tuple[PhraseIndex | None, ChoiceRules]:
+        """The prepared phrases (None: the parameter has no closed list) and the rules to match them by.
+        Building the phrases of a long list takes a while (about 2 s for 50,000 names): callers on the
+        event loop run it in a thread."""
+        found = self.cached(template, spec, stored)
+        if found is not None:
+            return found
+        entry = _Entry(template, stored, self._rules(template, spec), self._index(spec, stored))
+        self._entries[(template.id, spec.name)] = entry
+        return entry.index, entry.rules
+
+    def _rules(self, template: Template, spec: ParameterSpec) -> ChoiceRules:
+        return ChoiceRules(
+            floor=self.floor,
+            fuzzy=spec.match == "fuzzy",
+            partial=spec.partial,
+            ordinary=self._ordinary_words(template),
+        )
+
+    def _ordinary_words(self, template: Template) -> frozenset[str]:
+        cached = self._ordinary.get(template.id)
+        if cached is None or cached[0] is not template:
+            cached = (template, ordinary_words(template))
+            self._ordinary[template.id] = cached
+        return cached[1]
+
+    @staticmethod
+    def _index(spec: ParameterSpec, stored: ValueList | None) -> PhraseIndex | None:
+        if not (spec.allowed_values or spec.aliases or stored):
+            return None
+        return PhraseIndex(phrases_for(spec.allowed_values, spec.aliases, stored))
