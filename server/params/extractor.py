@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import hashlib
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -172,7 +173,14 @@ class TemplateParameterExtractor(ParameterExtractor):
             ]
             return self._marks(self._mentions(text, params, today, every=True), params)
 
-        await self.learned.prepare(templates, marker)
+        def lists(template: Template) -> str:
+            digest = hashlib.sha256()
+            for p in prepared.get(template.id, []):
+                if p.stored is not None:
+                    digest.update(repr((p.spec.name, p.stored.values, p.stored.aliases)).encode())
+            return digest.hexdigest()
+
+        await self.learned.prepare(templates, marker, lists)
 
     def _bare_params(self, template: Template) -> list[_Param]:
         """A template's parameters without their value lists (their source was down when the fit ran)."""
@@ -191,7 +199,7 @@ class TemplateParameterExtractor(ParameterExtractor):
     async def extract(self, question: str, template: Template) -> Extraction:
         today = self.today()
         params = [await self._param(template, spec) for spec in template.parameters]
-        result = self.extract_with(question, params, today)
+        result = self.extract_with(question, params, today, template.id)
         if self.filler is not None:
             await self._llm_pass(question, template, params, result, today)
         return result
@@ -203,14 +211,16 @@ class TemplateParameterExtractor(ParameterExtractor):
             matcher = await asyncio.to_thread(self.choices.matcher, template, spec, stored)
         return _Param(spec, role_of(spec), stored, *matcher)
 
-    def extract_with(self, question: str, params: list[_Param], today: dt.date) -> Extraction:
-        learned = self.learned if self.learned is not None and self.learned.model is not None else None
-        seen = self._mentions(question, params, today, every=learned is not None)
+    def extract_with(
+        self, question: str, params: list[_Param], today: dt.date, template_id: str | None = None
+    ) -> Extraction:
+        model = self.learned.model_for(template_id) if self.learned is not None and template_id else None
+        seen = self._mentions(question, params, today, every=model is not None)
         for p in params:
             p.candidates = self._candidates(p, seen)
         result = Extraction()
-        if learned is not None:
-            self._weigh(learned, seen, params, result)
+        if model is not None and self.learned is not None and template_id is not None:
+            self._weigh(self.learned, template_id, seen, params, result)
         ambiguous = self._ambiguous(params, result)
         chosen, rejected = self._assign([p for p in params if p.spec.name not in ambiguous])
         for p in params:
@@ -301,13 +311,15 @@ class TemplateParameterExtractor(ParameterExtractor):
             marks += [Mark("list:" + p.spec.name, m.span) for m in p.matches if m.extractor in _LISTED]
         return marks
 
-    def _weigh(self, learned: LearnedExtractor, seen: _Mentions, params: list[_Param], result: Extraction) -> None:
+    def _weigh(
+        self, learned: LearnedExtractor, template_id: str, seen: _Mentions, params: list[_Param], result: Extraction
+    ) -> None:
         toks = words(seen.question)
-        tagging = learned.tag(toks, self._marks(seen, params), [p.spec.name for p in params])
-        if tagging is None:
+        tagging = learned.tag(template_id, toks, self._marks(seen, params), [p.spec.name for p in params])
+        model = learned.model_for(template_id)
+        if tagging is None or model is None:
             return
-        assert learned.model is not None
-        known = learned.model.parameters & {p.spec.name for p in params}
+        known = model.parameters & {p.spec.name for p in params}
         judged = [Judged(p.spec, p.stored, p.candidates) for p in params]
         dropped = weigh(judged, tagging, toks, seen.question, seen.today, known)
         for p, j in zip(params, judged, strict=True):

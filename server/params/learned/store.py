@@ -19,7 +19,7 @@ class LearnedModels:
 
     def __init__(self, size: int = 16) -> None:
         self._models: Recent[str, SequenceModel] = Recent(size)
-        self._latest: dict[str, SequenceModel] = {}  # adapter -> the model it used last (a reload's stand-in)
+        self._latest: dict[str, dict[str, SequenceModel]] = {}  # adapter -> its models by template (stand-ins)
 
     def find(self, key: str, directory: Path | None) -> tuple[SequenceModel | None, str | None]:
         """The model fitted for `key` and where it came from ('memory' or 'disk'), or (None, None)."""
@@ -54,10 +54,11 @@ class LearnedModels:
         except OSError as exc:  # a read-only disk costs a refit at the next start, nothing more
             log.warning("learned extractor not saved to %s: %s", directory, exc)
 
-    def remember(self, owner: str, model: SequenceModel) -> None:
-        self._latest[owner] = model
+    def remember(self, owner: str, models: dict[str, SequenceModel]) -> None:
+        self._latest[owner] = models
 
-    def previous(self, owner: str) -> SequenceModel | None:
+    def previous(self, owner: str) -> dict[str, SequenceModel] | None:
+        """The models the adapter last used, by template id: stand-ins while a reload's refit runs."""
         return self._latest.get(owner)
 
 

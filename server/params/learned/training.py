@@ -1,13 +1,19 @@
-"""Training sentences for the learned extractor from an adapter's annotated examples.
+"""What each template's learned model is fitted on, from an adapter's annotated examples.
 
 Every example of a template the operator annotated (at least one marked value) is a sentence: words,
 features (server/params/learned/features.py) and B/I/O labels from its marks; unmarked examples of such
-a template teach what is not a value ('find me a flight'). Templates with parameters but no marks at all
-are left out: their unmarked values would teach the model that values are not values. Each sentence is
-also learned lower-cased and without the list features, and once more with each marked value swapped
-for another value marked for the same parameter elsewhere: so the model learns to find values and their
-roles from the words around them, not from the values themselves or the lists (open vocabulary, values a
-list does not hold, a city seen only as a destination asked as an origin).
+a template teach what is not a value ('find me a flight'). Templates without marks get no model: their
+unmarked values would teach that values are not values. Each own sentence is also learned lower-cased
+and without the list features, and once more with each marked value swapped for another value marked
+for the same parameter elsewhere: so the model learns values and their roles from the words around
+them, not from the values themselves or the lists (open vocabulary, values a list does not hold, a city
+seen only as a destination asked as an origin).
+
+One model per template, with its own labels only: a fit's cost grows with the square of its labels, so
+an adapter of many templates fits many small models, not one big one (34 SGD templates with 63
+parameters in one adapter: 10 s, where one model took 400 s). A template also learns from the other
+templates' marked examples of the parameters it shares with them (same name), up to SHARED_PER_OWN
+sentences per own example, their other marks read as no value.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import random
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from ...templates import Template
@@ -26,67 +33,80 @@ from .tagger import C1, C2, MAX_ITERATIONS
 # the marks the deterministic readers put on a text for a template (list matches of its parameters,
 # numbers, dates, times); the extractor passes its own, so training and tagging see the same marks
 Marker = Callable[[str, Template], list[Mark]]
+Labelled = list[tuple[int, int, str]]  # (start, end, parameter) marks of a text
+Marked = tuple[str, Labelled]
+
+SHARED_PER_OWN = 2
 
 
 @dataclass
 class TrainingSet:
     xs: list[list[list[str]]] = field(default_factory=list)
     ys: list[list[str]] = field(default_factory=list)
-    templates: int = 0
 
     @property
     def sentences(self) -> int:
         return len(self.xs)
 
-    def labels(self) -> set[str]:
-        return {label for y in self.ys for label in y}
 
-    def fingerprint(self) -> str:
-        """Everything the fit depends on: the sentences as the model sees them, and the fitting code."""
+@dataclass
+class Plan:
+    """What one template's model learns from, before any features are computed."""
+
+    template: Template
+    own: list[Marked]
+    borrowed: list[Marked]
+
+    def fingerprint(self, lists: str) -> str:
+        """Everything the fit depends on: the sentences and their marks, the template's parameters, the
+        digest of its value lists (`lists`: the list features read them) and the code of params/."""
         digest = hashlib.sha256(f"v={FEATURES_VERSION}|c1={C1}|c2={C2}|it={MAX_ITERATIONS}|{_code()}".encode())
-        for x, y in zip(self.xs, self.ys, strict=True):
-            for feats, label in zip(x, y, strict=True):
-                digest.update(("\x1f".join(feats) + "\x1e" + label + "\x1d").encode())
-            digest.update(b"\x00")
+        digest.update(lists.encode())
+        digest.update(str([p.model_dump_json() for p in self.template.parameters]).encode())
+        for text, marks in (*self.own, ("\x00", []), *self.borrowed):
+            digest.update(f"{text}\x1e{sorted(marks)}\x1d".encode())
         return digest.hexdigest()[:32]
 
-
-Marked = tuple[str, list[tuple[int, int, str]]]  # a text and its (start, end, parameter) marks
-
-
-def training_set(templates: Iterable[Template], marker: Marker) -> TrainingSet:
-    out = TrainingSet()
-    listed = list(templates)
-    pool = _marked_values(listed)
-    for template in listed:
-        if template.parameters and not any(template.example_spans):
-            continue
-        if not template.nl_examples:
-            continue
-        out.templates += 1
-        spans = list(template.example_spans) or [()] * len(template.nl_examples)
-        for text, marks in zip(template.nl_examples, spans, strict=False):
-            labelled = [(s.start, s.end, s.parameter) for s in marks]
-            if not tokens(text):
-                continue
-            _add(out, text, labelled, marker(text, template), lists=True)
+    def training_set(self, marker: Marker, pool: dict[str, list[str]]) -> TrainingSet:
+        data = TrainingSet()
+        for text, marks in self.own:
+            _add(data, text, marks, marker(text, self.template), lists=True)
             lower = text.lower()
-            _add(out, lower, labelled, marker(lower, template), lists=False)
-            if labelled:
-                swapped, moved = _swapped(text, labelled, pool, random.Random(text))
+            _add(data, lower, marks, marker(lower, self.template), lists=False)
+            if marks:
+                swapped, moved = _swapped(text, marks, pool, random.Random(text))
                 if swapped != text:
-                    _add(out, swapped, moved, marker(swapped, template), lists=True)
+                    _add(data, swapped, moved, marker(swapped, self.template), lists=True)
+        for text, marks in self.borrowed:
+            _add(data, text, marks, marker(text, self.template), lists=True)
+        return data
+
+    def labels(self) -> set[str]:
+        return {name for _, marks in self.own for *_, name in marks}
+
+
+def plans(templates: Iterable[Template]) -> dict[str, Plan]:
+    """One plan per annotated template."""
+    listed = list(templates)
+    out: dict[str, Plan] = {}
+    for template in listed:
+        if not any(template.example_spans):
+            continue
+        names = {p.name for p in template.parameters}
+        budget = SHARED_PER_OWN * len(template.nl_examples)
+        borrowed: list[Marked] = []
+        for other in listed:
+            if other is template or not names & {s.parameter for m in other.example_spans for s in m}:
+                continue
+            for text, marks in _examples(other):
+                shared = [m for m in marks if m[2] in names]
+                if shared and len(borrowed) < budget:
+                    borrowed.append((text, shared))
+        out[template.id] = Plan(template, _examples(template), borrowed)
     return out
 
 
-def _add(out: TrainingSet, text: str, labelled: list[tuple[int, int, str]], marks: list[Mark], lists: bool) -> None:
-    toks = tokens(text)
-    kept = marks if lists else [m for m in marks if not m.tag.startswith("list:")]
-    out.xs.append(sentence_features(toks, kept))
-    out.ys.append(bio_labels(toks, labelled))
-
-
-def _marked_values(templates: list[Template]) -> dict[str, list[str]]:
+def marked_values(templates: Iterable[Template]) -> dict[str, list[str]]:
     """Every value marked for each parameter name across the adapter's examples (the swap pool)."""
     pool: dict[str, set[str]] = defaultdict(set)
     for template in templates:
@@ -96,7 +116,23 @@ def _marked_values(templates: list[Template]) -> dict[str, list[str]]:
     return {name: sorted(values) for name, values in pool.items()}
 
 
-def _swapped(text: str, labelled: list[tuple[int, int, str]], pool: dict[str, list[str]], rng: random.Random) -> Marked:
+def _examples(template: Template) -> list[Marked]:
+    spans = list(template.example_spans) or [()] * len(template.nl_examples)
+    return [
+        (text, [(s.start, s.end, s.parameter) for s in marks])
+        for text, marks in zip(template.nl_examples, spans, strict=False)
+        if tokens(text)
+    ]
+
+
+def _add(out: TrainingSet, text: str, labelled: Labelled, marks: list[Mark], lists: bool) -> None:
+    toks = tokens(text)
+    kept = marks if lists else [m for m in marks if not m.tag.startswith("list:")]
+    out.xs.append(sentence_features(toks, kept))
+    out.ys.append(bio_labels(toks, labelled))
+
+
+def _swapped(text: str, labelled: Labelled, pool: dict[str, list[str]], rng: random.Random) -> Marked:
     """The text with each marked value replaced by another value of the same parameter, and the moved marks."""
     pieces, moved, at, shift = [], [], 0, 0
     for start, end, name in sorted(labelled):
@@ -109,11 +145,11 @@ def _swapped(text: str, labelled: list[tuple[int, int, str]], pool: dict[str, li
     return "".join(pieces) + text[at:], moved
 
 
+@cache
 def _code() -> str:
-    """Digest of the modules whose code decides the features and the fit."""
-    from . import features, tagger
-
+    """Digest of the params package's code: the readers decide the features, this folder the fit."""
     digest = hashlib.sha256()
-    for module in (features, tagger):
-        digest.update(Path(str(module.__file__)).read_bytes())
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
