@@ -9,21 +9,11 @@ import pytest
 
 from server.adapters.base import DataAdapterSettings
 from server.params.factory import build_extractor
-from server.templates import ParameterSpec, Template
 from server.testing.anthropic_standin import RAW_TEXT_MARKER, AnthropicStandin, Reply
+from server.testing.templates import template
 
 TODAY = dt.date(2025, 12, 31)
 KEY = "test-key"
-
-
-def template(*params: dict) -> Template:
-    return Template(
-        id="t",
-        description="Look up one employee",
-        parameters=[ParameterSpec(**p) for p in params],
-        body_key="sql",
-        body="SELECT 1",
-    )
 
 
 NAME = {"name": "name", "type": "string", "required": True, "description": "Employee name"}

@@ -13,19 +13,10 @@ from server.adapters.base import DataAdapterSettings, QueryResult
 from server.params.extractor import TemplateParameterExtractor
 from server.params.factory import ExtractionConfigError, build_extractor
 from server.params.settings import ParameterExtractionSettings
-from server.templates import ParameterSpec, Template
+from server.templates import ParameterSpec
+from server.testing.templates import template
 
 TODAY = dt.date(2025, 12, 31)
-
-
-def template(*params: dict, tid: str = "t") -> Template:
-    return Template(
-        id=tid,
-        description="test template",
-        parameters=[ParameterSpec(**p) for p in params],
-        body_key="sql",
-        body="SELECT 1",
-    )
 
 
 def extractor(**settings) -> TemplateParameterExtractor:

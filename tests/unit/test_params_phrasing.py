@@ -9,19 +9,10 @@ import pytest
 
 from server.params.extractor import TemplateParameterExtractor, validate
 from server.params.settings import ParameterExtractionSettings
-from server.templates import ParameterSpec, Template
+from server.templates import ParameterSpec
+from server.testing.templates import template
 
 TODAY = dt.date(2025, 12, 31)  # a Wednesday
-
-
-def template(*params: dict) -> Template:
-    return Template(
-        id="t",
-        description="test template",
-        parameters=[ParameterSpec(**p) for p in params],
-        body_key="sql",
-        body="SELECT 1",
-    )
 
 
 async def extract(question: str, *params: dict):

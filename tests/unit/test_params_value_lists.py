@@ -18,7 +18,8 @@ from server.params.extractor import TemplateParameterExtractor
 from server.params.settings import ParameterExtractionSettings
 from server.params.value_list import ValueList
 from server.params.values_from import TooManyValues
-from server.templates import ParameterSpec, Template
+from server.templates import ParameterSpec
+from server.testing.templates import template
 
 TODAY = dt.date(2025, 12, 31)
 
@@ -33,19 +34,6 @@ class ListRunner:
     async def __call__(self, query_id: str, raw_query: Any, max_rows: int) -> QueryResult:
         self.calls += 1
         return QueryResult(self.rows[:max_rows], ["name", "code"], truncated=len(self.rows) > max_rows)
-
-
-def template(*params: dict, examples: tuple[str, ...] = ()) -> Template:
-    return Template.model_validate(
-        {
-            "id": "t",
-            "description": "test template",
-            "nl_examples": list(examples),
-            "parameters": list(params),
-            "body_key": "sql",
-            "body": "SELECT 1",
-        }
-    )
 
 
 def listed(name: str, required: bool = True, **extra: Any) -> dict:

@@ -1,0 +1,23 @@
+"""A template built in code for parameter tests: parameters as dicts, a placeholder SQL body."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from server.templates import Template
+
+
+def template(
+    *params: dict[str, Any], tid: str = "t", description: str = "test template", examples: Iterable[str] = ()
+) -> Template:
+    return Template.model_validate(
+        {
+            "id": tid,
+            "description": description,
+            "nl_examples": list(examples),
+            "parameters": list(params),
+            "body_key": "sql",
+            "body": "SELECT 1",
+        }
+    )
