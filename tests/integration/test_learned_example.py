@@ -97,6 +97,10 @@ async def test_the_readme_example_places_both_cities_and_the_time(tree):
         parameters = explained["routing_decision"]["parameters"]
         assert parameters["values"]["from_city"] == "charlotte" and parameters["left_out"]
 
+        catalogue = await (await client.get("/v1/templates?adapter=flights")).json()
+        shown = [e for a in catalogue["adapters"] for t in a["templates"] for e in t["examples"]]
+        assert "flights from boston to denver" in shown and not any("](" in e or "[" in e for e in shown)
+
         health = await (await client.get("/health")).json()
         learned = health["adapters"]["flights"]["parameter_extraction"]["learned"]
         assert learned["source"] in ("fitted", "disk") and set(learned["parameters"]) >= {"from_city", "to_city"}
