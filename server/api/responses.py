@@ -300,8 +300,10 @@ class HealthResponse(Wire):
     )
     mcp: Json | None = Field(
         None,
-        description="MCP over streamable HTTP at /mcp: {status: starting | ok | down, reason?}; down (it could "
-        "not start, /mcp answers 503) makes the status degraded (with a key when auth is on)",
+        description="MCP over streamable HTTP at /mcp: {status: starting | ok | saturated | down, reason?, "
+        "transport: stateful | stateless, sessions?: {open, idle, max_sessions, max_sessions_per_key, keys_at_cap, "
+        "opened, refused, closed_for_room}}; down (it could not start, /mcp answers 503) and saturated (the "
+        "stateful transport holds mcp.max_sessions sessions) make the status degraded (with a key when auth is on)",
     )
     config_hash: str | None = Field(
         None,
