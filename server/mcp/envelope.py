@@ -34,3 +34,12 @@ def envelope_error(body: bytes) -> web.Response | None:
 
 def _error(code: int, message: str) -> web.Response:
     return web.json_response({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}, status=400)
+
+
+def opens_session(body: bytes) -> bool:
+    """The message is an `initialize` request: the only one that opens an MCP session (after envelope_error)."""
+    try:
+        message: Any = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return False
+    return isinstance(message, dict) and message.get("method") == "initialize"

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +32,7 @@ from ..runtime.holder import RuntimeHolder
 from ..runtime.start_gate import START_GATE, StartGate
 from .asgi_bridge import call_asgi
 from .calls import PRINCIPAL_SCOPE_KEY, Hook
-from .envelope import envelope_error
+from .envelope import envelope_error, opens_session
 from .sessions import ADMISSION, Figures, Refusal, SessionLedger
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ log = logging.getLogger("intent_router.mcp")
 PATH = "/mcp"
 SDK_MODULE = f"{__package__}.http_sdk"
 SESSION_HEADER = "mcp-session-id"
+REFUSAL_LOG_SECONDS = 60.0  # a refused session is logged at most this often per key (a flood logs one line)
 
 
 class MCPEndpoint:
@@ -62,6 +64,7 @@ class MCPEndpoint:
         self._stop = asyncio.Event()
         self._ready: asyncio.Future[None] | None = None
         self._task: asyncio.Task | None = None
+        self._refusal_logged: dict[str, float] = {}
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         principal = authenticate(request, self.holder.current.config.app.auth)
@@ -94,11 +97,13 @@ class MCPEndpoint:
             finally:
                 if known:
                     self.ledger.end(session_id)
+        if request.method != "POST" or not opens_session(await request.read()):
+            return await call_asgi(self.manager.handle_request, request, extra)  # no session: the SDK refuses it
         settings = self.holder.current.config.app.mcp
         self.manager.apply(settings)
         admission = self.ledger.admit(principal.name, settings.quota)
         if isinstance(admission, Refusal):
-            log.warning("MCP session refused for key %r: %s", principal.name, admission.message)
+            self._log_refusal(principal.name, admission)
             return _jsonrpc_error(admission.status, admission.message)
         for idle in admission.closing:
             await self.manager.close(idle)
@@ -108,6 +113,12 @@ class MCPEndpoint:
         finally:
             ADMISSION.reset(token)
             self.ledger.release(admission)
+
+    def _log_refusal(self, key: str, refusal: Refusal) -> None:
+        now = time.monotonic()
+        if now - self._refusal_logged.get(key, -REFUSAL_LOG_SECONDS) >= REFUSAL_LOG_SECONDS:
+            self._refusal_logged[key] = now
+            log.warning("MCP session refused for key %r (%d): %s", key, refusal.status, refusal.message)
 
     def health(self) -> dict[str, Any]:
         """For /health: `starting` while the SDK loads, `ok` once /mcp answers, `down` with the reason

@@ -109,13 +109,14 @@ class SessionLedger:
         return Admission(owner, [sid for sid, _ in closing])
 
     def registered(self, session_id: str, admission: Admission | None, owner: str) -> None:
-        """The SDK registered a session (for the admitted request, when there is one)."""
+        """The SDK registered a session: for the admitted `initialize`, or (no admission) for another request
+        without a session id, which the SDK refuses and forgets again at once."""
         if admission is not None:
             owner = admission.owner
             self.release(admission)
+            self.opened += 1
         self._held.setdefault(owner, {})[session_id] = _Held(owner, self._clock())
         self._owner_of[session_id] = owner
-        self.opened += 1
 
     def release(self, admission: Admission) -> None:
         """The admitted request is over (or registered its session): it no longer holds room of its own."""

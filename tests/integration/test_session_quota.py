@@ -184,6 +184,10 @@ async def test_mcp_saturation_shows_in_health_and_metrics(tmp_path: Path, keys):
             assert resp.status == 503 and "mcp.max_sessions" in (await resp.json())["error"]["message"]
             resp = await client.post("/mcp", json=INIT, headers={**ACCEPT, **_key("flood")})
             assert resp.status == 429 and "mcp.max_sessions_per_key" in (await resp.json())["error"]["message"]
+            # a request without a session that is not `initialize` opens nothing, so it neither needs nor makes room
+            listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+            resp = await client.post("/mcp", json=listing, headers={**ACCEPT, **_key("third")})
+            assert resp.status >= 400
 
             mcp = await _mcp_health(client)
             assert mcp["status"] == "saturated" and "3 of 3 MCP sessions open" in mcp["reason"]
@@ -220,7 +224,6 @@ async def test_mcp_saturation_shows_in_health_and_metrics(tmp_path: Path, keys):
 
             await _until(one_idle)
             third = await _open_raw_session(client, "third")
-            listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
             resp = await client.post("/mcp", json=listing, headers=_on_session(flood[0], "flood"))
             assert resp.status == 404  # closed for room
             for sid, name in ((flood[1], "flood"), (chat, "chat"), (third, "third")):
