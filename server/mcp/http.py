@@ -83,9 +83,14 @@ class MCPEndpoint:
         if request.method == "POST" and (refused := envelope_error(await request.read())) is not None:
             return refused
         extra = {PRINCIPAL_SCOPE_KEY: principal, "user": self._sdk.user(principal, presented_key(request))}
-        if self.stateless:
-            return await call_asgi(self.manager.handle_request, request, extra)
-        return await self._stateful(request, principal, extra)
+        if not self.stateless:
+            return await self._stateful(request, principal, extra)
+        if request.method == "GET":  # the SDK would hold an event stream open that nothing is ever sent on
+            message = "Method Not Allowed: /mcp is stateless, it sends nothing outside a request"
+            response = _jsonrpc_error(405, message, code=-32600)
+            response.headers["Allow"] = "POST"
+            return response
+        return await call_asgi(self.manager.handle_request, request, extra)
 
     async def _stateful(self, request: web.Request, principal: Principal, extra: dict[str, Any]) -> web.StreamResponse:
         assert self.manager is not None
@@ -231,9 +236,9 @@ def _session_figures(figures: Figures) -> dict[str, Any]:
     }
 
 
-def _jsonrpc_error(status: int, message: str) -> web.Response:
+def _jsonrpc_error(status: int, message: str, code: int = -32603) -> web.Response:
     """A refusal in the shape of the SDK's own (a JSON-RPC error without an id), with the HTTP status."""
-    body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32603, "message": message}}
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
     return web.json_response(body, status=status)
 
 

@@ -2,7 +2,8 @@
 runtime holder and copy of the config dir, with `cluster.enabled` and sessions on the real Redis at
 127.0.0.1:6379 under a key prefix of the test's own): initialize, list_tools and `ask` (a clarification asked
 on one replica and answered on the other) all succeed whichever replica answers. The stateful transport gave
-404 "Session not found" as soon as a request of the session reached the other replica."""
+404 "Session not found" as soon as a request of the session reached the other replica. Stateless, `/mcp`
+answers GET (the event stream for server-initiated messages) with 405: nothing is sent outside a request."""
 
 from __future__ import annotations
 
@@ -89,6 +90,10 @@ async def test_one_mcp_session_served_by_two_replicas_behind_round_robin(tmp_pat
             ):
                 mcp = (await resp.json())["mcp"]
             assert mcp == {"status": "ok", "transport": "stateless"}
+            # no event stream outside a request (nothing would ever be sent on it): GET says so at once
+            headers = {"X-API-Key": "assistant-k", "Accept": "text/event-stream"}
+            async with aiohttp.ClientSession() as http, http.get(proxy_url + "/mcp", headers=headers) as resp:
+                assert resp.status == 405 and resp.headers["Allow"] == "POST"
     finally:
         import redis
 
