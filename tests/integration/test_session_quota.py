@@ -248,3 +248,19 @@ async def test_mcp_saturation_shows_in_health_and_metrics(tmp_path: Path, keys):
         finally:
             for stream in streams:
                 stream.close()
+
+
+async def test_an_idle_mcp_session_is_closed_after_the_idle_timeout_and_its_place_freed(tmp_path: Path, keys):
+    config = BASE_CONFIG + AUTH + "mcp: {max_sessions_per_key: 1, idle_timeout_seconds: 0.5}\n"
+    async with running_app(people_tree(tmp_path, config)) as (client, _):
+        sid = await _open_raw_session(client, "chat")
+
+        async def forgotten() -> bool:
+            return (await _mcp_health(client))["sessions"]["open"] == 0
+
+        await _until(forgotten, 10)
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        resp = await client.post("/mcp", json=listing, headers=_on_session(sid, "chat"))
+        assert resp.status == 404
+        await _open_raw_session(client, "chat")  # its place is free again: nothing had to be closed for room
+        assert (await _mcp_health(client))["sessions"]["closed_for_room"] == {"owner_cap": 0, "total_cap": 0}

@@ -12,6 +12,7 @@ from server.conversations.state import SessionState
 from server.mcp.sessions import Admission, Refusal, SessionLedger
 from server.mcp.settings import MCPSettings
 from server.owner_quota import Eviction, Quota, evictions
+from server.runtime.restart import restart_required
 from server.runtime.settings import AppSettings
 
 
@@ -67,6 +68,12 @@ def test_mcp_settings_choose_the_transport_and_refuse_keys_nothing_reads():
     with pytest.raises(ValidationError, match=r"with cluster\.enabled /mcp is stateless"):
         AppSettings.model_validate({"cluster": cluster, "mcp": {"max_sessions_per_key": 5}})
     AppSettings.model_validate({"cluster": cluster, "mcp": {"transport": "stateful", "max_sessions_per_key": 5}})
+    # the transport is chosen at start; caps and idle timeout apply after a reload
+    started = AppSettings()
+    assert restart_required(started, AppSettings.model_validate({"mcp": {"transport": "stateless"}})) == [
+        "mcp.transport"
+    ]
+    assert restart_required(started, AppSettings.model_validate({"mcp": {"max_sessions": 5}})) == []
 
 
 def test_ledger_closes_idle_sessions_for_room_and_never_one_in_use():
