@@ -82,10 +82,14 @@ class SessionTurnView(Wire):
 
     session_id: str
     turn: int = Field(description="messages answered in this session, this one included")
-    follow_up: Literal["clarification", "choice"] | None = Field(
-        None, description="the message answered the pending clarification, or picked a listed alternative"
+    follow_up: Literal["clarification", "choice", "follow_up", "correction", "expired"] | None = Field(
+        None,
+        description="the message answered the pending clarification, picked a listed alternative, changed a value "
+        "of the last answer (follow_up, correction), or answered a question whose template a reload removed",
     )
     completes_turn: int | None = Field(None, description="the turn whose clarification or choice it answered")
+    changed: list[str] | None = Field(None, description="follow_up / correction: the parameters the message gave")
+    carried: list[str] | None = Field(None, description="follow_up / correction: the values kept from the last answer")
 
 
 SourceStatus = Literal["ok", "timeout", "error", "needs_clarification"]
