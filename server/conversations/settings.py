@@ -16,7 +16,7 @@ class SessionSettings(BackendChoice):
     # all API keys together; beyond it the key holding the most loses its least recently used session
     max_sessions: int = Field(10_000, ge=1)
     # one API key; beyond it that key loses its own least recently used session (owner_quota.py: the rule)
-    max_sessions_per_owner: int = Field(5_000, ge=1)
+    max_sessions_per_owner: int = Field(10_000, ge=1)
     max_state_bytes: int = Field(16_384, ge=256)  # a larger state keeps no pending question
     key_prefix: str = Field("intent-router:session:", min_length=1, max_length=200)  # redis keys
     # seconds a Redis round trip (or connecting) may take; slower counts as unreachable: the session
