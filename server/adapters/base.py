@@ -296,6 +296,14 @@ class DataAdapter(Adapter):
         assert isinstance(self.settings, DataAdapterSettings)
         return self.settings.max_rows if max_rows is None else max_rows
 
+    @staticmethod
+    def answering(max_rows: int | None) -> bool:
+        """True for an answer (no caller's cap): it is also cut by the template's own limit (a SQL LIMIT, a
+        find's limit, a search's size), which then asks for one row more so that `truncated` tells "the
+        first 100 of more" from "all 100" (own_limit.py). A values_from list (its max_values as the cap)
+        runs its query as written: a limit there is the operator's choice, not a cut answer."""
+        return max_rows is None
+
     @abstractmethod
     async def execute(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> QueryResult:
         """Run exactly this template with these validated parameters (one attempt; `run` adds retries),

@@ -29,6 +29,7 @@ from . import duckdb_files
 from .base import DataAdapter, DataAdapterSettings, QueryResult
 from .file_identity import REASONS, FileIdentity, FollowsFile
 from .like_escape import add_escape_clauses, escaped_params, pattern_issues
+from .own_limit import limited_query
 from .sql import to_json_value
 from .sql_guard import function_names, parse_sql_body, path_like_tables
 
@@ -260,12 +261,14 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
             raise SourceUnavailable(self.name, "adapter is not started")
         await self.check_source()
         params = escaped_params(template, params, "duckdb")
+        sql, cap = template.body, self.row_cap(max_rows)
+        if self.answering(max_rows):  # the template's own LIMIT asks for one row more (own_limit.py)
+            query = limited_query(sql, params, "duckdb", cap)
+            sql, params, cap = query.sql, query.params, query.cap
         cursor = self._conn.cursor()
         timeout = self.settings.query_timeout
         try:
-            task = await self.bulkhead.thread(
-                self._run, cursor, template.body, params, self.row_cap(max_rows)
-            )  # 503 source_busy when full
+            task = await self.bulkhead.thread(self._run, cursor, sql, params, cap)  # 503 source_busy when full
         except BaseException:
             cursor.close()
             raise

@@ -136,6 +136,14 @@ def render_search(body: ESBody, params: dict[str, Any], cap: int) -> dict[str, A
     return rendered
 
 
+def _total_hits(hits: Any) -> int:
+    """How many documents matched, as the reply counts them (`hits.total`, a number or {value, relation});
+    0 when the search did not count them (track_total_hits: false)."""
+    total = hits.get("total") if isinstance(hits, dict) else None
+    value = total.get("value") if isinstance(total, dict) else total
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def bucket_rows(name: str, result: Any) -> list[dict[str, Any]]:
     """An aggregation's result as rows: one per bucket (key, doc_count, each sub-aggregation's value),
     or a single row for a metric aggregation."""
@@ -260,21 +268,25 @@ class ElasticsearchAdapter(DataAdapter):
         except TransportError as exc:
             log.warning("elasticsearch adapter %s cannot reach the server: %s", self.name, exc)
             raise SourceUnavailable(self.name, "cannot reach Elasticsearch", transient=True) from None
-        return self._rows(template, response.body, self.row_cap(max_rows))
+        return self._rows(template, response.body, self.row_cap(max_rows), self.answering(max_rows))
 
-    def _rows(self, template: Template, reply: Any, cap: int) -> QueryResult:
+    def _rows(self, template: Template, reply: Any, cap: int, answer: bool) -> QueryResult:
         body: ESBody = template.body
         mapping = ResponseMapping(fields=body.fields)
         try:
             if body.aggregation is not None:
-                items = bucket_rows(body.aggregation, reply["aggregations"][body.aggregation])
+                result = reply["aggregations"][body.aggregation]
+                items = bucket_rows(body.aggregation, result)
+                more = isinstance(result, dict) and (result.get("sum_other_doc_count") or 0) > 0
             else:
                 items = [{"_id": hit.get("_id"), **(hit.get("_source") or {})} for hit in reply["hits"]["hits"]]
+                more = _total_hits(reply["hits"]) > len(items)
         except (KeyError, TypeError):
             what = f"aggregation '{body.aggregation}'" if body.aggregation else "hits"
             raise QueryFailed(self.name, f"template '{template.id}': the reply has no {what}") from None
         rows, columns, truncated = map_rows(items, mapping, cap)
-        return QueryResult(rows=rows, columns=columns, truncated=truncated)
+        # an answer cut by the body's own `size` (or a terms aggregation's) says so: the reply counts the rest
+        return QueryResult(rows=rows, columns=columns, truncated=truncated or (answer and more))
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "backend": "elasticsearch"}
