@@ -21,7 +21,7 @@ from ..config.yaml_source import Path_, YamlDocument, format_path, load_yaml
 from ..params.spans import check_annotation
 from ..routing.settings import CompositeRetrievalSettings
 from ..templates import Template
-from ..templates.library import load_library
+from ..templates.library import count_pair_issues, load_library
 from .settings import AppSettings
 
 
@@ -127,7 +127,7 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
                 )
                 templates[settings.name] = library.templates
                 files.extend(library.files)
-                issues.extend(cls.check_templates(settings, library.templates))
+                issues.extend(count_pair_issues(library.templates) + cls.check_templates(settings, library.templates))
             except ConfigError as exc:
                 issues.extend(exc.issues)
         if isinstance(settings, CompositeAdapterSettings):

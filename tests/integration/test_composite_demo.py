@@ -196,7 +196,7 @@ async def test_http_test_routing_statistics_and_no_execution(demo_config_dir, tm
         assert set(stats["child_adapters"]) == {"hr", "sales"}
         for name in ("hr", "sales"):
             child = stats["child_adapters"][name]
-            assert child["total_templates"] == 22  # templates, not their ~6 example vectors each
+            assert child["total_templates"] == 29  # templates, not their ~6 example vectors each
             assert isinstance(child["collection_name"], str) and child["collection_name"]
         for key, value in {
             "confidence_threshold": 0.2,

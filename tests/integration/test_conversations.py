@@ -25,7 +25,7 @@ from server.web.routing_log import STATS_LOG
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-CLARIFY = "how many employees earn more than?"
+CLARIFY = "who earns more than?"  # a list question ("how many ..." is answered by the count template)
 
 
 @pytest.fixture(scope="module")
