@@ -50,6 +50,11 @@ def _parser() -> tuple[argparse.ArgumentParser, set[str]]:
     )
     fit.add_argument("--labelled", type=Path, help="YAML questions: [{question, adapter, template}]")
     fit.add_argument("--adapter")
+    fit.add_argument(
+        "--write",
+        action="store_true",
+        help="write the fitted values into the adapter's YAML entry (comments kept, a .bak beside it)",
+    )
     for command in (serve, route, validate, reindex, mcp, fit):  # `route ... --config PATH` works as well
         command.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="config file or directory")
     return parser, set(sub.choices)
@@ -86,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         if command == "fit-thresholds":
             from .fit import fit_command
 
-            print(json.dumps(asyncio.run(fit_command(args.config, args.labelled, args.adapter)), indent=2))
+            print(json.dumps(asyncio.run(fit_command(args.config, args.labelled, args.adapter, args.write)), indent=2))
             return 0
         if command == "mcp":
             from ..mcp.stdio import serve_stdio

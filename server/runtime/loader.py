@@ -62,6 +62,33 @@ def load_app_settings(path: Path) -> AppSettings:
     return validate_model(AppSettings, doc.data or {}, doc)
 
 
+@dataclass(frozen=True)
+class AdapterEntry:
+    """Where an adapter is written: its file (and the name errors show for it) and its key path there."""
+
+    file: Path
+    display: str
+    key_path: Path_
+    doc: YamlDocument
+
+    def line_of(self, key: str) -> int | None:
+        return self.doc.line_of((*self.key_path, key))
+
+
+def find_adapter_entry(path: Path, name: str) -> AdapterEntry:
+    """The entry of adapter `name` among the config's adapter files (fit-thresholds --write edits it)."""
+    config_file, adapters_dir = resolve_config_path(path)
+    root = config_file.parent.parent
+    for adapter_file in sorted(adapters_dir.glob("*.yaml")) + sorted(adapters_dir.glob("*.yml")):
+        display = str(adapter_file.relative_to(root)) if adapter_file.is_relative_to(root) else str(adapter_file)
+        doc = load_yaml(adapter_file, display)
+        entries = doc.data.get("adapters") if isinstance(doc.data, dict) else None
+        for index, raw in enumerate(entries if isinstance(entries, list) else []):
+            if isinstance(raw, dict) and raw.get("name") == name:
+                return AdapterEntry(adapter_file, display, ("adapters", index), doc)
+    raise ValueError(f"adapter '{name}' is not in {adapters_dir}")
+
+
 def load_config(path: Path, registry: AdapterRegistry = default_registry) -> LoadedConfig:
     config_file, adapters_dir = resolve_config_path(path)
     root = config_file.parent.parent
