@@ -24,6 +24,7 @@ from ..templates.library import ParsedBody
 from .base import DataAdapter, DataAdapterSettings, QueryResult
 from .json_rows import ResponseMapping, map_rows
 from .placeholders import Path, parse_structure, pattern_issues, placeholders_in, render, static_value
+from .source_check import SourceCheck, refusal
 from .web_client import TRANSIENT_STATUSES
 
 if TYPE_CHECKING:
@@ -232,6 +233,24 @@ class ElasticsearchAdapter(DataAdapter):
         except Exception:
             alive = False
         return {"status": "ok"} if alive else {"status": "down", "reason": "cannot reach Elasticsearch"}
+
+    async def check_against_source(self) -> SourceCheck:
+        """Every index (or alias, or pattern matching one) a template searches exists."""
+        templates = list(self.templates.values())
+        if self._client is None:
+            return SourceCheck.unchecked(self.name, len(templates), "not connected")
+        indices = sorted({t.body.index for t in templates})
+        try:
+            async with asyncio.timeout(self.settings.query_timeout):
+                found = {name: bool(await self._client.indices.exists(index=name)) for name in indices}
+        except Exception:  # unreachable, refused, timed out: unchecked, not an error
+            return SourceCheck.unchecked(self.name, len(templates), "cannot reach Elasticsearch")
+        issues = tuple(
+            refusal(f"{self.name} (elasticsearch)", t, "elasticsearch.index", f"no index '{t.body.index}'")
+            for t in templates
+            if not found[t.body.index]
+        )
+        return SourceCheck(self.name, "checked", len(templates), issues=issues)
 
     def render_request(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> dict[str, Any]:
         body: ESBody = template.body

@@ -29,6 +29,7 @@ from .placeholders import (
     render,
     static_value,
 )
+from .source_check import SourceCheck, refusal
 from .sql import to_json_value
 
 if TYPE_CHECKING:
@@ -124,6 +125,20 @@ def parse_mongo_body(raw: Any) -> ParsedBody:
         if _stage_of(path) in {"$lookup", "$unionWith", "$graphLookup"} and path[3:4] in {("from",), ("coll",)}:
             raise ValueError("mongodb: the collection of a $lookup/$unionWith cannot be a placeholder")
     return ParsedBody(body, parsed.placeholders)
+
+
+def collections_read(body: MongoBody) -> list[str]:
+    """The collections a body reads: its own, then those of its $lookup / $graphLookup / $unionWith stages."""
+    names = [body.collection]
+    for stage in body.pipeline or []:
+        for operator, spec in stage.items():
+            if operator in ("$lookup", "$graphLookup") and isinstance(spec, dict) and isinstance(spec.get("from"), str):
+                names.append(spec["from"])
+            elif operator == "$unionWith":
+                name = spec.get("coll") if isinstance(spec, dict) else spec
+                if isinstance(name, str):
+                    names.append(name)
+    return list(dict.fromkeys(names))
 
 
 def _is_regex(path: Path) -> bool:
@@ -278,6 +293,25 @@ class MongoDBAdapter(DataAdapter):
             return {"status": "ok"}
         except Exception:
             return {"status": "down", "reason": "cannot reach the MongoDB server"}
+
+    async def check_against_source(self) -> SourceCheck:
+        """Every collection a template reads (its own, a $lookup's or $unionWith's) exists in the database."""
+        templates = list(self.templates.values())
+        if self._client is None:
+            return SourceCheck.unchecked(self.name, len(templates), "not connected")
+        try:
+            async with asyncio.timeout(self.settings.connection.connect_timeout):
+                names = set(await self._client[self.settings.connection.database].list_collection_names())
+        except Exception:  # unreachable, refused, timed out: unchecked, not an error
+            return SourceCheck.unchecked(self.name, len(templates), "cannot reach the MongoDB server")
+        database = self.settings.connection.database
+        issues = tuple(
+            refusal(f"{self.name} (mongodb)", t, "mongodb", f"no collection '{name}' in database '{database}'")
+            for t in templates
+            for name in collections_read(t.body)
+            if name not in names
+        )
+        return SourceCheck(self.name, "checked", len(templates), issues=issues)
 
     def render_request(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> dict[str, Any]:
         return render_mongo(

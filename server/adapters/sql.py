@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import decimal
+import functools
 import logging
 import math
 import uuid
@@ -35,7 +36,9 @@ from .base import DataAdapter, DataAdapterSettings, QueryResult
 from .file_identity import REASONS, FileIdentity, FollowsFile
 from .like_escape import add_escape_clauses, escaped_params, pattern_issues
 from .own_limit import limited_query
+from .source_check import SourceCheck, check_in_thread
 from .sql_guard import function_names, parse_sql_body
+from .sql_prepare import refused_templates
 
 log = logging.getLogger("intent_router.adapters.sql")
 
@@ -237,6 +240,16 @@ class SQLAdapter(FollowsFile, DataAdapter):
             if old is not None:
                 await asyncio.to_thread(old.dispose)
             await self.forget_cached()
+
+    async def check_against_source(self) -> SourceCheck:
+        """Each body planned (EXPLAIN) or prepared by the database itself, with NULL binds (sql_prepare.py)."""
+        templates = list(self.templates.values())
+        engine, down = self._engine, self.file_down()
+        if engine is None or down is not None:
+            return SourceCheck.unchecked(self.name, len(templates), down["reason"] if down else "not started")
+        timeout = self.settings.connection.connect_timeout + self.settings.query_timeout
+        ask = functools.partial(refused_templates, engine, self.backend, classify=classify_error)
+        return await check_in_thread(self.name, f"{self.name} ({self.backend})", "sql", templates, ask, timeout)
 
     def _ping(self) -> None:
         assert self._engine is not None
