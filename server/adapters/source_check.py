@@ -3,8 +3,8 @@
 A column typo (`SELECT titel ...`) parses, passes the read-only guard and loads; then every question it
 answers gets 502 "failed to run" and only the server log says `no such column: titel`. So when a config
 is loaded (the server's start, every reload, `run.py validate`), each data adapter asks its own source
-whether each template body would run: SQL and DuckDB bodies are planned or prepared with NULL binds
-(typed where the database needs a type), which reads no rows and can write nothing; a MongoDB collection
+whether each template body would run: SQL and DuckDB bodies are planned, bound or prepared with NULL
+binds (typed where the database needs a type), which reads no rows and can write nothing; a MongoDB collection
 and an Elasticsearch index must exist. A refusal is a config error like any other: file:line of the
 template, its id, and the database's own message (its first line: names of tables and columns, never
 values or the statement). A source that cannot be reached then is not an error: its templates are
@@ -18,6 +18,7 @@ This module holds the result type and the helpers the adapters share; each adapt
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -94,18 +95,27 @@ def first_line(message: str) -> str:
     return " ".join([lines[0], *hints])
 
 
-def rebind(sql: str, dialect: str, replace: Callable[[str], str]) -> str:
-    """The SQL with every `:name` (sqlite form) or `$name` (duckdb form) bind replaced by `replace(name)`,
-    found by the tokenizer (strings, comments and `::` casts untouched). For the check's statement only:
-    the query that answers questions is never rewritten."""
+@functools.lru_cache(maxsize=50_000)  # a reload checks unchanged bodies again: tokenise each text once
+def bind_spans(sql: str, dialect: str) -> tuple[tuple[int, int, str], ...]:
+    """(start, end, name) of every `:name` (sqlite form) or `$name` (duckdb form) bind, found by the tokenizer
+    (strings, comments and `::` casts are not binds)."""
     tokens = sqlglot.tokenize(sql, read=dialect)
     marks = (TokenType.COLON, TokenType.PARAMETER)
+    return tuple(
+        (tok.start, nxt.end + 1, nxt.text)
+        for tok, nxt in itertools.pairwise(tokens)
+        if tok.token_type in marks and nxt.start == tok.end + 1
+    )
+
+
+def rebind(sql: str, dialect: str, replace: Callable[[str], str]) -> str:
+    """The SQL with every bind replaced by `replace(name)`. For the check's statement only: the query that
+    answers questions is never rewritten."""
     out, last = [], 0
-    for tok, nxt in itertools.pairwise(tokens):
-        if tok.token_type in marks and nxt.start == tok.end + 1:
-            out.append(sql[last : tok.start])
-            out.append(replace(nxt.text))
-            last = nxt.end + 1
+    for start, end, name in bind_spans(sql, dialect):
+        out.append(sql[last:start])
+        out.append(replace(name))
+        last = end
     out.append(sql[last:])
     return "".join(out)
 
