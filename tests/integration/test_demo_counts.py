@@ -113,6 +113,9 @@ async def test_every_pair_answers_counts_with_the_count_and_lists_with_the_list(
                 }
                 assert explained["all_matches"][0]["template_id"] == counting
                 assert [m["template_id"] for m in explained["all_matches"]].count(counting) == 1
+                answered = (await answering.answer(company, q["question"])).body["metadata"]
+                assert answered["composite_routing"]["count_question"] == rule
+                assert answered["template_id"] == counting
     assert rule_fired >= 1  # measured: 3 of the 15 count questions rank their list first
 
 

@@ -76,3 +76,14 @@ def test_what_a_line_edit_cannot_do_is_refused_and_nothing_written(tmp_path, tex
     with pytest.raises(EditRefused, match=reason):
         set_keys(path, "demo.yaml", ("adapters", 0), {"confidence_threshold": 0.3})
     assert path.read_text() == text and not (tmp_path / "demo.yaml.bak").exists()
+
+
+def test_a_key_of_a_nested_block_mapping(tmp_path):
+    """`fit-thresholds --write` with acceptance on sets `acceptance.threshold` inside the composite's entry."""
+    path = tmp_path / "demo.yaml"
+    path.write_text("adapters:\n  - name: company\n    acceptance:\n      enabled: true   # on\n    verbose: false\n")
+    set_keys(path, "demo.yaml", ("adapters", 0, "acceptance"), {"threshold": 0.41})
+    assert path.read_text() == (
+        "adapters:\n  - name: company\n    acceptance:\n      enabled: true   # on\n      threshold: 0.41\n"
+        "    verbose: false\n"
+    )
