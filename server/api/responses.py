@@ -64,6 +64,16 @@ class MultistageScoring(Wire):
     scoring_details: Json
 
 
+class CountQuestionView(Wire):
+    """A count question routed to a list template, answered by the template that counts that list
+    (`counts: <list id>`); the scores shown are the ones the list earned (routing/count_questions.py)."""
+
+    cue: str = Field(description='the words that asked for a number: "how many", "number of", "count", "headcount"')
+    adapter: str
+    list_template: str = Field(description="the list template the question routed to")
+    count_template: str = Field(description="the template that counts it, which answers instead")
+
+
 class CompositeRouting(Wire):
     selected_adapter: str | None
     template_id: str | None
@@ -75,6 +85,7 @@ class CompositeRouting(Wire):
     multistage_scoring: MultistageScoring | None = None
     stage_errors: list[StageError] | None = None
     alternatives: list[AlternativeView] | None = None
+    count_question: CountQuestionView | None = None
 
 
 class SessionTurnView(Wire):
@@ -224,6 +235,9 @@ class RoutingDecisionView(Wire):
     acceptance: AcceptanceView | None = None  # the in-scope test's verdict on the top candidate, when on
     alternatives: list[AlternativeView] | None = None
     parameters: Json | None = None
+    count_question: CountQuestionView | None = Field(
+        None, description="set when a count question was given the count template of the list it routed to"
+    )
 
 
 class RoutingConfigurationView(Wire):

@@ -40,7 +40,9 @@ def _parser() -> tuple[argparse.ArgumentParser, set[str]]:
     route.add_argument("question")
     route.add_argument("--adapter")
     route.add_argument("--execute", action="store_true", help="run the query and print the /v1/query response")
-    validate = sub.add_parser("validate", help="check all YAML; exit 1 with file:line messages on errors")
+    validate = sub.add_parser(
+        "validate", help="check all YAML and every template against its source; exit 1 with file:line messages"
+    )
     reindex = sub.add_parser("reindex", help="rebuild every template store from scratch")
     mcp = sub.add_parser("mcp", help="serve the MCP tools over stdio (for desktop assistants)")
     mcp.add_argument("--no-watch", action="store_true", help="do not reload when the YAML files change")
@@ -50,6 +52,11 @@ def _parser() -> tuple[argparse.ArgumentParser, set[str]]:
     )
     fit.add_argument("--labelled", type=Path, help="YAML questions: [{question, adapter, template}]")
     fit.add_argument("--adapter")
+    fit.add_argument(
+        "--write",
+        action="store_true",
+        help="write the fitted values into the adapter's YAML entry (comments kept, a .bak beside it)",
+    )
     for command in (serve, route, validate, reindex, mcp, fit):  # `route ... --config PATH` works as well
         command.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="config file or directory")
     return parser, set(sub.choices)
@@ -86,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         if command == "fit-thresholds":
             from .fit import fit_command
 
-            print(json.dumps(asyncio.run(fit_command(args.config, args.labelled, args.adapter)), indent=2))
+            print(json.dumps(asyncio.run(fit_command(args.config, args.labelled, args.adapter, args.write)), indent=2))
             return 0
         if command == "mcp":
             from ..mcp.stdio import serve_stdio
@@ -118,14 +125,20 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _validate(config: Path) -> int:
-    """Load and check everything a server would load, without building adapters or binding a port."""
+    """Load and check everything a server would load, and check every template against its live source
+    (runtime/source_checks.py), without embedding, indexing or binding a port. A source that is down is
+    reported as unchecked (a warning), not as an error."""
     from ..runtime.model_mix import mixed_model_warnings
+    from ..runtime.source_checks import check_config_sources
 
     loaded = load_config(config)
+    checks = asyncio.run(check_config_sources(loaded))  # a template its source refuses: ConfigError, exit 1
     count = sum(len(t) for t in loaded.templates.values())
-    for warning in mixed_model_warnings(loaded):
+    for warning in mixed_model_warnings(loaded) + [w for c in checks if (w := c.warning()) is not None]:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"OK: {len(loaded.adapters)} adapters, {count} templates, {len(loaded.files)} files")
+    checked = sum(c.templates for c in checks if c.status == "checked")
+    print(f"checked against their sources: {checked} of {count} templates")
     return 0
 
 
