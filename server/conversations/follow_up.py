@@ -136,19 +136,22 @@ async def _complete(
     reply = await source.extractor.extract(message, only)
     from_reply = [t for t in reply.trace if t.extractor != "default"]
     said = [p for p in reply.problems if p.problem in ("invalid", "ambiguous")]
-    if not from_reply and not said:
-        bare = _bare_value(message, only)
+    # values the reply gives for the template's other parameters change them too ('march 2nd baseball game'
+    # when only the category was asked for)
+    others = await _other_values(source, template, message, set(wanted))
+    if not from_reply and not said and not others.trace:
+        bare = _bare_value(message, only, is_confident)
         if bare is None:
             return None  # nothing in it answers what was asked
         # the reply as the value it is, read as said outright: outside the list it is asked again, with the
-        # values that work (the extractor's own rule); a list that takes other text takes it
+        # values that work (the extractor's own rule)
         reply = await source.extractor.extract(f'"{bare}"', only)
         reply.problems = [_not_listed(p, bare) for p in reply.problems]
-    elif is_confident and not values_only(message, reply):
+    elif is_confident and not values_only(message, Extraction(trace=reply.trace + others.trace, problems=said)):
         return None
     merged = Extraction(
-        values={**earlier, **reply.values},
-        trace=reply.trace,
+        values={**earlier, **others.values, **reply.values},
+        trace=others.trace + reply.trace,
         problems=reply.problems,
         llm=reply.llm,
     )
@@ -157,18 +160,35 @@ async def _complete(
     return FollowUp("clarification", source, template, merged, pending_turn, pending.question, confidence)
 
 
-BARE_WORDS = 4  # a reply of at most this many words besides filler is a value, even one the list lacks
+async def _other_values(source: DataAdapter, template: Template, message: str, wanted: set[str]) -> Extraction:
+    """The values a reply states for parameters other than the ones asked for (none of the defaults)."""
+    rest = [p for p in template.parameters if p.name not in wanted]
+    if not rest:
+        return Extraction()
+    found = await source.extractor.extract(message, template.model_copy(update={"parameters": rest}))
+    trace = [t for t in found.trace if t.extractor != "default"]
+    return Extraction(values={t.name: found.values[t.name] for t in trace}, trace=trace)
 
 
-def _bare_value(message: str, only: Template) -> str | None:
+BARE_WORDS = 4  # a reply of at most this many words besides filler is a bare value (or a bare answer)
+BARE_NAME_WORDS = 3  # ... and a name outside a closed list has at most this many
+
+
+def _bare_value(message: str, only: Template, is_confident: bool) -> str | None:
     """The value a short reply to a one-value question gives when no reader found a listed value in it:
-    'Paris' for a city list of nine names is that value, not a new question (nor a question elsewhere)."""
+    'Paris' for a city list of nine names is that value, not a new question (nor 'Berlin' a question
+    elsewhere). Only for a list that takes nothing else (allowed values, a strict values_from list; other
+    lists take the text as it is), only words without digits (a date or a number is not a listed name),
+    and a reply that would route on its own only when it is one word."""
     if len(only.parameters) != 1:
         return None
     spec = only.parameters[0]
-    if not (spec.allowed_values or spec.values_from is not None):
+    if not (spec.allowed_values or (spec.values_from is not None and spec.values_from.strict)):
         return None
-    return _bare_words(message)
+    bare = _bare_words(message)
+    if bare is None or any(c.isdigit() for c in bare) or len(bare.split()) > BARE_NAME_WORDS:
+        return None
+    return None if is_confident and " " in bare else bare
 
 
 def _bare_words(message: str) -> str | None:

@@ -72,9 +72,11 @@ async def test_clarification_then_bare_value_executes(demo_runtime):
     assert _session(second) == {"session_id": sid, "turn": 2, "follow_up": "clarification", "completes_turn": 1}
     assert second.body["confidence"] == first.body["confidence"]  # the score the template was chosen with
 
-    # the clarification is answered: the same bare value now is a question of its own again
+    # the clarification is answered: the same bare value now continues the executed answer (a follow-up that
+    # changes nothing), no longer the clarification
     third = await answer_in_session(company, "80000", sessions, sid)
-    assert "follow_up" not in _session(third) and _session(third)["turn"] == 3
+    assert _session(third)["turn"] == 3 and _session(third)["follow_up"] == "follow_up"
+    assert _session(third)["changed"] == [] and third.body["metadata"]["parameters"]["min_salary"] == 80000
 
 
 async def test_follow_ups_sent_at_once_are_answered_one_after_another(demo_runtime):

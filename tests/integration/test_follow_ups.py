@@ -105,10 +105,8 @@ def no_follow_ups(tmp_path: Path) -> Path:
     config = seed_demo_tree(tmp_path)
     path = config / "adapters" / "demo.yaml"
     text = path.read_text(encoding="utf-8")
-    assert "    confidence_threshold: 0.2\n" in text
-    path.write_text(
-        text.replace("    confidence_threshold: 0.2\n", "    confidence_threshold: 0.2\n    follow_ups: false\n")
-    )
+    assert "    type: composite\n" in text
+    path.write_text(text.replace("    type: composite\n", "    type: composite\n    follow_ups: false\n", 1))
     return config
 
 
@@ -146,10 +144,8 @@ async def test_a_reload_that_removes_the_pending_template_says_so(tmp_path):
     async with running_app(config) as (client, holder):
         first = await (await client.post("/v1/query", json={"query": "who works in the office?"})).json()
         assert first["metadata"]["template_id"] == "employees_by_city"
-        library = next(
-            p for p in (config.parent / "templates" / "hr").glob("*.yaml") if "employees_by_city" in p.read_text()
-        )
-        library.write_text(library.read_text().replace("id: employees_by_city", "id: staff_by_city"))
+        for library in (config.parent / "templates" / "hr").glob("*.yaml"):  # the template and what names it
+            library.write_text(library.read_text().replace("employees_by_city", "staff_by_city"))
         status = await holder.reload()
         assert status.ok
         reply = await client.post("/v1/query", json={"query": "Austin", "session_id": first["session_id"]})
