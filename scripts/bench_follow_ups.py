@@ -32,11 +32,12 @@ Per split (`seen`, `unseen`, `all`; one JSON line each, repeating the run's sett
 - over the answerable rows: `first_turn_template_right` (the previous utterance alone routed to the
   intent's template); `template_kept` (the second answer ends on it: `metadata.template_id`, else
   `metadata.composite_routing.template_id`); `changed_right` (every said changed value is in the final
-  `metadata.parameters`, by bench_slots' `value_matches`, with the trace's question text for that value
-  when the trace has it); `carried_rows` and `carried_right` (rows with a carried value, and the share of
-  them with every carried value still in the final parameters); `frame_right` (template kept, changed right
-  and carried right; a row with nothing to carry is carried right); value counts `changed_values`,
-  `changed_values_right`, `carried_values`, `carried_values_right`. A value counts only on the right template;
+  `metadata.parameters`, by bench_slots' `value_matches`, with the question text the second answer's
+  trace, or else the first's, gives for that value: a carried value keeps the words it was read from);
+  `carried_rows` and `carried_right` (rows with a carried value, and the share of them with every carried
+  value still in the final parameters); `frame_right` (template kept, changed right and carried right; a
+  row with nothing to carry is carried right); value counts `changed_values`, `changed_values_right`,
+  `carried_values`, `carried_values_right`. A value counts only on the right template;
 - `treated_as_follow_up`: the server read the turn as continuing the session (`metadata.reason`
   follow_up, correction, clarification_answered or alternative_chosen, or `metadata.session.follow_up`
   set); `treated_as_new` the rest; `second_turn_reasons`: count per reason;
@@ -323,21 +324,24 @@ async def converse(client: Any, session_id: str, first: str, second: str) -> Exc
 # --- scoring ---------------------------------------------------------------------------------------------
 
 
-def _trace_text(reply: Reply, name: str, value: Any) -> str | None:
-    """The question text the trace gives for this parameter's final value (None when it gives none)."""
-    for step in reversed(reply.trace):
-        if step.get("name") == name and step.get("value") == value and isinstance(step.get("text"), str):
-            return str(step["text"])
+def _trace_text(exchange: Exchange, name: str, value: Any) -> str | None:
+    """The question text a trace gives for this parameter's final value: the second answer's trace, else the
+    first's (a value carried from the previous question keeps the words it was read from: "Seattle" for
+    `Seattle, WA` of a values_from list); None when neither gives one."""
+    for reply in (exchange.second, exchange.first):
+        for step in reversed(reply.trace):
+            if step.get("name") == name and step.get("value") == value and isinstance(step.get("text"), str):
+                return str(step["text"])
     return None
 
 
-def holds(reply: Reply, template: Template, name: str, golds: list[str]) -> bool:
+def holds(exchange: Exchange, template: Template, name: str, golds: list[str]) -> bool:
     """Is one of the gold texts the final value of this parameter (bench_slots' value rule)?"""
     spec = template.parameter(name)
-    value = reply.parameters.get(name)
+    value = exchange.second.parameters.get(name)
     if spec is None or value is None:
         return False
-    return slots.value_matches(spec, value, _trace_text(reply, name, value), golds, TODAY)
+    return slots.value_matches(spec, value, _trace_text(exchange, name, value), golds, TODAY)
 
 
 @dataclass
@@ -390,12 +394,8 @@ class RowVerdict:
 
 def score_row(split: str, row: FollowUpRow, expected: Expected, exchange: Exchange, template: Template) -> RowVerdict:
     kept = exchange.second.template == template.id
-    changed_ok = {
-        name: kept and holds(exchange.second, template, name, golds) for name, golds in expected.changed.items()
-    }
-    carried_ok = {
-        name: kept and holds(exchange.second, template, name, golds) for name, golds in expected.carried.items()
-    }
+    changed_ok = {name: kept and holds(exchange, template, name, golds) for name, golds in expected.changed.items()}
+    carried_ok = {name: kept and holds(exchange, template, name, golds) for name, golds in expected.carried.items()}
     return RowVerdict(
         split, row, expected, exchange, exchange.first.template == template.id, kept, changed_ok, carried_ok
     )

@@ -334,3 +334,24 @@ def test_unseen_rows_from_the_example_half_are_left_out() -> None:
         row = _row("a", {}, "b", {}, dialogue=dialogue, service="Buses_3")
         assert bench.row_split(row, {"Restaurants_2"}) == (None if in_examples else "unseen")
         assert bench.row_split(row, {"Buses_3"}) == "seen"
+
+
+def test_a_carried_value_keeps_the_words_of_the_first_trace() -> None:
+    row = _row(
+        "A table at Sino in Seattle.",
+        {"restaurant_name": ["Sino"], "location": ["Seattle"]},
+        "For 3.",
+        {"number_of_seats": ["3"]},
+    )
+    expected = bench.expected_values(row, PARAMETERS, CATEGORICAL)
+    first = _body(RESERVE.id, "x", {"restaurant_name": "Sino"})
+    first["metadata"]["extraction"].append({"name": "location", "value": "Seattle, WA", "text": "Seattle"})
+    values = {"restaurant_name": "Sino", "location": "Seattle, WA", "number_of_seats": 3}
+    second = bench.read_reply(200, _body(RESERVE.id, "follow_up", values), 1.0)
+    second.trace = [s for s in second.trace if s["name"] != "location"]  # the second trace has no step for it
+    verdict = bench.score_row("seen", row, expected, bench.Exchange(bench.read_reply(200, first, 1.0), second), RESERVE)
+    assert verdict.carried_ok == {"restaurant_name": True, "location": True}
+    # the words belong to that value only: another final value does not borrow them
+    second.parameters["location"] = "Seattle Heights"
+    verdict = bench.score_row("seen", row, expected, bench.Exchange(bench.read_reply(200, first, 1.0), second), RESERVE)
+    assert verdict.carried_ok["location"] is False
