@@ -40,7 +40,8 @@ Per split (`seen`, `unseen`, `all`; one JSON line each, repeating the run's sett
   `carried_values`, `carried_values_right`. A value counts only on the right template;
 - `treated_as_follow_up`: the server read the turn as continuing the session (`metadata.reason`
   follow_up, correction, clarification_answered or alternative_chosen, or `metadata.session.follow_up`
-  set); `treated_as_new` the rest; `second_turn_reasons`: count per reason;
+  one of clarification, choice, follow_up, correction; not "expired", a pending template a reload
+  removed); `treated_as_new` the rest; `second_turn_reasons`: count per reason;
   `wrong_new_question`: the first turn was on the right template, the second was treated as new and lost it;
 - `server_named_changed`: among turns the server called `follow_up` or `correction` and that list
   `metadata.session.changed`, the share where it names every scored changed slot (null when the server
@@ -100,6 +101,8 @@ COMPOSITE = slots.COMPOSITE
 SPLITS = slots.SPLITS
 DONTCARE = slots.DONTCARE
 CONTINUING_REASONS = frozenset({"follow_up", "correction", "clarification_answered", "alternative_chosen"})
+# metadata.session.follow_up kinds that continue the session ("expired": the awaited template is gone)
+CONTINUING_KINDS = frozenset({"clarification", "choice", "follow_up", "correction"})
 NAMING_REASONS = frozenset({"follow_up", "correction"})  # answers that say which values they changed
 log = logging.getLogger("bench_follow_ups")
 
@@ -246,7 +249,7 @@ class Reply:
     @property
     def continues(self) -> bool:
         """The server read the message as continuing the session rather than as a new question."""
-        return self.reason in CONTINUING_REASONS or bool(self.follow_up)
+        return self.reason in CONTINUING_REASONS or self.follow_up in CONTINUING_KINDS
 
     def summary(self) -> dict[str, Any]:
         return {

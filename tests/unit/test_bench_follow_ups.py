@@ -355,3 +355,8 @@ def test_a_carried_value_keeps_the_words_of_the_first_trace() -> None:
     second.parameters["location"] = "Seattle Heights"
     verdict = bench.score_row("seen", row, expected, bench.Exchange(bench.read_reply(200, first, 1.0), second), RESERVE)
     assert verdict.carried_ok["location"] is False
+
+
+def test_an_expired_pending_question_is_not_a_follow_up() -> None:
+    body = _body(None, "pending_template_gone", {}, follow_up="expired")
+    assert not bench.read_reply(200, body, 1.0).continues
