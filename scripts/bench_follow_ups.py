@@ -563,11 +563,16 @@ async def run(config_dir: Path, work: Work, seed: int) -> tuple[list[Exchange], 
 
 
 def git_commit() -> str | None:
+    """The checkout's commit, with "+dirty" when tracked files differ from it (read when the run starts)."""
     try:
-        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+        dirty = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
+        )
     except OSError:
         return None
-    return out.stdout.strip() or None
+    commit = head.stdout.strip()
+    return (commit + ("+dirty" if dirty.stdout.strip() else "")) if commit else None
 
 
 def main() -> None:
@@ -581,6 +586,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="write the config tree here instead of a temporary dir")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
+    commit = git_commit()
     plan = slots.make_plan(args.data)
     work = plan_work(args.data, plan, args.limit, args.seed)
     with tempfile.TemporaryDirectory() as tmp:
@@ -610,7 +616,7 @@ def main() -> None:
                 print(json.dumps(control_failure(c)), flush=True)
     header = {
         "benchmark": "sgd_follow_ups",
-        "commit": git_commit(),
+        "commit": commit,
         "examples_per_intent": args.examples,
         "seed": args.seed,
         "limit": args.limit,
