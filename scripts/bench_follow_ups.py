@@ -61,9 +61,11 @@ services' example half, and the control; the config tree and `--cache` are share
 cache that bench_slots filled embeds and fits nothing again):
 
     python scripts/bench_follow_ups.py [--data ../shared/data/sgd] [--examples 50] [--seed 0]
-        [--cache data/bench_slots] [--limit N] [--failures] [--keep DIR]
+        [--cache data/bench_slots] [--limit N] [--failures] [--keep DIR] [--no-follow-ups]
 
-`--limit N` asks a seeded sample of N follow-up rows and N control pairs. `--failures` first prints one line
+`--limit N` asks a seeded sample of N follow-up rows and N control pairs. `--no-follow-ups` sets
+`follow_ups: false` on the composite (the same server continuing only a pending clarification or choice:
+what the follow-up rule itself adds, measured in one checkout). `--failures` first prints one line
 per miss: an answerable row that is not `frame_right`, or a control question read as a follow-up.
 """
 
@@ -89,6 +91,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import aiohttp
 import bench_slots as slots
+import yaml
 
 from server.params.numbers import find_numbers
 from server.runtime.loader import load_config
@@ -562,6 +565,17 @@ async def run(config_dir: Path, work: Work, seed: int) -> tuple[list[Exchange], 
     return row_exchanges, control_exchanges, start_seconds
 
 
+def turn_follow_ups_off(config_dir: Path) -> None:
+    """`follow_ups: false` on the composite: only a pending clarification or choice is continued (a server
+    without the key refuses the config: this baseline needs a server that has follow-ups)."""
+    path = config_dir / "adapters" / "sgd.yaml"
+    entries = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for entry in entries["adapters"]:
+        if entry["name"] == COMPOSITE:
+            entry["follow_ups"] = False
+    path.write_text(yaml.safe_dump(entries, sort_keys=False, allow_unicode=True, width=1000), encoding="utf-8")
+
+
 def git_commit() -> str | None:
     """The checkout's commit, with "+dirty" when tracked files differ from it (read when the run starts)."""
     try:
@@ -584,6 +598,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="ask only N rows and N control pairs (a seeded sample)")
     parser.add_argument("--failures", action="store_true", help="first print one JSON line per miss")
     parser.add_argument("--keep", type=Path, help="write the config tree here instead of a temporary dir")
+    parser.add_argument(
+        "--no-follow-ups", action="store_true", help="the composite with follow_ups: false (the A/B baseline)"
+    )
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     commit = git_commit()
@@ -593,6 +610,8 @@ def main() -> None:
         root = args.keep or Path(tmp)
         started = time.perf_counter()
         config_dir, stats = slots.build_tree(root, plan, args.examples, args.seed, False, args.cache)
+        if args.no_follow_ups:
+            turn_follow_ups_off(config_dir)
         loaded = load_config(config_dir)
         templates = {t.id: t for name in plan.services for t in loaded.templates[name]}
         t = time.perf_counter()
@@ -620,6 +639,7 @@ def main() -> None:
         "examples_per_intent": args.examples,
         "seed": args.seed,
         "limit": args.limit,
+        "follow_ups": not args.no_follow_ups,
         "today": TODAY.isoformat(),
         "services": len(plan.services),
         "templates": stats.templates,

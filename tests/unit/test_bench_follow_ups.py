@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from server.adapters.composite import CompositeAdapterSettings
+from server.runtime.loader import load_config
 from server.testing.templates import template
 
 SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
@@ -360,3 +362,26 @@ def test_a_carried_value_keeps_the_words_of_the_first_trace() -> None:
 def test_an_expired_pending_question_is_not_a_follow_up() -> None:
     body = _body(None, "pending_template_gone", {}, follow_up="expired")
     assert not bench.read_reply(200, body, 1.0).continues
+
+
+def test_no_follow_ups_turns_the_composite_key_off(tmp_path: Path) -> None:
+    service = {
+        "service_name": "Flowers_1",
+        "description": "Order flowers",
+        "slots": [{"name": "city", "description": "City", "is_categorical": False, "possible_values": []}],
+        "intents": [
+            {"name": "Order", "description": "Order flowers", "required_slots": ["city"], "optional_slots": {}}
+        ],
+    }
+    turn = slots.Turn("1_00000", "Flowers_1", "Order", "Send flowers to Boston", {"city": ["Boston"]}, ())
+    plan = slots.plan_from({"Flowers_1": service}, {"Flowers_1": service}, [turn], [turn])
+    config_dir, _ = slots.build_tree(tmp_path / "tree", plan, 5, 0, False, tmp_path / "cache")
+
+    def follow_ups() -> bool:
+        composite = next(a for a in load_config(config_dir).adapters if a.name == slots.COMPOSITE)
+        assert isinstance(composite, CompositeAdapterSettings)
+        return composite.follow_ups
+
+    assert follow_ups() is True  # the server's default
+    bench.turn_follow_ups_off(config_dir)
+    assert follow_ups() is False
