@@ -30,7 +30,8 @@ Per split (`seen`, `unseen`, `all`; one JSON line each, repeating the run's sett
 - `rows`, `answerable_rows`, `server_errors` (either turn answered 5xx or not at all), `http_status`
   (second turn);
 - over the answerable rows: `first_turn_template_right` (the previous utterance alone routed to the
-  intent's template); `template_kept` (the second answer ends on it: `metadata.template_id`, else
+  intent's template); `first_turn_clarified` (its answer asked for a value: the second turn may then answer
+  that clarification, and a change of an executed answer's value does not apply); `template_kept` (the second answer ends on it: `metadata.template_id`, else
   `metadata.composite_routing.template_id`); `changed_right` (every said changed value is in the final
   `metadata.parameters`, by bench_slots' `value_matches`, with the question text the second answer's
   trace, or else the first's, gives for that value: a carried value keeps the words it was read from);
@@ -456,6 +457,7 @@ def summarise(verdicts: list[RowVerdict], controls: list[ControlVerdict]) -> dic
         "server_errors": sum(v.failed for v in verdicts),
         "http_status": dict(sorted(Counter(str(v.exchange.second.status) for v in verdicts).items())),
         "first_turn_template_right": _ratio(sum(v.first_right for v in scored), n),
+        "first_turn_clarified": _ratio(sum(bool(v.exchange.first.clarification) for v in scored), n),
         "template_kept": _ratio(sum(v.kept for v in scored), n),
         "changed_right": _ratio(sum(v.changed_right for v in scored), n),
         "carried_rows": len(carried_rows),
