@@ -33,9 +33,9 @@ Per split (`seen`, `unseen`, `all`; one JSON line each, repeating the run's sett
   intent's template); `first_turn_clarified` (its answer asked for a value: the second turn may then answer
   that clarification, and a change of an executed answer's value does not apply); `template_kept` (the
   second answer ends on it: `metadata.template_id`, else `metadata.composite_routing.template_id`);
-  `changed_right` (every said changed value is in the final
-  `metadata.parameters`, by bench_slots' `value_matches`, with the question text the second answer's
-  trace, or else the first's, gives for that value: a carried value keeps the words it was read from);
+  `changed_right` (every said changed value is in the final `metadata.parameters`, by bench_slots'
+  `value_matches`, with the question text the second answer's trace, or else the first's, gives for that
+  value: a carried value keeps the words it was read from);
   `carried_rows` and `carried_right` (rows with a carried value, and the share of them with every carried
   value still in the final parameters); `frame_right` (template kept, changed right and carried right; a
   row with nothing to carry is carried right); value counts `changed_values`, `changed_values_right`,
