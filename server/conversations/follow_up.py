@@ -136,9 +136,10 @@ async def _complete(
     reply = await source.extractor.extract(message, only)
     from_reply = [t for t in reply.trace if t.extractor != "default"]
     said = [p for p in reply.problems if p.problem in ("invalid", "ambiguous")]
-    # values the reply gives for the template's other parameters change them too ('march 2nd baseball game'
-    # when only the category was asked for)
-    others = await _other_values(source, template, message, set(wanted))
+    # values the reply gives for the template's other parameters that are still open are taken too ('march
+    # 2nd baseball game' when only the category was asked for); values found earlier stay
+    settled = {name for name, value in earlier.items() if value is not None}
+    others = await _other_values(source, template, message, set(wanted) | settled)
     if not from_reply and not said and not others.trace:
         bare = _bare_value(message, only, is_confident)
         if bare is None:
@@ -161,7 +162,7 @@ async def _complete(
 
 
 async def _other_values(source: DataAdapter, template: Template, message: str, wanted: set[str]) -> Extraction:
-    """The values a reply states for parameters other than the ones asked for (none of the defaults)."""
+    """The values a reply states for the parameters not in `wanted` (none of the defaults)."""
     rest = [p for p in template.parameters if p.name not in wanted]
     if not rest:
         return Extraction()
