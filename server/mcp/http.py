@@ -69,7 +69,7 @@ class MCPEndpoint:
         if self.health()["status"] != "ok":
             raise web.HTTPServiceUnavailable(reason="MCP stopped")
         assert self.manager is not None
-        if request.method == "POST" and (refused := envelope_error(await request.read())) is not None:
+        if request.method == "POST" and (refused := envelope_error(await request.read(), request.content_type)):
             return refused
         extra = {PRINCIPAL_SCOPE_KEY: principal, "user": self._sdk.user(principal, presented_key(request))}
         return await call_asgi(self.manager.handle_request, request, extra)

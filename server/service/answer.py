@@ -9,7 +9,7 @@ from typing import Any
 
 from ..adapters.base import Adapter, DataAdapter
 from ..adapters.composite import CompositeAdapter
-from ..api.outcome import Outcome
+from ..api.outcome import AnswerReason, DecisionReason, Outcome
 from ..api.requests import Detail, Execution
 from ..api.responses import QueryMetadata, QueryResponse, RoutingExplanation, SessionTurnView, Wire
 from ..conversations import (
@@ -27,7 +27,7 @@ from ..routing.candidates import Candidate
 from ..routing.normalise import normalise_question
 from ..routing.router import Router, RoutingOutcome
 from ..templates import Template
-from . import fan_out
+from . import fan_out, parameter_views
 from .explain import alternative_view, composite_routing_view, routing_explanation
 from .formatting import render_content
 
@@ -170,7 +170,9 @@ async def _answer_turn(
     return result
 
 
-def _metadata(adapter: Adapter, original: str, question: str, template_id: str | None, reason: str) -> QueryMetadata:
+def _metadata(
+    adapter: Adapter, original: str, question: str, template_id: str | None, reason: DecisionReason | AnswerReason
+) -> QueryMetadata:
     metadata = QueryMetadata(source="intent", adapter=adapter.name, template_id=template_id, reason=reason)
     if question != original:
         metadata.normalised_query = question
@@ -247,7 +249,7 @@ async def _complete(
     adapter: Adapter, original: str, question: str, outcome: RoutingOutcome, follow_up: FollowUp
 ) -> Answer:
     """Answer a follow-up: the pending template with the values found so far (or ask again for what is missing)."""
-    reason = "clarification_answered" if follow_up.kind == "clarification" else "alternative_chosen"
+    reason = AnswerReason.of_follow_up(follow_up.kind)
     metadata = _metadata(adapter, original, question, follow_up.template.id, reason)
     timings = dict(outcome.timings_ms)
     confidence = follow_up.confidence
@@ -275,15 +277,15 @@ async def _finish(
 ) -> Answer:
     """Run the template with these values, or say what is still missing (and remember it for the session)."""
     metadata.parameters = extraction.values
-    metadata.extraction = [step.to_json() for step in extraction.trace]
+    metadata.extraction = parameter_views.filled(extraction)
     if extraction.left_out:
-        metadata.extraction_left_out = extraction.left_out
+        metadata.extraction_left_out = parameter_views.left_out(extraction)
     if extraction.llm is not None:
         metadata.extraction_llm = extraction.llm
     if not extraction.ok:
         metadata.status = Outcome.NEEDS_CLARIFICATION
         metadata.template_id = template.id
-        metadata.clarification = [p.to_json() for p in extraction.problems]
+        metadata.clarification = parameter_views.clarification(extraction.problems)
         content = "To answer this I need: " + "; ".join(p.message for p in extraction.problems) + "."
         metadata.timings_ms = timings
         response = QueryResponse(

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..api.outcome import Outcome
+from ..api.outcome import AnswerReason, Outcome
 from ..conversations.session import SessionTurn
 from ..routing.router import RoutingOutcome
 
@@ -97,14 +97,14 @@ def from_outcome(
     )
     if sources is not None:  # a fan-out answer: every source that ran; selected = the best-scored of them
         record.fan_out_sources = sources
-        record.reason = "fan_out" if sources else "no_source_above_min_score"
+        record.reason = AnswerReason.FAN_OUT if sources else AnswerReason.NO_SOURCE_ABOVE_MIN_SCORE
         if sources:
             record.selected_adapter, record.template_id = sources[0]["adapter"], sources[0]["template_id"]
     if turn is not None:
         record.session_hash, record.session_turn = turn.digest, turn.turn
         if turn.follow_up is not None:  # the message completed a pending turn: log what it ran, not its own route
             record.follow_up, record.completes_turn = turn.follow_up, turn.completes_turn
-            record.reason = "clarification_answered" if turn.follow_up == "clarification" else "alternative_chosen"
+            record.reason = AnswerReason.of_follow_up(turn.follow_up)
             record.selected_adapter, record.template_id = turn.adapter, turn.template_id
     return record
 
