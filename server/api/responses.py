@@ -166,7 +166,7 @@ class QueryResponse(Wire):
     rows: list[Json]
     metadata: QueryMetadata
     confidence: float
-    status: Outcome | None = None  # set for needs_clarification
+    status: Outcome = Field(description="what became of the question (the same as metadata.status)")
     session_id: str | None = Field(None, description="send it with the next message to continue this conversation")
     sections: list[SourceSection] | None = Field(
         None, description="fan_out: one section per source that ran (rows, template, scores, status)"

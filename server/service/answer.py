@@ -224,7 +224,7 @@ async def _respond(
             metadata.best_candidates = [alternative_view(c) for c in decision.alternatives]
             content = "No query template matches this question closely enough."
         metadata.timings_ms = timings
-        response = QueryResponse(content=content, rows=[], metadata=metadata, confidence=confidence)
+        response = QueryResponse(content=content, rows=[], metadata=metadata, confidence=confidence, status=status)
         return Answer(response, outcome, status, timings_ms=timings, pending=pending)
 
     assert chosen is not None  # decide() only sets execute with a selected candidate
@@ -316,5 +316,6 @@ async def _finish(
         rows=result.rows,
         metadata=metadata,
         confidence=confidence,
+        status=Outcome.EXECUTED,
     )
     return Answer(response, outcome, Outcome.EXECUTED, row_count=len(result.rows), timings_ms=timings)

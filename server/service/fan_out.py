@@ -262,6 +262,7 @@ async def answer(
             rows=[],
             metadata=metadata,
             confidence=round(best, 4),
+            status=Outcome.NO_MATCH,
             sections=[],
             source_stats=[],
         )
@@ -288,11 +289,10 @@ async def answer(
         rows=rows,
         metadata=metadata,
         confidence=round(float(chosen.run[0].score), 4),
+        status=status,
         sections=[r.section() for r in runs],
         source_stats=[r.stat() for r in runs],
     )
-    if status is Outcome.NEEDS_CLARIFICATION:
-        response.status = status
     return FanOutAnswer(response, status, len(rows), [r.log_entry() for r in runs], timings)
 
 

@@ -89,13 +89,13 @@ async def test_a_generated_client_works_without_edits(tmp_path, monkeypatch, fre
             stats = await routing_statistics.asyncio(client=session, since="1h")
             alive = await health.asyncio(client=session)
 
-    assert isinstance(answered, QueryResponse) and answered.metadata.status == Outcome.EXECUTED
+    assert isinstance(answered, QueryResponse) and answered.status == answered.metadata.status == Outcome.EXECUTED
     assert answered.metadata.reason == DecisionReason.HIGHEST_SCORE_ABOVE_THRESHOLD  # an enum member, not a string
     step = answered.metadata.extraction[0]
     assert isinstance(step, ExtractedValueView) and step.name == "department" and step.value == "Engineering"
     assert step.span[1] > step.span[0] and step.extractor
 
-    assert asked_back.metadata.status == Outcome.NEEDS_CLARIFICATION
+    assert asked_back.status == asked_back.metadata.status == Outcome.NEEDS_CLARIFICATION
     problem = asked_back.metadata.clarification[0]
     assert isinstance(problem, ClarificationView) and problem.name == "name" and problem.problem == "missing"
 
