@@ -36,6 +36,7 @@ from ..stores.group_search import GroupSearch
 from ..templates import Template
 from ..templates.library import ParsedBody
 from .result_cache import CachedRows, ResultCache, ResultCacheSettings, cache_key, ttl_for
+from .source_check import SourceCheck
 
 
 class AdapterSettings(BaseModel):
@@ -162,6 +163,7 @@ class DataAdapter(Adapter):
         self.guard = SourceGuard.for_settings(settings)  # retries + circuit breaker around `execute`
         assert isinstance(settings, DataAdapterSettings)
         self.bulkhead = Bulkhead(settings.name, settings.max_concurrency, settings.queue_timeout)
+        self.source_check: SourceCheck | None = None  # what the load's check against the source found
         if context.extractor is not None:
             context.extractor.bind_values_source(self)  # values_from lists run on this adapter's source
 
@@ -263,16 +265,24 @@ class DataAdapter(Adapter):
         """The source's own check (`source_health`), unless the circuit breaker is open: then every query
         answers 503 at once, whatever a ping of the source says (a corrupt file still answers SELECT 1)."""
         breaker = self.guard.breaker
+        found: dict[str, Any]
         if breaker.state == "open":
             found = {"status": "down", "reason": breaker.why_open()}
         else:
             found = await self.source_health()
+        if self.source_check is not None and self.source_check.status == "unchecked":
+            found = {**found, "templates_checked": self.source_check.to_json()}  # why its templates were not
         extraction = self.context.extractor.status() if self.context.extractor is not None else {}
         return {**found, "parameter_extraction": extraction} if extraction else found
 
     async def source_health(self) -> dict[str, Any]:
         """Cheap liveness of the source itself: {'status': 'ok'|'down', 'reason'?: str}."""
         return {"status": "ok"}
+
+    async def check_against_source(self) -> SourceCheck:
+        """Ask the live source whether each template would run (server/adapters/source_check.py), reading
+        no rows; run when a config loads. Types without a schema to ask (http, graphql) keep this default."""
+        return SourceCheck(self.name, "not_checked", len(self.templates))
 
     async def check_source(self) -> None:
         """Asked before the result cache and before every query: raise SourceUnavailable when the source
@@ -295,6 +305,14 @@ class DataAdapter(Adapter):
         `truncated` is known."""
         assert isinstance(self.settings, DataAdapterSettings)
         return self.settings.max_rows if max_rows is None else max_rows
+
+    @staticmethod
+    def answering(max_rows: int | None) -> bool:
+        """True for an answer (no caller's cap): it is also cut by the template's own limit (a SQL LIMIT, a
+        find's limit, a search's size), which then asks for one row more so that `truncated` tells "the
+        first 100 of more" from "all 100" (own_limit.py). A values_from list (its max_values as the cap)
+        runs its query as written: a limit there is the operator's choice, not a cut answer."""
+        return max_rows is None
 
     @abstractmethod
     async def execute(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> QueryResult:

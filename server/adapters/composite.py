@@ -50,6 +50,9 @@ class CompositeAdapterSettings(AdapterSettings):
     # embedding scores of children with different models mapped to one 0..1 scale (routing/calibration.py):
     # auto = when the children use more than one embedding model; examples = always; off = raw cosines
     score_calibration: Literal["auto", "examples", "off"] = "auto"
+    # in a session, a message may change a value of the last answer ("what about Sales?", "no, I meant 2023");
+    # false: only what an answer left pending (a clarification, a choice) is continued
+    follow_ups: bool = True
     # per-composite overrides of the global composite_retrieval block (merged over it at load)
     reranking: RerankingOverride | None = None
     string_similarity: StringSimilarityOverride | None = None
@@ -108,6 +111,7 @@ class CompositeAdapter(Adapter):
             on_ambiguity=s.on_ambiguity,
             verbose=s.verbose,
             retrieval=self.retrieval,
+            follow_ups=s.follow_ups,
         )
         self._closed = False
         self._calibrations: dict[str, ScoreCalibration] = {}

@@ -29,6 +29,8 @@ from . import duckdb_files
 from .base import DataAdapter, DataAdapterSettings, QueryResult
 from .file_identity import REASONS, FileIdentity, FollowsFile
 from .like_escape import add_escape_clauses, escaped_params, pattern_issues
+from .own_limit import limited_query
+from .source_check import SourceCheck, SourceDown, check_in_thread, first_line, typed_nulls
 from .sql import to_json_value
 from .sql_guard import function_names, parse_sql_body, path_like_tables
 
@@ -255,17 +257,31 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
         except Exception:
             return {"status": "down", "reason": "database error"}
 
+    async def check_against_source(self) -> SourceCheck:
+        """Each body bound by DuckDB with typed NULL binds (DESCRIBE of the query: the columns it would
+        return; names resolve, nothing runs, and it is 3x quicker than EXPLAIN's physical plan)."""
+        templates = list(self.templates.values())
+        conn, down = self._conn, self.file_down()
+        if conn is None or down is not None:
+            return SourceCheck.unchecked(self.name, len(templates), down["reason"] if down else "not connected")
+        ask = functools.partial(_refused_templates, conn)
+        return await check_in_thread(
+            self.name, f"{self.name} (duckdb)", "sql", templates, ask, self.settings.query_timeout
+        )
+
     async def execute(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> QueryResult:
         if self._conn is None:
             raise SourceUnavailable(self.name, "adapter is not started")
         await self.check_source()
         params = escaped_params(template, params, "duckdb")
+        sql, cap = template.body, self.row_cap(max_rows)
+        if self.answering(max_rows):  # the template's own LIMIT asks for one row more (own_limit.py)
+            query = limited_query(sql, params, "duckdb", cap)
+            sql, params, cap = query.sql, query.params, query.cap
         cursor = self._conn.cursor()
         timeout = self.settings.query_timeout
         try:
-            task = await self.bulkhead.thread(
-                self._run, cursor, template.body, params, self.row_cap(max_rows)
-            )  # 503 source_busy when full
+            task = await self.bulkhead.thread(self._run, cursor, sql, params, cap)  # 503 source_busy when full
         except BaseException:
             cursor.close()
             raise
@@ -295,6 +311,26 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "backend": "duckdb"}
+
+
+def _refused_templates(conn: duckdb.DuckDBPyConnection, templates: list[Template]) -> list[tuple[Template, str]]:
+    """(template, DuckDB's message) for each body DuckDB cannot bind; SourceDown when the database cannot be read."""
+    import duckdb
+
+    refused = []
+    cursor = conn.cursor()
+    try:
+        for template in templates:
+            body, binds = typed_nulls(template, "duckdb", "duckdb", lambda name: f"${name}")
+            try:
+                cursor.execute(f"DESCRIBE {body}", dict.fromkeys(binds))
+            except duckdb.Error as exc:
+                if is_source_error(exc):
+                    raise SourceDown("the database cannot be read") from None
+                refused.append((template, first_line(str(exc))))
+    finally:
+        cursor.close()
+    return refused
 
 
 @functools.lru_cache(maxsize=50_000)  # reloads check unchanged templates again; parse each text once

@@ -24,6 +24,7 @@ from ..templates.library import ParsedBody
 from .base import DataAdapter, DataAdapterSettings, QueryResult
 from .json_rows import ResponseMapping, map_rows
 from .placeholders import Path, parse_structure, pattern_issues, placeholders_in, render, static_value
+from .source_check import SourceCheck, refusal
 from .web_client import TRANSIENT_STATUSES
 
 if TYPE_CHECKING:
@@ -136,6 +137,14 @@ def render_search(body: ESBody, params: dict[str, Any], cap: int) -> dict[str, A
     return rendered
 
 
+def _total_hits(hits: Any) -> int:
+    """How many documents matched, as the reply counts them (`hits.total`, a number or {value, relation});
+    0 when the search did not count them (track_total_hits: false)."""
+    total = hits.get("total") if isinstance(hits, dict) else None
+    value = total.get("value") if isinstance(total, dict) else total
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def bucket_rows(name: str, result: Any) -> list[dict[str, Any]]:
     """An aggregation's result as rows: one per bucket (key, doc_count, each sub-aggregation's value),
     or a single row for a metric aggregation."""
@@ -225,6 +234,24 @@ class ElasticsearchAdapter(DataAdapter):
             alive = False
         return {"status": "ok"} if alive else {"status": "down", "reason": "cannot reach Elasticsearch"}
 
+    async def check_against_source(self) -> SourceCheck:
+        """Every index (or alias, or pattern matching one) a template searches exists."""
+        templates = list(self.templates.values())
+        if self._client is None:
+            return SourceCheck.unchecked(self.name, len(templates), "not connected")
+        indices = sorted({t.body.index for t in templates})
+        try:
+            async with asyncio.timeout(self.settings.query_timeout):
+                found = {name: bool(await self._client.indices.exists(index=name)) for name in indices}
+        except Exception:  # unreachable, refused, timed out: unchecked, not an error
+            return SourceCheck.unchecked(self.name, len(templates), "cannot reach Elasticsearch")
+        issues = tuple(
+            refusal(f"{self.name} (elasticsearch)", t, "elasticsearch.index", f"no index '{t.body.index}'")
+            for t in templates
+            if not found[t.body.index]
+        )
+        return SourceCheck(self.name, "checked", len(templates), issues=issues)
+
     def render_request(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> dict[str, Any]:
         body: ESBody = template.body
         return {"index": body.index, "body": render_search(body, params, self.row_cap(max_rows))}
@@ -260,21 +287,25 @@ class ElasticsearchAdapter(DataAdapter):
         except TransportError as exc:
             log.warning("elasticsearch adapter %s cannot reach the server: %s", self.name, exc)
             raise SourceUnavailable(self.name, "cannot reach Elasticsearch", transient=True) from None
-        return self._rows(template, response.body, self.row_cap(max_rows))
+        return self._rows(template, response.body, self.row_cap(max_rows), self.answering(max_rows))
 
-    def _rows(self, template: Template, reply: Any, cap: int) -> QueryResult:
+    def _rows(self, template: Template, reply: Any, cap: int, answer: bool) -> QueryResult:
         body: ESBody = template.body
         mapping = ResponseMapping(fields=body.fields)
         try:
             if body.aggregation is not None:
-                items = bucket_rows(body.aggregation, reply["aggregations"][body.aggregation])
+                result = reply["aggregations"][body.aggregation]
+                items = bucket_rows(body.aggregation, result)
+                more = isinstance(result, dict) and (result.get("sum_other_doc_count") or 0) > 0
             else:
                 items = [{"_id": hit.get("_id"), **(hit.get("_source") or {})} for hit in reply["hits"]["hits"]]
+                more = _total_hits(reply["hits"]) > len(items)
         except (KeyError, TypeError):
             what = f"aggregation '{body.aggregation}'" if body.aggregation else "hits"
             raise QueryFailed(self.name, f"template '{template.id}': the reply has no {what}") from None
         rows, columns, truncated = map_rows(items, mapping, cap)
-        return QueryResult(rows=rows, columns=columns, truncated=truncated)
+        # an answer cut by the body's own `size` (or a terms aggregation's) says so: the reply counts the rest
+        return QueryResult(rows=rows, columns=columns, truncated=truncated or (answer and more))
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "backend": "elasticsearch"}

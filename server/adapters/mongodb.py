@@ -29,6 +29,7 @@ from .placeholders import (
     render,
     static_value,
 )
+from .source_check import SourceCheck, refusal
 from .sql import to_json_value
 
 if TYPE_CHECKING:
@@ -126,6 +127,20 @@ def parse_mongo_body(raw: Any) -> ParsedBody:
     return ParsedBody(body, parsed.placeholders)
 
 
+def collections_read(body: MongoBody) -> list[str]:
+    """The collections a body reads: its own, then those of its $lookup / $graphLookup / $unionWith stages."""
+    names = [body.collection]
+    for stage in body.pipeline or []:
+        for operator, spec in stage.items():
+            if operator in ("$lookup", "$graphLookup") and isinstance(spec, dict) and isinstance(spec.get("from"), str):
+                names.append(spec["from"])
+            elif operator == "$unionWith":
+                name = spec.get("coll") if isinstance(spec, dict) else spec
+                if isinstance(name, str):
+                    names.append(name)
+    return list(dict.fromkeys(names))
+
+
 def _is_regex(path: Path) -> bool:
     keys = [p for p in path if isinstance(p, str)]
     if "$regex" in keys:
@@ -189,19 +204,37 @@ def is_transient_error(exc: BaseException) -> bool:
     return isinstance(exc, OperationFailure) and exc.code in _TRANSIENT_CODES
 
 
-def render_mongo(body: MongoBody, params: dict[str, Any], cap: int) -> dict[str, Any]:
-    """The exact operation sent to the server, with every parameter as a literal value."""
+def own_limit(body: MongoBody, params: dict[str, Any]) -> int | None:
+    """The template's own limit for these values: a find's `limit`, or an aggregate's last stage when it
+    is a `$limit` (None: the template sets none)."""
+    if body.operation == "find":
+        limit = render(body.limit, params, None, ("limit",))
+    elif body.operation == "aggregate" and body.pipeline and set(body.pipeline[-1]) == {"$limit"}:
+        index = len(body.pipeline) - 1
+        limit = render(body.pipeline[-1]["$limit"], params, None, ("pipeline", index, "$limit"))
+    else:
+        return None
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ValueError("limit must be a positive integer")
+    return limit
+
+
+def render_mongo(body: MongoBody, params: dict[str, Any], cap: int, answer: bool = False) -> dict[str, Any]:
+    """The exact operation sent to the server, with every parameter as a literal value. At most cap + 1
+    documents come back; for an answer, the template's own limit asks for one more too, so that an answer
+    it cut is known to be cut (DataAdapter.answering)."""
     sent: dict[str, Any] = {"collection": body.collection, "operation": body.operation}
+    own = own_limit(body, params)
     if body.operation == "aggregate":
         pipeline = render(body.pipeline, params, _wrap, ("pipeline",), dates_as_text=False)
+        if answer and own is not None:
+            pipeline[-1] = {"$limit": own + 1}
         sent["pipeline"] = [*pipeline, {"$limit": cap + 1}]
         return sent
     sent["filter"] = render(body.filter or {}, params, _wrap, ("filter",), dates_as_text=False)
     if body.operation == "find":
-        limit = render(body.limit, params, None, ("limit",))
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-            raise ValueError("limit must be a positive integer")
-        sent.update(projection=body.projection, sort=body.sort, limit=min(limit or cap + 1, cap + 1))
+        limit = cap + 1 if own is None else own + 1 if answer else own
+        sent.update(projection=body.projection, sort=body.sort, limit=min(limit, cap + 1))
     elif body.operation == "distinct":
         sent["key"] = body.key
     return sent
@@ -261,8 +294,35 @@ class MongoDBAdapter(DataAdapter):
         except Exception:
             return {"status": "down", "reason": "cannot reach the MongoDB server"}
 
+    async def check_against_source(self) -> SourceCheck:
+        """Every collection a template reads (its own, a $lookup's or $unionWith's) exists in the database."""
+        templates = list(self.templates.values())
+        if self._client is None:
+            return SourceCheck.unchecked(self.name, len(templates), "not connected")
+        try:
+            async with asyncio.timeout(self.settings.connection.connect_timeout):
+                names = set(await self._client[self.settings.connection.database].list_collection_names())
+        except Exception:  # unreachable, refused, timed out: unchecked, not an error
+            return SourceCheck.unchecked(self.name, len(templates), "cannot reach the MongoDB server")
+        database = self.settings.connection.database
+        issues = tuple(
+            refusal(f"{self.name} (mongodb)", t, "mongodb", f"no collection '{name}' in database '{database}'")
+            for t in templates
+            for name in collections_read(t.body)
+            if name not in names
+        )
+        return SourceCheck(self.name, "checked", len(templates), issues=issues)
+
     def render_request(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> dict[str, Any]:
-        return render_mongo(template.body, bson_params(template, params), self.row_cap(max_rows))
+        return render_mongo(
+            template.body, bson_params(template, params), self.row_cap(max_rows), self.answering(max_rows)
+        )
+
+    def _shown_rows(self, template: Template, params: dict[str, Any], max_rows: int | None) -> int:
+        """The rows an answer shows: the row cap, or the template's own limit when smaller."""
+        cap = self.row_cap(max_rows)
+        own = own_limit(template.body, bson_params(template, params)) if self.answering(max_rows) else None
+        return cap if own is None else min(cap, own)
 
     async def execute(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> QueryResult:
         from pymongo.errors import ConnectionFailure, ExecutionTimeout, PyMongoError
@@ -285,7 +345,7 @@ class MongoDBAdapter(DataAdapter):
             if is_transient_error(exc):  # a primary stepping down, an interrupted read: the replica set recovers
                 raise SourceUnavailable(self.name, "MongoDB is changing primary", transient=True) from None
             raise QueryFailed(self.name, f"template '{template.id}' failed to run") from None
-        cap = self.row_cap(max_rows)
+        cap = self._shown_rows(template, params, max_rows)  # valid: request_for rendered it already
         rows = [{str(k): to_json_value(v) for k, v in doc.items()} for doc in docs[:cap]]
         columns: dict[str, None] = {}
         for row in rows:

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import decimal
+import functools
 import logging
 import math
 import uuid
@@ -34,7 +35,10 @@ from ..templates.library import ParsedBody
 from .base import DataAdapter, DataAdapterSettings, QueryResult
 from .file_identity import REASONS, FileIdentity, FollowsFile
 from .like_escape import add_escape_clauses, escaped_params, pattern_issues
+from .own_limit import limited_query
+from .source_check import SourceCheck, check_in_thread
 from .sql_guard import function_names, parse_sql_body
+from .sql_prepare import refused_templates
 
 log = logging.getLogger("intent_router.adapters.sql")
 
@@ -237,6 +241,16 @@ class SQLAdapter(FollowsFile, DataAdapter):
                 await asyncio.to_thread(old.dispose)
             await self.forget_cached()
 
+    async def check_against_source(self) -> SourceCheck:
+        """Each body planned (EXPLAIN) or prepared by the database itself, with NULL binds (sql_prepare.py)."""
+        templates = list(self.templates.values())
+        engine, down = self._engine, self.file_down()
+        if engine is None or down is not None:
+            return SourceCheck.unchecked(self.name, len(templates), down["reason"] if down else "not started")
+        timeout = self.settings.connection.connect_timeout + self.settings.query_timeout
+        ask = functools.partial(refused_templates, engine, self.backend, classify=classify_error)
+        return await check_in_thread(self.name, f"{self.name} ({self.backend})", "sql", templates, ask, timeout)
+
     def _ping(self) -> None:
         assert self._engine is not None
         with self._engine.connect() as conn:
@@ -249,8 +263,12 @@ class SQLAdapter(FollowsFile, DataAdapter):
         timeout = self.settings.query_timeout
         holder: dict[str, Any] = {}
         params = escaped_params(template, params, "sqlite")  # bodies are tokenised as SQLite at load
-        cap = self.row_cap(max_rows)
-        task = await self.bulkhead.thread(self._run, template.body, params, holder, cap)  # 503 source_busy when full
+        sql, row_cap = template.body, self.row_cap(max_rows)
+        cap = row_cap
+        if self.answering(max_rows):  # the template's own LIMIT asks for one row more (own_limit.py)
+            query = limited_query(sql, params, "sqlite", row_cap)
+            sql, params, cap = query.sql, query.params, query.cap
+        task = await self.bulkhead.thread(self._run, sql, params, holder, cap, row_cap)  # 503 source_busy when full
         try:
             async with asyncio.timeout(timeout):  # not wait_for: 3.11 wait_for can swallow the request cancel
                 return await task
@@ -271,13 +289,15 @@ class SQLAdapter(FollowsFile, DataAdapter):
                 ) from None
             raise QueryFailed(self.name, f"template '{template.id}' failed to run", transient=transient) from None
 
-    def _run(self, sql: str, params: dict[str, Any], holder: dict[str, Any], cap: int) -> QueryResult:
+    def _run(self, sql: str, params: dict[str, Any], holder: dict[str, Any], cap: int, row_cap: int) -> QueryResult:
+        """At most `cap` rows (the template's own LIMIT when smaller than `row_cap`), fetching one more to know
+        whether there were more."""
         assert self._engine is not None
         with self._engine.connect() as conn:
             holder["dbapi"] = conn.connection.dbapi_connection
             if self.backend == "postgresql":  # a server-side cursor: only cap + 1 rows ever cross the wire
                 conn = conn.execution_options(stream_results=True, max_row_buffer=cap + 1)
-            with self._select_limit(conn, cap):
+            with self._select_limit(conn, row_cap):
                 result = conn.execute(text(sql), params)
                 columns = list(result.keys())
                 fetched = result.fetchmany(cap + 1)

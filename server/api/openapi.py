@@ -79,7 +79,7 @@ def _shapes(op: Operation, keys: bool) -> list[tuple[Shape, JsonSchemaMode]]:
     wanted: list[tuple[Shape, JsonSchemaMode]] = [(_request(op, keys), "validation")]
     wanted += [(op.ok, "serialization")]
     wanted += [(shape, "serialization") for reply in _replies(op, keys) for _, shape in reply.content]
-    return [(shape, mode) for shape, mode in wanted if isinstance(shape, type)]
+    return [(shape, mode) for shape, mode in wanted if _generated(shape)]
 
 
 def _request(op: Operation, keys: bool) -> Shape:
@@ -90,10 +90,13 @@ def _replies(op: Operation, keys: bool) -> list[Reply]:
     return [r for r in op.replies if keys or not r.keys_only]
 
 
+def _generated(shape: Shape) -> bool:
+    """A type form pydantic makes the schema of (a model, a TypedDict, a union), not a literal schema or None."""
+    return shape is not None and not isinstance(shape, dict)
+
+
 def _schema(shape: Shape, mode: JsonSchemaMode, schemas: dict[Key, Json]) -> Json | None:
-    if isinstance(shape, type):
-        return schemas[(shape, mode)]
-    return shape
+    return schemas[(shape, mode)] if _generated(shape) else shape
 
 
 def _content(content: tuple[tuple[str, Shape], ...], schemas: dict[Key, Json]) -> Json:
@@ -144,7 +147,7 @@ def build_openapi(keys: bool = True, version: str = VERSION, operations: tuple[O
     for op in operations:
         wanted += _shapes(op, keys)
     inputs: list[tuple[Key, JsonSchemaMode, TypeAdapter[Any]]] = [
-        ((shape, mode), mode, TypeAdapter(shape)) for shape, mode in dict.fromkeys(wanted) if isinstance(shape, type)
+        ((shape, mode), mode, TypeAdapter(shape)) for shape, mode in dict.fromkeys(wanted) if _generated(shape)
     ]
     keyed, top = TypeAdapter.json_schemas(inputs, ref_template=REF)
     schemas: dict[Key, Json] = {key: schema for (key, _), schema in keyed.items()}

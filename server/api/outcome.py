@@ -27,14 +27,13 @@ class DecisionReason(StrEnum):
 
 
 class AnswerReason(StrEnum):
-    """`metadata.reason` where the answer is more than the routing decision."""
+    """`metadata.reason` where the answer is more than the routing decision. The follow-ups' reasons are the
+    values of conversations/follow_up.py's REASONS (tests/unit/test_reasons.py keeps the two together)."""
 
     FAN_OUT = "fan_out"  # the best template of each child clearing min_score ran
     NO_SOURCE_ABOVE_MIN_SCORE = "no_source_above_min_score"  # fan_out: no child's template cleared min_score
     CLARIFICATION_ANSWERED = "clarification_answered"  # the message completed the pending clarification
     ALTERNATIVE_CHOSEN = "alternative_chosen"  # the message picked one of the listed alternatives
-
-    @classmethod
-    def of_follow_up(cls, kind: str) -> AnswerReason:
-        """The reason of a message that answered its session's pending turn: a clarification or a choice."""
-        return cls.CLARIFICATION_ANSWERED if kind == "clarification" else cls.ALTERNATIVE_CHOSEN
+    FOLLOW_UP = "follow_up"  # the message changed a value of the last answer, which ran again
+    CORRECTION = "correction"  # the message corrected a value of the last answer
+    PENDING_TEMPLATE_GONE = "pending_template_gone"  # the pending question's template no longer exists

@@ -51,6 +51,16 @@ class MultistageScoring(Wire):
     scoring_details: Json
 
 
+class CountQuestionView(Wire):
+    """A count question routed to a list template, answered by the template that counts that list
+    (`counts: <list id>`); the scores shown are the ones the list earned (routing/count_questions.py)."""
+
+    cue: str = Field(description='the words that asked for a number: "how many", "number of", "count", "headcount"')
+    adapter: str
+    list_template: str = Field(description="the list template the question routed to")
+    count_template: str = Field(description="the template that counts it, which answers instead")
+
+
 class CompositeRouting(Wire):
     selected_adapter: str | None
     template_id: str | None
@@ -62,6 +72,7 @@ class CompositeRouting(Wire):
     multistage_scoring: MultistageScoring | None = None
     stage_errors: list[StageError] | None = None
     alternatives: list[AlternativeView] | None = None
+    count_question: CountQuestionView | None = None
 
 
 class SessionTurnView(Wire):
@@ -69,10 +80,14 @@ class SessionTurnView(Wire):
 
     session_id: str
     turn: int = Field(description="messages answered in this session, this one included")
-    follow_up: Literal["clarification", "choice"] | None = Field(
-        None, description="the message answered the pending clarification, or picked a listed alternative"
+    follow_up: Literal["clarification", "choice", "follow_up", "correction", "expired"] | None = Field(
+        None,
+        description="the message answered the pending clarification, picked a listed alternative, changed a value "
+        "of the last answer (follow_up, correction), or answered a question whose template a reload removed",
     )
     completes_turn: int | None = Field(None, description="the turn whose clarification or choice it answered")
+    changed: list[str] | None = Field(None, description="follow_up / correction: the parameters the message gave")
+    carried: list[str] | None = Field(None, description="follow_up / correction: the values kept from the last answer")
 
 
 SourceStatus = Literal["ok", "timeout", "error", "needs_clarification"]
@@ -215,6 +230,9 @@ class RoutingDecisionView(Wire):
     acceptance: AcceptanceView | None = None  # the in-scope test's verdict on the top candidate, when on
     alternatives: list[AlternativeView] | None = None
     parameters: Json | None = None
+    count_question: CountQuestionView | None = Field(
+        None, description="set when a count question was given the count template of the list it routed to"
+    )
 
 
 class RoutingConfigurationView(Wire):
@@ -295,8 +313,10 @@ class HealthResponse(Wire):
     )
     mcp: Json | None = Field(
         None,
-        description="MCP over streamable HTTP at /mcp: {status: starting | ok | down, reason?}; down (it could "
-        "not start, /mcp answers 503) makes the status degraded (with a key when auth is on)",
+        description="MCP over streamable HTTP at /mcp: {status: starting | ok | saturated | down, reason?, "
+        "transport: stateful | stateless, sessions?: {open, idle, max_sessions, max_sessions_per_key, keys_at_cap, "
+        "opened, refused, closed_for_room}}; down (it could not start, /mcp answers 503) and saturated (the "
+        "stateful transport holds mcp.max_sessions sessions) make the status degraded (with a key when auth is on)",
     )
     config_hash: str | None = Field(
         None,

@@ -12,6 +12,7 @@ import json
 import logging
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -19,17 +20,19 @@ import numpy as np
 import yaml
 
 from ..adapters.base import Adapter, DataAdapter
+from ..adapters.composite import CompositeAdapter
 from ..config.yaml_bounds import SAFE_LOADER, check_bounds
 from ..embedding.base import Embedder
 from ..routing.acceptance import Acceptance
 from ..routing.decision import DecisionRule
-from ..routing.fitting import Observation, evaluate, fit_threshold
+from ..routing.fitting import Fit, Observation, evaluate, fit_threshold, tidy_threshold
 from ..routing.normalise import normalise_question
 from ..routing.router import Router
 from ..routing.stages.intent_model import IntentModelStage
 from ..runtime.build import build_runtime
 from ..runtime.heap import no_cyclic_gc
-from ..runtime.loader import load_config
+from ..runtime.loader import find_adapter_entry, load_config
+from .fit_report import chosen_fit, fitted_values, threshold_change, write_fitted, wrong_answers
 
 log = logging.getLogger("intent_router.fit")
 
@@ -172,7 +175,16 @@ def acceptance_of(adapter: Adapter) -> Acceptance | None:
     return next((s.acceptance for s in stages if isinstance(s, IntentModelStage) and s.acceptance), None)
 
 
-async def fit_command(config: Path, labelled: Path | None, adapter_name: str | None) -> dict[str, Any]:
+def _figures(fit: Fit) -> dict[str, Any]:
+    """A fit's accuracy figures without the settings it was judged at."""
+    return {k: v for k, v in fit.to_json().items() if k not in ("threshold", "margin")}
+
+
+async def fit_command(
+    config: Path, labelled: Path | None, adapter_name: str | None, write: bool = False
+) -> dict[str, Any]:
+    """The fit, the questions the chosen values get wrong with what to change where, and with `write` the
+    values written into the adapter's YAML entry (fit_report.py)."""
     runtime = await build_runtime(load_config(config))
     try:
         adapter = runtime.get(adapter_name) if adapter_name else runtime.default_adapter()
@@ -187,7 +199,8 @@ async def fit_command(config: Path, labelled: Path | None, adapter_name: str | N
                     "give --labelled FILE"
                 )
             return out
-        obs, accepted = await observe(adapter, read_labelled(labelled))
+        items = read_labelled(labelled)
+        obs, accepted = await observe(adapter, items)
         rule = DecisionRule.of(adapter.routing_policy())
         current = evaluate(obs, rule)
         best = fit_threshold(obs, on_ambiguity=rule.on_ambiguity)
@@ -198,10 +211,33 @@ async def fit_command(config: Path, labelled: Path | None, adapter_name: str | N
             "fitted_threshold": best.to_json(),
             "fitted_threshold_and_margin": with_margin.to_json(),
         }
+        entry = find_adapter_entry(config, adapter.name)
         if acceptance is not None:
             # with acceptance on, its probability decides: these are the figures that matter
             out["acceptance"]["current"] = evaluate(accepted, DecisionRule(acceptance.threshold)).to_json()
-            out["acceptance"]["fitted_threshold"] = fit_threshold(accepted).to_json()
+            fitted_acceptance = fit_threshold(accepted)
+            out["acceptance"]["fitted_threshold"] = fitted_acceptance.to_json()
+            value = tidy_threshold(accepted, fitted_acceptance)
+            chosen = DecisionRule(value)
+            out["chosen"] = {"acceptance.threshold": value, **_figures(evaluate(accepted, chosen))}
+            out["wrong_at_chosen_threshold"] = wrong_answers(adapter, items, accepted, chosen, "acceptance.threshold")
+            nested = replace(entry, key_path=(*entry.key_path, "acceptance"))
+            fitted = {"threshold": value}
+            out["change"] = threshold_change(nested, {"threshold": acceptance.threshold}, fitted)
+            if write:
+                out["write"] = write_fitted(nested, fitted)
+            return out
+        fit = chosen_fit(best, with_margin) if isinstance(adapter, CompositeAdapter) else best
+        value = tidy_threshold(obs, fit, rule.on_ambiguity)
+        chosen = DecisionRule(value, fit.margin, rule.on_ambiguity)
+        fitted = fitted_values(fit, value)
+        out["chosen"] = {**fitted, **_figures(evaluate(obs, chosen))}
+        out["wrong_at_chosen_threshold"] = wrong_answers(adapter, items, obs, chosen)
+        policy = adapter.routing_policy()
+        now = {"confidence_threshold": policy.confidence_threshold, "ambiguity_margin": policy.ambiguity_margin}
+        out["change"] = threshold_change(entry, now, fitted)
+        if write:
+            out["write"] = write_fitted(entry, fitted)
         return out
     finally:
         await runtime.close()

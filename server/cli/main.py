@@ -56,10 +56,12 @@ def _parser() -> tuple[argparse.ArgumentParser, set[str]]:
     validate = _command(
         sub,
         "validate",
-        "check all YAML; exit 1 with file:line messages on errors",
+        "check all YAML and every template against its source; exit 1 with file:line messages",
         "Load and check config.yaml, every adapter file and every template library as a server would (keys, "
-        "types, bounds, parameters, query bodies, ${VAR} substitution) without opening sources or binding a "
-        "port. Prints a summary and exits 0, or prints every problem as file:line and exits 1.",
+        "types, bounds, parameters, query bodies, ${VAR} substitution), and check each template against its "
+        "live source (SQL bodies planned or prepared, MongoDB collections and Elasticsearch indexes looked "
+        "up; nothing runs, nothing is written) without binding a port. Prints a summary and exits 0 (a source "
+        "that is down is reported as unchecked on stderr), or prints every problem as file:line and exits 1.",
     )
     reindex = _command(
         sub,
@@ -80,10 +82,11 @@ def _parser() -> tuple[argparse.ArgumentParser, set[str]]:
         sub,
         "fit-thresholds",
         "fit the confidence threshold and margin from labelled questions; report the acceptance self-calibration",
-        "Route labelled questions with the server's own code and print, as JSON, the current accuracy and "
-        "the confidence threshold (and ambiguity margin) that maximise it; with composite_retrieval.acceptance "
-        "on, also the acceptance test's self-calibration and the threshold the labels fit. Without --labelled "
-        "it prints the self-calibration alone.",
+        "Route labelled questions with the server's own code and print, as JSON, the current accuracy, the "
+        "confidence threshold (and ambiguity margin) that maximise it, and the questions the chosen threshold "
+        "gets wrong with what to change where; with composite_retrieval.acceptance on, also the acceptance "
+        "test's self-calibration and the threshold the labels fit. Without --labelled it prints the "
+        "self-calibration alone. --write puts the fitted values into the adapter's YAML.",
     )
     fit.add_argument(
         "--labelled",
@@ -91,6 +94,11 @@ def _parser() -> tuple[argparse.ArgumentParser, set[str]]:
         help="YAML questions: [{question, adapter, template}] (template null: must be rejected)",
     )
     fit.add_argument("--adapter", help=f"the adapter to fit ({DEFAULT_ADAPTER})")
+    fit.add_argument(
+        "--write",
+        action="store_true",
+        help="write the fitted values into the adapter's YAML entry (comments kept, a .bak beside it)",
+    )
     for command in (serve, route, validate, reindex, mcp, fit):  # `route ... --config PATH` works as well
         command.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="config file or directory")
     return parser, set(sub.choices)
@@ -132,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         if command == "fit-thresholds":
             from .fit import fit_command
 
-            print(json.dumps(asyncio.run(fit_command(args.config, args.labelled, args.adapter)), indent=2))
+            print(json.dumps(asyncio.run(fit_command(args.config, args.labelled, args.adapter, args.write)), indent=2))
             return 0
         if command == "mcp":
             from ..mcp.stdio import serve_stdio
@@ -164,14 +172,20 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _validate(config: Path) -> int:
-    """Load and check everything a server would load, without building adapters or binding a port."""
+    """Load and check everything a server would load, and check every template against its live source
+    (runtime/source_checks.py), without embedding, indexing or binding a port. A source that is down is
+    reported as unchecked (a warning), not as an error."""
     from ..runtime.model_mix import mixed_model_warnings
+    from ..runtime.source_checks import check_config_sources
 
     loaded = load_config(config)
+    checks = asyncio.run(check_config_sources(loaded))  # a template its source refuses: ConfigError, exit 1
     count = sum(len(t) for t in loaded.templates.values())
-    for warning in mixed_model_warnings(loaded):
+    for warning in mixed_model_warnings(loaded) + [w for c in checks if (w := c.warning()) is not None]:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"OK: {len(loaded.adapters)} adapters, {count} templates, {len(loaded.files)} files")
+    checked = sum(c.templates for c in checks if c.status == "checked")
+    print(f"checked against their sources: {checked} of {count} templates")
     return 0
 
 

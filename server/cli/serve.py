@@ -143,7 +143,7 @@ async def _serve(config: Path, host: str, port: int, reuse_port: bool = False, w
     runtime = await holder.start()
     app = create_app(holder)
     if reuse_port:  # several workers share the port: an MCP session could not follow its client
-        app[MCP].stateless = True
+        app[MCP].several_workers = True
     if watch:
         attach_watcher(app, holder)  # reload when config or template files change
     runner = GuardedAppRunner(app, lambda: read_timeouts(holder), access_log=None)

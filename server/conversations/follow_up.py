@@ -18,17 +18,27 @@ from typing import TYPE_CHECKING, Any, Literal
 from rapidfuzz import fuzz, utils
 
 from ..params import problems as param_problems
-from ..params.base import Extraction
+from ..params.base import Extraction, ParamProblem
+from ..params.choices import suggestions
 from ..params.coercion import InvalidValue
 from ..params.extractor import validate
 from ..routing.router import RoutingOutcome
-from ..templates import Template
-from .state import PendingChoice, PendingClarification, SessionState, TemplateRef
+from ..templates import ParameterSpec, Template
+from .carry_over import CUE_WORDS, is_carry_over, new_values, read_message
+from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, TemplateRef
 
 if TYPE_CHECKING:
     from ..adapters.base import DataAdapter
 
-Kind = Literal["clarification", "choice"]
+Kind = Literal["clarification", "choice", "follow_up", "correction", "expired"]
+# the reason an answer gives (metadata.reason, the routing log) for each kind of follow-up
+REASONS: dict[str, str] = {
+    "clarification": "clarification_answered",
+    "choice": "alternative_chosen",
+    "follow_up": "follow_up",
+    "correction": "correction",
+    "expired": "pending_template_gone",
+}
 
 _WORD = re.compile(r"[^\W_]+")
 
@@ -67,6 +77,8 @@ class FollowUp:
     completes_turn: int | None
     question: str  # the question this completes (for a pick: the original one)
     confidence: float = 0.0  # the routing score the completed template had when it was chosen or listed
+    changed: list[str] | None = None  # follow_up / correction: the parameters the message gave
+    carried: list[str] | None = None  # ... and those carried over from the last answer
 
 
 def confident(outcome: RoutingOutcome, threshold: float, margin: float) -> bool:
@@ -91,6 +103,8 @@ async def interpret(
         return await _complete(state.clarification, state.pending_turn, message, sources, is_confident)
     if state.choice is not None:
         return await _pick(state.choice, state.pending_turn, message, sources, is_confident)
+    if state.last is not None:
+        return await _carry(state.last, message, sources, is_confident)
     return None
 
 
@@ -109,8 +123,11 @@ async def _complete(
     is_confident: bool,
 ) -> FollowUp | None:
     found = _lookup(pending.template, sources)
-    if found is None:  # the template left the config since
-        return None
+    if found is None:  # the template left the config since (a reload renamed or removed it): say so, unless
+        # the message is plainly a question of its own
+        if is_confident and _bare_words(message) is None:
+            return None
+        return _expired(pending, pending_turn, sources)
     source, template = found
     specs = {p.name: p for p in template.parameters}
     earlier, stale = _revalidate(pending.values, specs)
@@ -119,19 +136,84 @@ async def _complete(
     reply = await source.extractor.extract(message, only)
     from_reply = [t for t in reply.trace if t.extractor != "default"]
     said = [p for p in reply.problems if p.problem in ("invalid", "ambiguous")]
-    if not from_reply and not said:
-        return None  # nothing in it answers what was asked
-    if is_confident and not values_only(message, reply):
+    # values the reply gives for the template's other parameters change them too ('march 2nd baseball game'
+    # when only the category was asked for)
+    others = await _other_values(source, template, message, set(wanted))
+    if not from_reply and not said and not others.trace:
+        bare = _bare_value(message, only, is_confident)
+        if bare is None:
+            return None  # nothing in it answers what was asked
+        # the reply as the value it is, read as said outright: outside the list it is asked again, with the
+        # values that work (the extractor's own rule)
+        reply = await source.extractor.extract(f'"{bare}"', only)
+        reply.problems = [_not_listed(p, bare) for p in reply.problems]
+    elif is_confident and not values_only(message, Extraction(trace=reply.trace + others.trace, problems=said)):
         return None
     merged = Extraction(
-        values={**earlier, **reply.values},
-        trace=reply.trace,
+        values={**earlier, **others.values, **reply.values},
+        trace=others.trace + reply.trace,
         problems=reply.problems,
         llm=reply.llm,
     )
     _fill_rest(template, merged)
     confidence = pending.template.score or 0.0
     return FollowUp("clarification", source, template, merged, pending_turn, pending.question, confidence)
+
+
+async def _other_values(source: DataAdapter, template: Template, message: str, wanted: set[str]) -> Extraction:
+    """The values a reply states for parameters other than the ones asked for (none of the defaults)."""
+    rest = [p for p in template.parameters if p.name not in wanted]
+    if not rest:
+        return Extraction()
+    found = await source.extractor.extract(message, template.model_copy(update={"parameters": rest}))
+    trace = [t for t in found.trace if t.extractor != "default"]
+    return Extraction(values={t.name: found.values[t.name] for t in trace}, trace=trace)
+
+
+BARE_WORDS = 4  # a reply of at most this many words besides filler is a bare value (or a bare answer)
+BARE_NAME_WORDS = 3  # ... and a name outside a closed list has at most this many
+
+
+def _bare_value(message: str, only: Template, is_confident: bool) -> str | None:
+    """The value a short reply to a one-value question gives when no reader found a listed value in it:
+    'Paris' for a city list of nine names is that value, not a new question (nor 'Berlin' a question
+    elsewhere). Only for a list that takes nothing else (allowed values, a strict values_from list; other
+    lists take the text as it is), only words without digits (a date or a number is not a listed name),
+    and a reply that would route on its own only when it is one word."""
+    if len(only.parameters) != 1:
+        return None
+    spec = only.parameters[0]
+    if not (spec.allowed_values or (spec.values_from is not None and spec.values_from.strict)):
+        return None
+    bare = _bare_words(message)
+    if bare is None or any(c.isdigit() for c in bare) or len(bare.split()) > BARE_NAME_WORDS:
+        return None
+    return None if is_confident and " " in bare else bare
+
+
+def _bare_words(message: str) -> str | None:
+    """The message's words besides filler, when they are few enough to be a bare value."""
+    given = [w for w in _WORD.findall(message) if w.casefold() not in VALUE_FILLER]
+    return " ".join(given) if given and len(given) <= BARE_WORDS else None
+
+
+def _not_listed(problem: ParamProblem, given: str) -> ParamProblem:
+    """'missing' for a reply the allowed values do not hold reads better as what it is: not one of them."""
+    if problem.problem != "missing" or not problem.allowed_values:
+        return problem
+    allowed = problem.allowed_values
+    spec = ParameterSpec(name=problem.name, description=problem.description or "", allowed_values=allowed)
+    reason = "it must be " + param_problems.hint(spec, allowed)
+    return param_problems.invalid(spec, given, reason, allowed, suggestions(given, allowed))
+
+
+def _expired(pending: PendingClarification, pending_turn: int | None, sources: Mapping[str, DataAdapter]) -> Any:
+    """The pending question's template is gone: the answer says so instead of routing the reply afresh."""
+    source = sources.get(pending.template.adapter) or next(iter(sources.values()), None)
+    if source is None:
+        return None
+    gone = Template(id=pending.template.template_id, description=pending.template.description, body_key="", body="")
+    return FollowUp("expired", source, gone, Extraction(), pending_turn, pending.question)
 
 
 def _revalidate(values: dict[str, Any], specs: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -166,7 +248,7 @@ def _fill_rest(template: Template, extraction: Extraction) -> None:
             extraction.values[spec.name] = None
 
 
-def values_only(message: str, extraction: Extraction) -> bool:
+def values_only(message: str, extraction: Extraction, filler: frozenset[str] = VALUE_FILLER) -> bool:
     """The message is nothing but the values found in it (and words that wrap values)."""
     text = message.casefold()
     for step in extraction.trace:
@@ -176,7 +258,42 @@ def values_only(message: str, extraction: Extraction) -> bool:
     for problem in extraction.problems:
         if problem.given:
             text = text.replace(problem.given.casefold(), " ")
-    return not [w for w in _WORD.findall(text) if w not in VALUE_FILLER]
+    return not [w for w in _WORD.findall(text) if w not in filler]
+
+
+# --- follow-ups of the last answer --------------------------------------------------------------
+async def _carry(
+    last: LastAnswer, message: str, sources: Mapping[str, DataAdapter], is_confident: bool
+) -> FollowUp | None:
+    """The last answer's template again, with the values this message gives and the others carried over."""
+    found = _lookup(last.template, sources)
+    if found is None:
+        return None
+    source, template = found
+    carry = read_message(message)
+    if is_confident and not carry.cue:
+        return None  # a confident new question starts over
+    reply = await source.extractor.extract(carry.text, template)
+    given = new_values(reply)
+    said = {p.name for p in reply.problems if p.problem in ("invalid", "ambiguous")}  # given, but not usable
+    wraps = VALUE_FILLER | CUE_WORDS
+    if not is_carry_over([*given, *said], carry, is_confident, values_only(carry.text, reply, wraps)):
+        return None
+    specs = {p.name: p for p in template.parameters}
+    earlier, stale = _revalidate(last.values, specs)
+    values = {**{k: v for k, v in earlier.items() if k not in said}, **given}
+    merged = Extraction(
+        values=values,
+        trace=[t for t in reply.trace if t.extractor != "default"],
+        problems=[p for p in reply.problems if p.name in said or p.name in stale],
+        left_out=reply.left_out,
+        llm=reply.llm,
+    )
+    _fill_rest(template, merged)
+    changed = [name for name in given if earlier.get(name) != given[name] or name not in earlier]
+    carried = [name for name, value in earlier.items() if name not in given and value is not None]
+    confidence = last.template.score or 0.0
+    return FollowUp(carry.kind, source, template, merged, None, last.question, confidence, changed, carried)
 
 
 # --- choice -------------------------------------------------------------------------------------

@@ -8,9 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..routing.policy import RoutingPolicy
 from ..routing.router import RoutingOutcome
 from .follow_up import FollowUp, Kind, interpret
-from .state import PendingChoice, PendingClarification, SessionState, session_key
+from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, session_key
 from .store import SessionStore, new_session_id
 
 if TYPE_CHECKING:
@@ -53,16 +54,21 @@ class Conversation:
         return cls(store, state, resumed=True)
 
     async def interpret(
-        self, message: str, outcome: RoutingOutcome, sources: Mapping[str, DataAdapter], threshold: float
+        self, message: str, outcome: RoutingOutcome, sources: Mapping[str, DataAdapter], policy: RoutingPolicy
     ) -> FollowUp | None:
-        """The follow-up this message is, or None (a new question)."""
-        if not self.state.pending:
+        """The follow-up this message is, or None (a new question). `policy.follow_ups` off: only what is
+        pending is continued, never the last answer."""
+        state = self.state if policy.follow_ups else self.state.model_copy(update={"last": None})
+        if not state.pending and state.last is None:
             return None
         margin = self.store.settings.new_question_margin
-        return await interpret(self.state, message, outcome, sources, threshold, margin)
+        return await interpret(state, message, outcome, sources, policy.confidence_threshold, margin)
 
-    async def record(self, pending: Pending | None, follow_up: FollowUp | None) -> SessionTurn:
-        """Store this turn (and what its answer leaves pending) and say where it stands."""
+    async def record(
+        self, pending: Pending | None, follow_up: FollowUp | None, executed: LastAnswer | None = None
+    ) -> SessionTurn:
+        """Store this turn (what its answer leaves pending, the template and values it ran) and say where it
+        stands. A turn that ran nothing keeps the last executed answer for the next follow-up."""
         turn = self.state.turn + 1
         self.state = self.state.model_copy(
             update={
@@ -70,6 +76,7 @@ class Conversation:
                 "clarification": pending if isinstance(pending, PendingClarification) else None,
                 "choice": pending if isinstance(pending, PendingChoice) else None,
                 "pending_turn": turn if pending is not None else None,
+                "last": executed if executed is not None else self.state.last,
                 "updated_at": time.time(),
             }
         )

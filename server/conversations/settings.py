@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ..config.backend import BackendChoice
+from ..owner_quota import Quota
 
 
 class SessionSettings(BackendChoice):
@@ -12,7 +13,10 @@ class SessionSettings(BackendChoice):
 
     # backend memory: in this process (lost on restart, not shared); redis: shared by every server process
     ttl_seconds: float = Field(1800.0, gt=0)  # a session untouched this long is forgotten
-    max_sessions: int = Field(10_000, ge=1)  # beyond it the least recently used session is dropped
+    # all API keys together; beyond it the key holding the most loses its least recently used session
+    max_sessions: int = Field(10_000, ge=1)
+    # one API key; beyond it that key loses its own least recently used session (owner_quota.py: the rule)
+    max_sessions_per_owner: int = Field(10_000, ge=1)
     max_state_bytes: int = Field(16_384, ge=256)  # a larger state keeps no pending question
     key_prefix: str = Field("intent-router:session:", min_length=1, max_length=200)  # redis keys
     # seconds a Redis round trip (or connecting) may take; slower counts as unreachable: the session
@@ -21,3 +25,7 @@ class SessionSettings(BackendChoice):
     # a message that would execute on its own with a score this far above the threshold is a new question,
     # unless it is nothing but values or a choice for what is pending
     new_question_margin: float = Field(0.25, ge=0)
+
+    @property
+    def quota(self) -> Quota:
+        return Quota(per_owner=self.max_sessions_per_owner, total=self.max_sessions)

@@ -2,7 +2,8 @@
 
 Small and JSON-serialisable on purpose (the Redis backend stores it as one string): the pending
 template by reference (adapter + id, looked up again in the current config), the values already
-found (re-validated against the template when used), and the alternatives of an ambiguous answer.
+found (re-validated against the template when used), the alternatives of an ambiguous answer, and the
+last executed answer's template and values (what a follow-up changes).
 """
 
 from __future__ import annotations
@@ -46,6 +47,15 @@ class PendingChoice(_Model):
     options: list[TemplateRef]
 
 
+class LastAnswer(_Model):
+    """The answer the session's last executed question got: its template and the values it ran with, so that
+    a follow-up ("what about Sales?", "and for 2023?") can run it again with one value changed."""
+
+    template: TemplateRef
+    values: dict[str, Any] = Field(default_factory=dict)
+    question: str
+
+
 class SessionState(_Model):
     id: str
     owner: str = ""  # the API key's name: another key's session is not continued
@@ -54,6 +64,7 @@ class SessionState(_Model):
     pending_turn: int | None = None  # the turn that left something pending
     clarification: PendingClarification | None = None
     choice: PendingChoice | None = None
+    last: LastAnswer | None = None  # the last executed answer, for follow-ups that change its values
     updated_at: float = Field(default_factory=time.time)
 
     @property

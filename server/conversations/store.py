@@ -53,7 +53,8 @@ class SessionStore(ABC):
     async def _read(self, key: str) -> str | None: ...
 
     @abstractmethod
-    async def _write(self, key: str, text: str) -> None: ...
+    async def _write(self, owner: str, key: str, text: str) -> None:
+        """Store `text` under `key` for `owner` (the API key's name), within the owner's and the total caps."""
 
     async def load(self, key: str) -> SessionState | None:
         """The state stored under `key` (SessionState.key); None when unknown, expired or unreadable."""
@@ -72,7 +73,7 @@ class SessionStore(ABC):
         if len(text.encode("utf-8")) > self.settings.max_state_bytes:
             state = state.model_copy(update={"clarification": None, "choice": None, "pending_turn": None})
             text = state.to_json()
-        await self._write(state.key, text)
+        await self._write(state.owner, state.key, text)
 
     def health(self) -> dict[str, Any] | None:
         """A shared backend's state for /health (None: in this process, nothing to report)."""

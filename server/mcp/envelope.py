@@ -33,3 +33,12 @@ def envelope_error(body: bytes, content_type: str = "application/json") -> web.R
 def _error(code: int, message: str, status: int = 400) -> web.Response:
     body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
     return web.json_response(body, status=status)
+
+
+def opens_session(body: bytes) -> bool:
+    """The message is an `initialize` request: the only one that opens an MCP session (after envelope_error)."""
+    try:
+        message: Any = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return False
+    return isinstance(message, dict) and message.get("method") == "initialize"

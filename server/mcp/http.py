@@ -5,6 +5,11 @@ travels in the ASGI scope to the tools, and the SDK binds each MCP session to th
 (another key presenting that session id gets 404). The SDK's session manager runs in a task of its
 own for the app's lifetime and is stopped when the server shuts down, which ends open event streams.
 
+Stateful or stateless is decided once, at start (`mcp.transport`, settings.py): stateless whenever requests
+may be spread over processes (cluster.enabled, `serve --workers N`). Stateful, a request that would open a
+session is admitted by the session ledger first (sessions.py: per-key and process caps, idle sessions closed
+to make room), and every request on a session is counted in flight while it runs.
+
 Importing the MCP SDK cost about a third of a warm start's imports, so it is imported (in a thread) and
 started in the background once the server has answered (the app's StartGate): /health and the JSON API
 answer meanwhile, and a /mcp request that arrives before it is ready opens the gate and waits for it (or
@@ -16,27 +21,30 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from ..auth import authenticate, is_loopback, presented_key, require
+from ..auth import Principal, authenticate, is_loopback, presented_key, require
 from ..runtime.holder import RuntimeHolder
 from ..runtime.start_gate import START_GATE, StartGate
 from .asgi_bridge import call_asgi
 from .calls import PRINCIPAL_SCOPE_KEY, Hook
-from .envelope import envelope_error
+from .envelope import envelope_error, opens_session
+from .sessions import ADMISSION, Figures, Refusal, SessionLedger
 
 if TYPE_CHECKING:
-    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-
+    from .http_sdk import LedgeredSessionManager
     from .server import ToolsChangedNotifier
 
 log = logging.getLogger("intent_router.mcp")
 
 PATH = "/mcp"
 SDK_MODULE = f"{__package__}.http_sdk"
+SESSION_HEADER = "mcp-session-id"
+REFUSAL_LOG_SECONDS = 60.0  # a refused session is logged at most this often per key (a flood logs one line)
 
 
 class MCPEndpoint:
@@ -44,16 +52,19 @@ class MCPEndpoint:
         self.holder = holder
         self.hooks = hooks
         self.gate = gate  # the SDK loads once it opens
-        # Stateless: every request stands alone (no MCP session id, no server-sent notifications). Needed when
-        # several processes share the port (`serve --workers N`): a session lives in one process, and the
-        # kernel spreads connections over the processes. Set before the app starts.
-        self.stateless = False
-        self.manager: StreamableHTTPSessionManager | None = None
+        # several processes share the port (`serve --workers N`): the kernel spreads connections over them,
+        # so a session could not follow its client and /mcp is stateless whatever mcp.transport says.
+        # Set before the app starts.
+        self.several_workers = False
+        self.stateless: bool | None = None  # decided when the SDK starts (settings.py `stateless`)
+        self.ledger = SessionLedger()
+        self.manager: LedgeredSessionManager | None = None
         self.notifier: ToolsChangedNotifier | None = None
         self._sdk: Any = None  # server.mcp.http_sdk, once imported
         self._stop = asyncio.Event()
         self._ready: asyncio.Future[None] | None = None
         self._task: asyncio.Task | None = None
+        self._refusal_logged: dict[str, float] = {}
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         principal = authenticate(request, self.holder.current.config.app.auth)
@@ -66,17 +77,76 @@ class MCPEndpoint:
             await asyncio.shield(self._ready)  # at once, except in the first second or so after a start
         except Exception:
             raise web.HTTPServiceUnavailable(reason="MCP could not start") from None
-        if self.health()["status"] != "ok":
+        if self._running()["status"] != "ok":
             raise web.HTTPServiceUnavailable(reason="MCP stopped")
         assert self.manager is not None
         if request.method == "POST" and (refused := envelope_error(await request.read(), request.content_type)):
             return refused
         extra = {PRINCIPAL_SCOPE_KEY: principal, "user": self._sdk.user(principal, presented_key(request))}
+        if not self.stateless:
+            return await self._stateful(request, principal, extra)
+        if request.method == "GET":  # the SDK would hold an event stream open that nothing is ever sent on
+            message = "Method Not Allowed: /mcp is stateless, it sends nothing outside a request"
+            response = _jsonrpc_error(405, message, code=-32600)
+            response.headers["Allow"] = "POST"
+            return response
         return await call_asgi(self.manager.handle_request, request, extra)
 
-    def health(self) -> dict[str, str]:
+    async def _stateful(self, request: web.Request, principal: Principal, extra: dict[str, Any]) -> web.StreamResponse:
+        assert self.manager is not None
+        session_id = request.headers.get(SESSION_HEADER)
+        if session_id is not None:  # a request on a session: in flight while it runs (an event stream: while open)
+            known = self.ledger.begin(session_id, principal.name)
+            try:
+                return await call_asgi(self.manager.handle_request, request, extra)
+            finally:
+                if known:
+                    self.ledger.end(session_id)
+        if request.method != "POST" or not opens_session(await request.read()):
+            return await call_asgi(self.manager.handle_request, request, extra)  # no session: the SDK refuses it
+        settings = self.holder.current.config.app.mcp
+        self.manager.apply(settings)
+        admission = self.ledger.admit(principal.name, settings.quota)
+        if isinstance(admission, Refusal):
+            self._log_refusal(principal.name, admission)
+            return _jsonrpc_error(admission.status, admission.message)
+        for idle in admission.closing:
+            await self.manager.close(idle)
+        token = ADMISSION.set(admission)  # the SDK registers the session it opens under this admission
+        try:
+            return await call_asgi(self.manager.handle_request, request, extra)
+        finally:
+            ADMISSION.reset(token)
+            self.ledger.release(admission)
+
+    def _log_refusal(self, key: str, refusal: Refusal) -> None:
+        now = time.monotonic()
+        if now - self._refusal_logged.get(key, -REFUSAL_LOG_SECONDS) >= REFUSAL_LOG_SECONDS:
+            self._refusal_logged[key] = now
+            log.warning("MCP session refused for key %r (%d): %s", key, refusal.status, refusal.message)
+
+    def health(self) -> dict[str, Any]:
         """For /health: `starting` while the SDK loads, `ok` once /mcp answers, `down` with the reason
-        when it could not start (assistants calling /mcp then get 503, so the replica is degraded)."""
+        when it could not start (assistants calling /mcp then get 503, so the replica is degraded), and
+        `saturated` while the process holds `mcp.max_sessions` sessions (a new one closes an idle session of
+        the key holding the most, or is refused with 503 when none is idle): degraded too, so it shows."""
+        running = self._running()
+        if running["status"] != "ok":
+            return running
+        if self.stateless:
+            return {"status": "ok", "transport": "stateless"}
+        figures = self.ledger.figures(self.holder.current.config.app.mcp.quota)
+        body: dict[str, Any] = {"status": "ok", "transport": "stateful", "sessions": _session_figures(figures)}
+        if figures.saturated:
+            body["status"] = "saturated"
+            body["reason"] = (
+                f"{figures.open} of {figures.quota.total} MCP sessions open (mcp.max_sessions): a new one closes an "
+                "idle session of the key holding the most, or gets 503 when none is idle"
+            )
+        return body
+
+    def _running(self) -> dict[str, str]:
+        """`starting`, `ok`, or `down` with the reason: whether /mcp can answer at all."""
         ready = self._ready
         if ready is None or not ready.done():
             return {"status": "starting"}
@@ -103,8 +173,14 @@ class MCPEndpoint:
                 ready.set_exception(RuntimeError("MCP stopped while starting"))
                 return
             self._sdk = sdk
-            loopback = is_loopback(self.holder.current.config.app.server.host)
-            self.manager, self.notifier = sdk.session_manager(self.holder, self.hooks, self.stateless, loopback)
+            app = self.holder.current.config.app
+            self.stateless = app.mcp.stateless(app.cluster.enabled, self.several_workers)
+            if self.several_workers and app.mcp.transport == "stateful":
+                log.warning("mcp.transport stateful is impossible with several workers on one port: /mcp is stateless")
+            loopback = is_loopback(app.server.host)
+            self.manager, self.notifier = sdk.session_manager(
+                self.holder, self.hooks, self.stateless, loopback, self.ledger
+            )
             async with self.manager.run():
                 ready.set_result(None)
                 await self._stop.wait()
@@ -144,6 +220,26 @@ class MCPEndpoint:
     def _unlisten(self) -> None:
         if self.notifier is not None and self.notifier.on_load in self.holder.load_listeners:
             self.holder.load_listeners.remove(self.notifier.on_load)
+
+
+def _session_figures(figures: Figures) -> dict[str, Any]:
+    """The ledger's figures as /health shows them (how many per key is for /metrics, behind the stats key)."""
+    return {
+        "open": figures.open,
+        "idle": figures.idle,
+        "max_sessions": figures.quota.total,
+        "max_sessions_per_key": figures.quota.per_owner,
+        "keys_at_cap": figures.keys_at_cap,
+        "opened": figures.opened,
+        "refused": figures.refused,
+        "closed_for_room": figures.closed_for_room,
+    }
+
+
+def _jsonrpc_error(status: int, message: str, code: int = -32603) -> web.Response:
+    """A refusal in the shape of the SDK's own (a JSON-RPC error without an id), with the HTTP status."""
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+    return web.json_response(body, status=status)
 
 
 MCP = web.AppKey("mcp", MCPEndpoint)

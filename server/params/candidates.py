@@ -194,6 +194,9 @@ def time_candidates(spec: ParameterSpec, role: Role, mentions: list[TimeMention]
             picked = (t.end, 0.95 if t.operator in ("before", "between") else 0.9)
         elif role in (Role.POINT, Role.GENERIC) and t.point and t.start is not None:
             picked = (t.start, 0.93)
+        elif role in (Role.POINT, Role.GENERIC) and t.clock and t.operator in ("after", "before"):
+            clock = t.start if t.operator == "after" else t.end  # 'after 5 pm' for a departure time: 17:00,
+            picked = (clock, 0.8) if clock is not None else None  # less sure than a time said plainly
         if picked is not None:
             value = as_value(picked[0])
             key = when_key("time", role)

@@ -90,6 +90,14 @@ def _weight(atom: _Atom) -> tuple[bool, int]:
     return atom.clock, atom.span[1] - atom.span[0]
 
 
+# 19xx and 20xx are years ('between 2023 and 2024', 'songs after 2000'), never a clock
+_MILITARY = (
+    r"\b(?:at|by|after|before|around|about|until|till|leaving|leave|leaves|arriving|arrive|arrives|departing|"
+    r"departs|landing|from|between|and|to)\s+(?P<clock>(?!19|20)(?P<hh>[01]\d|2[0-3])(?P<mm>[0-5]\d))\b"
+    r"(?![-/.]\d|\s*(?:dollars?|usd|euros?|people|persons|miles|km|feet|ft|rows|items|\$))"
+)
+
+
 class _Scanner:
     """Collects clock times and parts of the day; the longest match wins where patterns overlap."""
 
@@ -124,6 +132,8 @@ class _Scanner:
         self.scan(r"\b(?P<m>[0-5]?\d)(?:\s+minutes?)?\s+(?P<dir>past)" + to_hour, self._past)  # '20 past 6'
         self.scan(r"\b(?P<m>[0-5]?\d)\s+minutes?\s+(?P<dir>to|till|before)" + to_hour, self._past)
         self.scan(r"\b(?:12\s+)?(?P<word>noon|midday|midnight)\b", self._word)
+        # 24-hour clock without a colon, after a word that says a time follows ('leaving after 1700', 'at 0830')
+        self.scan(_MILITARY, self._military)
         self.scan(r"\b(?P<said>(?:in|during)\s+the\s+|this\s+|at\s+)?" + _PERIOD + r"\b", self._period)
         return sorted(self.found, key=lambda a: a.span)
 
@@ -148,6 +158,10 @@ class _Scanner:
         total = base.hour * 60 + (minutes if m["dir"] in ("past", "after") else -minutes)
         time = dt.time((total // 60) % 24, total % 60)
         return _Atom(time, time, m.span(), True, m["period"], bool(m["mer"] or m["period"]))
+
+    def _military(self, m: re.Match[str]) -> _Atom:
+        time = dt.time(int(m["hh"]), int(m["mm"]))
+        return _Atom(time, time, m.span("clock"), True, None, True)
 
     def _word(self, m: re.Match[str]) -> _Atom:
         time = dt.time(12) if m["word"] in ("noon", "midday") else dt.time(0)

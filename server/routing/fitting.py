@@ -121,3 +121,36 @@ def fit_threshold(
                 best = (int(correct[i]), float(cut[i]), margin)
     assert best is not None
     return _evaluate(a, replace(base, confidence_threshold=best[1], ambiguity_margin=best[2]))
+
+
+# Why a question is counted wrong under a rule (fit-thresholds lists them with what to change, server/cli/fit_report.py)
+WRONG_TEMPLATE = "wrong_template"  # in scope, answered by another template
+BELOW_THRESHOLD = "below_threshold"  # in scope, its best candidate scored under the threshold: not answered
+AMBIGUOUS = "ambiguous"  # in scope, cleared the threshold but the runner-up was within the margin: asked instead
+ANSWERED_OUT_OF_SCOPE = "answered_out_of_scope"  # no template answers it, one was run anyway
+
+
+def misses(obs: Sequence[Observation], rule: DecisionRule) -> list[tuple[int, str]]:
+    """(index, why) of every question the rule gets wrong, in question order: exactly the questions
+    `evaluate` does not count as correct."""
+    a = _Arrays.of(obs)
+    runs = _executes(a, rule)
+    cleared = a.has_best & clears(a.score, rule.confidence_threshold)
+    why = np.full(len(obs), "", dtype=object)
+    why[a.in_scope & runs & ~a.right] = WRONG_TEMPLATE
+    why[a.in_scope & ~runs & ~cleared] = BELOW_THRESHOLD
+    why[a.in_scope & ~runs & cleared] = AMBIGUOUS
+    why[~a.in_scope & runs] = ANSWERED_OUT_OF_SCOPE
+    return [(i, str(w)) for i, w in enumerate(why) if w]
+
+
+def tidy_threshold(obs: Sequence[Observation], fit: Fit, on_ambiguity: str = "ask") -> float:
+    """The fitted threshold with as few decimals as keep its accuracy (3 to 6, rounded up: the fit picks
+    the lowest threshold of its best run, so rounding up stays inside the run), for writing into YAML."""
+    rule = DecisionRule(fit.threshold, fit.margin, "best" if on_ambiguity == "best" else "ask")
+    for decimals in (3, 4, 5, 6):
+        scale = 10**decimals
+        value = float(np.clip(np.ceil(fit.threshold * scale - 1e-9) / scale, 0.0, 1.0)) + 0.0  # never -0.0
+        if evaluate(obs, replace(rule, confidence_threshold=value)).accuracy == fit.accuracy:
+            return value
+    return fit.threshold

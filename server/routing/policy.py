@@ -17,6 +17,7 @@ class RoutingPolicy:
     ambiguity_margin: float | None = None
     on_ambiguity: Literal["ask", "best"] = "ask"
     verbose: bool = False
+    follow_ups: bool = True  # in a session, a message may change a value of the last answer
     retrieval: CompositeRetrievalSettings = field(default_factory=CompositeRetrievalSettings.embedding_only)
 
     @property

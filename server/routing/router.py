@@ -18,6 +18,7 @@ from ..templates import Template
 from .calibration import ScoreCalibration
 from .candidates import Candidate, SourceFailure
 from .combine import combine
+from .count_questions import CountChoice, prefer_count_template
 from .decision import Decision, decide, rank
 from .policy import RoutingPolicy
 from .stages.base import ScoringStage, StageReport
@@ -58,6 +59,7 @@ class RoutingOutcome:
     failures: list[SourceFailure] = field(default_factory=list)
     stage_reports: list[StageReport] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
+    count_choice: CountChoice | None = None  # a count question answered by the count template of its list
 
 
 class Router:
@@ -150,11 +152,13 @@ class Router:
             failed = frozenset(r.stage for r in reports if r.error)
             combine(candidates, self.weights(), self.policy.retrieval.scoring, failed)
         t = time.perf_counter()
-        ranked = rank(candidates, self.policy)
+        ranked, counted = prefer_count_template(question, rank(candidates, self.policy), sources)
         decision = decide(ranked, self.policy)
         timings["decision"] = _ms(t)
         timings["total"] = _ms(started)
-        outcome = RoutingOutcome(question, ranked, decision, [s.name for s in sources], failures, reports, timings)
+        outcome = RoutingOutcome(
+            question, ranked, decision, [s.name for s in sources], failures, reports, timings, counted
+        )
         if self.policy.verbose:
             _log_verbose(outcome, self.policy)
         return outcome

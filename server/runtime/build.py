@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -23,7 +23,7 @@ from ..adapters.composite import CompositeAdapter
 from ..adapters.registry import AdapterRegistry
 from ..adapters.registry import registry as default_registry
 from ..adapters.result_cache import ResultCache, build_result_cache
-from ..config.errors import ConfigError
+from ..config.errors import ConfigError, ConfigIssue
 from ..conversations import SessionSettings, SessionStore, build_session_store
 from ..embedding.base import Embedder
 from ..embedding.cache import CachedEmbedder
@@ -40,6 +40,7 @@ from ..stores.factory import build_store
 from ..stores.indexing import IndexReport, index_digests, sync_store
 from ..templates import Template
 from .loader import LoadedConfig
+from .source_checks import check_sources, unchecked_warnings
 
 log = logging.getLogger("intent_router.runtime")
 
@@ -134,6 +135,11 @@ class Runtime:
 
     def describe(self) -> dict[str, Any]:
         return {name: adapter.describe() for name, adapter in self.adapters.items()}
+
+    def warnings(self) -> list[str]:
+        """What a load of this runtime reports as worth fixing: templates not checked against a source that
+        was down (adapters/source_check.py)."""
+        return unchecked_warnings(self.adapters.values())
 
     def default_adapter(self) -> Adapter:
         """The adapter a request that names none is asked: `server.default_adapter`, else the first
@@ -230,8 +236,14 @@ async def build_runtime(
         if failed is not None:  # raised once every start has finished: none is left running while we close
             raise failed
         t = _phase(runtime, "data_adapters_start", t)
-        await _prepare_extractors([a for a in fresh if isinstance(a, DataAdapter)])
+        data = [a for a in fresh if isinstance(a, DataAdapter)]
+        # templates checked against their live sources, then the extractors: every refusal reported together
+        issues = await _issues_of(check_sources(data))
+        t = _phase(runtime, "source_checks", t)
+        issues += await _issues_of(_prepare_extractors(data))
         t = _phase(runtime, "extractors_prepare", t)
+        if issues:
+            raise ConfigError(issues)
         for adapter in fresh:
             if not isinstance(adapter, DataAdapter):
                 await adapter.start()
@@ -256,6 +268,15 @@ async def _prepare_extractors(adapters: list[DataAdapter]) -> None:
     issues = [issue for r in results if isinstance(r, ConfigError) for issue in r.issues]
     if issues:
         raise ConfigError(issues)
+
+
+async def _issues_of(step: Awaitable[object]) -> list[ConfigIssue]:
+    """The issues of a step's ConfigError (none when it passed); any other failure propagates."""
+    try:
+        await step
+    except ConfigError as exc:
+        return list(exc.issues)
+    return []
 
 
 def _phase(runtime: Runtime, name: str, since: float) -> float:

@@ -146,7 +146,7 @@ class RuntimeHolder:
             trigger="start",
             generation=self.generation,
             config_hash=digest,
-            warnings=mixed_model_warnings(result.config),
+            warnings=mixed_model_warnings(result.config) + runtime.warnings(),
         )
         return runtime
 
@@ -242,7 +242,7 @@ class RuntimeHolder:
                 changes=changes,
                 trigger=trigger,
                 generation=self.generation,
-                warnings=mixed_model_warnings(new.config),
+                warnings=mixed_model_warnings(new.config) + new.warnings(),
             )
             log.info("config reloaded (%s) in %.3f s: %s", trigger, status.seconds, _summary(changes))
             return self._record(status, good=True)

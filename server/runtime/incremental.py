@@ -22,7 +22,7 @@ from ..adapters.registry import registry as default_registry
 from ..config.errors import ConfigError, ConfigIssue
 from ..params.spans import check_annotation
 from ..templates import Template
-from ..templates.library import expand_globs, load_library
+from ..templates.library import count_pair_issues, expand_globs, load_library
 from .loader import LoadedConfig, load_config, resolve_config_path
 
 # A file modified this recently before a full load began (or later) may have been parsed in another
@@ -144,8 +144,8 @@ class IncrementalLoader:
                 files.append(path)
             own, problems = _merge(entries, settings.name)
             issues.extend(problems)
-            if not problems:  # the checks that need the adapter's settings (SQL dialect of its URL)
-                issues.extend(cls.check_templates(settings, own))
+            if not problems:  # the checks across files and those that need the settings (SQL dialect of its URL)
+                issues.extend(count_pair_issues(own) + cls.check_templates(settings, own))
             previous = base.templates.get(settings.name)
             templates[settings.name] = previous if previous is not None and _same(previous, own) else own
         if issues:

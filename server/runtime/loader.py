@@ -21,7 +21,7 @@ from ..config.yaml_source import Path_, YamlDocument, format_path, load_yaml
 from ..params.spans import check_annotation
 from ..routing.settings import CompositeRetrievalSettings
 from ..templates import Template
-from ..templates.library import load_library
+from ..templates.library import count_pair_issues, load_library
 from .settings import AppSettings
 
 
@@ -60,6 +60,33 @@ def load_app_settings(path: Path) -> AppSettings:
         raise ConfigError([ConfigIssue(display, None, "", "config file not found")])
     doc = load_yaml(config_file, display)
     return validate_model(AppSettings, doc.data or {}, doc)
+
+
+@dataclass(frozen=True)
+class AdapterEntry:
+    """Where an adapter is written: its file (and the name errors show for it) and its key path there."""
+
+    file: Path
+    display: str
+    key_path: Path_
+    doc: YamlDocument
+
+    def line_of(self, key: str) -> int | None:
+        return self.doc.line_of((*self.key_path, key))
+
+
+def find_adapter_entry(path: Path, name: str) -> AdapterEntry:
+    """The entry of adapter `name` among the config's adapter files (fit-thresholds --write edits it)."""
+    config_file, adapters_dir = resolve_config_path(path)
+    root = config_file.parent.parent
+    for adapter_file in sorted(adapters_dir.glob("*.yaml")) + sorted(adapters_dir.glob("*.yml")):
+        display = str(adapter_file.relative_to(root)) if adapter_file.is_relative_to(root) else str(adapter_file)
+        doc = load_yaml(adapter_file, display)
+        entries = doc.data.get("adapters") if isinstance(doc.data, dict) else None
+        for index, raw in enumerate(entries if isinstance(entries, list) else []):
+            if isinstance(raw, dict) and raw.get("name") == name:
+                return AdapterEntry(adapter_file, display, ("adapters", index), doc)
+    raise ValueError(f"adapter '{name}' is not in {adapters_dir}")
 
 
 def load_config(path: Path, registry: AdapterRegistry = default_registry) -> LoadedConfig:
@@ -127,7 +154,7 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
                 )
                 templates[settings.name] = library.templates
                 files.extend(library.files)
-                issues.extend(cls.check_templates(settings, library.templates))
+                issues.extend(count_pair_issues(library.templates) + cls.check_templates(settings, library.templates))
             except ConfigError as exc:
                 issues.extend(exc.issues)
         if isinstance(settings, CompositeAdapterSettings):

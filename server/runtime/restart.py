@@ -2,10 +2,11 @@
 
 Everything else in config.yaml takes effect on reload: the runtime is rebuilt from it (adapters,
 embedding, store, composite_retrieval, rerankers, rerank_cache, auth, sessions, result_cache), handlers read the
-`server` timeouts and limits per request or connection, and the routing log takes its live settings
-(store_queries, retention, batching, max_window_rows) from every good load. What is left is bound
+`server` timeouts and limits per request or connection, the routing log takes its live settings
+(store_queries, retention, batching, max_window_rows) from every good load, and `/mcp` its session caps and
+idle timeout for the sessions opened after it. What is left is bound
 when the process starts: the listening socket, where and how the routing log is stored and queued,
-and the cluster membership.
+the cluster membership and how `/mcp` keeps MCP sessions.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ RESTART_KEYS: tuple[str, ...] = (
     "stats.table",
     "stats.queue_size",
     "cluster",
+    "mcp.transport",
 )
 
 

@@ -9,6 +9,7 @@ from ..cluster.settings import ClusterSettings
 from ..config.types import EnvVarName
 from ..conversations.settings import SessionSettings
 from ..embedding.settings import EmbeddingSettings
+from ..mcp.settings import SESSION_KEYS, MCPSettings
 from ..routing.rerankers.settings import RerankerSettings
 from ..routing.rerankers.shared_cache import RerankCacheSettings
 from ..routing.settings import CompositeRetrievalSettings
@@ -64,6 +65,7 @@ class AppSettings(_Strict):
     sessions: SessionSettings = Field(default_factory=SessionSettings)
     result_cache: ResultCacheSettings = Field(default_factory=ResultCacheSettings)
     cluster: ClusterSettings = Field(default_factory=ClusterSettings)
+    mcp: MCPSettings = Field(default_factory=MCPSettings)
 
     @model_validator(mode="after")
     def _reranker_exists(self) -> AppSettings:
@@ -83,4 +85,15 @@ class AppSettings(_Strict):
                 raise ValueError(
                     "cluster.use_routing_log_db needs the routing log on PostgreSQL (stats.url: postgresql+...)"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _mcp_sessions_read(self) -> AppSettings:
+        if self.mcp.transport == "auto" and self.cluster.enabled:
+            for key in SESSION_KEYS:
+                if key in self.mcp.model_fields_set:
+                    raise ValueError(
+                        f"mcp.{key} is not read: with cluster.enabled /mcp is stateless (mcp.transport: auto); "
+                        "give mcp.transport: stateful only behind a load balancer that keeps a client on one replica"
+                    )
         return self

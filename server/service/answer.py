@@ -15,12 +15,14 @@ from ..api.responses import QueryMetadata, QueryResponse, RoutingExplanation, Se
 from ..conversations import (
     Conversation,
     FollowUp,
+    LastAnswer,
     PendingChoice,
     PendingClarification,
     SessionStore,
     SessionTurn,
     TemplateRef,
 )
+from ..conversations.follow_up import REASONS
 from ..errors import IntentRouterError
 from ..params.base import Extraction
 from ..routing.candidates import Candidate
@@ -58,6 +60,7 @@ class Answer(_Body):
     row_count: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
     pending: PendingClarification | PendingChoice | None = None  # what a session remembers of this answer
+    executed: LastAnswer | None = None  # the template and values that ran (a follow-up may change one)
     turn: SessionTurn | None = None  # set when answered within a session
     sources: list[dict[str, Any]] | None = None  # fan_out: each source's template, status, rows, latency (log)
 
@@ -154,18 +157,19 @@ async def _answer_turn(
     conversation = await Conversation.open(sessions, session_id, owner, adapter.name)
     original, question = question, normalise_question(question)
     router, sources, outcome = await _route(adapter, question)
-    threshold = adapter.routing_policy().confidence_threshold
-    follow_up = await conversation.interpret(question, outcome, sources, threshold)
+    follow_up = await conversation.interpret(question, outcome, sources, adapter.routing_policy())
     if follow_up is None:
         result = await _respond(adapter, original, question, router, sources, outcome, fanning)
     else:
         result = await _complete(adapter, original, question, outcome, follow_up)
-    turn = await conversation.record(result.pending, follow_up)
+    turn = await conversation.record(result.pending, follow_up, result.executed)
     result.turn = turn
     result.response.session_id = turn.session_id
     view = SessionTurnView(session_id=turn.session_id, turn=turn.turn)
     if turn.follow_up is not None:  # only follow-ups carry the fields (unset ones stay out of the JSON)
         view.follow_up, view.completes_turn = turn.follow_up, turn.completes_turn
+        if follow_up is not None and follow_up.changed is not None:
+            view.changed, view.carried = follow_up.changed, follow_up.carried
     result.response.metadata.session = view
     return result
 
@@ -248,21 +252,38 @@ def _ref(candidate: Candidate) -> TemplateRef:
 async def _complete(
     adapter: Adapter, original: str, question: str, outcome: RoutingOutcome, follow_up: FollowUp
 ) -> Answer:
-    """Answer a follow-up: the pending template with the values found so far (or ask again for what is missing)."""
-    reason = AnswerReason.of_follow_up(follow_up.kind)
-    metadata = _metadata(adapter, original, question, follow_up.template.id, reason)
+    """Answer a follow-up: the pending template with the values found so far (or ask again for what is missing),
+    or the last answer's template with the values the message changed."""
+    if follow_up.kind == "expired":
+        return _expired(adapter, original, question, outcome, follow_up)
+    metadata = _metadata(adapter, original, question, follow_up.template.id, AnswerReason(REASONS[follow_up.kind]))
     timings = dict(outcome.timings_ms)
     confidence = follow_up.confidence
     return await _finish(
         follow_up.source,
         follow_up.template,
         follow_up.extraction,
-        follow_up.question,
+        follow_up.question if follow_up.kind in ("clarification", "choice") else question,
         metadata,
         confidence,
         outcome,
         timings,
     )
+
+
+def _expired(adapter: Adapter, original: str, question: str, outcome: RoutingOutcome, follow_up: FollowUp) -> Answer:
+    """The question this message answers waited on a template a reload removed or renamed: say so."""
+    gone = follow_up.template
+    metadata = _metadata(adapter, original, question, None, AnswerReason(REASONS["expired"]))
+    metadata.status = Outcome.NO_MATCH
+    metadata.timings_ms = dict(outcome.timings_ms)
+    content = (
+        f'The question this answers ("{follow_up.question}") was waiting on the template '
+        f"'{follow_up.source.name}/{gone.id}', which the configuration no longer has (it was renamed or "
+        "removed). Please ask the question again."
+    )
+    response = QueryResponse(content=content, rows=[], metadata=metadata, confidence=0.0, status=Outcome.NO_MATCH)
+    return Answer(response, outcome, Outcome.NO_MATCH, timings_ms=metadata.timings_ms)
 
 
 async def _finish(
@@ -318,4 +339,11 @@ async def _finish(
         confidence=confidence,
         status=Outcome.EXECUTED,
     )
-    return Answer(response, outcome, Outcome.EXECUTED, row_count=len(result.rows), timings_ms=timings)
+    ran = LastAnswer(
+        template=TemplateRef(
+            adapter=owner.name, template_id=template.id, description=template.description, score=confidence
+        ),
+        values=dict(extraction.values),
+        question=question,
+    )
+    return Answer(response, outcome, Outcome.EXECUTED, row_count=len(result.rows), timings_ms=timings, executed=ran)

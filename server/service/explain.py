@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..adapters.base import Adapter
 from ..api.requests import Detail
 from ..api.responses import (
     AlternativeView,
     CompositeRouting,
+    CountQuestionView,
     Json,
     MultistageScoring,
     RoutingExplanation,
@@ -132,6 +135,8 @@ def composite_routing_view(outcome: RoutingOutcome, router: Router) -> Composite
         view.stage_errors = errors
     if outcome.decision.alternatives:
         view.alternatives = [alternative_view(c) for c in outcome.decision.alternatives]
+    if outcome.count_choice is not None:
+        view.count_question = CountQuestionView.model_validate(dataclasses.asdict(outcome.count_choice))
     return view
 
 
@@ -160,6 +165,8 @@ def routing_explanation(
         decision["acceptance"] = _acceptance(top)
     if outcome.decision.alternatives:
         decision["alternatives"] = [_alternative(c) for c in outcome.decision.alternatives]
+    if outcome.count_choice is not None:
+        decision["count_question"] = dataclasses.asdict(outcome.count_choice)
     retrieval = policy.retrieval
     threshold = policy.confidence_threshold
     details = weights_json(router)

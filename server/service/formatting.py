@@ -9,15 +9,23 @@ from ..templates import Template
 MAX_TABLE_ROWS = 50
 
 
+def row_count_text(count: int, truncated: bool) -> str:
+    """How many rows an answer holds, in words a reader (or an LLM) cannot take for the total when the
+    answer was cut: "the first 100 of more than 100 rows", never "100 rows"."""
+    if truncated:
+        return f"the first {count} of more than {count} rows"
+    return f"{count} row{'s' if count != 1 else ''}"
+
+
 def render_content(template: Template, rows: list[dict[str, Any]], truncated: bool) -> str:
     if not rows:
         return f"{template.description}: no results."
-    if template.result_format == "summary" and len(rows) == 1:
+    if template.result_format == "summary" and len(rows) == 1 and not truncated:
         parts = [f"{k.replace('_', ' ')}: {_fmt(v)}" for k, v in rows[0].items()]
         return f"{template.description}. " + "; ".join(parts) + "."
     columns = list(rows[0].keys())
     lines = [
-        f"{template.description} ({len(rows)} row{'s' if len(rows) != 1 else ''}{', truncated' if truncated else ''}):",
+        f"{template.description} ({row_count_text(len(rows), truncated)}):",
         " | ".join(columns),
         " | ".join("---" for _ in columns),
     ]

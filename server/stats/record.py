@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..api.outcome import AnswerReason, Outcome
+from ..conversations.follow_up import REASONS
 from ..conversations.session import SessionTurn
 from ..routing.router import RoutingOutcome
 
@@ -43,7 +44,7 @@ class RoutingRecord:
     # conversations: the session, this message's turn in it, and for a follow-up what it was and which turn it completed
     session_hash: str | None = None  # a digest of the session (owner and id): groups turns, cannot continue one
     session_turn: int | None = None
-    follow_up: str | None = None  # "clarification" | "choice"
+    follow_up: str | None = None  # "clarification" | "choice" | "follow_up" | "correction" | "expired"
     completes_turn: int | None = None
     # children whose embedding or template search failed or timed out in this decision: [{adapter, kind}]
     search_failures: list[dict[str, str]] = field(default_factory=list)
@@ -104,8 +105,9 @@ def from_outcome(
         record.session_hash, record.session_turn = turn.digest, turn.turn
         if turn.follow_up is not None:  # the message completed a pending turn: log what it ran, not its own route
             record.follow_up, record.completes_turn = turn.follow_up, turn.completes_turn
-            record.reason = AnswerReason.of_follow_up(turn.follow_up)
-            record.selected_adapter, record.template_id = turn.adapter, turn.template_id
+            record.reason = REASONS[turn.follow_up]
+            if turn.follow_up != "expired":  # an expired pending question ran nothing
+                record.selected_adapter, record.template_id = turn.adapter, turn.template_id
     return record
 
 

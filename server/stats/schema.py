@@ -37,7 +37,7 @@ def log_table(name: str, metadata: sa.MetaData | None = None) -> sa.Table:
         sa.Column("stage_ms", sa.Text),  # JSON {stage: milliseconds}
         sa.Column("session_hash", sa.String(32)),  # conversations: digest of the session (not the id itself)
         sa.Column("session_turn", sa.Integer),
-        sa.Column("follow_up", sa.String(16)),  # clarification | choice
+        sa.Column("follow_up", sa.String(16)),  # clarification | choice | follow_up | correction | expired
         sa.Column("completes_turn", sa.Integer),  # the turn whose clarification or choice this message answered
         sa.Column("replica", sa.String(120)),  # cluster.enabled: the replica that decided (several share one log)
         sa.Column("search_failures", sa.Text),  # JSON [{adapter, kind: search|timeout|embedding}] of the decision

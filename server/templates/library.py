@@ -124,6 +124,36 @@ def load_library(
     return LibraryLoad(templates=templates, files=files)
 
 
+def count_pair_issues(templates: list[Template]) -> list[ConfigIssue]:
+    """`counts:` names a list template of the same adapter, other than itself, that is not a count template
+    itself and that no other template already counts (a count question must have one answer). Checked on
+    all of an adapter's templates together (the loader and the incremental loader), since the pair may
+    live in two files."""
+    by_id = {t.id: t for t in templates}
+    counted: dict[str, str] = {}
+    issues = []
+    for t in templates:
+        if t.counts is None:
+            continue
+        target = by_id.get(t.counts)
+        problem = None
+        if target is None:
+            problem = f"no template '{t.counts}' in this adapter to count"
+        elif target is t:
+            problem = "a template cannot count itself"
+        elif target.counts is not None:
+            problem = f"'{t.counts}' is a count template itself (it counts '{target.counts}')"
+        elif t.counts in counted:
+            problem = f"'{t.counts}' is already counted by '{counted[t.counts]}'"
+        else:
+            counted[t.counts] = t.id
+        if problem is not None:
+            issues.append(
+                ConfigIssue(t.source_file or "templates", t.source_line, f"templates[id={t.id}].counts", problem)
+            )
+    return issues
+
+
 def _display(path: Path, root: Path) -> str:
     """The file as the operator wrote it, relative to the root: a link by its own name, not its target's."""
     for file, base in ((path.absolute(), root.absolute()), (path.resolve(), root.resolve())):

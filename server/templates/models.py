@@ -140,15 +140,18 @@ class Template(BaseModel):
     # fan-out answers (service/fan_out.py): the column whose value identifies a record (an email, an id), so
     # the same record returned by several sources is merged into one row that lists the sources it came from
     dedupe_key: str | None = Field(None, min_length=1, max_length=200)
+    # the id of a list template of the same adapter whose rows this template counts: a count question
+    # ("how many ...") that routes to that list is answered by this template (routing/count_questions.py)
+    counts: str | None = None
     body_key: str
     body: Any
     source_file: str = ""
     source_line: int | None = None
 
-    @field_validator("id")
+    @field_validator("id", "counts")
     @classmethod
-    def _id_shape(cls, value: str) -> str:
-        if not _ID.match(value):
+    def _id_shape(cls, value: str | None) -> str | None:
+        if value is not None and not _ID.match(value):
             raise ValueError("template ids use letters, digits, '_', '-' and '.'")
         return value
 

@@ -136,9 +136,14 @@ def create_app(state: EsStandin) -> web.Application:
             reply["aggregations"] = _aggregate(hits, body["aggs"])
         return web.json_response(reply, headers=PRODUCT)
 
+    async def index_exists(request: web.Request) -> web.Response:
+        """`indices.exists` (HEAD /{index}): 200 when the stand-in holds documents for it, else 404."""
+        return web.Response(status=200 if request.match_info["index"] in state.docs else 404, headers=PRODUCT)
+
     app = web.Application()
     app.router.add_route("GET", "/", info)
     app.router.add_route("HEAD", "/", info)
+    app.router.add_route("HEAD", "/{index}", index_exists)
     app.router.add_route("POST", "/{index}/_search", search)
     app.router.add_route("GET", "/{index}/_search", search)
     return app

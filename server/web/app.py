@@ -160,7 +160,7 @@ class Handlers:
             and (load is None or load.ok)
             and (cluster is None or cluster["status"] == "ok")
             and all(e["status"] == "ok" for e in shared.values())
-            and (mcp is None or mcp["status"] != "down")
+            and (mcp is None or mcp["status"] not in ("down", "saturated"))
         )
         if not details:  # a load balancer's probe: whether it is healthy, not what is configured
             return web.json_response(HealthResponse(status="ok" if healthy else "degraded").dump())

@@ -11,7 +11,9 @@ What is measured, and where it comes from:
 - routing-log queue depth, capacity, drops, writes and failed writes: read from the log at scrape time;
 - encoder batches for questions (calls, questions carried, largest batch) per model, and the same for
   a composite's batching stages (the intent model scores concurrent requests' questions together):
-  read from the embedders' question batchers and the stages at scrape time.
+  read from the embedders' question batchers and the stages at scrape time;
+- MCP sessions (open per key, caps, saturation, opened / refused / closed to make room): read from `/mcp`'s
+  session ledger at scrape time (mcp_metrics.py).
 
 A registry per app (never the process-wide default) lets several apps live in one process (tests).
 With auth on, `/metrics` needs the stats or admin key, as the statistics routes do.
@@ -36,6 +38,7 @@ from ..runtime.build import Runtime
 from ..runtime.holder import LoadStatus, RuntimeHolder
 from ..service.answer import Answer
 from ..stats.capture import Decided
+from .mcp_metrics import MCPSessionCollector
 from .routing_log import STATS_LOG
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -194,6 +197,7 @@ class Metrics:
         self.generation = Gauge("intent_router_config_generation", "Which config generation serves", registry=r)
         r.register(_RoutingLogCollector(app))
         r.register(_BatchCollector(holder))
+        r.register(MCPSessionCollector(app, holder))
 
     # --- feeds ------------------------------------------------------------------------------------
     def observe(self, kind: str, adapter: Adapter, question: str, result: Decided) -> None:

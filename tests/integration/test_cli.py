@@ -35,7 +35,10 @@ def test_validate_ok_with_config_after_the_command(tmp_path):
     config_dir = people_tree(tmp_path)
     done = run("validate", "--config", str(config_dir), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "OK: 1 adapters, 3 templates, 3 files"
+    assert done.stdout.splitlines() == [
+        "OK: 1 adapters, 3 templates, 3 files",
+        "checked against their sources: 3 of 3 templates",
+    ]
 
 
 def test_validate_reports_every_problem_with_file_and_line_and_exits_1(tmp_path):
@@ -169,7 +172,10 @@ def test_an_absolute_template_glob_validates_and_answers(tmp_path):
     adapter.write_text(adapter.read_text().replace('"templates/people/*.yaml"', f'"{absolute}"'))
     done = run("validate", "--config", str(config_dir), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "OK: 1 adapters, 3 templates, 3 files"
+    assert done.stdout.splitlines() == [
+        "OK: 1 adapters, 3 templates, 3 files",
+        "checked against their sources: 3 of 3 templates",
+    ]
     done = run("route", "who works in the Sales department?", "--execute", "--config", str(config_dir), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert '"Linus"' in done.stdout

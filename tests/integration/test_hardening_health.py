@@ -280,7 +280,8 @@ async def test_mcp_started_is_ok_in_health_and_down_once_its_session_manager_end
 
     async with running_app(people_tree(tmp_path)) as (client, _):
         body = await health_once_mcp_started(client)
-        assert body["mcp"] == {"status": "ok"} and body["status"] == "ok"
+        assert body["status"] == "ok" and body["mcp"]["status"] == "ok" and body["mcp"]["transport"] == "stateful"
+        assert body["mcp"]["sessions"]["open"] == 0 and body["mcp"]["sessions"]["max_sessions"] == 2000
         task = client.app[MCP]._task  # the SDK's session manager ends while the server runs (a crash)
         assert task is not None
         task.cancel()

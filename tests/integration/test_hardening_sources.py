@@ -6,6 +6,11 @@ adapter (the HTTP mapping of the error classes is the same for all).
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
+import sqlite3
+
 import duckdb
 import pytest
 
@@ -45,18 +50,38 @@ def assert_clean(message: str) -> None:
 
 def make_duckdb(path) -> None:
     con = duckdb.connect(str(path))
-    con.execute("CREATE TABLE people AS SELECT 'Ada' AS name, 'Engineering' AS department")
+    con.execute("CREATE TABLE people AS SELECT 'Ada' AS name, 'Engineering' AS department, 120000 AS salary")
     con.execute("CREATE TABLE big AS SELECT range AS n, md5(range::VARCHAR) AS s FROM range(2000000)")
+    con.close()
+
+
+def with_ghosts(path, kind: str) -> None:
+    """The database with a `ghosts` table as well."""
+    if kind == "sqlite":
+        with contextlib.closing(sqlite3.connect(path)) as con:
+            con.execute("CREATE TABLE ghosts (name TEXT)")
+            con.commit()
+        return
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE ghosts (name VARCHAR)")
     con.close()
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "duckdb"])
 async def test_missing_table_is_502_query_failed_over_http(tmp_path, kind):
-    make_people_db(tmp_path / "templates" / "people.db")
-    make_duckdb(tmp_path / "templates" / "sales.duckdb")
+    """The table is there when the config loads (a load checks every template against its database) and
+    gone when the question comes: the file was replaced by one without it."""
+    databases = {"sqlite": tmp_path / "templates" / "people.db", "duckdb": tmp_path / "templates" / "sales.duckdb"}
+    make_people_db(databases["sqlite"])
+    make_duckdb(databases["duckdb"])
+    database = databases[kind]
+    without = database.with_name("without_ghosts" + database.suffix)
+    shutil.copy(database, without)
+    with_ghosts(database, kind)
     adapter, name = (PEOPLE_ADAPTER, "people") if kind == "sqlite" else (DUCK_ADAPTER, "sales")
     tree = make_tree(tmp_path, BASE_CONFIG, {"a.yaml": adapter}, {"people/people.yaml": PEOPLE_LIBRARY + GHOSTS})
     async with running_app(tree) as (client, _):
+        os.replace(without, database)
         resp = await client.post("/v1/query", json={"query": "list the ghosts in the attic", "adapter": name})
         body = await resp.json()
     assert resp.status == 502, body

@@ -217,7 +217,7 @@ async def test_http_stateless_for_several_workers(tmp_path):
     holder = RuntimeHolder(people_tree(tmp_path))
     await holder.start()
     app = create_app(holder)
-    app[MCP].stateless = True
+    app[MCP].several_workers = True
     client = TestClient(TestServer(app, host="127.0.0.1", port=0))
     await client.start_server()
     try:

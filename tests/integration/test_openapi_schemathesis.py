@@ -83,8 +83,13 @@ def run_all_checks(url: str, workdir: Path, *headers: str) -> None:
     assert done.returncode == 0, done.stdout[-20000:] + done.stderr[-3000:]  # any failure is a non-zero exit
 
 
-def test_all_checks_find_nothing_on_the_demo_with_keys(live_url, tmp_path):
-    run_all_checks(live_url, tmp_path, f"Authorization: Bearer {ADMIN_KEY}")
+@pytest.mark.parametrize(
+    "header", [f"Authorization: Bearer {ADMIN_KEY}", f"X-API-Key: {HR_KEY}"], ids=["bearer-admin", "x-api-key-hr"]
+)
+def test_all_checks_find_nothing_on_the_demo_with_keys(live_url, tmp_path, header):
+    """With the admin key every handler is reached; with the hr client key (in the other header) the
+    scoped 403s and the other credential path (an X-API-Key beside a generated Authorization)."""
+    run_all_checks(live_url, tmp_path, header)
 
 
 def test_all_checks_find_nothing_on_the_demo_without_keys(tmp_path):

@@ -10,9 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from server.params.coercion import InvalidValue, coerce
+from server.params.extractor import TemplateParameterExtractor
 from server.params.spelled import digitised, spelled_numbers
 from server.params.times import PERIODS, clock_value, find_times
 from server.templates import ParameterSpec
+from server.testing.templates import template
 
 _HOURS = ["twelve", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven"]
 
@@ -162,3 +164,32 @@ def test_clock_value_is_all_or_nothing():
     assert clock_value(" 7:15 am ") == dt.time(7, 15)
     assert clock_value("at 7:15 am") is None
     assert clock_value("between 5 and 7 pm") is None
+
+
+@pytest.mark.parametrize(
+    "text, start, end",
+    [
+        ("what flights leave at 1700", "17:00", "17:00"),
+        ("leaving after 0830", "08:30", None),
+        ("arriving before 2359 please", None, "23:59"),
+    ],
+)
+def test_a_24_hour_clock_without_a_colon_after_a_time_word(text, start, end):
+    m = only(text)
+    assert (hm(m.start), hm(m.end)) == (start, end)
+
+
+@pytest.mark.parametrize("text", ["flights in 2024", "a 1700 dollar ticket", "leaving from 1700 people", "room 1700"])
+def test_four_digits_that_are_not_a_time_stay_numbers(text):
+    assert find_times(text) == []
+
+
+async def test_a_single_time_parameter_takes_the_clock_time_of_after_or_before():
+    flights = template({"name": "depart_time", "type": "time"})
+    got = await TemplateParameterExtractor().extract("show me flights after 5 pm", flights)
+    assert got.values == {"depart_time": "17:00"} and got.trace[0].score < 0.9  # less sure than 'at 5 pm'
+
+
+@pytest.mark.parametrize("text", ["between 2023 and 2024", "events between 2024-03-05 and 2024-03-06", "after 2000"])
+def test_years_are_never_a_24_hour_clock(text):
+    assert find_times(text) == []

@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 ADAPTER_DIRS = {"hr": REPO / "templates" / "hr", "sales": REPO / "templates" / "sales"}
 QUESTIONS_FILE = REPO / "tests" / "data" / "demo_questions.yaml"
 
-TEMPLATE_KEYS = {"id", "description", "nl_examples", "parameters", "sql", "result_format", "tags"}
+TEMPLATE_KEYS = {"id", "description", "nl_examples", "parameters", "sql", "result_format", "tags", "counts"}
 PARAM_KEYS = {
     "name",
     "type",
@@ -204,6 +204,60 @@ def test_employee_count_template_counts_active_staff(built: Path) -> None:
         ).fetchone()
     assert columns == ["department", "employee_count"] and rows == [("Engineering", expected)]
     assert 50 < expected < 100
+
+
+# --------------------------------------------------------------------------- count templates
+
+# lists of the rows that match a filter: each has a count template (`counts:`), so that "how many ..." is
+# answered by a number and not by the list's first page (rankings, lookups and breakdowns have none)
+FILTERED_LISTS = {
+    "hr": {
+        "employees_by_department",
+        "employees_hired_in_period",
+        "employees_by_city",
+        "former_employees",
+        "employees_earning_above",
+        "direct_reports",
+        "leave_requests_by_status",
+        "employees_on_leave_on_date",
+    },
+    "sales": {
+        "customers_by_segment",
+        "customers_by_country",
+        "inactive_customers",
+        "orders_between_dates",
+        "orders_by_status",
+        "products_by_category",
+        "products_in_price_range",
+    },
+}
+PAIRS = [
+    (adapter, t, next(listed for listed in items if listed["id"] == t["counts"]))
+    for adapter, items in TEMPLATES.items()
+    for t in items
+    if "counts" in t
+]
+
+
+def test_every_filtered_list_has_a_count_template() -> None:
+    counted = {adapter: {listed["id"] for a, _c, listed in PAIRS if a == adapter} for adapter in TEMPLATES}
+    assert counted == FILTERED_LISTS
+
+
+@pytest.mark.parametrize(("adapter", "count", "listed"), PAIRS, ids=[c["id"] for _a, c, _l in PAIRS])
+def test_a_count_template_counts_the_rows_of_its_list(built: Path, adapter: str, count: dict, listed: dict) -> None:
+    """Same filters: the count's first number is the number of rows the list returns without its LIMIT."""
+    assert count["result_format"] == "summary"
+    own = {p["name"] for p in count.get("parameters", [])}
+    assert own == {p["name"] for p in listed.get("parameters", [])} - {"limit"}
+    params = sample_params(count)
+    _columns, counted = run(built, adapter, count["sql"], params)
+    list_params = {**sample_params(listed), **params}
+    if "limit" in list_params:
+        list_params["limit"] = 1_000_000
+    _columns, rows = run(built, adapter, listed["sql"], list_params)
+    assert len(counted) == 1
+    assert next(v for v in counted[0] if isinstance(v, int)) == len(rows) > 0
 
 
 # --------------------------------------------------------------------------- seeded data

@@ -109,21 +109,16 @@
   // Dismiss / Clear list: the server forgets these questions' text (the entries still count), then redraw
   async function forget(questions) {
     try {
-      const resp = await fetch("/v1/routing/unmatched/forget", {
-        method: "POST", credentials: "same-origin",
-        headers: { "Content-Type": "application/json", Accept: "application/json" },
-        body: JSON.stringify({ questions }),
-      });
+      const resp = await fetch("/v1/routing/unmatched/forget", { method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "application/json", Accept: "application/json" }, body: JSON.stringify({ questions }) });
       if (resp.status === 401) { window.location.reload(); return; }
       const body = await resp.json();
       if (!resp.ok) throw new Error((body.error && body.error.message) || ("HTTP " + resp.status));
+      refresh();
     } catch (err) {
-      const banner = $("banner");
-      banner.textContent = "Could not dismiss: " + err.message;
-      banner.classList.remove("hidden");
-      return;
+      $("banner").textContent = "Could not dismiss: " + err.message;
+      $("banner").classList.remove("hidden");
     }
-    refresh();
   }
 
   async function refresh() {

@@ -1,0 +1,90 @@
+"""Follow-ups that change a value of the last answer, and corrections of it.
+
+After an executed answer, a message such as "what about Sales?", "and for 2023?", "same for last year",
+"only the top 3", "in Sales instead" supplies a value for a parameter of that answer's template: the
+template runs again with the new value and the other values carried over. "no, I meant 2023" and
+"not Engineering, Marketing" are corrections: the named value replaces the earlier one.
+
+One rule decides (`is_carry_over`): the message must give at least one value of the last template, read
+by the same extractors as any question (the learned one included); and it must either not be a question
+of its own (no template clears the threshold by the new-question margin), or say that it continues ("what
+about", "and", "instead", "only", a correction) while holding nothing but those values. A confident new
+question starts over.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from ..params.base import Extraction
+from ..params.text import wordset
+from .state import LastAnswer, TemplateRef
+
+if TYPE_CHECKING:
+    from ..adapters.base import DataAdapter
+
+CarryKind = Literal["follow_up", "correction"]
+
+# "what about X", "and for Y", "same for last year", "only the top 3", "in Sales instead", "now for 2023"
+_CONTINUES = re.compile(
+    r"^\W*(?:(?:and|but|so|ok(?:ay)?|then|now|also)\b\W*)*(?:(?:what|how)\s+about|and|same|only|just|now|"
+    r"then|also|try|make\s+it|change\s+(?:it|that)\s+to|for|in|with|without|at|on)\b|\binstead\b|\bas\s+well\b",
+    re.IGNORECASE,
+)
+# "no, I meant 2023", "I meant Marketing", "actually 2023", "sorry, 2023"; the value follows the cue
+_CORRECTS = re.compile(
+    r"^\W*(?:(?:no|nope|sorry|oops|wait)\b\W*)+(?:(?:i\s+)?(?:meant?|said|wanted)|make\s+(?:it|that)|"
+    r"it\s+should\s+be|should\s+be)?\b|^\W*(?:i\s+meant?|actually|rather)\b",
+    re.IGNORECASE,
+)
+# "not Engineering, Marketing", "not 2024 but 2023": the value after the comma (or 'but') replaces the first
+_NOT_THIS = re.compile(r"^\W*(?:no\W+)?not\s+(?P<old>[^,;]+?)\s*(?:,|;|\bbut\b|\brather\b)\s*(?P<new>.+)$", re.I)
+# words a follow-up wraps its values in, besides those of a clarification's answer
+CUE_WORDS = wordset(
+    "what how about and but so ok okay then now also same only just try make change instead as well no nope "
+    "sorry oops wait meant mean said wanted actually rather should not there here that this those these one ones"
+)
+
+
+@dataclass
+class CarryOver:
+    """The message read against the last answer: the text its values are read from, and what kind it is."""
+
+    kind: CarryKind
+    text: str  # the part of the message that holds the new values
+    cue: bool  # the message says that it continues or corrects
+
+
+def read_message(message: str) -> CarryOver:
+    """Which kind of follow-up the words say the message is, and where its values are."""
+    not_this = _NOT_THIS.match(message)
+    if not_this:
+        return CarryOver("correction", not_this.group("new"), True)
+    corrects = _CORRECTS.match(message)
+    if corrects and corrects.end() > 0:
+        return CarryOver("correction", message[corrects.end() :], True)
+    return CarryOver("follow_up", message, _CONTINUES.search(message) is not None)
+
+
+def is_carry_over(said: list[str], carry: CarryOver, is_confident: bool, values_only: bool) -> bool:
+    """The one rule: a value of the last template is given, and the message is not a question of its own."""
+    if not said:
+        return False
+    if not is_confident:
+        return True
+    return carry.cue and values_only
+
+
+def new_values(extraction: Extraction) -> dict[str, object]:
+    """The values the message itself gave (not defaults)."""
+    return {t.name: extraction.values.get(t.name) for t in extraction.trace if t.extractor != "default"}
+
+
+def lookup(last: LastAnswer, sources: Mapping[str, DataAdapter]) -> tuple[DataAdapter, TemplateRef] | None:
+    source = sources.get(last.template.adapter)
+    if source is None or last.template.template_id not in source.templates:
+        return None
+    return source, last.template

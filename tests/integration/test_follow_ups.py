@@ -1,0 +1,159 @@
+"""Follow-ups that change a value of the last answer, corrections, a value outside the list asked again,
+and a pending question whose template a reload removed: on the seeded demo, in process, over HTTP and MCP."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from server.runtime.build import build_runtime
+from server.runtime.loader import load_config
+from server.service.answer import answer_in_session
+from server.testing.app import running_app
+from server.testing.demo import seed_demo_tree
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+async def _turns(runtime, *questions: str, adapter: str = "company") -> list:
+    """Ask the questions in one session; the answers' bodies."""
+    target, sessions, sid, out = runtime.get(adapter), runtime.sessions, None, []
+    for question in questions:
+        result = await answer_in_session(target, question, sessions, sid)
+        sid = result.body["session_id"]
+        out.append(result.body)
+    return out
+
+
+def _meta(body: dict) -> dict:
+    return body["metadata"]
+
+
+async def test_what_about_changes_the_department_and_keeps_the_template(demo_runtime):
+    first, second = await _turns(demo_runtime, "how many employees are in Engineering?", "what about Sales?")
+    assert _meta(first)["template_id"] == "employee_count_by_department"
+    meta = _meta(second)
+    assert (meta["status"], meta["reason"], meta["template_id"]) == (
+        "executed",
+        "follow_up",
+        first["metadata"]["template_id"],
+    )
+    assert meta["parameters"]["department"] == "Sales"
+    assert meta["session"]["follow_up"] == "follow_up" and meta["session"]["changed"] == ["department"]
+    assert second["rows"] != first["rows"]
+
+
+async def test_and_for_another_year_reruns_the_same_template(demo_runtime):
+    first, second = await _turns(demo_runtime, "revenue by region for 2024", "and for 2023?")
+    assert _meta(first)["template_id"] == "revenue_by_region" and _meta(first)["parameters"]["year"] == 2024
+    meta = _meta(second)
+    assert (meta["reason"], meta["template_id"], meta["parameters"]["year"]) == ("follow_up", "revenue_by_region", 2023)
+
+
+async def test_only_the_top_n_keeps_the_other_values(demo_runtime):
+    *_, last = await _turns(demo_runtime, "top 5 customers by revenue", "only the top 3")
+    meta = _meta(last)
+    assert (meta["template_id"], meta["parameters"]["limit"], len(last["rows"])) == ("top_customers_by_revenue", 3, 3)
+
+
+async def test_corrections_replace_the_named_value(demo_runtime):
+    turns = await _turns(demo_runtime, "how many employees are in Marketing?", "not Marketing, HR")
+    meta = _meta(turns[1])
+    assert (meta["reason"], meta["parameters"]["department"]) == ("correction", "HR")
+    turns = await _turns(demo_runtime, "revenue by region for 2024", "no, I meant 2023")
+    meta = _meta(turns[1])
+    assert (meta["reason"], meta["template_id"], meta["parameters"]["year"]) == (
+        "correction",
+        "revenue_by_region",
+        2023,
+    )
+    assert meta["session"]["changed"] == ["year"]
+
+
+async def test_a_correction_to_an_impossible_value_is_asked_about(demo_runtime):
+    *_, wrong, fixed = await _turns(demo_runtime, "revenue by region for 2024", "no, I meant 2019", "2023")
+    assert _meta(wrong)["status"] == "needs_clarification" and "at least 2023" in wrong["content"]
+    assert _meta(fixed)["status"] == "executed" and _meta(fixed)["parameters"]["year"] == 2023
+
+
+async def test_a_confident_new_question_starts_over(demo_runtime):
+    *_, new = await _turns(
+        demo_runtime, "how many employees are in Engineering?", "how many customers are in the North region?"
+    )
+    meta = _meta(new)
+    assert meta["template_id"] == "customer_count_by_region" and "follow_up" not in meta["session"]
+    assert meta["reason"] not in ("follow_up", "correction")
+
+
+async def test_a_value_outside_the_list_is_asked_again_on_the_same_template(demo_runtime):
+    first, paris, berlin, austin = await _turns(demo_runtime, "who works in the office?", "Paris", "Berlin", "Austin")
+    assert _meta(first)["status"] == "needs_clarification" and _meta(first)["template_id"] == "employees_by_city"
+    for reply, said in ((paris, "Paris"), (berlin, "Berlin")):  # 'Berlin' alone routes to customers_by_country
+        meta = _meta(reply)
+        assert (meta["status"], meta["template_id"]) == ("needs_clarification", "employees_by_city"), said
+        (problem,) = meta["clarification"]
+        assert (problem["problem"], problem["given"]) == ("invalid", said)
+        assert "Austin" in problem["allowed_values"] and "San Francisco" in reply["content"]
+    assert _meta(austin)["status"] == "executed" and _meta(austin)["parameters"]["city"] == "Austin"
+
+
+@pytest.fixture
+def no_follow_ups(tmp_path: Path) -> Path:
+    config = seed_demo_tree(tmp_path)
+    path = config / "adapters" / "demo.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert "    type: composite\n" in text
+    path.write_text(text.replace("    type: composite\n", "    type: composite\n    follow_ups: false\n", 1))
+    return config
+
+
+async def test_follow_ups_can_be_turned_off_per_composite(no_follow_ups):
+    runtime = await build_runtime(load_config(no_follow_ups))
+    try:
+        *_, second = await _turns(runtime, "how many employees are in Engineering?", "what about Sales?")
+        assert _meta(second)["reason"] != "follow_up" and "follow_up" not in _meta(second)["session"]
+    finally:
+        await runtime.close()
+
+
+async def test_over_http_and_mcp(tmp_path):
+    config = seed_demo_tree(tmp_path)
+    async with running_app(config) as (client, _holder):
+        first = await (await client.post("/v1/query", json={"query": "revenue by region for 2024"})).json()
+        sid = first["session_id"]
+        reply = await client.post("/v1/query", json={"query": "and for 2023?", "session_id": sid})
+        body = await reply.json()
+        assert reply.status == 200 and body["metadata"]["reason"] == "follow_up"
+        assert body["metadata"]["parameters"]["year"] == 2023 and body["metadata"]["session"]["carried"] == []
+
+        url = str(client.make_url("/mcp"))
+        async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            asked = await session.call_tool("ask", {"question": "how many employees are in Engineering?"})
+            sid = asked.structured_content["session_id"]
+            then = await session.call_tool("ask", {"question": "what about Sales?", "session_id": sid})
+            meta = then.structured_content["metadata"]
+            assert (meta["reason"], meta["parameters"]["department"]) == ("follow_up", "Sales")
+
+
+async def test_a_reload_that_removes_the_pending_template_says_so(tmp_path):
+    config = seed_demo_tree(tmp_path)
+    async with running_app(config) as (client, holder):
+        first = await (await client.post("/v1/query", json={"query": "who works in the office?"})).json()
+        assert first["metadata"]["template_id"] == "employees_by_city"
+        for library in (config.parent / "templates" / "hr").glob("*.yaml"):  # the template and what names it
+            library.write_text(library.read_text().replace("employees_by_city", "staff_by_city"))
+        status = await holder.reload()
+        assert status.ok
+        reply = await client.post("/v1/query", json={"query": "Austin", "session_id": first["session_id"]})
+        body = await reply.json()
+        meta = body["metadata"]
+        assert (meta["status"], meta["reason"], meta["session"]["follow_up"]) == (
+            "no_match",
+            "pending_template_gone",
+            "expired",
+        )
+        assert "employees_by_city" in body["content"] and "ask the question again" in body["content"]
