@@ -1,5 +1,14 @@
 #!/usr/bin/env python3
-"""Intent Router entry point: `python run.py [serve|route|validate|reindex] --help`."""
+"""Intent Router entry point: `python run.py [--config PATH] [COMMAND] ...`; `python run.py COMMAND --help`.
+
+Commands (the README's "Command line" section has them all, with their options):
+  serve           serve HTTP: the JSON API, /mcp, /dashboard, /docs, /metrics (the default command)
+  route           print the routing decision for a question (or, with --execute, the answer)
+  validate        check all YAML; exit 1 with file:line messages on errors
+  reindex         rebuild every template store from scratch
+  mcp             serve the MCP tools over stdio (for desktop assistants)
+  fit-thresholds  fit the confidence threshold and margin from labelled questions
+"""
 
 import sys
 

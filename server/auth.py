@@ -26,15 +26,31 @@ ANONYMOUS_ADMIN = Principal("anonymous", "admin")  # auth off: loopback-only ser
 
 
 def presented_key(request: web.Request) -> str | None:
-    header = request.headers.get("Authorization", "")
-    if header.lower().startswith("bearer "):
-        return header[7:].strip() or None
-    return request.headers.get("X-API-Key") or None
+    """The key the request presents, or None. An Authorization header that is not `Bearer <key>`, or two
+    headers naming different keys, is a 401: a request is judged by every credential it carries, never by
+    the one that happens to work."""
+    header = request.headers.get("Authorization")
+    api_key = request.headers.get("X-API-Key") or None
+    if header is None:
+        return api_key
+    scheme, _, bearer = header.strip().partition(" ")
+    key = bearer.strip()
+    if scheme.lower() != "bearer" or not key:
+        raise Unauthorized("the Authorization header must be Bearer <key>")
+    if api_key is not None and not _same(key, api_key):
+        raise Unauthorized("Authorization and X-API-Key present different keys")
+    return key
+
+
+def _same(a: str, b: str) -> bool:
+    # header values, form fields and environment variables carry bytes that are not UTF-8 as lone surrogates
+    # (a plain encode() raised on them: a 500); encoded with them kept, equal texts give equal bytes
+    return hmac.compare_digest(a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass"))
 
 
 def _matches(key: str, env_name: str | None) -> bool:
     expected = os.environ.get(env_name or "") if env_name else None
-    return bool(expected) and hmac.compare_digest(key.encode(), expected.encode())  # type: ignore[union-attr]
+    return bool(expected) and _same(key, expected)  # type: ignore[arg-type]
 
 
 def authenticate(request: web.Request, auth: AuthSettings) -> Principal:

@@ -54,6 +54,13 @@ class NotFound(IntentRouterError):
     code = "not_found"
 
 
+class Conflict(IntentRouterError):
+    """A valid request that the current configuration cannot do (a reload may change that)."""
+
+    status = 409
+    code = "conflict"
+
+
 class TooManyRequests(IntentRouterError):
     """Answered with `Retry-After: retry_after` (whole seconds)."""
 

@@ -12,3 +12,28 @@ class Outcome(StrEnum):
     AMBIGUOUS = "ambiguous"  # two templates too close; alternatives listed
     NEEDS_CLARIFICATION = "needs_clarification"  # a required parameter is missing or invalid
     ERROR = "error"  # the request ended in a 5xx or a timeout
+
+
+class DecisionReason(StrEnum):
+    """Why a routing decision came out as it did: `routing_decision.reason`, `composite_routing.reason` and,
+    unless the answer says more (AnswerReason), `metadata.reason`. The decision rule (routing/decision.py)
+    produces exactly these."""
+
+    ROUTED_MULTISTAGE = "highest_combined_score_above_threshold"
+    ROUTED = "highest_score_above_threshold"
+    NO_MATCH = "no_matches_above_threshold"
+    NO_CANDIDATES = "no_candidates"
+    AMBIGUOUS = "ambiguous"
+
+
+class AnswerReason(StrEnum):
+    """`metadata.reason` where the answer is more than the routing decision. The follow-ups' reasons are the
+    values of conversations/follow_up.py's REASONS (tests/unit/test_reasons.py keeps the two together)."""
+
+    FAN_OUT = "fan_out"  # the best template of each child clearing min_score ran
+    NO_SOURCE_ABOVE_MIN_SCORE = "no_source_above_min_score"  # fan_out: no child's template cleared min_score
+    CLARIFICATION_ANSWERED = "clarification_answered"  # the message completed the pending clarification
+    ALTERNATIVE_CHOSEN = "alternative_chosen"  # the message picked one of the listed alternatives
+    FOLLOW_UP = "follow_up"  # the message changed a value of the last answer, which ran again
+    CORRECTION = "correction"  # the message corrected a value of the last answer
+    PENDING_TEMPLATE_GONE = "pending_template_gone"  # the pending question's template no longer exists

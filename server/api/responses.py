@@ -1,27 +1,14 @@
-"""Response bodies. Optional keys are left out of the JSON unless set (`dump` uses exclude_unset), so
-a field that is explicitly None still appears as null where the contract says it does."""
+"""Response bodies (see wire.py for how optional keys are sent)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .outcome import Outcome
-
-Json = dict[str, Any]
-
-
-class Wire(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    def dump(self) -> Json:
-        return self.model_dump(mode="json", exclude_unset=True)
-
-    def dump_json(self) -> str:
-        """`dump` as JSON text, serialised by pydantic-core in one pass (the hot endpoints' bodies: a
-        third of the cost of building the dict and encoding it with the json module)."""
-        return self.model_dump_json(exclude_unset=True)
+from .outcome import AnswerReason, DecisionReason, Outcome
+from .parameters import ClarificationView, ExtractedValueView, LeftOutView
+from .wire import Json, Wire
 
 
 class ErrorDetail(Wire):
@@ -81,7 +68,7 @@ class CompositeRouting(Wire):
     adapters_searched: list[str]
     total_matches_found: int
     adapters_failed: list[SourceFailureView]
-    reason: str
+    reason: DecisionReason
     multistage_scoring: MultistageScoring | None = None
     stage_errors: list[StageError] | None = None
     alternatives: list[AlternativeView] | None = None
@@ -120,7 +107,9 @@ class SourceSection(Wire):
     columns: list[str] | None = None
     truncated: bool | None = None
     from_cache: bool | None = None
-    clarification: list[Json] | None = Field(None, description="what is missing (status needs_clarification)")
+    clarification: list[ClarificationView] | None = Field(
+        None, description="what is missing (status needs_clarification)"
+    )
     error: str | None = None
 
 
@@ -154,7 +143,9 @@ class QueryMetadata(Wire):
     source: str = "intent"
     adapter: str
     template_id: str | None
-    reason: str
+    reason: DecisionReason | AnswerReason = Field(
+        description="the routing decision's reason, or what the answer did beyond it (fan-out, a follow-up)"
+    )
     normalised_query: str | None = None  # what routing saw, when normalisation changed the question
     status: Outcome | None = None
     composite_routing: CompositeRouting | None = None
@@ -162,14 +153,16 @@ class QueryMetadata(Wire):
     alternatives: list[AlternativeView] | None = None
     best_candidates: list[AlternativeView] | None = None
     parameters: Json | None = None
-    extraction: list[Json] | None = Field(
+    extraction: list[ExtractedValueView] | None = Field(
         None, description="per filled value: the extractor (a reader, 'learned', 'default'), span, score, learned"
     )
-    extraction_left_out: list[Json] | None = Field(
+    extraction_left_out: list[LeftOutView] | None = Field(
         None, description="values seen in the question and not used (an optional value the model placed nowhere)"
     )
     extraction_llm: Json | None = None
-    clarification: list[Json] | None = None
+    clarification: list[ClarificationView] | None = Field(
+        None, description="what is missing or wrong (status needs_clarification)"
+    )
     executed_by: str | None = None
     row_count: int | None = None
     truncated: bool | None = None
@@ -182,11 +175,13 @@ class QueryMetadata(Wire):
 
 
 class QueryResponse(Wire):
+    """Body of `POST /v1/query` and the MCP `ask` tool's structured result."""
+
     content: str = Field(description="a readable answer: a table or summary of the rows, or what is missing")
     rows: list[Json]
     metadata: QueryMetadata
     confidence: float
-    status: Outcome | None = None  # set for needs_clarification
+    status: Outcome = Field(description="what became of the question (the same as metadata.status)")
     session_id: str | None = Field(None, description="send it with the next message to continue this conversation")
     sections: list[SourceSection] | None = Field(
         None, description="fan_out: one section per source that ran (rows, template, scores, status)"
@@ -230,7 +225,7 @@ class RoutingDecisionView(Wire):
     rerank_score: float | None
     string_similarity_score: float | None
     stage_scores: dict[str, float]
-    reason: str
+    reason: DecisionReason
     would_execute: bool
     acceptance: AcceptanceView | None = None  # the in-scope test's verdict on the top candidate, when on
     alternatives: list[AlternativeView] | None = None
@@ -441,3 +436,9 @@ class StatisticsResponse(Wire):
     )
     config_status: ConfigStatusView
     generated_at: float
+
+
+class ForgetQuestionsResponse(Wire):
+    """Body of `POST /v1/routing/unmatched/forget`."""
+
+    forgotten: int = Field(description="routing-log entries whose question text was removed")

@@ -17,41 +17,83 @@ from ..runtime.loader import load_config
 DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "config"
 DEFAULT_COMMAND = "serve"
 GLOBAL_OPTIONS_WITH_VALUE = ("--config", "--log-level")  # the options given before a command
+DEFAULT_ADAPTER = "default: server.default_adapter, else the first composite, else the first adapter"
 
 
 def _parser() -> tuple[argparse.ArgumentParser, set[str]]:
-    """The parser and its command names."""
+    """The parser and its command names. Every command has a description (its --help says what it does)
+    and every option a help text: tests/integration/test_cli_reference.py holds the README to this list."""
     parser = argparse.ArgumentParser(
         prog="run.py",
-        description="Intent Router",
+        description="Intent Router: routes natural-language questions to query templates and runs them.",
         epilog="serve is the default command; its options work without its name: run.py --port 9000",
     )
     parser.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="config file or directory")
-    parser.add_argument("--log-level", default="INFO")
-    sub = parser.add_subparsers(dest="command")
-    serve = sub.add_parser("serve", help="serve HTTP (the default)")
-    serve.add_argument("--host")
-    serve.add_argument("--port", type=int)
+    parser.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    serve = _command(
+        sub,
+        "serve",
+        "serve HTTP (the default)",
+        "Serve the JSON API, /mcp, /dashboard, /docs and /metrics; reload when the YAML files change.",
+    )
+    serve.add_argument("--host", help="address to listen on (default: server.host, 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port to listen on (default: server.port, 8080)")
     serve.add_argument(
         "--workers", type=int, default=1, help="pre-forked processes sharing the port (SO_REUSEPORT), one model each"
     )
     serve.add_argument("--no-watch", action="store_true", help="do not reload when the YAML files change")
-    route = sub.add_parser("route", help="print the routing decision (test_routing) for a question")
-    route.add_argument("question")
-    route.add_argument("--adapter")
+    route = _command(
+        sub,
+        "route",
+        "print the routing decision (test_routing) for a question",
+        "Route one question and print what POST /v1/test_routing answers (every candidate and score, the "
+        "decision and why), or with --execute what POST /v1/query answers. Nothing listens.",
+    )
+    route.add_argument("question", help="the question, in quotes")
+    route.add_argument("--adapter", help=f"the adapter to ask ({DEFAULT_ADAPTER})")
     route.add_argument("--execute", action="store_true", help="run the query and print the /v1/query response")
-    validate = sub.add_parser(
-        "validate", help="check all YAML and every template against its source; exit 1 with file:line messages"
+    validate = _command(
+        sub,
+        "validate",
+        "check all YAML and every template against its source; exit 1 with file:line messages",
+        "Load and check config.yaml, every adapter file and every template library as a server would (keys, "
+        "types, bounds, parameters, query bodies, ${VAR} substitution), and check each template against its "
+        "live source (SQL bodies planned or prepared, MongoDB collections and Elasticsearch indexes looked "
+        "up; nothing runs, nothing is written) without binding a port. Prints a summary and exits 0 (a source "
+        "that is down is reported as unchecked on stderr), or prints every problem as file:line and exits 1.",
     )
-    reindex = sub.add_parser("reindex", help="rebuild every template store from scratch")
-    mcp = sub.add_parser("mcp", help="serve the MCP tools over stdio (for desktop assistants)")
+    reindex = _command(
+        sub,
+        "reindex",
+        "rebuild every template store from scratch",
+        "Empty every template store and index all templates again (vectors come from the embedding cache "
+        "where the model already embedded the text); prints what was indexed as JSON.",
+    )
+    mcp = _command(
+        sub,
+        "mcp",
+        "serve the MCP tools over stdio (for desktop assistants)",
+        "Serve the MCP tools ask, explain_routing and list_templates over stdio, for a desktop assistant "
+        "that launches this command; logs go to stderr, and the YAML files are watched as by serve.",
+    )
     mcp.add_argument("--no-watch", action="store_true", help="do not reload when the YAML files change")
-    fit = sub.add_parser(
+    fit = _command(
+        sub,
         "fit-thresholds",
-        help="fit the confidence threshold and margin from labelled questions; report the acceptance self-calibration",
+        "fit the confidence threshold and margin from labelled questions; report the acceptance self-calibration",
+        "Route labelled questions with the server's own code and print, as JSON, the current accuracy, the "
+        "confidence threshold (and ambiguity margin) that maximise it, and the questions the chosen threshold "
+        "gets wrong with what to change where; with composite_retrieval.acceptance on, also the acceptance "
+        "test's self-calibration and the threshold the labels fit. Without --labelled it prints the "
+        "self-calibration alone. --write puts the fitted values into the adapter's YAML.",
     )
-    fit.add_argument("--labelled", type=Path, help="YAML questions: [{question, adapter, template}]")
-    fit.add_argument("--adapter")
+    fit.add_argument(
+        "--labelled",
+        type=Path,
+        help="YAML questions: [{question, adapter, template}] (template null: must be rejected)",
+    )
+    fit.add_argument("--adapter", help=f"the adapter to fit ({DEFAULT_ADAPTER})")
     fit.add_argument(
         "--write",
         action="store_true",
@@ -60,6 +102,11 @@ def _parser() -> tuple[argparse.ArgumentParser, set[str]]:
     for command in (serve, route, validate, reindex, mcp, fit):  # `route ... --config PATH` works as well
         command.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="config file or directory")
     return parser, set(sub.choices)
+
+
+def _command(sub: argparse._SubParsersAction, name: str, summary: str, description: str) -> argparse.ArgumentParser:
+    """A subcommand: `summary` in the command list of run.py --help, `description` atop its own --help."""
+    return sub.add_parser(name, help=summary, description=description)
 
 
 def with_default_command(argv: list[str], commands: set[str]) -> list[str]:

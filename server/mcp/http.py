@@ -80,7 +80,7 @@ class MCPEndpoint:
         if self._running()["status"] != "ok":
             raise web.HTTPServiceUnavailable(reason="MCP stopped")
         assert self.manager is not None
-        if request.method == "POST" and (refused := envelope_error(await request.read())) is not None:
+        if request.method == "POST" and (refused := envelope_error(await request.read(), request.content_type)):
             return refused
         extra = {PRINCIPAL_SCOPE_KEY: principal, "user": self._sdk.user(principal, presented_key(request))}
         if not self.stateless:

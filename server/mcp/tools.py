@@ -1,8 +1,10 @@
 """The three MCP tools: their definitions (per caller and config) and how a call becomes a result.
 
 A failure the caller can act on (bad arguments, an adapter out of scope, a source down, a timeout)
-is a tool result with `isError` and the JSON API's error body, so the assistant sees why; it is never
-a stack trace or a driver message.
+is a tool result with `isError` and the JSON API's error body as its text, so the assistant sees why;
+it is never a stack trace or a driver message. Structured content is only ever what the tool's
+outputSchema describes (an answer, an explanation, a catalogue): an error is none of those, so it has
+none, as the MCP specification has it for tool errors.
 """
 
 from __future__ import annotations
@@ -21,13 +23,13 @@ from ..auth import Principal
 from ..errors import IntentRouterError, error_body
 from ..runtime.holder import RuntimeHolder
 from ..service.catalogue import Catalogue
+from ..service.formatting import MAX_TABLE_ROWS
 from . import calls
 from .descriptions import ask_description, explain_description, list_templates_description
 
 log = logging.getLogger("intent_router.mcp")
 
 ASK, EXPLAIN, LIST_TEMPLATES = "ask", "explain_routing", "list_templates"
-MAX_TEXT_ROWS = 50  # rows repeated in the text content (all rows are in the structured content)
 
 
 class QuestionArgs(BaseModel):
@@ -115,23 +117,22 @@ def tool_list(holder: RuntimeHolder, principal: Principal) -> list[types.Tool]:
 
 
 def _error(code: str, message: str) -> types.CallToolResult:
+    """A tool error: `isError` and the JSON API's error body as text, no structured content."""
     return types.CallToolResult(
-        content=[types.TextContent(text=f"error ({code}): {message}")],
-        structured_content=error_body(code, message),
-        is_error=True,
+        content=[types.TextContent(text=json.dumps(error_body(code, message), ensure_ascii=False))], is_error=True
     )
 
 
 def _ask_text(body: dict[str, Any]) -> str:
+    """The answer once: its summary and table (`content`, the first MAX_TABLE_ROWS rows), where the rest of
+    the rows are, and the session id. Every row is in the structured content; repeating them here as JSON
+    after the table doubled the text (50 rows: 11.5k characters)."""
     text = str(body.get("content", ""))
+    rows = body.get("rows") or []
+    if len(rows) > MAX_TABLE_ROWS:
+        text += f"\n(the table shows {MAX_TABLE_ROWS} of the {len(rows)} rows; all are in the structured content)"
     if body.get("session_id"):
         text += f"\n\nsession_id: {body['session_id']} (pass it with the next ask to continue this conversation)"
-    rows = body.get("rows") or []
-    if rows:
-        shown = rows[:MAX_TEXT_ROWS]
-        text += "\n\nrows (JSON):\n" + json.dumps(shown, default=str, ensure_ascii=False)
-        if len(rows) > len(shown):
-            text += f"\n... {len(rows) - len(shown)} more rows in the structured content"
     return text
 
 

@@ -10,21 +10,11 @@ for thousands of questions at once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any, Literal
 
+from ..api.outcome import DecisionReason as Reason  # the wire's vocabulary, defined once there
 from .candidates import Candidate
 from .policy import RoutingPolicy
-
-
-class Reason(StrEnum):
-    """Why a decision came out as it did (`routing_decision.reason` / `composite_routing.reason`)."""
-
-    ROUTED_MULTISTAGE = "highest_combined_score_above_threshold"
-    ROUTED = "highest_score_above_threshold"
-    NO_MATCH = "no_matches_above_threshold"
-    NO_CANDIDATES = "no_candidates"
-    AMBIGUOUS = "ambiguous"
 
 
 @dataclass(frozen=True)

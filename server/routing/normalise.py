@@ -27,7 +27,7 @@ _DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2e3a\u2e3b\ufe58"  # ‐ 
 _TRANSLATE = str.maketrans(
     {**dict.fromkeys(_SINGLE_QUOTES, "'"), **dict.fromkeys(_DOUBLE_QUOTES, '"'), **dict.fromkeys(_DASHES, "-")}
 )
-_WHITESPACE = re.compile(r"\s+")
+_WHITESPACE = re.compile(r"[\s\x00-\x1f\x7f]+")  # ASCII control characters too (the ASCII path skips _visible)
 
 
 @functools.lru_cache(maxsize=1024)  # the request check and the service both normalise each question

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..adapters.base import Adapter, DataAdapter
 from ..adapters.composite import CompositeAdapter
-from ..api.outcome import Outcome
+from ..api.outcome import AnswerReason, DecisionReason, Outcome
 from ..api.requests import Detail, Execution
 from ..api.responses import QueryMetadata, QueryResponse, RoutingExplanation, SessionTurnView, Wire
 from ..conversations import (
@@ -29,7 +29,7 @@ from ..routing.candidates import Candidate
 from ..routing.normalise import normalise_question
 from ..routing.router import Router, RoutingOutcome
 from ..templates import Template
-from . import fan_out
+from . import fan_out, parameter_views
 from .explain import alternative_view, composite_routing_view, routing_explanation
 from .formatting import render_content
 
@@ -174,7 +174,9 @@ async def _answer_turn(
     return result
 
 
-def _metadata(adapter: Adapter, original: str, question: str, template_id: str | None, reason: str) -> QueryMetadata:
+def _metadata(
+    adapter: Adapter, original: str, question: str, template_id: str | None, reason: DecisionReason | AnswerReason
+) -> QueryMetadata:
     metadata = QueryMetadata(source="intent", adapter=adapter.name, template_id=template_id, reason=reason)
     if question != original:
         metadata.normalised_query = question
@@ -226,7 +228,7 @@ async def _respond(
             metadata.best_candidates = [alternative_view(c) for c in decision.alternatives]
             content = "No query template matches this question closely enough."
         metadata.timings_ms = timings
-        response = QueryResponse(content=content, rows=[], metadata=metadata, confidence=confidence)
+        response = QueryResponse(content=content, rows=[], metadata=metadata, confidence=confidence, status=status)
         return Answer(response, outcome, status, timings_ms=timings, pending=pending)
 
     assert chosen is not None  # decide() only sets execute with a selected candidate
@@ -254,7 +256,7 @@ async def _complete(
     or the last answer's template with the values the message changed."""
     if follow_up.kind == "expired":
         return _expired(adapter, original, question, outcome, follow_up)
-    metadata = _metadata(adapter, original, question, follow_up.template.id, REASONS[follow_up.kind])
+    metadata = _metadata(adapter, original, question, follow_up.template.id, AnswerReason(REASONS[follow_up.kind]))
     timings = dict(outcome.timings_ms)
     confidence = follow_up.confidence
     return await _finish(
@@ -272,7 +274,7 @@ async def _complete(
 def _expired(adapter: Adapter, original: str, question: str, outcome: RoutingOutcome, follow_up: FollowUp) -> Answer:
     """The question this message answers waited on a template a reload removed or renamed: say so."""
     gone = follow_up.template
-    metadata = _metadata(adapter, original, question, None, REASONS["expired"])
+    metadata = _metadata(adapter, original, question, None, AnswerReason(REASONS["expired"]))
     metadata.status = Outcome.NO_MATCH
     metadata.timings_ms = dict(outcome.timings_ms)
     content = (
@@ -280,7 +282,7 @@ def _expired(adapter: Adapter, original: str, question: str, outcome: RoutingOut
         f"'{follow_up.source.name}/{gone.id}', which the configuration no longer has (it was renamed or "
         "removed). Please ask the question again."
     )
-    response = QueryResponse(content=content, rows=[], metadata=metadata, confidence=0.0)
+    response = QueryResponse(content=content, rows=[], metadata=metadata, confidence=0.0, status=Outcome.NO_MATCH)
     return Answer(response, outcome, Outcome.NO_MATCH, timings_ms=metadata.timings_ms)
 
 
@@ -296,15 +298,15 @@ async def _finish(
 ) -> Answer:
     """Run the template with these values, or say what is still missing (and remember it for the session)."""
     metadata.parameters = extraction.values
-    metadata.extraction = [step.to_json() for step in extraction.trace]
+    metadata.extraction = parameter_views.filled(extraction)
     if extraction.left_out:
-        metadata.extraction_left_out = extraction.left_out
+        metadata.extraction_left_out = parameter_views.left_out(extraction)
     if extraction.llm is not None:
         metadata.extraction_llm = extraction.llm
     if not extraction.ok:
         metadata.status = Outcome.NEEDS_CLARIFICATION
         metadata.template_id = template.id
-        metadata.clarification = [p.to_json() for p in extraction.problems]
+        metadata.clarification = parameter_views.clarification(extraction.problems)
         content = "To answer this I need: " + "; ".join(p.message for p in extraction.problems) + "."
         metadata.timings_ms = timings
         response = QueryResponse(
@@ -335,6 +337,7 @@ async def _finish(
         rows=result.rows,
         metadata=metadata,
         confidence=confidence,
+        status=Outcome.EXECUTED,
     )
     ran = LastAnswer(
         template=TemplateRef(

@@ -17,7 +17,8 @@ from typing import Any
 
 from ..adapters.base import Adapter, DataAdapter, DataAdapterSettings
 from ..adapters.composite import CompositeAdapter
-from ..api.outcome import Outcome
+from ..api.outcome import AnswerReason, Outcome
+from ..api.parameters import ClarificationView
 from ..api.requests import Execution
 from ..api.responses import (
     FanOutCandidate,
@@ -28,11 +29,12 @@ from ..api.responses import (
     SourceStat,
     SourceStatus,
 )
-from ..errors import BadRequest, IntentRouterError, SourceTimeout, SourceUnavailable
+from ..errors import Conflict, IntentRouterError, SourceTimeout, SourceUnavailable
 from ..resilience import remaining_time, request_deadline
 from ..routing.candidates import Candidate
 from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
+from . import parameter_views
 from .formatting import render_content
 
 log = logging.getLogger("intent_router.fan_out")
@@ -42,9 +44,13 @@ SOURCES_KEY = "_sources"  # each merged row lists the adapters it came from unde
 
 def applies(adapter: Adapter, requested: Execution | None) -> bool:
     """Fan out when the request asks for it, else when the composite is configured to. Only a composite
-    has several sources: asking a data adapter for fan_out is a client error."""
+    has several sources: asking a data adapter for fan_out is a 409 (`not_a_composite`): the request is
+    well formed, and whether it can be done depends on what the configuration makes of that adapter."""
     if requested == "fan_out" and not isinstance(adapter, CompositeAdapter):
-        raise BadRequest(f"execution fan_out needs a composite adapter; '{adapter.name}' is a single source")
+        raise Conflict(
+            f"execution fan_out needs a composite adapter; '{adapter.name}' is a single source",
+            code="not_a_composite",
+        )
     if not isinstance(adapter, CompositeAdapter):
         return False
     return (requested or adapter.settings.execution) == "fan_out"
@@ -100,7 +106,7 @@ class SourceRun:
     truncated: bool = False
     from_cache: bool = False
     parameters: dict[str, Any] | None = None
-    clarification: list[dict[str, Any]] | None = None
+    clarification: list[ClarificationView] | None = None
     error: str | None = None
     code: str | None = None  # the error code a route-once answer would have had (source_timeout, query_failed, ...)
 
@@ -169,7 +175,7 @@ async def run_source(source: DataAdapter, candidate: Candidate, question: str) -
                     return done(
                         "needs_clarification",
                         parameters=extraction.values,
-                        clarification=[p.to_json() for p in extraction.problems],
+                        clarification=parameter_views.clarification(extraction.problems),
                         error="; ".join(p.message for p in extraction.problems),
                     )
                 result = await source.run(template, extraction.values)
@@ -248,11 +254,17 @@ async def answer(
     metadata.execution = "fan_out"
     if not chosen.run:
         metadata.status = Outcome.NO_MATCH
-        metadata.reason = "no_source_above_min_score"
+        metadata.reason = AnswerReason.NO_SOURCE_ABOVE_MIN_SCORE
         content = f"No source has a template scoring at least {chosen.min_score:g} for this question."
         best = outcome.candidates[0].score if outcome.candidates else 0.0
         response = QueryResponse(
-            content=content, rows=[], metadata=metadata, confidence=round(best, 4), sections=[], source_stats=[]
+            content=content,
+            rows=[],
+            metadata=metadata,
+            confidence=round(best, 4),
+            status=Outcome.NO_MATCH,
+            sections=[],
+            source_stats=[],
         )
         return FanOutAnswer(response, Outcome.NO_MATCH, 0, [], timings)
 
@@ -267,7 +279,7 @@ async def answer(
     rows, duplicates = merge_rows(answered)
     status = Outcome.EXECUTED if answered else Outcome.NEEDS_CLARIFICATION
     metadata.status = status
-    metadata.reason = "fan_out"
+    metadata.reason = AnswerReason.FAN_OUT
     metadata.template_id = chosen.run[0].template.id
     metadata.row_count = len(rows)
     metadata.duplicates_merged = duplicates
@@ -277,11 +289,10 @@ async def answer(
         rows=rows,
         metadata=metadata,
         confidence=round(float(chosen.run[0].score), 4),
+        status=status,
         sections=[r.section() for r in runs],
         source_stats=[r.stat() for r in runs],
     )
-    if status is Outcome.NEEDS_CLARIFICATION:
-        response.status = status
     return FanOutAnswer(response, status, len(rows), [r.log_entry() for r in runs], timings)
 
 

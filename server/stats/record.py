@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..api.outcome import Outcome
+from ..api.outcome import AnswerReason, Outcome
 from ..conversations.follow_up import REASONS
 from ..conversations.session import SessionTurn
 from ..routing.router import RoutingOutcome
@@ -98,7 +98,7 @@ def from_outcome(
     )
     if sources is not None:  # a fan-out answer: every source that ran; selected = the best-scored of them
         record.fan_out_sources = sources
-        record.reason = "fan_out" if sources else "no_source_above_min_score"
+        record.reason = AnswerReason.FAN_OUT if sources else AnswerReason.NO_SOURCE_ABOVE_MIN_SCORE
         if sources:
             record.selected_adapter, record.template_id = sources[0]["adapter"], sources[0]["template_id"]
     if turn is not None:

@@ -18,7 +18,9 @@ _FORMS = "use a duration (15m, 24h, 7d), epoch seconds or an ISO 8601 time"
 
 
 def parse_since(value: str | None, now: float) -> float:
-    """Epoch seconds of the window start; anything outside 1970..9999 (or not a number) is a BadRequest."""
+    """Epoch seconds of the window start. Text that is none of the forms (or not a finite number) is a
+    BadRequest; a moment outside 1970..9999 is brought to the nearest end (a duration reaching back before
+    1970 is the whole log), so every value the request's pattern admits (api/requests.py `Since`) is usable."""
     if value is None or value.strip() == "":
         return now - DEFAULT_SINCE_SECONDS
     return _in_range(_parse(value.strip(), now))
@@ -40,6 +42,6 @@ def _parse(text: str, now: float) -> float:
 
 
 def _in_range(since: float) -> float:
-    if not math.isfinite(since) or not _EARLIEST <= since <= _LATEST:
-        raise BadRequest("since: out of range: a moment from 1970-01-01 to 9999-12-31 (epoch seconds, not ms)")
-    return since
+    if not math.isfinite(since):
+        raise BadRequest("since: not a finite moment (epoch seconds, not ms)")
+    return min(max(since, _EARLIEST), _LATEST)

@@ -216,7 +216,7 @@ def create_app(holder: RuntimeHolder) -> web.Application:
     install_catalogue(app, holder)  # GET /v1/templates
     install_cluster(app, holder, app[HOOKS])  # GET /v1/cluster; reload announcements when cluster.enabled
     install_metrics(app, holder, app[HOOKS])  # GET /metrics (Prometheus)
-    install_docs(app)  # GET /openapi.json, /docs
+    install_docs(app, lambda: holder.current.config.app.auth.enabled)  # GET /openapi.json, /docs
     install_mcp(app, holder, app[HOOKS])  # /mcp: MCP over streamable HTTP
     install_encoder_lanes(app, holder)  # the local encoder's lanes, once the server has answered
     arm_start_gate(app)  # last: its fallback counts from the end of the other starts

@@ -23,6 +23,7 @@ from multidict import CIMultiDict, CIMultiDictProxy
 
 from ..auth import Principal, authenticate, require
 from ..runtime.settings import AuthSettings
+from .redirects import see_other
 
 COOKIE = "ir_dashboard"
 SESSION_SECONDS = 12 * 3600
@@ -69,7 +70,7 @@ class DashboardSessions:
         if fingerprint is None:  # cannot happen: the key just matched the role's variable
             raise RuntimeError("the key's role has no key")
         expires = int(time.time()) + SESSION_SECONDS
-        response = web.HTTPSeeOther("/dashboard")
+        response = see_other("/dashboard")
         response.set_cookie(
             COOKIE,
             f"{principal.role}.{expires}.{self._mac(principal.role, expires, fingerprint)}",

@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import html
+import logging
 from pathlib import Path
 
 from aiohttp import web
 
-from ..api.requests import StatisticsQuery
+from ..api.requests import ForgetQuestionsRequest, StatisticsQuery
+from ..api.responses import ForgetQuestionsResponse
 from ..auth import Principal, require
+from ..bulkhead import STATISTICS_POOL, run_on
 from ..errors import IntentRouterError, Unauthorized
 from ..runtime.holder import RuntimeHolder
 from .dashboard_auth import COOKIE, DashboardSessions
 from .login_guard import LoginRateLimit, check_same_origin
-from .query_string import parse_query_string
-from .request_body import read_form
+from .query_string import parse_body, parse_query_string
+from .redirects import see_other
+from .request_body import read_form, read_json
 from .routing_log import STATS_LOG, install_routing_log
 from .statistics import statistics_body
+
+log = logging.getLogger("intent_router.stats")
 
 DASHBOARD_DIR = Path(__file__).parent / "dashboard"
 ASSETS = {"dashboard.css": "text/css", "dashboard.js": "text/javascript", "favicon.svg": "image/svg+xml"}
@@ -27,6 +33,11 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "same-origin",  # own forms then carry Origin (login_guard.py)
     "Cache-Control": "no-store",
 }
+SIGN_OUT_SLOT = "<!--sign-out-->"  # in index.html: the sign-out form, shown to a signed-in session only
+SIGN_OUT_FORM = (
+    '<form method="post" action="/dashboard/logout" class="logout" id="sign-out">'
+    '<button type="submit">Sign out</button></form>'
+)
 
 
 class DashboardRoutes:
@@ -45,14 +56,36 @@ class DashboardRoutes:
         body = await statistics_body(self.holder, self.app.get(STATS_LOG), params)
         return web.json_response(body.dump())
 
+    async def forget_questions(self, request: web.Request) -> web.Response:
+        """The dashboard's Dismiss and Clear list: forget these unmatched questions' text (stats/forget.py)."""
+        require(self.principal(request), "stats")
+        check_same_origin(request)  # a page of another site must not clear the list with the session cookie
+        asked = parse_body(ForgetQuestionsRequest, await read_json(request))
+        forgotten = 0
+        rlog = self.app.get(STATS_LOG)
+        if rlog is not None:
+            from ..stats.forget import forget_questions  # SQLAlchemy: loaded by the log, not at import
+
+            await rlog.ready()
+            try:
+                forgotten = await run_on(STATISTICS_POOL, forget_questions, rlog.engine, rlog.table, asked.questions)
+            except Exception as exc:
+                log.warning("forgetting unmatched questions failed: %s: %s", type(exc).__name__, exc)
+                raise IntentRouterError(
+                    "the routing log database cannot be written", code="stats_unavailable", status=503
+                ) from None
+        return web.json_response(ForgetQuestionsResponse(forgotten=forgotten).dump())
+
     async def dashboard(self, request: web.Request) -> web.Response:
+        auth = self.holder.current.config.app.auth
         try:
             require(self.principal(request), "stats")
         except Unauthorized:
-            raise web.HTTPSeeOther("/dashboard/login") from None
+            raise see_other("/dashboard/login") from None
         except IntentRouterError as exc:
             return self._login_page(exc.status, exc.message)
-        return _html(_read("index.html"))
+        signed_in = auth.enabled and self.sessions.session(request, auth) is not None
+        return _html(_read("index.html").replace(SIGN_OUT_SLOT, SIGN_OUT_FORM if signed_in else ""))
 
     async def login_form(self, request: web.Request) -> web.Response:
         return self._login_page(200)
@@ -64,7 +97,7 @@ class DashboardRoutes:
         key = form.get("key", "").strip()
         auth = self.holder.current.config.app.auth
         if not auth.enabled:
-            raise web.HTTPSeeOther("/dashboard")
+            raise see_other("/dashboard")
         try:
             redirect = self.sessions.login(key, auth, secure=request.secure)
         except IntentRouterError:
@@ -73,7 +106,7 @@ class DashboardRoutes:
 
     async def logout(self, request: web.Request) -> web.Response:
         check_same_origin(request)
-        response = web.HTTPSeeOther("/dashboard")
+        response = see_other("/dashboard")
         response.del_cookie(COOKIE, path="/")
         raise response
 
@@ -112,6 +145,7 @@ def install_stats(app: web.Application, holder: RuntimeHolder, hooks: list) -> D
     install_routing_log(app, holder, hooks)
     routes = DashboardRoutes(app, holder)
     app.router.add_get("/v1/routing/statistics", routes.statistics)
+    app.router.add_post("/v1/routing/unmatched/forget", routes.forget_questions)
     app.router.add_get("/dashboard", routes.dashboard)
     app.router.add_get("/dashboard/login", routes.login_form)
     app.router.add_post("/dashboard/login", routes.login)

@@ -5,6 +5,7 @@ dashboard's Content-Security-Policy. Both are public: they describe the API, the
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from aiohttp import web
@@ -16,13 +17,17 @@ DOCS_DIR = Path(__file__).parent / "docs"
 ASSETS = {"docs.css": "text/css", "docs.js": "text/javascript"}
 
 
-def install_docs(app: web.Application) -> None:
-    built: list[bytes] = []  # static: built once per app, on the first request (not on the way to /health)
+def install_docs(app: web.Application, keys: Callable[[], bool]) -> None:
+    """`keys`: whether the config serving now has API keys (a reload may add or remove them)."""
+    built: dict[bool, bytes] = {}  # per keys or none, built on the first request (not on the way to /health)
 
     async def openapi(request: web.Request) -> web.Response:
-        if not built:
-            built.append(json.dumps(build_openapi(), separators=(",", ":")).encode())
-        return web.Response(body=built[0], content_type="application/json", headers={"Cache-Control": "no-cache"})
+        with_keys = keys()
+        if with_keys not in built:
+            built[with_keys] = json.dumps(build_openapi(with_keys), separators=(",", ":")).encode()
+        return web.Response(
+            body=built[with_keys], content_type="application/json", headers={"Cache-Control": "no-cache"}
+        )
 
     async def page(request: web.Request) -> web.Response:
         return web.Response(

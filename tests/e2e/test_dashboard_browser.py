@@ -1,10 +1,15 @@
 """The dashboard in headless Chromium: sign in with the stats key, then every chart and table must show
 the numbers of a scripted set of queries (plus an hour of earlier traffic written straight to the log),
-with no console errors. Saves a screenshot to test-output/dashboard.png."""
+with no console errors. Saves a screenshot to test-output/dashboard.png.
+
+Also what an operator needs of it: questions and test_routing explanations counted apart (questions by
+default), unmatched questions (fuzzing garbage among them) dismissed one by one or cleared, volume-axis
+labels that never repeat, and Sign out only where there is a session to end."""
 
 from __future__ import annotations
 
 import random
+import re
 import sqlite3
 import time
 from collections import Counter
@@ -14,7 +19,7 @@ import pytest
 
 from server.stats import RoutingRecord
 from server.testing.app import running_app
-from server.testing.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_people_db, make_tree
+from server.testing.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_people_db, make_tree, people_tree
 from server.web.routing_log import STATS_LOG
 
 pytestmark = pytest.mark.browser
@@ -28,6 +33,9 @@ LAUNCH_ARGS = [
     "--no-first-run",
 ]
 KPI_TOTAL_IS = "(want) => document.getElementById('kpi-total').textContent === want"  # a function: CSP forbids eval
+UNMATCHED_HAS = "(q) => [...document.querySelectorAll('#unmatched-list .q')].some((e) => e.textContent === q)"
+VOLUME_LABELS = "() => [...document.querySelectorAll('#volume-chart text.vol-label')].map((e) => e.textContent)"
+GARBAGE = "zq#x ☃☃ ~~ 0x1f !!"
 OUTPUT = Path(__file__).resolve().parents[2] / "test-output"
 
 CONFIG = (
@@ -80,6 +88,7 @@ SCRIPT = [  # (endpoint, question): asked of the default adapter, the composite 
     ("query", "what is the boiling point of mercury?"),
     ("query", "what is the boiling point of mercury?"),
     ("query", "recipe for banana bread"),
+    ("query", "zq#x ☃☃ ~~ 0x1f !!"),  # what a fuzzer sends
     ("test_routing", "list projects that are done"),
     ("test_routing", "headcount per department"),
 ]
@@ -108,6 +117,26 @@ def build_tree(root: Path) -> Path:
         {"company.yaml": ADAPTERS},
         {"people/people.yaml": PEOPLE_LIBRARY, "projects/projects.yaml": PROJECTS_LIBRARY},
     )
+
+
+def recent_tests(now: float) -> list[RoutingRecord]:
+    """test_routing explanations every 20 s over the last three minutes: a window of 10 s buckets."""
+    return [
+        RoutingRecord(
+            ts=now - seconds,
+            kind="test_routing",
+            adapter="company",
+            outcome="routed",
+            reason="highest_combined_score_above_threshold",
+            selected_adapter="people",
+            template_id="people_in_department",
+            combined_score=0.8,
+            embedding_score=0.7,
+            threshold=0.4,
+            latency_ms=12.0,
+        )
+        for seconds in range(170, 0, -20)
+    ]
 
 
 def history(now: float) -> list[RoutingRecord]:
@@ -202,7 +231,8 @@ async def test_dashboard_shows_the_scripted_numbers(tmp_path, monkeypatch, brows
     headers = {"Authorization": "Bearer admin-secret"}
     async with running_app(build_tree(tmp_path)) as (client, _):
         rlog = client.app[STATS_LOG]
-        past = history(time.time())
+        now = time.time()
+        past = history(now) + recent_tests(now)
         for record in past:
             rlog.record(record)
 
@@ -251,6 +281,7 @@ async def test_dashboard_shows_the_scripted_numbers(tmp_path, monkeypatch, brows
         failures["projects"] += 1
         await rlog.flush()
         total = len(past) + len(SCRIPT) + 1
+        questions = sum(r.kind == "query" for r in past) + sum(e == "query" for e, _ in SCRIPT) + 1
         assert {"executed", "no_match", "needs_clarification", "routed", "error"} <= set(outcomes)
 
         base = str(client.make_url("/dashboard"))
@@ -263,7 +294,14 @@ async def test_dashboard_shows_the_scripted_numbers(tmp_path, monkeypatch, brows
             await page.goto(base)
             await page.fill("#key", "stats-secret")
             await page.click("button[type=submit]")
+            # questions by default: test_routing explanations are not answers, counted apart
+            await page.wait_for_function(KPI_TOTAL_IS, arg=str(questions))
+            assert await page.input_value("#kind-select") == "query"
+            assert await page.locator("#sign-out button").count() == 1  # a session to end
+            await page.select_option("#kind-select", "all")
             await page.wait_for_function(KPI_TOTAL_IS, arg=str(total))
+            assert "kind=all" in page.url
+            assert len(labels := await page.evaluate(VOLUME_LABELS)) == len(set(labels)) > 1
 
             async def text(selector: str) -> str:
                 return (await page.text_content(selector) or "").strip()
@@ -318,6 +356,46 @@ async def test_dashboard_shows_the_scripted_numbers(tmp_path, monkeypatch, brows
             await page.wait_for_function("() => document.getElementById('subtitle').textContent.includes('projects')")
             assert "adapter=projects" in page.url
             await page.wait_for_function(KPI_TOTAL_IS, arg=str(by_source["projects"]))
+            await page.select_option("#adapter-select", "")
+            await page.wait_for_function(KPI_TOTAL_IS, arg=str(total))
+            # three minutes of test_routing in 10 s buckets: labels with seconds, none repeated
+            await page.select_option("#kind-select", "test_routing")
+            await page.wait_for_function(KPI_TOTAL_IS, arg=str(total - questions))
+            labels = await page.evaluate(VOLUME_LABELS)
+            assert len(labels) > 3 and len(labels) == len(set(labels)), labels
+            assert all(re.fullmatch(r"\d\d:\d\d:\d\d", label) for label in labels), labels
+
+            # unmatched: dismiss the fuzzer's question, then clear the rest; the entries still count
+            await page.select_option("#kind-select", "query")
+            await page.wait_for_function(UNMATCHED_HAS, arg=GARBAGE)
+            no_match = await text("tr[data-outcome=no_match] .count")
+            await page.locator("#unmatched-list li", has_text=GARBAGE).locator("button.dismiss").click()
+            await page.wait_for_function(f"(q) => !({UNMATCHED_HAS})(q)", arg=GARBAGE)
+            assert await page.locator("#unmatched-list li").count() > 0
+            await page.click("#unmatched-clear")
+            await page.wait_for_function("() => !document.querySelector('#unmatched-list li')")
+            assert await text("#unmatched-empty") == "No unmatched questions in this window."
+            assert await text("tr[data-outcome=no_match] .count") == no_match
             await browser.close()
         assert errors == []
         assert shot.stat().st_size > 20_000
+
+
+async def test_a_server_without_keys_offers_no_sign_out(tmp_path, browser_ready):
+    """Without keys there is no session to end: the page has no Sign out (it used to show one that led
+    nowhere); with keys, a signed-in session has one (see the test above)."""
+    async with running_app(people_tree(tmp_path, BASE_CONFIG)) as (client, _):
+        base = str(client.make_url("/dashboard"))
+        errors: list[str] = []
+        async with browser_ready.async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+            page = await browser.new_page()
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            await page.goto(base)
+            await page.wait_for_function(
+                "() => document.getElementById('refresh-status').textContent.startsWith('updated')"
+            )
+            signs_out = await page.locator("#sign-out").count()
+            html = await page.content()
+            await browser.close()
+    assert errors == [] and signs_out == 0 and "Sign out" not in html

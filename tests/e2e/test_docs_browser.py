@@ -25,8 +25,12 @@ def browser_ready():
     return pytest.importorskip("playwright.async_api")
 
 
-async def test_docs_page_renders_the_document(tmp_path, browser_ready):
-    async with running_app(people_tree(tmp_path, BASE_CONFIG)) as (client, _):
+KEYED = BASE_CONFIG + "auth:\n  client_keys: [{name: app, key_env: IR_DOCS_KEY}]\n"
+
+
+async def test_docs_page_renders_the_document(tmp_path, browser_ready, monkeypatch):
+    monkeypatch.setenv("IR_DOCS_KEY", "k")
+    async with running_app(people_tree(tmp_path, KEYED)) as (client, _):
         base = str(client.make_url("/docs"))
         origin = base.rsplit("/docs", 1)[0]
         doc = await (await client.get("/openapi.json")).json()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from server.cli.serve import serve
 from server.testing.app import running_app
 from server.testing.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_people_db, make_tree
@@ -80,3 +82,38 @@ def test_configured_key_variable_missing_refuses_start(tmp_path, monkeypatch, ca
     monkeypatch.setenv("IR_TEST_STATS_KEY", "y")
     assert serve(tree(tmp_path), "127.0.0.1", 0) == 2
     assert "IR_TEST_ADMIN_KEY" in capsys.readouterr().err
+
+
+async def _raw_status(host: str, port: int, header: bytes) -> int:
+    reader, writer = await asyncio.open_connection(host, port)
+    writer.write(
+        b"GET /v1/templates HTTP/1.1\r\nHost: " + host.encode() + b"\r\n" + header + b"\r\nConnection: close\r\n\r\n"
+    )
+    await writer.drain()
+    status = int((await reader.readline()).split()[1])
+    writer.close()
+    return status
+
+
+async def test_every_presented_credential_counts(tmp_path, monkeypatch):
+    """A request is judged by every key it carries: an Authorization header that is not Bearer, or a Bearer
+    key and an X-API-Key that differ, is a 401 even when one of them is valid (schemathesis' ignored_auth
+    found the valid X-API-Key let through beside a broken Authorization); a key that is not UTF-8 is a 401,
+    not a 500."""
+    monkeypatch.setenv("IR_TEST_CHAT_KEY", "chat-secret")
+    monkeypatch.setenv("IR_TEST_ADMIN_KEY", "admin-secret")
+    async with running_app(tree(tmp_path)) as (client, _):
+        for headers in (
+            {"Authorization": "Basic Y2hhdDpzZWNyZXQ=", "X-API-Key": "chat-secret"},
+            {"Authorization": "chat-secret", "X-API-Key": "chat-secret"},
+            {"Authorization": "Bearer ", "X-API-Key": "chat-secret"},
+            {"Authorization": "Bearer admin-secret", "X-API-Key": "chat-secret"},
+        ):
+            resp = await client.get("/v1/templates", headers=headers)
+            assert resp.status == 401 and (await resp.json())["error"]["code"] == "unauthorized", headers
+        same = {"Authorization": "Bearer chat-secret", "X-API-Key": "chat-secret"}
+        assert (await client.get("/v1/templates", headers=same)).status == 200
+        assert (await client.get("/health", headers={"Authorization": "Basic x"})).status == 401
+        host, port = client.server.host, client.server.port
+        assert await _raw_status(host, port, b"X-API-Key: \xff\xfe-key") == 401
+        assert await _raw_status(host, port, b"Authorization: Bearer \xed\xa0\x80") == 401

@@ -27,6 +27,7 @@ async def test_query_returns_rows_and_metadata(tmp_path):
         assert body["metadata"]["parameters"] == {"department": "Engineering"}
         assert body["rows"] == [{"name": "Ada"}, {"name": "Grace"}]
         assert "Ada" in body["content"] and 0 < body["confidence"] <= 1
+        assert body["status"] == body["metadata"]["status"] == "executed"  # at the top of every answer
 
 
 async def test_default_adapter_is_used_when_none_named(tmp_path):
@@ -89,7 +90,7 @@ async def test_no_match_executes_nothing(tmp_path):
         body = await resp.json()
         assert resp.status == 200
         assert body["rows"] == []
-        assert body["metadata"]["status"] == "no_match"
+        assert body["status"] == body["metadata"]["status"] == "no_match"
         assert body["metadata"]["reason"] == "no_matches_above_threshold"
 
 

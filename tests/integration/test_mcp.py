@@ -5,6 +5,7 @@ tools/list_changed after a reload)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 
@@ -21,6 +22,16 @@ from server.testing.demo import seed_demo_tree, with_demo_keys
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = ["ask", "explain_routing", "list_templates"]
+
+
+def tool_error(result: types.CallToolResult) -> str:
+    """A tool error as the MCP specification has it: `isError`, the JSON API's error body as text, and no
+    structured content (which would have to match the tool's outputSchema). Returns the error code."""
+    assert result.is_error and result.structured_content is None, result
+    [block] = result.content
+    body = json.loads(block.text)
+    assert set(body) == {"error"} and body["error"]["message"]
+    return body["error"]["code"]
 
 
 async def _ask_engineering(session: ClientSession) -> dict:
@@ -64,9 +75,9 @@ async def test_stdio_demo(tmp_path):
         assert [a["name"] for a in listed.structured_content["adapters"]] == ["hr"]
 
         bad = await session.call_tool("ask", {"question": "x", "colour": "red"})
-        assert bad.is_error and bad.structured_content["error"]["code"] == "bad_request"
+        assert tool_error(bad) == "bad_request"
         unknown = await session.call_tool("ask", {"question": "headcount", "adapter": "nope"})
-        assert unknown.is_error and unknown.structured_content["error"]["code"] == "not_found"
+        assert tool_error(unknown) == "not_found"
 
 
 def _client(url: str, key: str | None):
@@ -102,7 +113,7 @@ async def test_http_scopes_and_list_changed(tmp_path, monkeypatch):
             listed = await session.call_tool("list_templates", {})
             assert [a["name"] for a in listed.structured_content["adapters"]] == ["hr", "sales", "company"]
             denied = await session.call_tool("ask", {"question": "headcount per department", "adapter": "hr"})
-            assert denied.is_error and denied.structured_content["error"]["code"] == "forbidden"
+            assert tool_error(denied) == "forbidden"
 
             # a reload that adds a template: the session is told, and the new tool description has it
             write(
@@ -141,12 +152,12 @@ async def test_http_scopes_and_list_changed(tmp_path, monkeypatch):
             assert [a["name"] for a in listed.structured_content["adapters"]] == ["hr"]
             assert all("sales" not in t["id"] for t in listed.structured_content["adapters"][0]["templates"])
             denied = await session.call_tool("list_templates", {"adapter": "sales"})
-            assert denied.is_error and denied.structured_content["error"]["code"] == "forbidden"
+            assert tool_error(denied) == "forbidden"
             denied = await session.call_tool("ask", {"question": "top 5 customers by revenue", "adapter": "sales"})
-            assert denied.is_error and denied.structured_content["error"]["code"] == "forbidden"
+            assert tool_error(denied) == "forbidden"
             result = await session.call_tool("ask", {"question": "how many employees are in Engineering?"})
             # no adapter named: the default is the composite, which this key may not query
-            assert result.is_error and result.structured_content["error"]["code"] == "forbidden"
+            assert tool_error(result) == "forbidden"
             result = await session.call_tool("ask", {"question": "count the engineers we employ", "adapter": "hr"})
             assert result.structured_content["metadata"]["status"] == "executed"
 
@@ -296,8 +307,8 @@ async def test_an_unexpected_failure_is_a_tool_error_without_its_text(tmp_path, 
     holder = RuntimeHolder(seed_demo_tree(tmp_path))  # never started: no configuration loaded
     principal = Principal(name="anonymous", role="anonymous")
     result = await call_tool(holder, principal, "ask", {"question": "how many employees are in Engineering?"})
-    assert result.is_error
-    assert result.structured_content == {"error": {"code": "internal_error", "message": "internal server error"}}
+    assert tool_error(result) == "internal_error"
+    assert json.loads(result.content[0].text)["error"]["message"] == "internal server error"
     assert "no configuration loaded" not in str(result.content)
     assert "unhandled error in MCP tool ask" in caplog.text
 
@@ -329,3 +340,54 @@ async def test_a_message_that_is_no_json_rpc_is_refused_without_repeating_it(tmp
         ok = await client.post("/mcp", json=INIT, headers=headers)
         assert ok.status == 200
         await ok.read()
+
+
+async def test_results_match_their_declared_schemas_and_say_everything_once(demo_config_dir):
+    """Each tool's structured content validates against the outputSchema it declares (an error has none:
+    see tool_error), every `ask` answer carries its `status` at the top, and the text gives the summary and
+    the table once, not the rows again as JSON after it."""
+    from jsonschema import Draft202012Validator
+
+    from server.auth import Principal
+    from server.mcp.tools import call_tool, tool_list
+    from server.runtime.holder import RuntimeHolder
+
+    holder = RuntimeHolder(demo_config_dir)
+    await holder.start()
+    try:
+        admin = Principal("anonymous", "admin")
+        schemas = {tool.name: Draft202012Validator(tool.output_schema) for tool in tool_list(holder, admin)}
+        calls = [
+            ("ask", {"question": "how many employees are in Engineering?"}, "executed"),
+            ("ask", {"question": "who earns more than?", "adapter": "hr"}, "needs_clarification"),
+            ("ask", {"question": "what is the boiling point of mercury?"}, "no_match"),
+            ("ask", {"question": "list employees earning more than 30000", "adapter": "hr"}, "executed"),
+            ("explain_routing", {"question": "top 5 customers by revenue"}, None),
+            ("list_templates", {"adapter": "hr"}, None),
+        ]
+        results = []
+        for name, arguments, status in calls:
+            result = await call_tool(holder, admin, name, arguments)
+            assert not result.is_error, result.content
+            errors = [e.message for e in schemas[name].iter_errors(result.structured_content)]
+            assert errors == [], (name, arguments, errors[:3])
+            if status is not None:
+                body = result.structured_content
+                assert body["status"] == body["metadata"]["status"] == status, arguments
+            results.append(result)
+    finally:
+        await holder.close()
+
+    many = results[3]
+    rows = many.structured_content["rows"]
+    text = many.content[0].text
+    assert len(rows) > 50
+    assert many.structured_content["content"] in text and "rows (JSON)" not in text
+    assert json.dumps(rows[0], ensure_ascii=False)[:40] not in text  # the rows are not repeated as JSON
+    for row in rows[:50]:  # each row of the table once
+        name = f"{row['first_name']} | {row['last_name']} | {row['department']}"
+        assert text.count(name) == sum(
+            1 for r in rows[:50] if (r["first_name"], r["last_name"], r["department"]) == tuple(name.split(" | "))
+        )
+    assert f"the table shows 50 of the {len(rows)} rows; all are in the structured content" in text
+    assert "session_id: " in text and text.count("session_id: ") == 1

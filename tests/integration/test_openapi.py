@@ -4,6 +4,9 @@ from the same document in test_openapi_schemathesis.py.)"""
 
 from __future__ import annotations
 
+import re
+from urllib.parse import quote
+
 from jsonschema import Draft202012Validator
 
 from server.api.openapi import REF
@@ -18,15 +21,23 @@ PUBLIC = {
     ("post", "/v1/test_routing"),
     ("get", "/v1/templates"),
     ("get", "/v1/routing/statistics"),
+    ("post", "/v1/routing/unmatched/forget"),
     ("get", "/health"),
     ("post", "/admin/reload"),
     ("get", "/v1/cluster"),
     ("get", "/metrics"),
     ("get", "/dashboard"),
+    ("get", "/dashboard/login"),
+    ("post", "/dashboard/login"),
+    ("post", "/dashboard/logout"),
+    ("get", "/mcp"),
+    ("post", "/mcp"),
+    ("delete", "/mcp"),
     ("get", "/openapi.json"),
     ("get", "/docs"),
 }
-INTERNAL_PREFIXES = ("/dashboard/", "/docs/assets/", "/mcp")
+INTERNAL_PREFIXES = ("/dashboard/assets/", "/docs/assets/")  # static files of the two pages
+KEYED = BASE_CONFIG + "auth:\n  client_keys: [{name: app, key_env: IR_OPENAPI_KEY}]\n"
 
 
 def _without_defs(schema: dict) -> dict:
@@ -60,17 +71,21 @@ async def test_document_is_generated_from_the_models_and_covers_every_route(tmp_
     query = doc["paths"]["/v1/query"]["post"]
     assert query["requestBody"]["content"]["application/json"]["schema"] == {"$ref": REF.format(model="QueryRequest")}
     error = {"$ref": REF.format(model="ErrorResponse")}
-    for status in ("400", "401", "403", "404", "408", "413", "502", "503", "504"):
+    for status in ("400", "404", "408", "409", "413", "502", "503", "504"):
         assert query["responses"][status]["content"]["application/json"]["schema"] == error
-    assert query["security"] == [{"bearerAuth": []}, {"apiKeyAuth": []}]
-    assert doc["components"]["securitySchemes"]["apiKeyAuth"] == {"type": "apiKey", "in": "header", "name": "X-API-Key"}
-    assert doc["paths"]["/health"]["get"]["security"] == [{}, {"bearerAuth": []}, {"apiKeyAuth": []}]  # key optional
     reload = doc["paths"]["/admin/reload"]["post"]["responses"]
     assert reload["422"]["content"]["application/json"]["schema"] == {"$ref": REF.format(model="LoadStatusView")}
     assert set(doc["paths"]["/metrics"]["get"]["responses"]["200"]["content"]) == {"text/plain"}
     assert set(doc["paths"]["/dashboard"]["get"]["responses"]["200"]["content"]) == {"text/html"}
     kind = next(p for p in doc["paths"]["/v1/routing/statistics"]["get"]["parameters"] if p["name"] == "kind")
-    assert kind["schema"] == {"enum": ["query", "test_routing", "all"], "type": "string"} and not kind["required"]
+    assert kind["schema"]["anyOf"][0] == {"enum": ["query", "test_routing", "all"], "type": "string"}
+    assert not kind["required"]
+    mcp = doc["paths"]["/mcp"]["post"]
+    assert mcp["requestBody"]["content"]["application/json"]["schema"] == {"$ref": REF.format(model="JsonRpcMessage")}
+    assert set(mcp["responses"]["200"]["content"]) == {"text/event-stream", "application/json"}
+    login = doc["paths"]["/dashboard/login"]["post"]  # no keys: nothing to post, every post is sent on
+    assert "requestBody" not in login and set(login["responses"]["303"]["content"]) == {"text/html"}
+    assert login["responses"]["303"]["headers"]["Location"]
 
 
 def _walk(node):
@@ -117,3 +132,128 @@ async def test_statistics_and_reload_answer_with_their_models(tmp_path):
     assert bad_body["error"]["message"].startswith("kind: ")
     assert reload.status == 200 and LoadStatusView.model_validate(reloaded).ok
     assert templates.status == 200  # an empty parameter counts as absent
+
+
+async def test_a_server_without_keys_documents_no_keys_and_one_with_keys_does(tmp_path, monkeypatch):
+    """Security schemes, per-operation security and the statuses only keys cause (401/403, the dashboard's
+    redirect to its login) appear exactly when the server has keys."""
+    async with running_app(people_tree(tmp_path / "open", BASE_CONFIG)) as (client, _):
+        open_doc = await (await client.get("/openapi.json")).json()
+    monkeypatch.setenv("IR_OPENAPI_KEY", "k")
+    async with running_app(people_tree(tmp_path / "keyed", KEYED)) as (client, _):
+        keyed_doc = await (await client.get("/openapi.json")).json()
+
+    assert "securitySchemes" not in open_doc["components"]
+    assert all("security" not in op for item in open_doc["paths"].values() for op in item.values())
+    assert not {"401", "403"} & set(open_doc["paths"]["/v1/query"]["post"]["responses"])
+    assert set(open_doc["paths"]["/dashboard"]["get"]["responses"]) == {"200"}
+    assert "asks for none" in open_doc["info"]["description"]
+
+    assert keyed_doc["components"]["securitySchemes"]["apiKeyAuth"] == {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+    }
+    query = keyed_doc["paths"]["/v1/query"]["post"]
+    assert query["security"] == [{"bearerAuth": []}, {"apiKeyAuth": []}] and {"401", "403"} <= set(query["responses"])
+    health = keyed_doc["paths"]["/health"]["get"]
+    assert health["security"] == [{}, {"bearerAuth": []}, {"apiKeyAuth": []}]  # key optional
+    login = keyed_doc["paths"]["/dashboard/login"]["post"]
+    assert set(login["requestBody"]["content"]) == {"application/x-www-form-urlencoded"}
+    assert "Set-Cookie" in login["responses"]["303"]["headers"] and "401" in login["responses"]
+    dashboard = keyed_doc["paths"]["/dashboard"]["get"]["responses"]
+    assert set(dashboard["303"]["content"]) == {"text/html"} and "Location" in dashboard["303"]["headers"]
+
+
+async def test_extraction_clarification_and_reason_are_typed(tmp_path):
+    """Generated clients get named fields and enums, not "array of any" and free strings."""
+    async with running_app(people_tree(tmp_path, BASE_CONFIG)) as (client, _):
+        schemas = (await (await client.get("/openapi.json")).json())["components"]["schemas"]
+    meta = schemas["QueryMetadata"]["properties"]
+
+    def items(prop: dict) -> dict:
+        return next(b for b in prop["anyOf"] if b.get("type") == "array")["items"]
+
+    assert items(meta["extraction"]) == {"$ref": REF.format(model="ExtractedValueView")}
+    assert items(meta["extraction_left_out"]) == {"$ref": REF.format(model="LeftOutView")}
+    assert items(meta["clarification"]) == {"$ref": REF.format(model="ClarificationView")}
+    assert items(schemas["SourceSection"]["properties"]["clarification"]) == {
+        "$ref": REF.format(model="ClarificationView")
+    }
+    assert set(schemas["ExtractedValueView"]["required"]) == {"name", "value", "extractor", "span"}
+    assert set(schemas["ExtractedValueView"]["properties"]) == {
+        "name",
+        "value",
+        "extractor",
+        "span",
+        "text",
+        "score",
+        "learned",
+    }
+    assert set(schemas["LeftOutView"]["properties"]) == {"name", "text", "reason", "span", "score"}
+    assert {"name", "problem", "message", "allowed_values", "suggestions"} <= set(
+        schemas["ClarificationView"]["properties"]
+    )
+    decision = {"$ref": REF.format(model="DecisionReason")}
+    assert meta["reason"]["anyOf"] == [decision, {"$ref": REF.format(model="AnswerReason")}]
+    assert schemas["CompositeRouting"]["properties"]["reason"] == decision
+    assert schemas["RoutingDecisionView"]["properties"]["reason"] == decision
+    assert "no_matches_above_threshold" in schemas["DecisionReason"]["enum"]
+    assert "fan_out" in schemas["AnswerReason"]["enum"]
+
+
+async def test_query_parameters_say_what_the_server_reads(tmp_path):
+    """An empty value is documented as absent (it is answered as absent); `since` is a pattern of exactly
+    the forms the window reads, so every value it admits is a usable moment and every other one a 400."""
+    async with running_app(people_tree(tmp_path, BASE_CONFIG + "stats: {flush_interval: 0.05}\n")) as (client, _):
+        doc = await (await client.get("/openapi.json")).json()
+        params = {p["name"]: p for p in doc["paths"]["/v1/routing/statistics"]["get"]["parameters"]}
+        since = params["since"]["schema"]["anyOf"][0]
+        assert params["adapter"]["schema"]["anyOf"][1] == {"type": "string", "maxLength": 0}
+        pattern = re.compile(since["pattern"])
+        good = [
+            "15m",
+            "0.5h",
+            "999999999w",
+            "0",
+            "1732000000",
+            "2024-02-29",
+            "2027-01-15T08:00:00Z",
+            "1970-01-01T00:00+05:00",
+        ]
+        bad = ["15M", "yesterday", "2023-02-29", "2024-04-31", "1969-12-31", "٠", "1e5", "123456789012"]
+        for value in good:
+            assert pattern.fullmatch(value), value
+            resp = await client.get("/v1/routing/statistics?since=" + quote(value))
+            assert resp.status == 200, (value, await resp.text())
+        for value in bad:
+            assert not pattern.fullmatch(value), value
+            resp = await client.get("/v1/routing/statistics?since=" + quote(value))
+            body = await resp.json()
+            assert resp.status == 400 and body["error"]["message"].startswith("since: "), value
+        for empty in ("adapter=", "kind=", "since="):
+            assert (await client.get("/v1/routing/statistics?" + empty)).status == 200
+        reload = await client.post("/admin/reload?allow_removal=yes")
+        assert reload.status == 400 and (await reload.json())["error"]["message"] == "allow_removal: use true or false"
+        assert (await client.post("/admin/reload?allow_removal=")).status == 200
+
+
+async def test_fan_out_on_a_single_source_is_a_documented_409(tmp_path):
+    async with running_app(people_tree(tmp_path, BASE_CONFIG)) as (client, _):
+        doc = await (await client.get("/openapi.json")).json()
+        for path in ("/v1/query", "/v1/test_routing"):
+            resp = await client.post(path, json={"query": "who works in Sales?", "execution": "fan_out"})
+            body = await resp.json()
+            assert resp.status == 409 and body["error"]["code"] == "not_a_composite", path
+            assert "409" in doc["paths"][path]["post"]["responses"]
+
+
+async def test_the_dashboard_redirects_with_an_html_page(tmp_path, monkeypatch):
+    monkeypatch.setenv("IR_OPENAPI_KEY", "k")
+    async with running_app(people_tree(tmp_path, KEYED)) as (client, _):
+        resp = await client.get("/dashboard", allow_redirects=False)
+        text = await resp.text()
+        logout = await client.post("/dashboard/logout", allow_redirects=False)
+    assert resp.status == 303 and resp.headers["Location"] == "/dashboard/login"
+    assert resp.content_type == "text/html" and '<a href="/dashboard/login">' in text
+    assert logout.status == 303 and logout.content_type == "text/html"

@@ -89,3 +89,43 @@ def test_kubernetes_example(tmp_path, env):
     assert deployment["spec"]["replicas"] >= 2
     assert container["readinessProbe"]["httpGet"]["path"] == "/health"
     assert docs["Service/intent-router"]["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
+
+
+PYPROJECT_VERSION = re.search(r'^version = "([^"]+)"', (DEPLOY.parent / "pyproject.toml").read_text(), re.M)
+
+
+def test_the_dockerfile_says_what_it_bakes_in():
+    """It copies the demo config/ into the image: its header must say so (it said "NOT baked in")."""
+    text = (DEPLOY / "Dockerfile").read_text()
+    header = "".join(line for line in text.splitlines(keepends=True) if line.startswith("#"))
+    assert "COPY config ./config" in text
+    assert "NOT baked in" not in header and "demo configuration" in header and "/app/config" in header
+
+
+def test_kubernetes_replicas_request_two_cores_and_run_a_pinned_image():
+    docs = {
+        d["kind"] + "/" + d["metadata"]["name"]: d
+        for d in yaml.safe_load_all((DEPLOY / "kubernetes" / "intent-router.yaml").read_text())
+    }
+    container = docs["Deployment/intent-router"]["spec"]["template"]["spec"]["containers"][0]
+    requests = container["resources"]["requests"]
+    cpu = str(requests["cpu"])
+    assert (float(cpu[:-1]) / 1000 if cpu.endswith("m") else float(cpu)) >= 2  # README "Sizing": two cores
+    assert requests["memory"] and container["resources"]["limits"]["memory"]
+    assert "cpu" not in container["resources"]["limits"]  # throttling stalls every question in flight
+    name, _, tag = container["image"].rpartition(":")
+    assert name and tag not in ("", "latest") and container["imagePullPolicy"] == "IfNotPresent"
+    assert PYPROJECT_VERSION is not None and tag == PYPROJECT_VERSION.group(1)
+    compose = yaml.safe_load((DEPLOY / "compose" / "docker-compose.yml").read_text())
+    assert compose["x-router"]["image"] == container["image"]  # both examples run the same build
+
+
+@pytest.mark.parametrize(
+    "path", ["compose/config/config.yaml", "kubernetes/intent-router.yaml"], ids=["compose", "kubernetes"]
+)
+def test_store_queries_off_says_what_it_costs(path):
+    """`store_queries: false` empties the dashboard's Unmatched questions panel: each deploy config says so."""
+    text = (DEPLOY / path).read_text()
+    at = text.index("store_queries: false")
+    nearby = text[text.rfind("\n", 0, max(0, at - 400)) : text.find("\n", at + 200)]
+    assert "Unmatched questions" in nearby, path

@@ -28,7 +28,9 @@
     return rows.filter(([key]) => lat[key] && lat[key].count);
   }
 
-  const state = { adapter: "", since: "1h", colors: {}, timer: null, lastOk: 0 };
+  // kind: which endpoint's decisions; questions by default (test_routing only explains: counted apart)
+  const KINDS = ["query", "test_routing", "all"];
+  const state = { adapter: "", since: "1h", kind: "query", colors: {}, timer: null, lastOk: 0 };
 
   // ---- small helpers ------------------------------------------------------------------------
   const $ = (id) => document.getElementById(id);
@@ -66,9 +68,11 @@
     if (ms < 100) return ms.toFixed(1);
     return Math.round(ms).toLocaleString("en-US");
   }
-  function fmtTime(epoch, withDate) {
+  function fmtTime(epoch, withDate, withSeconds) {
     const d = new Date(epoch * 1000);
-    const hm = d.toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit" });
+    const parts = { hour: "2-digit", minute: "2-digit" };
+    if (withSeconds) parts.second = "2-digit";
+    const hm = d.toLocaleTimeString("en-GB", parts);
     if (!withDate) return hm;
     return d.toLocaleDateString("en-GB", { day: "2-digit", month: "short" }) + " " + hm;
   }
@@ -95,10 +99,26 @@
   }
 
   // ---- data ---------------------------------------------------------------------------------
-  function statsUrl() {
-    const q = new URLSearchParams({ since: state.since });
+  function query() {
+    const q = new URLSearchParams({ since: state.since, kind: state.kind });
     if (state.adapter) q.set("adapter", state.adapter);
-    return "/v1/routing/statistics?" + q.toString();
+    return q.toString();
+  }
+  function statsUrl() { return "/v1/routing/statistics?" + query(); }
+
+  // Dismiss / Clear list: the server forgets these questions' text (the entries still count), then redraw
+  async function forget(questions) {
+    try {
+      const resp = await fetch("/v1/routing/unmatched/forget", { method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "application/json", Accept: "application/json" }, body: JSON.stringify({ questions }) });
+      if (resp.status === 401) { window.location.reload(); return; }
+      const body = await resp.json();
+      if (!resp.ok) throw new Error((body.error && body.error.message) || ("HTTP " + resp.status));
+      refresh();
+    } catch (err) {
+      $("banner").textContent = "Could not dismiss: " + err.message;
+      $("banner").classList.remove("hidden");
+    }
   }
 
   async function refresh() {
@@ -201,7 +221,9 @@
       root.append(svg("text", { x: L - 6, y: y + 4, "text-anchor": "end" }, Number.isInteger(v) ? v : v.toFixed(1)));
     }
     const withDate = vol.buckets[n - 1] - vol.buckets[0] >= 86400;
+    const withSeconds = vol.bucket_seconds < 60;  // buckets under a minute: minutes alone would repeat
     const every = Math.max(1, Math.ceil(n / 7));
+    let lastLabel = null;
     vol.buckets.forEach((t, i) => {
       const x = L + i * slot + (slot - barW) / 2;
       let y = T + plotH;
@@ -213,11 +235,13 @@
         root.append(titled(svg("rect", {
           x: x.toFixed(1), y: y.toFixed(1), width: barW.toFixed(1), height: Math.max(h, 0.5).toFixed(1), rx: 2,
           fill: colorFor(name), class: "vol-bar", "data-series": name, "data-bucket": t, "data-count": c,
-        }), `${name}: ${c} at ${fmtTime(t, withDate)}`));
+        }), `${name}: ${c} at ${fmtTime(t, withDate, withSeconds)}`));
       }
-      if (i % every === 0) {
-        root.append(svg("text", { x: (L + i * slot + slot / 2).toFixed(1), y: H - 8, "text-anchor": "middle" },
-          fmtTime(t, withDate)));
+      const label = fmtTime(t, withDate, withSeconds);
+      if (i % every === 0 && label !== lastLabel) {
+        root.append(svg("text", { x: (L + i * slot + slot / 2).toFixed(1), y: H - 8, "text-anchor": "middle", class: "vol-label" },
+          label));
+        lastLabel = label;
       }
     });
     clear(box).append(root);
@@ -339,6 +363,9 @@
   function renderUnmatched(items, stored) {
     const list = clear($("unmatched-list"));
     const note = $("unmatched-empty");
+    const clearAll = $("unmatched-clear");
+    clearAll.classList.toggle("hidden", !items.length);
+    clearAll.onclick = () => forget(items.map((u) => u.question));
     if (!items.length) {
       note.textContent = stored ? "No unmatched questions in this window."
         : "Question text is not stored (stats.store_queries: false), so unmatched questions cannot be listed.";
@@ -350,8 +377,14 @@
       list.append(el("li", { "data-count": u.count },
         el("span", { class: "count" }, "×" + fmtInt(u.count)),
         el("span", { class: "q" }, u.question),
-        el("span", { class: "best", title: "best score · last asked" }, "best " + fmtScore(u.best_score) + " · " + ago(u.last_seen))));
+        el("span", { class: "best", title: "best score · last asked" }, "best " + fmtScore(u.best_score) + " · " + ago(u.last_seen)),
+        dismiss(u.question)));
     }
+  }
+  function dismiss(question) {
+    const button = el("button", { type: "button", class: "dismiss", title: "Forget this question's text (its entries still count)" }, "Dismiss");
+    button.addEventListener("click", () => forget([question]));
+    return button;
   }
 
   // ---- sources: the window's figures from the log, joined with each data adapter's live circuit ---
@@ -444,18 +477,20 @@
     const params = new URLSearchParams(window.location.search);
     state.adapter = params.get("adapter") || "";
     state.since = params.get("since") || "1h";
+    state.kind = KINDS.includes(params.get("kind")) ? params.get("kind") : "query";
+    $("kind-select").value = state.kind;
     const win = $("window-select");
     if (![...win.options].some((o) => o.value === state.since)) win.append(el("option", { value: state.since }, state.since));
     win.value = state.since;
     const onChange = () => {
       state.adapter = $("adapter-select").value;
       state.since = win.value;
-      const q = new URLSearchParams({ since: state.since });
-      if (state.adapter) q.set("adapter", state.adapter);
-      history.replaceState(null, "", "/dashboard?" + q.toString());
+      state.kind = $("kind-select").value;
+      history.replaceState(null, "", "/dashboard?" + query());
       refresh();
     };
     $("adapter-select").addEventListener("change", onChange);
+    $("kind-select").addEventListener("change", onChange);
     win.addEventListener("change", onChange);
     refresh();
   }

@@ -77,10 +77,12 @@
     const parts = [el("h3", {}, el("span", { class: "method " + method }, method), el("code", {}, path),
       el("span", { class: "summary" }, op.summary || ""), security(op, doc))];
     if (op.description) parts.push(el("p", {}, prose(op.description)));
-    if (op.parameters && op.parameters.length) {
-      parts.push(el("h4", {}, "Query parameters"));
+    for (const [where, title] of [["query", "Query parameters"], ["header", "Headers"]]) {
+      const params = (op.parameters || []).filter((p) => p.in === where);
+      if (!params.length) continue;
+      parts.push(el("h4", {}, title));
       parts.push(el("table", {}, el("tr", {}, el("th", {}, "name"), el("th", {}, "type"), el("th", {}, "")),
-        op.parameters.map((p) => el("tr", {},
+        params.map((p) => el("tr", {},
           el("td", {}, el("code", {}, p.name), p.required ? el("span", { class: "req" }, "required") : null),
           el("td", {}, typeOf(p.schema)), el("td", { class: "desc" }, prose(p.description))))));
     }
@@ -110,11 +112,13 @@
     document.getElementById("intro").replaceChildren(...prose(doc.info.description), " The contract: ",
       el("a", { href: "/openapi.json" }, "/openapi.json"), " (OpenAPI " + doc.openapi + ").");
     const schemes = (doc.components && doc.components.securitySchemes) || {};
+    const none = !Object.keys(schemes).length;  // a server without keys documents none
     document.getElementById("auth").replaceChildren(el("h2", {}, "Authentication"),
-      el("table", {}, Object.entries(schemes).map(([name, s]) => el("tr", {},
-        el("td", {}, el("code", {}, name)),
-        el("td", {}, s.type === "http" ? "HTTP " + s.scheme : s.type + " in " + s.in + ": " + s.name),
-        el("td", { class: "desc" }, s.description || "")))));
+      none ? el("p", { class: "desc", id: "no-keys" }, "This server has no API keys configured: it asks for none.")
+        : el("table", {}, Object.entries(schemes).map(([name, s]) => el("tr", {},
+          el("td", {}, el("code", {}, name)),
+          el("td", {}, s.type === "http" ? "HTTP " + s.scheme : s.type + " in " + s.in + ": " + s.name),
+          el("td", { class: "desc" }, s.description || "")))));
     const toc = [el("h2", {}, "Operations")];
     const ops = [el("h2", {}, "Operations")];
     for (const [path, item] of Object.entries(doc.paths || {})) {
