@@ -19,6 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from server.testing.app import running_app
 from server.testing.configs import write
 from server.testing.demo import seed_demo_tree, with_demo_keys
+from server.testing.mcp_wire import ACCEPT, INIT
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = ["ask", "explain_routing", "list_templates"]
@@ -173,13 +174,6 @@ auth:
     - {name: two, key_env: IR_MCP_TWO_KEY}
   stats_key_env: IR_MCP_STATS_KEY
 """
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-}
-ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
 async def test_http_session_belongs_to_its_key(tmp_path, monkeypatch):

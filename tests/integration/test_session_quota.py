@@ -23,6 +23,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from server.testing.app import running_app
 from server.testing.configs import BASE_CONFIG, people_tree
+from server.testing.mcp_wire import ACCEPT, INIT
 from server.testing.redis_server import ensure_redis, unique_prefix
 
 KEYS = {"flood": "flood-k", "chat": "chat-k", "third": "third-k"}
@@ -30,13 +31,6 @@ AUTH = "auth:\n  client_keys:\n" + "".join(
     f"    - {{name: {name}, key_env: IR_QUOTA_{name.upper()}_KEY}}\n" for name in KEYS
 ) + "  stats_key_env: IR_QUOTA_STATS_KEY\n"  # fmt: skip
 CLARIFY = "Show me the people in a department"
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-}
-ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
 @pytest.fixture

@@ -4,32 +4,17 @@ Hand-made rows and answers stand in for SGD and the server (no server is started
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from server.adapters.composite import CompositeAdapterSettings
 from server.runtime.loader import load_config
+from server.testing.scripts import load_script
 from server.testing.templates import template
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
-
-
-def _load_script() -> ModuleType:
-    sys.path.insert(0, str(SCRIPTS))  # the script imports bench_slots as a sibling module
-    spec = importlib.util.spec_from_file_location("bench_follow_ups", SCRIPTS / "bench_follow_ups.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_follow_ups"] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load_script()
+bench = load_script("bench_follow_ups")
 slots = bench.slots
 
 RESERVE = template(

@@ -5,32 +5,20 @@ A tiny synthetic schema stands in for SGD (no server is started: the benchmark i
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
 import sqlite3
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from server.runtime.loader import load_config
 from server.templates import ParameterSpec, ParameterType
+from server.testing.scripts import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "bench_slots.py"
 TODAY = dt.date(2019, 3, 1)
 
 
-def _load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_slots", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_slots"] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load_script()
+bench = load_script("bench_slots")
 
 
 def _service(name: str) -> dict:
