@@ -71,8 +71,9 @@ class DateMention:
 class _Parser:
     """Collects Base expressions from one question; longest match wins where patterns overlap."""
 
-    def __init__(self, text: str, today: dt.date) -> None:
+    def __init__(self, text: str, today: dt.date, future: bool = False) -> None:
         self.text = text
+        self.future = future  # a date without its year (a day without its month) is the next one, not the last
         self.digits = digitised(text)
         self.low = self.digits.text  # positions are the digitised text's until parse() maps them back
         self.today = today
@@ -176,7 +177,9 @@ class _Parser:
             return None
         month, day = MONTHS[m["month"]], int(m["day"])
         value = dt.date(self.today.year, month, day)
-        if value > self.today:
+        if self.future and value < self.today:
+            value = dt.date(self.today.year + 1, month, day)
+        elif not self.future and value > self.today:
             value = dt.date(self.today.year - 1, month, day)
         return Base(value, value, "day", m.span(), year_given=False, month=month, day=day)
 
@@ -191,7 +194,10 @@ class _Parser:
         ):
             return None
         month = MONTHS[name]
-        year = self.today.year if month <= self.today.month else self.today.year - 1
+        if self.future:
+            year = self.today.year if month >= self.today.month else self.today.year + 1
+        else:
+            year = self.today.year if month <= self.today.month else self.today.year - 1
         return Base(dt.date(year, month, 1), month_end(year, month), "month", m.span(), year_given=False, month=month)
 
     def _quarter(self, m: re.Match[str]) -> Base:
@@ -278,9 +284,9 @@ class _Parser:
 
     def _edge(self, m: re.Match[str]) -> Base | None:
         what = m["what"]
-        inner = _Parser(what, self.today).parse()
+        inner = _Parser(what, self.today, self.future).parse()
         if what in ("year", "month"):
-            inner = _Parser("this " + what, self.today).parse()
+            inner = _Parser("this " + what, self.today, self.future).parse()
         if not inner:
             return None
         period = inner[0]
@@ -311,9 +317,11 @@ _ONWARDS = re.compile(r"^\s*(?:on\b|onwards?\b|forward\b|until now\b|to date\b|t
 _RANGE_GAP = re.compile(r"^\s*(?:and|to|until|till|through|thru|-|–)\s*(?:the\s+)?(?:end\s+of\s+)?$")
 
 
-def find_dates(text: str, today: dt.date) -> list[DateMention]:
-    """Every date expression in `text` with operators and ranges applied, in order of appearance."""
-    bases = _Parser(text, today).parse()
+def find_dates(text: str, today: dt.date, future: bool = False) -> list[DateMention]:
+    """Every date expression in `text` with operators and ranges applied, in order of appearance. A date
+    said without its year, or a day without its month, is the most recent one (today included), or with
+    `future` the next one (today included): reports look back, bookings look ahead."""
+    bases = _Parser(text, today, future).parse()
     low = text.lower()
     out: list[DateMention] = []
     i = 0

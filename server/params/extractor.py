@@ -259,7 +259,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         numeric = kinds & {ParameterType.INTEGER, ParameterType.NUMBER, ParameterType.DATE, ParameterType.DATETIME}
         if every or numeric or any(numeric_choices(p.spec) for p in params):
             seen.numbers = find_numbers(question)
-            seen.dates = find_dates(question, today)
+            seen.dates = find_dates(question, today, self.settings.date_direction == "future")
         if params:  # a time's words are taken even when no parameter wants a time ('7 pm' is no party size)
             seen.times = find_times(question)
             seen.time_of = dated_times(question, seen.dates, seen.times)
@@ -321,7 +321,8 @@ class TemplateParameterExtractor(ParameterExtractor):
             return
         known = model.parameters & {p.spec.name for p in params}
         judged = [Judged(p.spec, p.stored, p.candidates) for p in params]
-        dropped = weigh(judged, tagging, toks, seen.question, seen.today, known)
+        future = self.settings.date_direction == "future"
+        dropped = weigh(judged, tagging, toks, seen.question, seen.today, known, future)
         for p, j in zip(params, judged, strict=True):
             p.candidates = j.candidates
         result.left_out += [d.to_json() for d in dropped]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -48,6 +49,11 @@ class ParameterExtractionSettings(BaseModel):
         85.0, ge=50.0, le=100.0, description="rapidfuzz ratio (0-100) a misspelt value must reach"
     )
     today: dt.date | None = Field(None, description="pin the date relative phrases count from (demo data)")
+    date_direction: Literal["past", "future"] = Field(
+        "past",
+        description="a date said without its year ('june 15th', 'the 5th') is the most recent one (past: "
+        "reports) or the next one (future: bookings, flights)",
+    )
     timezone: str | None = Field(None, description="IANA zone for 'today'; the server's local zone if unset")
     values_ttl_seconds: float | None = Field(
         None, gt=0, description="values_from cache lifetime; until reload if unset"

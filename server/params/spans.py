@@ -29,18 +29,22 @@ class NotOfType(Unreadable):
     """The readers find no value of the parameter's type in the text."""
 
 
-def read_value(spec: ParameterSpec, text: str, today: dt.date, stored: ValueList | None = None) -> Any:
+def read_value(
+    spec: ParameterSpec, text: str, today: dt.date, stored: ValueList | None = None, future: bool = False
+) -> Any:
     """The typed, validated value that `text` (the whole marked piece) stands for; raises Unreadable.
 
     Constraints are enforced as for any extracted value (see `typed_value` for the reading itself)."""
-    value = typed_value(spec, text, today, stored)
+    value = typed_value(spec, text, today, stored, future)
     try:
         return canonical_allowed(spec, coerce(spec, value))
     except InvalidValue as exc:
         raise Unreadable(f"'{text}' does not fit {spec.name}: {exc}") from None
 
 
-def typed_value(spec: ParameterSpec, text: str, today: dt.date, stored: ValueList | None = None) -> Any:
+def typed_value(
+    spec: ParameterSpec, text: str, today: dt.date, stored: ValueList | None = None, future: bool = False
+) -> Any:
     """What `text` reads as in the parameter's type, before its constraints: a closed list (allowed values,
     aliases, a values_from list) maps the text onto its canonical value, free text stays as written, numbers
     and dates are read. Raises Unreadable when the text is not of the type at all."""
@@ -51,7 +55,7 @@ def typed_value(spec: ParameterSpec, text: str, today: dt.date, stored: ValueLis
         if value is None and spec.allowed_values:
             raise Unreadable(f"'{text}' is not one of the values of {spec.name}")
     if value is None:
-        value = _by_type(kind, text, today)
+        value = _by_type(kind, text, today, future)
     return [value] if spec.type is ParameterType.ARRAY else value
 
 
@@ -107,7 +111,7 @@ def _from_list(spec: ParameterSpec, text: str, stored: ValueList | None) -> Any:
     return None
 
 
-def _by_type(kind: ParameterType, text: str, today: dt.date) -> Any:
+def _by_type(kind: ParameterType, text: str, today: dt.date, future: bool = False) -> Any:
     match kind:
         case ParameterType.INTEGER | ParameterType.NUMBER:
             numbers = find_numbers(text)
@@ -115,7 +119,7 @@ def _by_type(kind: ParameterType, text: str, today: dt.date) -> Any:
                 raise NotOfType(f"'{text}' is not a number")
             return numbers[0].value
         case ParameterType.DATE | ParameterType.DATETIME:
-            dates = [d for d in find_dates(text, today) if d.start is not None or d.end is not None]
+            dates = [d for d in find_dates(text, today, future) if d.start is not None or d.end is not None]
             if not dates:
                 raise NotOfType(f"'{text}' is not a date")
             day = dates[0].start or dates[0].end

@@ -22,6 +22,7 @@ class DateReader(Protocol):
     text: str
     low: str
     today: dt.date
+    future: bool
     digits: Digitised
 
     def scan(self, pattern: str, build: Callable[[re.Match[str]], Base | None]) -> None: ...
@@ -66,9 +67,11 @@ def _day_of_month(p: DateReader, m: re.Match[str]) -> Base | None:
         first = p.today.replace(day=1)
     elif which in ("next", "last"):
         first = add_months(p.today.replace(day=1), 1 if which == "next" else -1)
-    else:  # the most recent such day, today included, like a month and day without a year
+    else:  # the most recent such day (or the next, reading ahead), today included, like a month and day
         first = p.today.replace(day=1)
-        if day > p.today.day:
+        if p.future and day < p.today.day:
+            first = add_months(first, 1)
+        elif not p.future and day > p.today.day:
             first = add_months(first, -1)
     value = first.replace(day=day)  # ValueError ('the 31st' of a 30-day month) blocks the words
     return Base(value, value, "day", m.span(), year_given=False, month=value.month, day=day)

@@ -266,3 +266,23 @@ def test_decades_take_operators_and_ranges():
 def test_an_ordinal_or_a_decade_is_a_date_unless_the_words_around_it_say_otherwise(day, position):
     assert len(find_dates(day, TODAY)) == 1
     assert find_dates(position, TODAY) == []
+
+
+@pytest.mark.parametrize(
+    "text, past, future",
+    [
+        ("june fifteenth", "2025-06-15", "2026-06-15"),
+        ("march 3rd", "2025-03-03", "2026-03-03"),
+        ("the 5th", "2025-12-05", "2026-01-05"),
+        ("in april", "2025-04-01", "2026-04-01"),
+    ],
+)
+def test_a_date_without_its_year_is_the_last_one_or_with_future_the_next(text, past, future):
+    day = dt.date(2025, 12, 20)
+    assert find_dates(text, day)[0].start.isoformat() == past
+    assert find_dates(text, day, future=True)[0].start.isoformat() == future
+
+
+def test_today_itself_counts_either_way():
+    day = dt.date(2025, 6, 15)
+    assert find_dates("june 15th", day)[0].start == day == find_dates("june 15th", day, future=True)[0].start

@@ -302,3 +302,15 @@ def test_factory_builds_deterministic_by_default_and_llm_only_when_enabled():
         adapter_settings({"llm": {"enabled": True, "api_key_env": "LLM_KEY"}}), None, environ={"LLM_KEY": "k"}
     )
     assert llm.filler is not None
+
+
+async def test_date_direction_future_reads_year_less_dates_ahead_for_bookings():
+    flights = template({"name": "day", "type": "date", "required": True})
+    ahead = TemplateParameterExtractor(
+        ParameterExtractionSettings(today=dt.date(2025, 12, 20), date_direction="future")
+    )
+    behind = TemplateParameterExtractor(ParameterExtractionSettings(today=dt.date(2025, 12, 20)))
+    assert (await ahead.extract("flights on march 3rd", flights)).values == {"day": "2026-03-03"}
+    assert (await behind.extract("flights on march 3rd", flights)).values == {"day": "2025-03-03"}
+    with pytest.raises(ValidationError):
+        ParameterExtractionSettings(date_direction="sideways")

@@ -73,6 +73,7 @@ def weigh(
     question: str,
     today: dt.date,
     known: frozenset[str],
+    future: bool = False,
 ) -> list[Dropped]:
     """Re-score every known parameter's candidates in place and add the learned ones; what was dropped."""
     dropped: list[Dropped] = []
@@ -80,7 +81,7 @@ def weigh(
         name = p.spec.name
         if name not in known:
             continue
-        learned, wider = _learned(p, tagging, toks, question, today)
+        learned, wider = _learned(p, tagging, toks, question, today, future)
         kept = []
         for cand in p.candidates:
             if cand.span is not None and any(w[0] <= cand.span[0] and cand.span[1] <= w[1] for w in wider):
@@ -128,7 +129,7 @@ def _coverage(tagging: Tagging, name: str, first: int, last: int) -> float:
 
 
 def _learned(
-    p: Judged, tagging: Tagging, toks: Sequence[Word], question: str, today: dt.date
+    p: Judged, tagging: Tagging, toks: Sequence[Word], question: str, today: dt.date, future: bool
 ) -> tuple[list[Candidate], list[Span]]:
     """Candidates for the words the model labels as this parameter where no reader's candidate covers them,
     or where the model's span is wider than the readers' ('Phoenix, AZ' over 'Phoenix' and 'AZ'; '240 Castro
@@ -146,7 +147,7 @@ def _learned(
             if support < SUPPORTED or not _wider(span, inner) or item_type(p.spec) not in _TEXT:
                 continue  # the readers' candidates there are weighed as they are
             try:
-                value: Any = read_value(p.spec, text, today, p.stored)
+                value: Any = read_value(p.spec, text, today, p.stored, future)
             except Unreadable:
                 continue
             if _strict_stranger(p, value):
@@ -155,7 +156,7 @@ def _learned(
             score = 0.9 + 0.09 * support
         else:
             try:  # validated with the others when values are assigned: a value out of bounds is reported
-                value = typed_value(p.spec, text, today, p.stored)
+                value = typed_value(p.spec, text, today, p.stored, future)
             except Unreadable:
                 if not (p.spec.allowed_values or p.stored):
                     continue  # not a number/date at all: nothing to offer
