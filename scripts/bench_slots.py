@@ -18,7 +18,8 @@ validate` on):
   has it, `string` before), any other is a `string` with `values_from` a lookup table (not strict)
   holding the values seen in the example pool's spans for that slot (the operator's own list);
 - the body echoes the parameters (`SELECT :a AS "a", ...`); `parameter_extraction.today` is pinned to
-  2019-03-01 (SGD's dialogues talk about March 2019), so relative dates are reproducible;
+  2019-03-01 (SGD's dialogues talk about March 2019), so relative dates are reproducible, and
+  `date_direction` is `future` (its services book things: "March 3rd" is the next one);
 - up to `--examples` (50) example questions per intent, chosen with a seeded shuffle, about 70% of them
   from turns that carry spans, annotated inline as `[text](slot)` (Rasa's convention, DESIGN.md third
   round) at every span of a template parameter, and at a categorical value whose text occurs in the
@@ -134,6 +135,7 @@ DATA = ROOT.parent / "shared" / "data" / "sgd"
 TODAY = dt.date(2019, 3, 1)  # SGD's dialogues ask about March 2019 ("the 11th", "next Friday")
 COMPOSITE = "sgd"
 DONTCARE = "dontcare"
+DATE_DIRECTION = "future"  # SGD's services book things: a date without its year is the next one
 MARKUP_CHARS = frozenset("[]()")
 SPAN_SHARE = 0.7  # share of a template's examples taken from turns that carry spans (when there are enough)
 SPLITS = ("seen", "unseen", "all")
@@ -434,7 +436,7 @@ def adapter_entries(services: Iterable[str], cache: Path) -> list[dict[str, Any]
             "description": f"SGD service {name}",
             "connection": {"url": f"sqlite:///data/{name}.db"},
             "templates": [f"templates/{name}.yaml"],
-            "parameter_extraction": {"today": TODAY},
+            "parameter_extraction": {"today": TODAY, "date_direction": DATE_DIRECTION},
         }
         for name in names
     ]
@@ -490,7 +492,7 @@ def read_gold_date(text: str, today: dt.date) -> str | None:
     mention; "Thursday next week" is two ("Thursday", "next week") that meet on that Thursday; "Friday next
     week" read on a Friday is the same Friday and next week, which do not meet: unread, so no value can
     match it by type. A text only partly read ("8th of this month": only "this month") is unread too."""
-    mentions = find_dates(text, today)
+    mentions = find_dates(text, today, DATE_DIRECTION == "future")
     leftover = list(text)
     for mention in mentions:
         leftover[mention.span[0] : mention.span[1]] = " " * (mention.span[1] - mention.span[0])

@@ -171,7 +171,10 @@ class TemplateParameterExtractor(ParameterExtractor):
             params = [
                 replace(p, candidates=[], matches=[]) for p in prepared.get(template.id, self._bare_params(template))
             ]
-            return self._marks(self._mentions(text, params, today, every=True), params)
+            seen = self._mentions(text, params, today, every=True)
+            for p in params:  # the readers' own opinions are features too (as when a question is tagged)
+                p.candidates = self._candidates(p, seen)
+            return self._marks(seen, params)
 
         def lists(template: Template) -> str:
             digest = hashlib.sha256()
@@ -309,6 +312,8 @@ class TemplateParameterExtractor(ParameterExtractor):
         marks += [Mark("time", t.span) for t in seen.times]
         for p in params:
             marks += [Mark("list:" + p.spec.name, m.span) for m in p.matches if m.extractor in _LISTED]
+            # a reader sure of a role ('two bedrooms' counts beds, 'top 5' is a limit, 'since May' a start)
+            marks += [Mark("role:" + p.spec.name, c.span) for c in p.candidates if c.span and _role_opinion(c)]
         return marks
 
     def _weigh(
@@ -426,6 +431,15 @@ class TemplateParameterExtractor(ParameterExtractor):
             result.trace.append(ExtractedValue(name, value, "llm", span, question[span[0] : span[1]] if span else None))
             filled.append(name)
         result.llm = {"status": "ok", "asked": asked, "filled": filled}
+
+
+_OPINIONS = frozenset({"number", "number_words", "date", "time", "boolean"})
+
+
+def _role_opinion(c: Candidate) -> bool:
+    """A reader's candidate sure enough of its parameter to tell the learned extractor (lists have their own
+    marks; guesses are not opinions)."""
+    return c.extractor in _OPINIONS and c.score >= 0.85
 
 
 def _asks_about(spec: ParameterSpec, rejected: Candidate) -> bool:
