@@ -19,7 +19,7 @@ from .dates import DateMention
 from .numbers import COUNTED, NumberMention
 from .roles import Role, counted_nouns, year_bound
 from .strings import TextMatch
-from .text import Span, name_tokens, stem, words, wordset
+from .text import Span, name_tokens, overlaps, stem, words, wordset
 from .times import END_OF_DAY, DatedTime, TimeMention, as_value
 
 # Date and time candidates are keyed (WHEN, what they fill, role): one span may fill a date and a time
@@ -298,3 +298,40 @@ def boolean_candidates(spec: ParameterSpec, question: str) -> list[Candidate]:
                 )
             )
     return out
+
+
+_OPINIONS = frozenset({"number", "number_words", "date", "time", "boolean"})
+
+
+def role_opinion(c: Candidate) -> bool:
+    """A reader's candidate sure enough of its parameter to tell the learned extractor (lists have their own
+    marks; guesses are not opinions)."""
+    return c.extractor in _OPINIONS and c.score >= 0.85
+
+
+def as_list(spec: ParameterSpec, cands: list[Candidate]) -> list[Candidate]:
+    """An array parameter takes every distinct clear value, as one candidate spanning them all."""
+    picked: list[Candidate] = []
+    for c in sorted(cands, key=lambda c: -c.score):
+        if c.score < 0.7 or any(c.span and p.span and overlaps(c.span, p.span) for p in picked):
+            continue
+        if any(str(p.value).casefold() == str(c.value).casefold() for p in picked):
+            continue
+        picked.append(c)
+    if not picked:
+        return []
+    picked.sort(key=lambda c: c.span[0] if c.span else 0)
+    spans = [c.span for c in picked if c.span]
+    span = (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else None
+    text = ", ".join(c.text for c in picked)
+    return [
+        Candidate(
+            spec.name,
+            [c.value for c in picked],
+            span,
+            text,
+            picked[0].extractor,
+            min(c.score for c in picked),
+            key=("list", span),
+        )
+    ]

@@ -24,6 +24,7 @@ from . import problems
 from .base import ExtractedValue, Extraction, ParameterExtractor, ParamProblem
 from .candidates import (
     Candidate,
+    as_list,
     boolean_candidates,
     choice_candidates,
     date_candidates,
@@ -31,6 +32,7 @@ from .candidates import (
     may_share,
     number_candidates,
     outside_clock_times,
+    role_opinion,
     text_candidates,
     time_candidates,
     year_from_dates,
@@ -300,7 +302,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         if kind not in (ParameterType.DATE, ParameterType.DATETIME, ParameterType.TIME):
             out = outside_clock_times(out, seen.times)
         if spec.type is ParameterType.ARRAY:
-            out = _as_list(spec, out)
+            out = as_list(spec, out)
         return out
 
     # --- the learned extractor ---------------------------------------------------------------
@@ -313,7 +315,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         for p in params:
             marks += [Mark("list:" + p.spec.name, m.span) for m in p.matches if m.extractor in _LISTED]
             # a reader sure of a role ('two bedrooms' counts beds, 'top 5' is a limit, 'since May' a start)
-            marks += [Mark("role:" + p.spec.name, c.span) for c in p.candidates if c.span and _role_opinion(c)]
+            marks += [Mark("role:" + p.spec.name, c.span) for c in p.candidates if c.span and role_opinion(c)]
         return marks
 
     def _weigh(
@@ -433,15 +435,6 @@ class TemplateParameterExtractor(ParameterExtractor):
         result.llm = {"status": "ok", "asked": asked, "filled": filled}
 
 
-_OPINIONS = frozenset({"number", "number_words", "date", "time", "boolean"})
-
-
-def _role_opinion(c: Candidate) -> bool:
-    """A reader's candidate sure enough of its parameter to tell the learned extractor (lists have their own
-    marks; guesses are not opinions)."""
-    return c.extractor in _OPINIONS and c.score >= 0.85
-
-
 def _asks_about(spec: ParameterSpec, rejected: Candidate) -> bool:
     """Whether a value that failed validation is put to the user. A required parameter's, when the question
     clearly states it; an optional parameter's only when a reader found it stated explicitly ('top 500'
@@ -464,34 +457,6 @@ def validate(p: _Param | ParameterSpec, value: Any) -> Any:
             raise InvalidValue("not one of the stored values")
         value = mapped if isinstance(value, list) else mapped[0]
     return value
-
-
-def _as_list(spec: ParameterSpec, cands: list[Candidate]) -> list[Candidate]:
-    """An array parameter takes every distinct clear value, as one candidate spanning them all."""
-    picked: list[Candidate] = []
-    for c in sorted(cands, key=lambda c: -c.score):
-        if c.score < 0.7 or any(c.span and p.span and overlaps(c.span, p.span) for p in picked):
-            continue
-        if any(str(p.value).casefold() == str(c.value).casefold() for p in picked):
-            continue
-        picked.append(c)
-    if not picked:
-        return []
-    picked.sort(key=lambda c: c.span[0] if c.span else 0)
-    spans = [c.span for c in picked if c.span]
-    span = (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else None
-    text = ", ".join(c.text for c in picked)
-    return [
-        Candidate(
-            spec.name,
-            [c.value for c in picked],
-            span,
-            text,
-            picked[0].extractor,
-            min(c.score for c in picked),
-            key=("list", span),
-        )
-    ]
 
 
 __all__ = ["ParamProblem", "TemplateParameterExtractor", "today_from", "validate"]
