@@ -14,10 +14,12 @@ from typing import TypeVar
 
 import numpy as np
 
+from ..bulkhead import SEARCH_POOL, run_on
 from ..coalescing import Coalescer
 from .base import StoreHit, TemplateStore
 from .memory import MemoryTemplateStore
 from .packed import Packed
+from .placement import searches_off_loop
 from .stacked import INT8_ABOVE_FLOATS, StackedView, build_view
 
 Result = list[StoreHit] | Exception
@@ -26,8 +28,9 @@ T = TypeVar("T")
 
 
 class GroupSearch:
-    def __init__(self, int8_above_floats: int = INT8_ABOVE_FLOATS) -> None:
+    def __init__(self, int8_above_floats: int = INT8_ABOVE_FLOATS, off_loop_above_floats: int | None = None) -> None:
         self.int8_above_floats = int8_above_floats
+        self.off_loop_above_floats = off_loop_above_floats  # None: stores/placement.py's default
         self._views: dict[str, StackedView] = {}  # by group: one per embedding model among the children
         # the request path's searches: those of one loop turn (one encoder batch of questions) share a call
         self.requests: Coalescer[_Request, list[Result]] = Coalescer("stacked-search", self._search_requests)
@@ -40,6 +43,13 @@ class GroupSearch:
         return await self.requests.submit((group, stores, vector, k))
 
     async def _search_requests(self, items: list[_Request]) -> list[list[Result]]:
+        """The batch in place when it is cheap, else on the search pool: the event loop only dispatches."""
+        stores = {id(s): s for _, group, _, _ in items for s in group}.values()
+        if searches_off_loop(stores, len(items), self.off_loop_above_floats):
+            return await run_on(SEARCH_POOL, self._search_batch, items)
+        return self._search_batch(items)
+
+    def _search_batch(self, items: list[_Request]) -> list[list[Result]]:
         out: list[list[Result]] = [[] for _ in items]
         alike: dict[tuple[str, tuple[int, ...], int], list[int]] = {}
         for i, (group, stores, _, k) in enumerate(items):

@@ -33,6 +33,7 @@ class MemoryTemplateStore(TemplateStore):
         self._lock = threading.Lock()
         self._templates: dict[str, tuple[str, list[str], np.ndarray]] = {}
         self._view: StackedView | None = None  # this store's pack alone; None after any change
+        self._vectors = 0  # over all templates: what a search reads (search_floats)
 
     def template_hashes(self) -> dict[str, str]:
         with self._lock:
@@ -49,18 +50,30 @@ class MemoryTemplateStore(TemplateStore):
                 self._dim = vectors.shape[1]
             elif vectors.shape[1] != self._dim:
                 raise ValueError(f"vector dimension {vectors.shape[1]} does not match the store's {self._dim}")
+            old = self._templates.get(template_id)
+            self._vectors += len(vectors) - (len(old[2]) if old is not None else 0)
             self._templates[template_id] = (content_hash, list(texts), vectors)
             self._view = None
 
     def delete(self, template_ids: list[str]) -> None:
         with self._lock:
             for tid in template_ids:
-                self._templates.pop(tid, None)
+                old = self._templates.pop(tid, None)
+                self._vectors -= len(old[2]) if old is not None else 0
             self._view = None
 
     def vectors_of(self, template_id: str) -> np.ndarray:
         with self._lock:
             return self._templates[template_id][2]
+
+    def search_floats(self) -> int:
+        """Vectors x dimension: what one search reads (stores/placement.py decides from it where a search runs)."""
+        return self._vectors * (self._dim or 0)
+
+    @property
+    def ready(self) -> bool:
+        """True when the store's view is built (a search does not pack first)."""
+        return self._view is not None or not self._templates
 
     @property
     def uses_int8_pass(self) -> bool:
