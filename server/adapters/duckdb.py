@@ -22,6 +22,7 @@ from sqlglot.tokens import TokenType
 
 from ..bulkhead import HEALTH_POOL, run_on
 from ..config.errors import ConfigIssue
+from ..config.parse_cache import remembered
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
 from ..templates.library import ParsedBody
@@ -333,6 +334,7 @@ def _refused_templates(conn: duckdb.DuckDBPyConnection, templates: list[Template
     return refused
 
 
+@remembered("duckdb.file_access_problem/1")
 @functools.lru_cache(maxsize=50_000)  # reloads check unchanged templates again; parse each text once
 def file_access_problem(sql: str) -> str | None:
     """Why this DuckDB query would read files or URLs (a reader function, FROM 'path'), or None."""

@@ -29,6 +29,7 @@ from sqlglot import exp
 
 from ..bulkhead import HEALTH_POOL, run_on
 from ..config.errors import ConfigError, ConfigIssue
+from ..config.parse_cache import remembered
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
 from ..templates.library import ParsedBody
@@ -350,6 +351,7 @@ def check_for_dialect(template: Template, dialect: str) -> list[ConfigIssue]:
     ]
 
 
+@remembered("sql.sql_dialect_problem/1")
 def sql_dialect_problem(sql: str, dialect: str) -> str | None:
     """Why this SQL may not run on this dialect (the read-only guard, forbidden functions, locks), or None."""
     try:

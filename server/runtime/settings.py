@@ -53,6 +53,19 @@ class AuthSettings(_Strict):
         return bool(self.client_keys or self.admin_key_env)
 
 
+class ConfigCacheSettings(_Strict):
+    """Parsed template libraries and body checks kept on disk by content hash (config/parse_cache.py)."""
+
+    enabled: bool = Field(
+        True,
+        description="keep parsed template libraries and SQL/body checks by content hash, so a start or reload "
+        "parses only the files that changed",
+    )
+    path: str = Field(
+        "data/config_cache", description="the cache's directory (relative to the config directory's parent)"
+    )
+
+
 class AppSettings(_Strict):
     server: ServerSettings = Field(default_factory=ServerSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
@@ -66,6 +79,9 @@ class AppSettings(_Strict):
     result_cache: ResultCacheSettings = Field(default_factory=ResultCacheSettings)
     cluster: ClusterSettings = Field(default_factory=ClusterSettings)
     mcp: MCPSettings = Field(default_factory=MCPSettings)
+    config_cache: ConfigCacheSettings = Field(
+        default_factory=ConfigCacheSettings, description="what a config load keeps on disk for the next one"
+    )
 
     @model_validator(mode="after")
     def _reranker_exists(self) -> AppSettings:
