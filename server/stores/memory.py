@@ -93,8 +93,17 @@ class MemoryTemplateStore(TemplateStore):
         with self._lock:
             if self._view is None and self._templates:
                 entries = [(tid, entry[1], entry[2]) for tid, entry in self._templates.items()]
-                self._view = build_view([pack(entries)], self.int8_above_floats)
+                packed = pack(entries)
+                self._view = build_view([packed], self.int8_above_floats)
+                self._share_rows(packed)
             return self._view
+
+    def _share_rows(self, packed: Packed) -> None:
+        """Each template's vectors become rows of the packed matrix (read-only views), so the store keeps one
+        copy of every vector, not two: the arrays it was given (slices of an encoder batch) are freed."""
+        for tid, start, end in zip(packed.ids, packed.bounds[:-1].tolist(), packed.bounds[1:].tolist(), strict=True):
+            content_hash, texts, _ = self._templates[tid]
+            self._templates[tid] = (content_hash, texts, packed.matrix[start:end])
 
     def search(self, vector: np.ndarray, k: int) -> list[StoreHit]:
         view = self.view()

@@ -38,4 +38,6 @@ def pack(entries: list[tuple[str, list[str], np.ndarray]]) -> Packed:
     blocks = [vectors for _, _, vectors in entries]
     bounds = np.concatenate(([0], np.cumsum([b.shape[0] for b in blocks])))
     texts = [text for _, texts, _ in entries for text in texts]
-    return Packed([tid for tid, _, _ in entries], texts, bounds, np.vstack(blocks))
+    matrix = np.vstack(blocks)
+    matrix.setflags(write=False)  # shared: the store's per-template vectors are views of it
+    return Packed([tid for tid, _, _ in entries], texts, bounds, matrix)
