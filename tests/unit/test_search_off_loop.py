@@ -95,3 +95,45 @@ async def test_a_single_adapters_search_leaves_the_loop_when_large(tmp_path, mon
         assert after["all_matches"] == before["all_matches"] and before["all_matches"]
     finally:
         await runtime.close()
+
+
+async def test_string_similarity_over_many_texts_scores_off_the_loop(monkeypatch):
+    """Candidates with many examples are scored on the pool (the same scores); a few stay in place."""
+    from server.routing.candidates import Candidate
+    from server.routing.settings import StringSimilaritySettings
+    from server.routing.stages import string_similarity
+    from server.templates import Template
+
+    threads: list[int] = []
+    real = string_similarity.StringSimilarityStage._scores
+
+    def recording(self, *args):
+        threads.append(threading.get_ident())
+        return real(self, *args)
+
+    monkeypatch.setattr(string_similarity.StringSimilarityStage, "_scores", recording)
+    stage = string_similarity.StringSimilarityStage(StringSimilaritySettings(min_threshold=0.0))
+
+    def candidates(examples: int) -> list[Candidate]:
+        return [
+            Candidate(
+                "a",
+                Template(
+                    id=f"t{i}",
+                    description=f"orders of region {i}",
+                    nl_examples=[f"how many orders in region {i} case {e}" for e in range(examples)],
+                    body_key="sql",
+                    body="SELECT 1",
+                ),
+                0.5,
+            )
+            for i in range(20)
+        ]
+
+    small, large = candidates(3), candidates(100)
+    await stage.score("orders in region 7", small)
+    assert threads == [threading.get_ident()]
+    await stage.score("orders in region 7", large)
+    assert len(threads) == 2 and threads[1] != threading.get_ident()
+    expected = real(stage, "orders in region 7", [c.template for c in large])
+    assert [c.stage_score("string_similarity") for c in large] == expected
