@@ -37,7 +37,7 @@ from .json_values import exact_json
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2
 _VERSIONS = f"{FORMAT}\0{yaml.__version__}\0{sqlglot.__version__}"
 _CHECKS = "checks.json"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -68,18 +68,18 @@ class ParseCache:
     def yaml_key(text: str) -> str:
         return hashlib.sha256(f"{_VERSIONS}\0yaml\0{text}".encode()).hexdigest()
 
-    def get_yaml(self, key: str) -> tuple[Any, list[list]] | None:
-        """(data, [[line, *path], ...]) of a document kept under `key`, or None."""
+    def get_yaml(self, key: str) -> tuple[Any, dict[str, int]] | None:
+        """(data, {joined key path: line}) of a document kept under `key`, or None."""
         self._used_yaml.add(key)
         entry = self._read(self.directory / "yaml" / f"{key}.json")
-        if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("lines"), list):
+        if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("lines"), dict):
             if entry is not None:
                 self.counts.ignored_files += 1
             return None
         self.counts.yaml_hits += 1
         return entry.get("data"), entry["lines"]
 
-    def put_yaml(self, key: str, data: Any, lines: list[list]) -> None:
+    def put_yaml(self, key: str, data: Any, lines: dict[str, int]) -> None:
         self.counts.yaml_parsed += 1
         self._write(self.directory / "yaml" / f"{key}.json", {"key": key, "data": data, "lines": lines})
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,13 +27,36 @@ Path_ = tuple[str | int, ...]
 _ENV = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
+class JoinedLines(Mapping[Path_, int]):
+    """Lines by key path, stored with each path joined into one string (how the config cache keeps them:
+    JSON reads such a map back in one C call, where tuple keys took a Python loop over every key)."""
+
+    def __init__(self, joined: dict[str, int]) -> None:
+        self.joined = joined
+
+    def __getitem__(self, path: Path_) -> int:
+        return self.joined[join_path(path)]
+
+    def __iter__(self) -> Iterator[Path_]:
+        raise TypeError("JoinedLines is looked up by path, not listed (the joined form loses int vs str keys)")
+
+    def __len__(self) -> int:
+        return len(self.joined)
+
+
+def join_path(path: Path_) -> str:
+    """A key path as one string: a node's children are all mapping keys or all list indexes, so "3" and 3
+    never meet at the same place."""
+    return "\x1f".join(map(str, path))
+
+
 @dataclass
 class YamlDocument:
     """A parsed YAML file and the line of every key path in it."""
 
     file: str
     data: Any
-    lines: dict[Path_, int] = field(default_factory=dict)
+    lines: Mapping[Path_, int] = field(default_factory=dict)
 
     def line_of(self, path: Path_) -> int | None:
         """Line of the deepest existing prefix of `path` (a missing key points at its parent)."""
@@ -132,7 +155,7 @@ def parse_yaml(
         found = cache.get_yaml(key)
         if found is not None:
             data, marks = found
-            return YamlDocument(file=file, data=data, lines={tuple(mark[1:]): mark[0] for mark in marks})
+            return YamlDocument(file=file, data=data, lines=JoinedLines(marks))
     problem = check_bounds(text)
     if problem is not None:
         raise ConfigError([ConfigIssue(file, problem.line, "", problem.message)])
@@ -149,7 +172,7 @@ def parse_yaml(
     if builder.issues:
         raise ConfigError(builder.issues)
     if cache is not None and builder.cacheable:
-        cache.put_yaml(key, data, [[line, *path] for path, line in builder.lines.items()])
+        cache.put_yaml(key, data, {join_path(path): line for path, line in builder.lines.items()})
     return YamlDocument(file=file, data=data, lines=builder.lines)
 
 
