@@ -45,7 +45,8 @@ class GroupSearch:
     async def _search_requests(self, items: list[_Request]) -> list[list[Result]]:
         """The batch in place when it is cheap, else on the search pool: the event loop only dispatches."""
         stores = {id(s): s for _, group, _, _ in items for s in group}.values()
-        if searches_off_loop(stores, len(items), self.off_loop_above_floats):
+        built = all(self._built(group, members) for group, members, _, _ in items)
+        if searches_off_loop(stores, len(items), self.off_loop_above_floats, built):
             return await run_on(SEARCH_POOL, self._search_batch, items)
         return self._search_batch(items)
 
@@ -122,6 +123,19 @@ class GroupSearch:
         packs = [p for s in stores if isinstance(s, MemoryTemplateStore) and (p := s.packed()) is not None]
         if len(packs) > 1 and len({p.dim for p in packs}) == 1:
             self._view_of(group, packs)
+
+    def _built(self, group: str, stores: Sequence[TemplateStore]) -> bool:
+        """Whether searching these stores reads only what is built: every in-memory store packed, and this
+        group's view made of those packs when more than one is stacked (`search` stacks them)."""
+        memory = [s for s in stores if isinstance(s, MemoryTemplateStore)]
+        packs = [s.current_pack() for s in memory]
+        if any(p is None and s.search_floats() for p, s in zip(packs, memory, strict=True)):
+            return False
+        live = [p for p in packs if p is not None]
+        if len(live) == 1:
+            return next(s for s in memory if s.current_pack() is live[0]).ready
+        view = self._views.get(group)
+        return len(live) == 0 or (view is not None and view.packs == tuple(live))
 
     def _view_of(self, group: str, packs: list[Packed]) -> StackedView:
         view = self._views.get(group)

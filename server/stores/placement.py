@@ -25,10 +25,14 @@ def search_floats(stores: Iterable[TemplateStore]) -> int:
     return sum(s.search_floats() for s in stores if isinstance(s, MemoryTemplateStore))
 
 
-def searches_off_loop(stores: Iterable[TemplateStore], questions: int = 1, limit: int | None = None) -> bool:
+def searches_off_loop(
+    stores: Iterable[TemplateStore], questions: int = 1, limit: int | None = None, built: bool | None = None
+) -> bool:
     """True when searching these stores for `questions` questions costs more than a thread hop (`limit`
-    floats, default OFF_LOOP_ABOVE_FLOATS), or when one of them must build its view first (packing and
-    quantising are milliseconds)."""
+    floats, default OFF_LOOP_ABOVE_FLOATS), or when what the search reads must be built first (packing and
+    quantising are milliseconds). `built`: whether it is (default: every store's own view is)."""
     memory = [s for s in stores if isinstance(s, MemoryTemplateStore)]
     limit = OFF_LOOP_ABOVE_FLOATS if limit is None else limit
-    return any(not s.ready for s in memory) or search_floats(memory) * questions > limit
+    if built is None:
+        built = all(s.ready for s in memory)
+    return not built or search_floats(memory) * questions > limit
