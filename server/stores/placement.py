@@ -2,10 +2,12 @@
 
 A search of an in-memory store is arithmetic that no await interrupts: on the loop it delays every other
 request for its whole duration (issue 34: at 5,000 templates search was 60% of the loop's samples under 8
-clients). A hop to a thread costs the loop about 0.02 ms and the question about 0.035 ms of wall time
-(measured on 2 cores), and a search over ~2,000 vectors of dimension 384 about 0.09 ms: below that a search
-stays in place (small deployments keep their latency), above it, or when the stores must pack a changed
-view first, it runs on `SEARCH_POOL` (numpy and onnxruntime release the GIL for the products).
+clients). A hop to a thread costs the loop about 0.02 ms and the question 0.035 ms of wall time on a quiet
+machine, 0.15-0.2 ms on a busy one (measured on 2 cores: at 150 templates x 100 examples the search stage
+went from 1.39x to 1.53-1.62x the bare product). So a lone question's search stays in place up to about
+16,000 vectors of dimension 384 (0.35 ms with the int8 pass); a batch of concurrent questions, a larger
+store, or stores that must pack a changed view first (milliseconds) search on `SEARCH_POOL` (numpy and
+onnxruntime release the GIL for the products).
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from collections.abc import Iterable
 from .base import TemplateStore
 from .memory import MemoryTemplateStore
 
-# floats read per question (vectors x dimension, summed over the stores searched together) above which a
-# search leaves the event loop
-OFF_LOOP_ABOVE_FLOATS = 2048 * 384
+# floats read (vectors x dimension, summed over the stores searched together, times the questions searched
+# in one call) above which a search leaves the event loop
+OFF_LOOP_ABOVE_FLOATS = 16_384 * 384
 
 
 def search_floats(stores: Iterable[TemplateStore]) -> int:
