@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -48,7 +49,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_throughput import Bare, free_port, load, pct, server_cpu  # noqa: E402
 
-from server.testing.generated_trees import edited, generate_templates, write_libraries, write_tree  # noqa: E402
+from server.testing.generated_trees import edited, generate_templates, library_path, write_tree  # noqa: E402
 
 VECTOR_KB = 384 * 4 / 1024
 COMPOSITE = {"intent_model": {"enabled": True}, "string_similarity": {"enabled": True}}
@@ -187,9 +188,17 @@ def throughput(server: Server, templates: list, args: argparse.Namespace, bare: 
     }
 
 
-def rewrite(root: Path, templates: list) -> None:
-    """The libraries as `templates` say (write_tree's layout: template i in child i % 5)."""
-    write_libraries(root, templates, 5)
+def rewrite(root: Path, templates: list, changed: str) -> None:
+    """The one library holding template `changed`, as `templates` say (write_tree's layout: template i in
+    child i % 5): the other files stay untouched, so the watcher sees one change."""
+    child = next(i for i, t in enumerate(templates) if t.id == changed) % 5
+    mine = [t.to_yaml() for t in templates[child::5]]
+    library_path(root, child).write_text(yaml.safe_dump({"templates": mine}, width=1000), encoding="utf-8")
+
+
+def reloaded(server: Server, template: str) -> bool:
+    """Whether the server's log says a reload changed this template."""
+    return re.search(rf"config reloaded .*changed \[[^]]*'{template}'", server.log()) is not None
 
 
 def edit_one(server: Server, root: Path, templates: list, intent: bool) -> dict[str, Any]:
@@ -198,7 +207,7 @@ def edit_one(server: Server, root: Path, templates: list, intent: bool) -> dict[
     new = [changed if t.id == target.id else t for t in templates]
     cpu = server.cpu()
     started = time.perf_counter()
-    rewrite(root, new)
+    rewrite(root, new, target.id)
     seen = False
     while time.perf_counter() - started < 300:
         text = changed.nl_examples[0]
@@ -215,9 +224,9 @@ def edit_one(server: Server, root: Path, templates: list, intent: bool) -> dict[
 def sigterm_during_refit(server: Server, root: Path, templates: list) -> float | None:
     """Edit again (a refit starts once the reload is in), then SIGTERM: seconds until the process is gone."""
     target = templates[len(templates) // 3]
-    rewrite(root, [edited(t, 1) if t.id == target.id else t for t in templates])
+    rewrite(root, [edited(t, 1) if t.id == target.id else t for t in templates], target.id)
     started = time.perf_counter()
-    while time.perf_counter() - started < 60 and server.log().count("config reloaded") < 2:
+    while time.perf_counter() - started < 60 and not reloaded(server, target.id):
         time.sleep(0.05)
     sent = time.perf_counter()
     server.proc.send_signal(signal.SIGTERM)
