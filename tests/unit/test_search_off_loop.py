@@ -112,6 +112,7 @@ async def test_string_similarity_over_many_texts_scores_off_the_loop(monkeypatch
         return real(self, *args)
 
     monkeypatch.setattr(string_similarity.StringSimilarityStage, "_scores", recording)
+    assert string_similarity.StringSimilarityStage.batches  # concurrent requests' questions go together
     stage = string_similarity.StringSimilarityStage(StringSimilaritySettings(min_threshold=0.0))
 
     def candidates(examples: int) -> list[Candidate]:
@@ -137,3 +138,9 @@ async def test_string_similarity_over_many_texts_scores_off_the_loop(monkeypatch
     assert len(threads) == 2 and threads[1] != threading.get_ident()
     expected = real(stage, "orders in region 7", [c.template for c in large])
     assert [c.stage_score("string_similarity") for c in large] == expected
+    # eight concurrent requests of a few texts each: together past the limit, scored in one call off the loop
+    threads.clear()
+    batches = [candidates(8) for _ in range(8)]
+    await asyncio.gather(*(stage.score_request(f"orders in region {i}", b) for i, b in enumerate(batches)))
+    assert len(threads) == 8 and threading.get_ident() not in threads
+    assert stage.coalescing is not None and stage.coalescing.calls == 1
