@@ -227,7 +227,11 @@ def _int8_session(codes: np.ndarray):
     options.inter_op_num_threads = 1
     options.log_severity_level = 3
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    # the Python wrapper keeps the model's bytes (the codes once more, 0.4 KB per vector) only to rebuild the
+    # session, which this pass never does; the session holds its own copy
+    session._model_bytes = None
+    return session
 
 
 def _scrambled(dim: int) -> np.ndarray:

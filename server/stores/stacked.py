@@ -238,7 +238,7 @@ def build_view(packs: Sequence[Packed], int8_above_floats: int = INT8_ABOVE_FLOA
     sizes = np.concatenate([p.sizes for p in packs])
     int8 = None
     if int(vector_starts[-1]) * packs[0].dim > int8_above_floats:
-        int8 = build_int8_pass([p.quantised for p in packs])
+        int8 = build_int8_pass([p.quantised() for p in packs])
     blocks = (
         []
         if int8 is not None
