@@ -44,6 +44,7 @@ def log_table(name: str, metadata: sa.MetaData | None = None) -> sa.Table:
         sa.Column(
             "fan_out_sources", sa.Text
         ),  # fan_out: JSON [{adapter, template_id, score, status, rows, latency_ms}]
+        sa.Index(f"ix_{name}_outcome_ts", "outcome", "ts_ms"),  # the unmatched questions of a window
     )
 
 

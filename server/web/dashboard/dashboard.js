@@ -104,7 +104,8 @@
     if (state.adapter) q.set("adapter", state.adapter);
     return q.toString();
   }
-  function statsUrl() { return "/v1/routing/statistics?" + query(); }
+  // only the figures the dashboard draws (statistics view=dashboard)
+  function statsUrl() { return "/v1/routing/statistics?" + query() + "&view=dashboard"; }
 
   // Dismiss / Clear list: the server forgets these questions' text (the entries still count), then redraw
   async function forget(questions) {
@@ -150,7 +151,7 @@
     renderAdapterOptions(body.adapters || []);
     $("subtitle").textContent = state.adapter ? "Adapter " + state.adapter + " (" + (body.type || "") + ")"
       : "All adapters · default " + body.adapter;
-    $("json-link").setAttribute("href", statsUrl());
+    $("json-link").setAttribute("href", "/v1/routing/statistics?" + query());  // the full figures
     const logBody = body.routing_log || {};
     if (!logBody.enabled) {
       const banner = $("banner");

@@ -1,0 +1,115 @@
+"""Rollup tables beside the routing log: what the statistics read instead of the raw rows.
+
+Every entry is added, in the transaction that writes its raw row, to time buckets at two spans: minutes
+(window edges) and hours (the whole hours inside a window), so a day's figures read about 24 hour rows per
+key plus at most two hours of minute rows. Keys carry what the statistics filter on (kind, asked adapter,
+selected adapter); a missing value is stored as "" (NULL would not match itself in a unique key).
+Latency and score percentiles come from histograms with fixed bin edges (`ms_bin`, `score_bin`), each row
+also keeping the exact count, sum, minimum and maximum of its values.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+
+MINUTE, HOUR = 60, 3600
+SPANS = (MINUTE, HOUR)
+BINS = 64  # bin columns of a histogram row
+HIST_BINS = 20  # the dashboard's score histogram (bins of 0.05)
+MS_FLOOR = 0.05  # milliseconds: bin 0 holds everything up to here
+MS_PER_DOUBLING = 3  # bins per doubling of a latency: each bin is 2^(1/3) = 1.26x as wide as the one before
+NONE = ""  # a missing key value (no selected adapter, no template, no error code, no replica)
+BIN_COLUMNS = tuple(f"b{i}" for i in range(BINS))
+
+
+def score_bin(value: float) -> int:
+    """Scores in [0, 1] in 64 equal bins; below 0 and above 1 land in the end bins."""
+    return min(BINS - 1, max(0, int(value * BINS)))
+
+
+def score_edges(index: int) -> tuple[float, float]:
+    return index / BINS, (index + 1) / BINS
+
+
+def ms_bin(value: float) -> int:
+    """Milliseconds on a log scale: bin k >= 1 holds [0.05 * 2^((k-1)/3), 0.05 * 2^(k/3)), the last one all above."""
+    if value <= MS_FLOOR:
+        return 0
+    return min(BINS - 1, 1 + int(math.log2(value / MS_FLOOR) * MS_PER_DOUBLING))
+
+
+def ms_edges(index: int) -> tuple[float, float]:
+    if index == 0:
+        return 0.0, MS_FLOOR
+    return MS_FLOOR * 2 ** ((index - 1) / MS_PER_DOUBLING), MS_FLOOR * 2 ** (index / MS_PER_DOUBLING)
+
+
+def histogram_bin(value: float) -> int:
+    """The dashboard's score histogram: the rule the raw statistics always used."""
+    return min(HIST_BINS - 1, max(0, int(float(value) * HIST_BINS)))
+
+
+@dataclass(frozen=True)
+class RollupTables:
+    counts: sa.Table  # entries by outcome, error code, replica (volume, outcomes, kinds, adapters, errors)
+    templates: sa.Table  # selected templates: hits, executed, score sums and extremes, last seen
+    hist: sa.Table  # value histograms: metric "score" | "ms" | "exec_ms" | "hist", name = stage or source
+    tallies: sa.Table  # per-source events inside entries: search failures, fan-out runs
+    state: sa.Table  # one row per log table: whether its raw rows were added to the rollups (backfill)
+
+    def all(self) -> tuple[sa.Table, ...]:
+        return (self.counts, self.templates, self.hist, self.tallies, self.state)
+
+
+KEY = ("span", "bucket", "kind", "adapter", "selected_adapter")  # every rollup row's leading key
+COUNT_KEY = (*KEY, "outcome", "error_code", "replica", "fan_out")
+TEMPLATE_KEY = (*KEY, "template_id")
+HIST_KEY = (*KEY, "metric", "name")
+TALLY_KEY = (*KEY, "metric", "name", "code")
+
+
+def _key_columns(names: tuple[str, ...]) -> list[sa.Column]:
+    kinds = {"span": sa.Integer, "bucket": sa.BigInteger, "fan_out": sa.SmallInteger}
+    return [sa.Column(n, kinds.get(n, sa.String(200)), nullable=False, primary_key=True) for n in names]
+
+
+def rollup_tables(log_name: str, metadata: sa.MetaData | None = None) -> RollupTables:
+    """The rollup tables of the routing log table `log_name` (named after it, so each log has its own)."""
+    md = metadata or sa.MetaData()
+    big = sa.BigInteger
+    counts = sa.Table(f"{log_name}_r_counts", md, *_key_columns(COUNT_KEY), sa.Column("n", big, nullable=False))
+    templates = sa.Table(
+        f"{log_name}_r_templates",
+        md,
+        *_key_columns(TEMPLATE_KEY),
+        sa.Column("n", big, nullable=False),
+        sa.Column("executed", big, nullable=False),
+        sa.Column("n_score", big, nullable=False),
+        sa.Column("sum_score", sa.Float, nullable=False),
+        sa.Column("n_embedding", big, nullable=False),
+        sa.Column("sum_embedding", sa.Float, nullable=False),
+        sa.Column("min_score", sa.Float),
+        sa.Column("last_ms", big, nullable=False),
+    )
+    hist = sa.Table(
+        f"{log_name}_r_hist",
+        md,
+        *_key_columns(HIST_KEY),
+        sa.Column("n", big, nullable=False),
+        sa.Column("total", sa.Float, nullable=False),
+        sa.Column("lo", sa.Float, nullable=False),
+        sa.Column("hi", sa.Float, nullable=False),
+        *(sa.Column(b, sa.Integer, nullable=False, server_default="0") for b in BIN_COLUMNS),
+    )
+    tallies = sa.Table(f"{log_name}_r_tallies", md, *_key_columns(TALLY_KEY), sa.Column("n", big, nullable=False))
+    state = sa.Table(
+        f"{log_name}_r_state",
+        md,
+        sa.Column("log_table", sa.String(200), primary_key=True),
+        sa.Column("backfilled_rows", big, nullable=False),  # raw rows found and added when rollups began
+        sa.Column("backfilled_at", sa.Float, nullable=False),
+    )
+    return RollupTables(counts, templates, hist, tallies, state)
