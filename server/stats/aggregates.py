@@ -196,10 +196,10 @@ def _templates(rows: list) -> list[dict[str, Any]]:
             "template_id": tid,
             "hits": int(n),
             "executed": int(ex or 0),
-            "mean_score": _r(s / ns) if ns else None,
-            "mean_embedding_score": _r(se / ne) if ne else None,
+            "mean_score": _r(float(s) / int(ns)) if ns else None,  # PostgreSQL sums bigints as numeric
+            "mean_embedding_score": _r(float(se) / int(ne)) if ne else None,
             "min_score": _r(low),
-            "last_seen": last / 1000,
+            "last_seen": int(last) / 1000,
         }
         for selected, tid, n, ex, ns, s, ne, se, low, last in rows
     ]

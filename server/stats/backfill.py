@@ -72,7 +72,8 @@ def _claim(conn: sa.Connection, table: sa.Table, state: sa.Table) -> bool:
     else:
         from sqlalchemy.dialects.sqlite import insert
     stmt = insert(state).values(log_table=table.name, backfilled_rows=0, backfilled_at=time.time())
-    return (conn.execute(stmt.on_conflict_do_nothing(index_elements=["log_table"])).rowcount or 0) == 1
+    claimed = stmt.on_conflict_do_nothing(index_elements=["log_table"]).returning(state.c.log_table)
+    return conn.execute(claimed).first() is not None  # (rowcount is -1 here on PostgreSQL)
 
 
 def _backfill(conn: sa.Connection, table: sa.Table, tables: RollupTables) -> int:
