@@ -19,7 +19,17 @@ from sqlalchemy.engine import Engine
 from ..api.outcome import Outcome
 from .hist_percentiles import histogram_percentiles
 from .rollup_build import SEARCH_KINDS
-from .rollup_schema import BIN_COLUMNS, HIST_BINS, HOUR, MINUTE, NONE, RollupTables, ms_edges, score_edges
+from .rollup_schema import (
+    BIN_COLUMNS,
+    HIST_BINS,
+    HOUR,
+    MINUTE,
+    NONE,
+    RollupTables,
+    ms_edges,
+    rollup_tables,
+    score_edges,
+)
 
 ALWAYS_LISTED = (Outcome.EXECUTED, Outcome.NO_MATCH, Outcome.ERROR)  # shown even at zero
 NICE_BUCKETS = (60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 604800)  # whole minutes
@@ -78,9 +88,16 @@ def _opt(value: str) -> str | None:
 
 
 def compute(
-    engine: Engine, t: sa.Table, w: Window, rollups: RollupTables, unmatched_limit: int = 15, view: str = "full"
+    engine: Engine,
+    t: sa.Table,
+    w: Window,
+    rollups: RollupTables | None = None,
+    unmatched_limit: int = 15,
+    view: str = "full",
 ) -> dict[str, Any]:
-    """The statistics body's routing_log figures. `view="dashboard"`: without what the dashboard never draws."""
+    """The statistics body's routing_log figures (rollups: those of `t` unless given). `view="dashboard"`:
+    without what the dashboard never draws."""
+    rollups = rollups or rollup_tables(t.name)
     sums = sa.func.sum
     with engine.connect() as conn:
 

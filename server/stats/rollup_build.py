@@ -5,7 +5,7 @@ an entry contributes to which rollup row: the writer and the backfill both come 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import sqlalchemy as sa
@@ -14,10 +14,12 @@ from ..api.outcome import Outcome
 from .record import RoutingRecord
 from .rollup_schema import (
     BIN_COLUMNS,
+    BINS,
     COUNT_KEY,
     HIST_KEY,
+    HOUR,
+    MINUTE,
     NONE,
-    SPANS,
     TALLY_KEY,
     TEMPLATE_KEY,
     RollupTables,
@@ -32,6 +34,8 @@ EXECUTED = Outcome.EXECUTED.value
 
 def _number(value: Any) -> float | None:
     """A value a histogram can take (the raw statistics skipped None and NaN the same way)."""
+    if type(value) is float:  # the usual case, first
+        return None if value != value else value
     if value is None or isinstance(value, bool):
         return None
     try:
@@ -54,37 +58,67 @@ class RollupBatch:
         return len(self.counts)
 
     def add(self, entry: RoutingRecord, ts_ms: int) -> None:
-        selected = entry.selected_adapter or NONE
-        for span in SPANS:
-            base = (span, ts_ms // 1000 // span * span, entry.kind, entry.adapter, selected)
-            self._add_at(base, entry, ts_ms)
-
-    def _add_at(self, base: tuple, e: RoutingRecord, ts_ms: int) -> None:
-        key = (*base, e.outcome, e.error_code or NONE, e.replica or NONE, int(e.fan_out_sources is not None))
-        self.counts[key] = self.counts.get(key, 0) + 1
+        e = entry
+        selected = e.selected_adapter or NONE
+        count_key = (e.outcome, e.error_code or NONE, e.replica or NONE, int(e.fan_out_sources is not None))
         score = _number(e.combined_score)
-        if e.template_id is not None:
-            self._template((*base, e.template_id), e, score, ts_ms)
-        self._value(base, "score", "combined", score, score_bin)
-        for stage, value in (e.stage_scores or {}).items():
-            self._value(base, "score", str(stage), _number(value), score_bin)
-        self._value(base, "ms", "latency", _number(e.latency_ms), ms_bin)
-        for stage, value in (e.stage_ms or {}).items():
-            self._value(base, "ms", str(stage), _number(value), ms_bin)
+        values: list[tuple[str, str, float, int]] = []  # (metric, name, value, bin): worked out once
+        add = values.append
+
+        def value(metric: str, name: str, v: float | None, binning: Callable[[float], int]) -> None:
+            if v is not None:
+                add((metric, name, v, binning(v)))
+
         if score is not None:
-            self._value(base, "hist", "selected" if e.template_id is not None else "not_selected", score, histogram_bin)
+            add(("score", "combined", score, score_bin(score)))
+            add(("hist", "selected" if e.template_id is not None else "not_selected", score, histogram_bin(score)))
+        for stage, v in e.stage_scores.items() if e.stage_scores else ():
+            v = _number(v)
+            if v is not None:
+                add(("score", stage, v, score_bin(v)))
+        value("ms", "latency", _number(e.latency_ms), ms_bin)
+        for stage, v in e.stage_ms.items() if e.stage_ms else ():
+            v = _number(v)
+            if v is not None:
+                add(("ms", stage, v, ms_bin(v)))
         if e.selected_adapter is not None and e.stage_ms:
-            self._value(base, "exec_ms", e.selected_adapter, _number(e.stage_ms.get("execute")), ms_bin)
+            value("exec_ms", e.selected_adapter, _number(e.stage_ms.get("execute")), ms_bin)
+        tallies: list[tuple[str, str, str]] = []
         for failure in e.search_failures or ():
             kind = SEARCH_KINDS.get(failure.get("kind"), "search_failures")  # type: ignore[arg-type]
-            self._tally((*base, "search", str(failure.get("adapter")), kind))
+            tallies.append(("search", str(failure.get("adapter")), kind))
         for run in e.fan_out_sources or ():
-            status = run.get("status")
+            status, source = run.get("status"), str(run.get("adapter"))
             if status == "ok":
-                self._tally((*base, "fan_out", str(run.get("adapter")), NONE))
-                self._value(base, "exec_ms", str(run.get("adapter")), _number(run.get("latency_ms")), ms_bin)
+                tallies.append(("fan_out", source, NONE))
+                value("exec_ms", source, _number(run.get("latency_ms")), ms_bin)
             elif status in ("timeout", "error"):
-                self._tally((*base, "fan_out", str(run.get("adapter")), run.get("code") or "internal_error"))
+                tallies.append(("fan_out", source, run.get("code") or "internal_error"))
+        base = (MINUTE, ts_ms // 1000 // MINUTE * MINUTE, e.kind, e.adapter, selected)  # hours: in `write`
+        key = base + count_key
+        self.counts[key] = self.counts.get(key, 0) + 1
+        if e.template_id is not None:
+            self._template((*base, e.template_id), e, score, ts_ms)
+        for metric, name, v, index in values:
+            self._value((*base, metric, name), v, index)
+        for tally in tallies:
+            key = base + tally
+            self.tallies[key] = self.tallies.get(key, 0) + 1
+
+    def _with_hours(self) -> None:
+        """Add the hour rows: the minute rows gathered so far, merged by hour (cheaper than per entry)."""
+        for rows, merge in (
+            (self.counts, _add_counts),
+            (self.templates, _merge_template),
+            (self.hist, _merge_hist),
+            (self.tallies, _add_counts),
+        ):
+            hours: dict[tuple, Any] = {}
+            for key, row in rows.items():
+                if key[0] == MINUTE:
+                    hour = (HOUR, key[1] // HOUR * HOUR, *key[2:])
+                    hours[hour] = merge(hours.get(hour), row)
+            rows.update(hours)
 
     def _template(self, key: tuple, e: RoutingRecord, score: float | None, ts_ms: int) -> None:
         row = self.templates.get(key)
@@ -102,89 +136,119 @@ class RollupBatch:
             row[5] += emb
         row[7] = max(row[7], ts_ms)
 
-    def _value(self, base: tuple, metric: str, name: str, value: float | None, binning) -> None:
-        if value is None:
-            return
-        key = (*base, metric, name)
+    def _value(self, key: tuple, value: float, index: int) -> None:
         row = self.hist.get(key)
         if row is None:
-            self.hist[key] = [1, value, value, value, {binning(value): 1}]
+            self.hist[key] = [1, value, value, value, {index: 1}]
             return
         row[0] += 1
         row[1] += value
-        row[2] = min(row[2], value)
-        row[3] = max(row[3], value)
+        if value < row[2]:
+            row[2] = value
+        if value > row[3]:
+            row[3] = value
         bins = row[4]
-        index = binning(value)
         bins[index] = bins.get(index, 0) + 1
-
-    def _tally(self, key: tuple) -> None:
-        self.tallies[key] = self.tallies.get(key, 0) + 1
 
     # --- writing --------------------------------------------------------------------------------
     def write(self, conn: sa.Connection, tables: RollupTables) -> None:
         """Upsert the deltas in the caller's transaction, rows in key order (two writers sharing a
-        PostgreSQL log lock rows in the same order, so they wait for each other instead of deadlocking)."""
-        dialect = conn.dialect.name
+        PostgreSQL log lock rows in the same order, so they wait for each other instead of deadlocking).
+        Plain DBAPI executemany with positional binds: SQLAlchemy's per-row parameter processing cost
+        more than the database's work here."""
+        self._with_hours()
         if self.counts:
-            rows = [_row(COUNT_KEY, k, n=v) for k, v in sorted(self.counts.items())]
-            conn.execute(_upsert(dialect, tables.counts, COUNT_KEY, added=("n",)), rows)
+            rows = [(*k, v) for k, v in sorted(self.counts.items())]
+            conn.exec_driver_sql(_upsert(conn, tables.counts, COUNT_KEY, added=("n",)), rows)
         if self.templates:
-            names = ("n", "executed", "n_score", "sum_score", "n_embedding", "sum_embedding", "min_score", "last_ms")
-            rows = [_row(TEMPLATE_KEY, k, **dict(zip(names, v, strict=True))) for k, v in sorted(self.templates.items())]
-            stmt = _upsert(
-                dialect,
+            rows = [(*k, *v) for k, v in sorted(self.templates.items())]
+            sql = _upsert(
+                conn,
                 tables.templates,
                 TEMPLATE_KEY,
                 added=("n", "executed", "n_score", "sum_score", "n_embedding", "sum_embedding"),
                 lowest=("min_score",),
                 highest=("last_ms",),
             )
-            conn.execute(stmt, rows)
+            conn.exec_driver_sql(sql, rows)
         if self.hist:
             rows = []
+            empty = [0] * BINS
             for k, (n, total, lo, hi, bins) in sorted(self.hist.items()):
-                row = _row(HIST_KEY, k, n=n, total=total, lo=lo, hi=hi)
-                row.update({column: bins.get(i, 0) for i, column in enumerate(BIN_COLUMNS)})
-                rows.append(row)
-            stmt = _upsert(
-                dialect, tables.hist, HIST_KEY, added=("n", "total", *BIN_COLUMNS), lowest=("lo",), highest=("hi",)
-            )
-            conn.execute(stmt, rows)
+                counts = empty.copy()
+                for index, c in bins.items():
+                    counts[index] = c
+                rows.append((*k, n, total, lo, hi, *counts))
+            sql = _upsert(conn, tables.hist, HIST_KEY, added=("n", "total", *BIN_COLUMNS), lowest=("lo",), highest=("hi",))
+            conn.exec_driver_sql(sql, rows)
         if self.tallies:
-            rows = [_row(TALLY_KEY, k, n=v) for k, v in sorted(self.tallies.items())]
-            conn.execute(_upsert(dialect, tables.tallies, TALLY_KEY, added=("n",)), rows)
+            rows = [(*k, v) for k, v in sorted(self.tallies.items())]
+            conn.exec_driver_sql(_upsert(conn, tables.tallies, TALLY_KEY, added=("n",)), rows)
 
 
-def _row(names: tuple[str, ...], key: tuple, **values: Any) -> dict[str, Any]:
-    row = dict(zip(names, key, strict=True))
-    row.update(values)
-    return row
+def _add_counts(have: int | None, more: int) -> int:
+    return more if have is None else have + more
+
+
+def _merge_template(have: list | None, more: list) -> list:
+    if have is None:
+        return list(more)
+    for i in range(6):
+        have[i] += more[i]
+    if more[6] is not None and (have[6] is None or more[6] < have[6]):
+        have[6] = more[6]
+    have[7] = max(have[7], more[7])
+    return have
+
+
+def _merge_hist(have: list | None, more: list) -> list:
+    if have is None:
+        return [*more[:4], dict(more[4])]
+    have[0] += more[0]
+    have[1] += more[1]
+    have[2] = min(have[2], more[2])
+    have[3] = max(have[3], more[3])
+    bins = have[4]
+    for index, c in more[4].items():
+        bins[index] = bins.get(index, 0) + c
+    return have
+
+
+_SQL: dict[tuple[str, str], str] = {}  # upsert text per (dialect, table): made once
 
 
 def _upsert(
-    dialect: str,
+    conn: sa.Connection,
     table: sa.Table,
     key: tuple[str, ...],
     added: Iterable[str] = (),
     lowest: Iterable[str] = (),
     highest: Iterable[str] = (),
-) -> Any:
-    """INSERT ... ON CONFLICT (key) DO UPDATE: sums add, extremes keep the lower or higher (NULL: the other)."""
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    elif dialect == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert
-    else:
-        raise NotImplementedError(f"rollups on {dialect}: use SQLite or PostgreSQL for the routing log")
-    stmt = insert(table)
-    new = stmt.excluded
-    change: dict[str, Any] = {c: table.c[c] + new[c] for c in added}
-    for c in lowest:
-        change[c] = sa.case((table.c[c].is_(None), new[c]), (new[c] < table.c[c], new[c]), else_=table.c[c])
-    for c in highest:
-        change[c] = sa.case((table.c[c].is_(None), new[c]), (new[c] > table.c[c], new[c]), else_=table.c[c])
-    return stmt.on_conflict_do_update(index_elements=list(key), set_=change)
+) -> str:
+    """INSERT ... ON CONFLICT (key) DO UPDATE (SQLite and PostgreSQL spell it alike): sums add, extremes keep
+    the lower or higher (NULL: the other). Values in the table's column order, as positional binds;
+    identifiers are the schema's own, quoted by the dialect."""
+    dialect = conn.dialect
+    cached = _SQL.get((dialect.name, table.name))
+    if cached is not None:
+        return cached
+    if dialect.name not in ("sqlite", "postgresql"):
+        raise NotImplementedError(f"rollups on {dialect.name}: use SQLite or PostgreSQL for the routing log")
+    q = dialect.identifier_preparer.quote
+    name = q(table.name)
+    mark = "?" if dialect.paramstyle == "qmark" else "%s"
+    columns = [c.name for c in table.columns]
+    change = [f"{q(c)} = {name}.{q(c)} + excluded.{q(c)}" for c in added]
+    for columns_of, better in ((lowest, "<"), (highest, ">")):
+        for c in columns_of:
+            old, new = f"{name}.{q(c)}", f"excluded.{q(c)}"
+            change.append(f"{q(c)} = CASE WHEN {old} IS NULL OR {new} {better} {old} THEN {new} ELSE {old} END")
+    sql = (
+        f"INSERT INTO {name} ({', '.join(q(c) for c in columns)}) VALUES ({', '.join([mark] * len(columns))}) "
+        f"ON CONFLICT ({', '.join(q(c) for c in key)}) DO UPDATE SET {', '.join(change)}"
+    )
+    _SQL[(dialect.name, table.name)] = sql
+    return sql
 
 
 def batch_of(entries: Iterable[RoutingRecord]) -> RollupBatch:

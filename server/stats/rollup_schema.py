@@ -11,6 +11,7 @@ also keeping the exact count, sum, minimum and maximum of its values.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -34,17 +35,18 @@ def score_edges(index: int) -> tuple[float, float]:
     return index / BINS, (index + 1) / BINS
 
 
+MS_UPPER = tuple(MS_FLOOR * 2 ** (k / MS_PER_DOUBLING) for k in range(BINS - 1))  # bin k's upper edge
+
+
 def ms_bin(value: float) -> int:
-    """Milliseconds on a log scale: bin k >= 1 holds [0.05 * 2^((k-1)/3), 0.05 * 2^(k/3)), the last one all above."""
-    if value <= MS_FLOOR:
-        return 0
-    return min(BINS - 1, 1 + int(math.log2(value / MS_FLOOR) * MS_PER_DOUBLING))
+    """Milliseconds on a log scale: bin 0 holds up to 0.05, bin k (0.05 * 2^((k-1)/3), 0.05 * 2^(k/3)], the
+    last one everything above (about 105 s)."""
+    return bisect_left(MS_UPPER, value)
 
 
 def ms_edges(index: int) -> tuple[float, float]:
-    if index == 0:
-        return 0.0, MS_FLOOR
-    return MS_FLOOR * 2 ** ((index - 1) / MS_PER_DOUBLING), MS_FLOOR * 2 ** (index / MS_PER_DOUBLING)
+    low = MS_UPPER[index - 1] if index else -math.inf
+    return low, MS_UPPER[index] if index < BINS - 1 else math.inf
 
 
 def histogram_bin(value: float) -> int:

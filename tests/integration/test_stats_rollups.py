@@ -65,8 +65,11 @@ def _tolerance(metric: str, sorted_values: list[float], rank: float) -> float:
     for v in (sorted_values[math.floor(rank)], sorted_values[math.ceil(rank)]):
         index = score_bin(v) if metric == "score" else ms_bin(v)
         a, b = score_edges(index) if metric == "score" else ms_edges(index)
-        a, b = (min(a, lo) if index == 0 else a), (max(b, hi) if index == BINS - 1 else b)
-        width = max(width, b - a)
+        if index == 0:  # end bins reach to the values
+            a = min(a, lo)
+        if index == BINS - 1:
+            b = max(b, hi)
+        width = max(width, min(b, hi) - max(a, lo))
     return width + 2e-4
 
 
