@@ -3,8 +3,8 @@
 Every figure is exact over the whole window except percentiles, which come from fixed-edge histograms
 (within one bin: 1/64 for a score, 26% of the value for a latency; hist_percentiles.py). A window is taken
 at minute granularity: from the start of the minute `since` falls in to the end of the minute `until` falls
-in. Whole hours inside it are read from hour rows, the rest from minute rows. Only the unmatched questions
-read raw rows (their text is not rolled up), through the (outcome, ts_ms) index.
+in. It is read from the largest buckets that fit inside it (hours, ten minutes, minutes). Only the unmatched questions
+read raw rows (their text is not rolled up), from a covering index (schema.py).
 """
 
 from __future__ import annotations
@@ -22,10 +22,11 @@ from .rollup_build import SEARCH_KINDS
 from .rollup_schema import (
     BIN_COLUMNS,
     HIST_BINS,
-    HOUR,
     MINUTE,
     NONE,
+    SPANS,
     RollupTables,
+    cover,
     ms_edges,
     rollup_tables,
     score_edges,
@@ -62,16 +63,10 @@ def bucket_seconds(span: float, target: int = 48) -> int:
     return next((b for b in NICE_BUCKETS if b >= want), NICE_BUCKETS[-1])
 
 
-def _spans(r: sa.Table, start: int, end: int, hours: bool = True) -> Any:
-    """Rows covering [start, end): hour rows for the whole hours inside it, minute rows for the rest."""
-    first_hour, last_hour = -(-start // HOUR) * HOUR, end // HOUR * HOUR
-    minutes = sa.and_(r.c.span == MINUTE, r.c.bucket >= start, r.c.bucket < end)
-    if not hours or last_hour <= first_hour:
-        return minutes
-    return sa.or_(
-        sa.and_(r.c.span == HOUR, r.c.bucket >= first_hour, r.c.bucket < last_hour),
-        sa.and_(minutes, sa.or_(r.c.bucket < first_hour, r.c.bucket >= last_hour)),
-    )
+def _spans(r: sa.Table, start: int, end: int, spans: tuple[int, ...] = SPANS) -> Any:
+    """Rows covering [start, end): the largest buckets that fit inside it (rollup_schema.cover)."""
+    ranges = cover(start, end, spans) or [(MINUTE, start, start)]  # an empty range: no rows
+    return sa.or_(*(sa.and_(r.c.span == span, r.c.bucket >= low, r.c.bucket < high) for span, low, high in ranges))
 
 
 def _filters(r: sa.Table, w: Window) -> list:
@@ -315,7 +310,7 @@ def _volume(conn: sa.Connection, c: sa.Table, w: Window) -> dict[str, Any]:
     step = bucket_seconds(w.until - start)
     rows = conn.execute(
         sa.select(c.c.bucket, c.c.selected_adapter, sa.func.sum(c.c.n))
-        .where(_spans(c, start, w.end, hours=step % HOUR == 0), *where)
+        .where(_spans(c, start, w.end, tuple(s for s in SPANS if step % s == 0)), *where)
         .group_by(c.c.bucket, c.c.selected_adapter)
     ).all()
     low, high = start // step, int(w.until // step)

@@ -20,6 +20,7 @@ from sqlalchemy.engine import Engine
 from .record import RoutingRecord
 from .rollup_build import RollupBatch
 from .rollup_schema import RollupTables
+from .schema import unmatched_index
 
 log = logging.getLogger("intent_router.stats")
 
@@ -47,8 +48,7 @@ def ensure_rollups(engine: Engine, table: sa.Table, tables: RollupTables) -> int
     rows were added (None when the rollups were already there)."""
     for rollup in tables.all():
         rollup.create(engine, checkfirst=True)
-    for index in table.indexes:  # a log made by an older version lacks the newer indexes
-        index.create(engine, checkfirst=True)
+    unmatched_index(table, engine.dialect.name).create(engine, checkfirst=True)
     started = time.perf_counter()
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":  # writers of raw rows wait until the rollups are complete

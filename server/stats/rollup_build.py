@@ -17,9 +17,9 @@ from .rollup_schema import (
     BINS,
     COUNT_KEY,
     HIST_KEY,
-    HOUR,
     MINUTE,
     NONE,
+    SPANS,
     TALLY_KEY,
     TEMPLATE_KEY,
     RollupTables,
@@ -94,7 +94,7 @@ class RollupBatch:
                 value("exec_ms", source, _number(run.get("latency_ms")), ms_bin)
             elif status in ("timeout", "error"):
                 tallies.append(("fan_out", source, run.get("code") or "internal_error"))
-        base = (MINUTE, ts_ms // 1000 // MINUTE * MINUTE, e.kind, e.adapter, selected)  # hours: in `write`
+        base = (MINUTE, ts_ms // 1000 // MINUTE * MINUTE, e.kind, e.adapter, selected)  # coarser: in `write`
         key = base + count_key
         self.counts[key] = self.counts.get(key, 0) + 1
         if e.template_id is not None:
@@ -105,20 +105,20 @@ class RollupBatch:
             key = base + tally
             self.tallies[key] = self.tallies.get(key, 0) + 1
 
-    def _with_hours(self) -> None:
-        """Add the hour rows: the minute rows gathered so far, merged by hour (cheaper than per entry)."""
+    def _with_coarser(self) -> None:
+        """Add the ten-minute and hour rows: the minute rows gathered so far, merged (cheaper than per entry)."""
         for rows, merge in (
             (self.counts, _add_counts),
             (self.templates, _merge_template),
             (self.hist, _merge_hist),
             (self.tallies, _add_counts),
         ):
-            hours: dict[tuple, Any] = {}
+            coarser: dict[tuple, Any] = {}
             for key, row in rows.items():
-                if key[0] == MINUTE:
-                    hour = (HOUR, key[1] // HOUR * HOUR, *key[2:])
-                    hours[hour] = merge(hours.get(hour), row)
-            rows.update(hours)
+                for span in SPANS[1:]:
+                    wider = (span, key[1] // span * span, *key[2:])
+                    coarser[wider] = merge(coarser.get(wider), row)
+            rows.update(coarser)
 
     def _template(self, key: tuple, e: RoutingRecord, score: float | None, ts_ms: int) -> None:
         row = self.templates.get(key)
@@ -156,7 +156,7 @@ class RollupBatch:
         PostgreSQL log lock rows in the same order, so they wait for each other instead of deadlocking).
         Plain DBAPI executemany with positional binds: SQLAlchemy's per-row parameter processing cost
         more than the database's work here."""
-        self._with_hours()
+        self._with_coarser()
         if self.counts:
             rows = [(*k, v) for k, v in sorted(self.counts.items())]
             conn.exec_driver_sql(_upsert(conn, tables.counts, COUNT_KEY, added=("n",)), rows)

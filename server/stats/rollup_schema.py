@@ -1,8 +1,8 @@
 """Rollup tables beside the routing log: what the statistics read instead of the raw rows.
 
-Every entry is added, in the transaction that writes its raw row, to time buckets at two spans: minutes
-(window edges) and hours (the whole hours inside a window), so a day's figures read about 24 hour rows per
-key plus at most two hours of minute rows. Keys carry what the statistics filter on (kind, asked adapter,
+Every entry is added, in the transaction that writes its raw row, to time buckets at three spans: minutes,
+ten minutes and hours. A window is read from the largest buckets that fit inside it (`cover`), so a day's
+figures read 24 hour rows per key plus at most 28 ten-minute and minute rows at its two ends. Keys carry what the statistics filter on (kind, asked adapter,
 selected adapter); a missing value is stored as "" (NULL would not match itself in a unique key).
 Latency and score percentiles come from histograms with fixed bin edges (`ms_bin`, `score_bin`), each row
 also keeping the exact count, sum, minimum and maximum of its values.
@@ -16,14 +16,28 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
-MINUTE, HOUR = 60, 3600
-SPANS = (MINUTE, HOUR)
+MINUTE, TEN_MINUTES, HOUR = 60, 600, 3600
+SPANS = (MINUTE, TEN_MINUTES, HOUR)  # each divides the next
 BINS = 64  # bin columns of a histogram row
 HIST_BINS = 20  # the dashboard's score histogram (bins of 0.05)
 MS_FLOOR = 0.05  # milliseconds: bin 0 holds everything up to here
 MS_PER_DOUBLING = 3  # bins per doubling of a latency: each bin is 2^(1/3) = 1.26x as wide as the one before
 NONE = ""  # a missing key value (no selected adapter, no template, no error code, no replica)
 BIN_COLUMNS = tuple(f"b{i}" for i in range(BINS))
+
+
+def cover(start: int, end: int, spans: tuple[int, ...] = SPANS) -> list[tuple[int, int, int]]:
+    """Disjoint (span, first bucket, end) ranges covering [start, end) (whole minutes) with the largest
+    buckets that fit inside it."""
+    if end <= start:
+        return []
+    span, finer = spans[-1], spans[:-1]
+    if not finer:
+        return [(span, start, end)]
+    first, last = -(-start // span) * span, end // span * span
+    if last <= first:
+        return cover(start, end, finer)
+    return [*cover(start, first, finer), (span, first, last), *cover(last, end, finer)]
 
 
 def score_bin(value: float) -> int:

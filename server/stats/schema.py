@@ -44,8 +44,18 @@ def log_table(name: str, metadata: sa.MetaData | None = None) -> sa.Table:
         sa.Column(
             "fan_out_sources", sa.Text
         ),  # fan_out: JSON [{adapter, template_id, score, status, rows, latency_ms}]
-        sa.Index(f"ix_{name}_outcome_ts", "outcome", "ts_ms"),  # the unmatched questions of a window
     )
+
+
+def unmatched_index(table: sa.Table, dialect: str) -> sa.Index:
+    """The unmatched questions of a window (aggregates.py `_unmatched`). On SQLite it holds every column the
+    list reads, so the list comes from the index alone; PostgreSQL cannot hold long question text in a
+    btree entry (about 2.7 kB), so there it finds the rows and reads them."""
+    c = table.c
+    columns = [c.outcome, c.ts_ms, c.kind, c.adapter, c.selected_adapter]
+    if dialect == "sqlite":
+        columns += [c.question, c.combined_score]
+    return sa.Index(f"ix_{table.name}_unmatched", *columns)
 
 
 def add_missing_columns(engine: Engine, table: sa.Table) -> list[str]:
