@@ -89,9 +89,10 @@ def compute(
     rollups: RollupTables | None = None,
     unmatched_limit: int = 15,
     view: str = "full",
+    max_rows: int = 200_000,
 ) -> dict[str, Any]:
     """The statistics body's routing_log figures (rollups: those of `t` unless given). `view="dashboard"`:
-    without what the dashboard never draws."""
+    without what the dashboard never draws; `max_rows`: unmatched entries read at most (stats.max_window_rows)."""
     rollups = rollups or rollup_tables(t.name)
     sums = sa.func.sum
     with engine.connect() as conn:
@@ -131,7 +132,7 @@ def compute(
         tl = rollups.tallies
         tallies = grouped(tl, [tl.c.metric, tl.c.name, tl.c.code], [sums(tl.c.n)])
         volume = _volume(conn, c, w)
-        unmatched = _unmatched(conn, t, w, unmatched_limit)
+        unmatched, read = _unmatched(conn, t, w, unmatched_limit, max_rows)
 
     figures = _counted(counts)
     total = figures["total"]
@@ -152,6 +153,8 @@ def compute(
         "sources": _sources(counts, tallies, values),
         # percentiles come from histograms of every entry in the window: never sampled
         "sample": {"rows": total, "limited": False},
+        # the unmatched questions are counted over the newest `max_rows` unmatched entries at most
+        "unmatched_sample": {"rows": read, "limited": read >= max_rows},
     }
     out["outcomes"] = {
         o.value: {
@@ -327,21 +330,30 @@ def _volume(conn: sa.Connection, c: sa.Table, w: Window) -> dict[str, Any]:
     }
 
 
-def _unmatched(conn: sa.Connection, t: sa.Table, w: Window, limit: int) -> list:
-    """The most asked questions nothing matched: raw rows (question text is not rolled up)."""
+def _unmatched(conn: sa.Connection, t: sa.Table, w: Window, limit: int, max_rows: int) -> tuple[list, int]:
+    """The most asked questions nothing matched, from raw rows (question text is not rolled up): the newest
+    `max_rows` unmatched entries of the window at most; also how many were read."""
     where = [t.c.outcome == Outcome.NO_MATCH.value, t.c.ts_ms >= w.start * 1000, t.c.ts_ms < w.end * 1000]
     if w.adapter:
         where.append(sa.or_(t.c.adapter == w.adapter, t.c.selected_adapter == w.adapter))
     if w.kind:
         where.append(t.c.kind == w.kind)
-    count, last = sa.func.count(), sa.func.max(t.c.ts_ms)
-    return conn.execute(
-        sa.select(t.c.question, count, last, sa.func.max(t.c.combined_score))
+    newest = (
+        sa.select(t.c.question, t.c.ts_ms, t.c.combined_score)
         .where(*where, t.c.question.is_not(None))
-        .group_by(t.c.question)
-        .order_by(count.desc(), last.desc(), t.c.question)
+        .order_by(t.c.ts_ms.desc())
+        .limit(max_rows)
+        .subquery()
+    )
+    count, last = sa.func.count(), sa.func.max(newest.c.ts_ms)
+    top = conn.execute(
+        sa.select(newest.c.question, count, last, sa.func.max(newest.c.combined_score))
+        .group_by(newest.c.question)
+        .order_by(count.desc(), last.desc(), newest.c.question)
         .limit(limit)
     ).all()
+    read = conn.execute(sa.select(sa.func.count()).select_from(newest)).scalar() or 0
+    return top, int(read)
 
 
 def _r(value: float | None) -> float | None:

@@ -21,4 +21,10 @@ class StatsSettings(BaseModel):
     queue_size: int = Field(10_000, ge=1)  # entries waiting to be written; beyond it they are dropped
     batch_size: int = Field(500, ge=1)
     flush_interval: float = Field(0.5, gt=0)  # seconds a partial batch may wait
-    max_window_rows: int = Field(200_000, ge=1_000)  # rows read for percentiles; counts are exact
+    # every figure comes from the rollups, exact over the window, except the unmatched questions: raw rows
+    max_window_rows: int = Field(
+        200_000,
+        ge=1_000,
+        description="unmatched entries (no_match, with their question) read for the statistics' "
+        "unmatched_questions list: the newest of the window; every other figure is exact, from the rollups",
+    )

@@ -47,7 +47,15 @@ async def statistics_body(
         await rlog.ready()
         try:
             figures = await run_on(
-                STATISTICS_POOL, compute, rlog.engine, rlog.table, window, rlog.rollups, UNMATCHED_SHOWN, params.view
+                STATISTICS_POOL,
+                compute,
+                rlog.engine,
+                rlog.table,
+                window,
+                rlog.rollups,
+                UNMATCHED_SHOWN,
+                params.view,
+                rlog.settings.max_window_rows,
             )
         except Exception as exc:
             log.warning("routing log query failed: %s: %s", type(exc).__name__, exc)

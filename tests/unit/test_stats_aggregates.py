@@ -204,3 +204,23 @@ def test_parse_since():
     assert parse_since("2027-01-15T08:00:00Z", now) == parse_since("2027-01-15T08:00:00+00:00", now)
     with pytest.raises(BadRequest):
         parse_since("yesterday", now)
+
+
+async def test_unmatched_questions_read_the_newest_max_rows_entries(tmp_path):
+    rlog = RoutingLog(
+        StatsSettings(path=str(tmp_path / "log.sqlite3"), store_queries=True, retention_days=36500), tmp_path
+    )
+    await rlog.start()
+    try:
+        await write_sequence(rlog)
+        every = compute(rlog.engine, rlog.table, WINDOW, rlog.rollups)
+        assert every["unmatched_sample"] == {"rows": 4, "limited": False}
+        newest = compute(rlog.engine, rlog.table, WINDOW, rlog.rollups, max_rows=2)  # +145 s and +80 s only
+        assert {u["question"]: u["count"] for u in newest["unmatched_questions"]} == {
+            "weather tomorrow": 1,
+            "tell me a joke": 1,
+        }
+        assert newest["unmatched_sample"] == {"rows": 2, "limited": True}
+        assert newest["total"] == every["total"] == 12  # every other figure stays exact
+    finally:
+        await rlog.close()
