@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 import uuid
 from pathlib import Path
 
@@ -13,9 +14,12 @@ import pytest
 import sqlalchemy as sa
 
 from server.stats import RoutingLog, StatsSettings
-from server.stats.aggregates import UNROUTED, Window, compute
+from server.stats.aggregates import DASHBOARD_OMITS, UNROUTED, Window, compute
 from server.stats.rollup_schema import BINS, HOUR, MINUTE, ms_bin, ms_edges, score_bin, score_edges
 from server.stats.schema import log_table
+from server.web.routing_log import STATS_LOG
+from server.testing.app import running_app
+from server.testing.configs import BASE_CONFIG, people_tree
 from server.testing.stats_reference import T0, exact_percentile, random_entries, raw_rows, reference
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.needs_postgres)]
@@ -235,6 +239,26 @@ async def test_a_window_is_read_at_minute_granularity(make_log):
     assert f["total"] == len(inside) and f["bounds"] == {"start": T0 - 540, "end": T0 + MINUTE}
 
 
-def test_the_dashboard_asks_for_the_dashboard_view():
+def test_the_dashboard_asks_for_the_dashboard_view_and_draws_nothing_it_leaves_out():
     script = (Path(__file__).parents[2] / "server/web/dashboard/dashboard.js").read_text()
     assert '"/v1/routing/statistics?" + query() + "&view=dashboard"' in script
+    for key in DASHBOARD_OMITS:  # the routing_log figures are read as logBody.x, or d.x inside a render function
+        assert not re.search(rf"\b(logBody|d)\.{key}\b", script), key
+
+
+async def test_the_dashboard_view_answers_what_the_dashboard_draws(tmp_path):
+    stats = BASE_CONFIG + "stats: {store_queries: true, flush_interval: 0.05}\n"
+    async with running_app(people_tree(tmp_path, stats)) as (client, _):
+        for question in ("who works in the Engineering department?", "recipe for banana bread"):
+            assert (await client.post("/v1/query", json={"query": question})).status == 200
+        await client.app[STATS_LOG].flush()
+        full = await (await client.get("/v1/routing/statistics?since=1h&kind=query")).json()
+        resp = await client.get("/v1/routing/statistics?since=1h&kind=query&view=dashboard")
+        board = await resp.json()
+        bad = await client.get("/v1/routing/statistics?view=everything")
+    assert resp.status == 200 and bad.status == 400
+    assert set(full["routing_log"]) - set(board["routing_log"]) == set(DASHBOARD_OMITS)
+    drawn = {"total", "by_kind", "outcomes", "volume", "templates", "score_histogram", "latency_ms", "scores"}
+    assert drawn | {"unmatched_questions", "sources", "log", "sample", "store_queries"} <= set(board["routing_log"])
+    assert board["routing_log"]["total"] == 2 and board["routing_log"]["unmatched_questions"][0]["count"] == 1
+    assert board["routing_log"]["score_histogram"]["threshold"] == 0.3  # the adapter's, as before
