@@ -142,6 +142,7 @@ async def one_backend(backend: str, rows: int, repeat: int, work: Path) -> dict[
     now = time.time()
     try:
         making, writing = await write(rlog, rows, now)
+        print(f"{backend}: {rows} entries written in {writing:.1f} s", file=sys.stderr, flush=True)
         engine, raw = rlog.engine, rlog.table
         window = Window(now - DAY, time.time())
         bare = sa.select(raw.c.outcome, sa.func.count()).group_by(raw.c.outcome)
@@ -192,6 +193,7 @@ def run(rows: int = 1_000_000, backends: tuple[str, ...] = ("sqlite", "postgresq
             work = Path(tmp) / backend
             work.mkdir()
             results.append(asyncio.run(one_backend(backend, rows, repeat, work)))
+            print(json.dumps(results[-1]), file=sys.stderr, flush=True)  # each backend as soon as it is done
     return {"bench": "stats_scale", "cpus": os.cpu_count(), "results": results}
 
 
