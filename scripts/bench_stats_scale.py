@@ -30,10 +30,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import sqlalchemy as sa  # noqa: E402
+import sqlalchemy as sa
 
-from server.stats import RoutingLog, RoutingRecord, StatsSettings  # noqa: E402
-from server.stats.aggregates import Window, compute  # noqa: E402
+from server.stats import RoutingLog, RoutingRecord, StatsSettings
+from server.stats.aggregates import Window, compute
 
 DAY = 86400
 CHILDREN = ("hr", "sales", "finance", "support", "inventory")

@@ -99,7 +99,7 @@ def compute(
 
         def grouped(r: sa.Table, keys: list, values: list) -> list:
             where = [_spans(r, w.start, w.end), *_filters(r, w)]
-            return conn.execute(sa.select(*keys, *values).where(*where).group_by(*keys)).all()
+            return list(conn.execute(sa.select(*keys, *values).where(*where).group_by(*keys)).all())
 
         c = rollups.counts
         counts = grouped(
@@ -226,7 +226,9 @@ def _percentiles(
 ) -> dict[str, Any]:
     """Per name of `metric`: percentiles from its histogram; `first` always listed first, `last` last,
     the others by how many values they have."""
-    names = sorted((n for m, n in values if m == metric and n not in (first, last)), key=lambda n: (-values[metric, n][0], n))
+    names = sorted(
+        (n for m, n in values if m == metric and n not in (first, last)), key=lambda n: (-values[metric, n][0], n)
+    )
     ordered = ([first] if first else []) + names + ([last] if last and (metric, last) in values else [])
     out = {}
     for name in ordered:
@@ -235,7 +237,9 @@ def _percentiles(
             out[name] = histogram_percentiles(0, 0.0, 0.0, 0.0, [], edges, points)
             continue
         n, total, lo, hi, *bins = row
-        out[name] = histogram_percentiles(int(n), float(total), float(lo), float(hi), [int(b) for b in bins], edges, points)
+        out[name] = histogram_percentiles(
+            int(n), float(total), float(lo), float(hi), [int(b) for b in bins], edges, points
+        )
     return out
 
 
@@ -353,7 +357,7 @@ def _unmatched(conn: sa.Connection, t: sa.Table, w: Window, limit: int, max_rows
         .limit(limit)
     ).all()
     read = conn.execute(sa.select(sa.func.count()).select_from(newest)).scalar() or 0
-    return top, int(read)
+    return list(top), int(read)
 
 
 def _r(value: float | None) -> float | None:

@@ -61,16 +61,17 @@ def ensure_rollups(engine: Engine, table: sa.Table, tables: RollupTables) -> int
             sa.update(tables.state).where(tables.state.c.log_table == table.name).values(backfilled_rows=added)
         )
     if added:
-        log.info("routing log: %d existing entries added to the rollups in %.1f s", added, time.perf_counter() - started)
+        log.info(
+            "routing log: %d existing entries added to the rollups in %.1f s", added, time.perf_counter() - started
+        )
     return added
 
 
 def _claim(conn: sa.Connection, table: sa.Table, state: sa.Table) -> bool:
     """Insert the state row unless it exists; True when this transaction inserted it (and must backfill)."""
-    if conn.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
     stmt = insert(state).values(log_table=table.name, backfilled_rows=0, backfilled_at=time.time())
     claimed = stmt.on_conflict_do_nothing(index_elements=["log_table"]).returning(state.c.log_table)
     return conn.execute(claimed).first() is not None  # (rowcount is -1 here on PostgreSQL)

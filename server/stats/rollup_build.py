@@ -72,15 +72,15 @@ class RollupBatch:
         if score is not None:
             add(("score", "combined", score, score_bin(score)))
             add(("hist", "selected" if e.template_id is not None else "not_selected", score, histogram_bin(score)))
-        for stage, v in e.stage_scores.items() if e.stage_scores else ():
-            v = _number(v)
-            if v is not None:
-                add(("score", stage, v, score_bin(v)))
+        for stage, raw in e.stage_scores.items() if e.stage_scores else ():
+            number = _number(raw)
+            if number is not None:
+                add(("score", stage, number, score_bin(number)))
         value("ms", "latency", _number(e.latency_ms), ms_bin)
-        for stage, v in e.stage_ms.items() if e.stage_ms else ():
-            v = _number(v)
-            if v is not None:
-                add(("ms", stage, v, ms_bin(v)))
+        for stage, raw in e.stage_ms.items() if e.stage_ms else ():
+            number = _number(raw)
+            if number is not None:
+                add(("ms", stage, number, ms_bin(number)))
         if e.selected_adapter is not None and e.stage_ms:
             value("exec_ms", e.selected_adapter, _number(e.stage_ms.get("execute")), ms_bin)
         tallies: list[tuple[str, str, str]] = []
@@ -95,24 +95,25 @@ class RollupBatch:
             elif status in ("timeout", "error"):
                 tallies.append(("fan_out", source, run.get("code") or "internal_error"))
         base = (MINUTE, ts_ms // 1000 // MINUTE * MINUTE, e.kind, e.adapter, selected)  # coarser: in `write`
-        key = base + count_key
-        self.counts[key] = self.counts.get(key, 0) + 1
+        counted = base + count_key
+        self.counts[counted] = self.counts.get(counted, 0) + 1
         if e.template_id is not None:
             self._template((*base, e.template_id), e, score, ts_ms)
         for metric, name, v, index in values:
             self._value((*base, metric, name), v, index)
         for tally in tallies:
-            key = base + tally
-            self.tallies[key] = self.tallies.get(key, 0) + 1
+            tallied = base + tally
+            self.tallies[tallied] = self.tallies.get(tallied, 0) + 1
 
     def _with_coarser(self) -> None:
         """Add the ten-minute and hour rows: the minute rows gathered so far, merged (cheaper than per entry)."""
-        for rows, merge in (
+        merges: tuple[tuple[dict[tuple, Any], Callable[[Any, Any], Any]], ...] = (
             (self.counts, _add_counts),
             (self.templates, _merge_template),
             (self.hist, _merge_hist),
             (self.tallies, _add_counts),
-        ):
+        )
+        for rows, merge in merges:
             coarser: dict[tuple, Any] = {}
             for key, row in rows.items():
                 for span in SPANS[1:]:
@@ -179,7 +180,9 @@ class RollupBatch:
                 for index, c in bins.items():
                     counts[index] = c
                 rows.append((*k, n, total, lo, hi, *counts))
-            sql = _upsert(conn, tables.hist, HIST_KEY, added=("n", "total", *BIN_COLUMNS), lowest=("lo",), highest=("hi",))
+            sql = _upsert(
+                conn, tables.hist, HIST_KEY, added=("n", "total", *BIN_COLUMNS), lowest=("lo",), highest=("hi",)
+            )
             conn.exec_driver_sql(sql, rows)
         if self.tallies:
             rows = [(*k, v) for k, v in sorted(self.tallies.items())]

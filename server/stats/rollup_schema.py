@@ -2,8 +2,9 @@
 
 Every entry is added, in the transaction that writes its raw row, to time buckets at three spans: minutes,
 ten minutes and hours. A window is read from the largest buckets that fit inside it (`cover`), so a day's
-figures read 24 hour rows per key plus at most 28 ten-minute and minute rows at its two ends. Keys carry what the statistics filter on (kind, asked adapter,
-selected adapter); a missing value is stored as "" (NULL would not match itself in a unique key).
+figures read 24 hour rows per key plus at most 28 ten-minute and minute rows at its two ends. Keys carry
+what the statistics filter on (kind, asked adapter, selected adapter); a missing value is stored as ""
+(NULL would not match itself in a unique key).
 Latency and score percentiles come from histograms with fixed bin edges (`ms_bin`, `score_bin`), each row
 also keeping the exact count, sum, minimum and maximum of its values.
 """

@@ -124,11 +124,11 @@ def reference(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 if run["latency_ms"] is not None:
                     exec_ms[run["adapter"]].append(run["latency_ms"])
                 else:
-                    sources[run["adapter"]]  # listed, no latency  # noqa: B018
+                    sources[run["adapter"]]  # listed, no latency
             elif run["status"] in ("timeout", "error"):
                 sources[run["adapter"]]["failed:" + (run["code"] or "internal_error")] += 1
     for name in exec_ms:
-        sources[name]  # noqa: B018 - listed with its latency
+        sources[name]
     return {
         "total": len(rows),
         "by_kind": dict(count(r["kind"] for r in rows)),

@@ -17,10 +17,10 @@ from server.stats import RoutingLog, StatsSettings
 from server.stats.aggregates import DASHBOARD_OMITS, UNROUTED, Window, compute
 from server.stats.rollup_schema import BINS, HOUR, MINUTE, ms_bin, ms_edges, score_bin, score_edges
 from server.stats.schema import log_table
-from server.web.routing_log import STATS_LOG
 from server.testing.app import running_app
 from server.testing.configs import BASE_CONFIG, people_tree
 from server.testing.stats_reference import T0, exact_percentile, random_entries, raw_rows, reference
+from server.web.routing_log import STATS_LOG
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.needs_postgres)]
 
@@ -81,7 +81,7 @@ def check_percentiles(metric: str, got: dict, values: list[float]) -> None:
     assert got["count"] == len(values)
     assert got["mean"] == pytest.approx(sum(values) / len(values), abs=2e-4)
     ordered = sorted(values)
-    for key, p in got.items():
+    for key in got:
         if key.startswith("p"):
             point = int(key[1:])
             rank = point / 100 * (len(values) - 1)

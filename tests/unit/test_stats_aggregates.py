@@ -189,8 +189,18 @@ def test_percentiles_from_histograms_and_buckets():
     four = _hist([1, 2, 3, 4], ms_bin, ms_edges, (0, 50, 100))
     assert (four["count"], four["p0"], four["p100"], four["mean"]) == (4, 1, 4, 2.5)  # ends and mean: exact
     assert four["p50"] == pytest.approx(2.5, rel=0.26)  # within its bin
-    assert _hist([7.3], ms_bin, ms_edges, (50, 99)) == {"count": 1, "p50": 7.3, "p99": 7.3, "mean": 7.3}  # one value: exact
-    assert _hist([-0.5, 0.2, 1.5], score_bin, score_edges, (0, 100)) == {"count": 3, "p0": -0.5, "p100": 1.5, "mean": 0.4}
+    assert _hist([7.3], ms_bin, ms_edges, (50, 99)) == {
+        "count": 1,
+        "p50": 7.3,
+        "p99": 7.3,
+        "mean": 7.3,
+    }  # one value: exact
+    assert _hist([-0.5, 0.2, 1.5], score_bin, score_edges, (0, 100)) == {
+        "count": 3,
+        "p0": -0.5,
+        "p100": 1.5,
+        "mean": 0.4,
+    }
     assert histogram_percentiles(0, 0.0, 0.0, 0.0, [], ms_edges, (50,)) == {"count": 0, "p50": None, "mean": None}
     assert bucket_seconds(3600) == 120 and bucket_seconds(86400) == 1800 and bucket_seconds(1) == 60
 
