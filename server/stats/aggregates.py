@@ -10,9 +10,11 @@ read raw rows (their text is not rolled up), from a covering index (schema.py).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
@@ -20,7 +22,8 @@ from ..api.outcome import Outcome
 from .hist_percentiles import histogram_percentiles
 from .rollup_build import SEARCH_KINDS
 from .rollup_schema import (
-    BIN_COLUMNS,
+    BIN_TYPE,
+    BINS,
     HIST_BINS,
     MINUTE,
     NONE,
@@ -123,12 +126,11 @@ def compute(
             ],
         )
         h = rollups.hist
-        hist = grouped(
-            h,
-            [h.c.metric, h.c.name],
-            [sums(h.c.n), sums(h.c.total), sa.func.min(h.c.lo), sa.func.max(h.c.hi)]
-            + [sums(h.c[b]) for b in BIN_COLUMNS],
-        )
+        hist = conn.execute(
+            sa.select(h.c.metric, h.c.name, h.c.n, h.c.total, h.c.lo, h.c.hi, h.c.bins).where(
+                _spans(h, w.start, w.end), *_filters(h, w)
+            )
+        ).all()
         tl = rollups.tallies
         tallies = grouped(tl, [tl.c.metric, tl.c.name, tl.c.code], [sums(tl.c.n)])
         volume = _volume(conn, c, w)
@@ -136,7 +138,7 @@ def compute(
 
     figures = _counted(counts)
     total = figures["total"]
-    values = {(metric, name): row for metric, name, *row in hist}
+    values = _merged(hist)
     out: dict[str, Any] = {
         "window": {"since": w.since, "until": w.until, "adapter": w.adapter, "kind": w.kind},
         "bounds": {"start": w.start, "end": w.end},  # the window as the rollups take it (whole minutes)
@@ -168,6 +170,26 @@ def compute(
         for key in DASHBOARD_OMITS:
             out.pop(key)
     return out
+
+
+def _merged(rows: Sequence[Any]) -> dict[tuple[str, str], tuple]:
+    """Histogram rows summed per (metric, name): (n, total, lo, hi, *bins). Bins add up in numpy: a few
+    thousand rows of 64 bins each."""
+    groups: dict[tuple[str, str], list] = {}
+    order = []
+    for metric, name, n, total, lo, hi, _bins in rows:
+        g = groups.get((metric, name))
+        if g is None:
+            g = groups[metric, name] = [len(groups), 0, 0.0, lo, hi]
+        g[1] += int(n)
+        g[2] += float(total)
+        g[3], g[4] = min(g[3], lo), max(g[4], hi)
+        order.append(g[0])
+    bins = np.zeros((len(groups), BINS), dtype=np.int64)
+    if rows:
+        stored = np.frombuffer(b"".join(bytes(row[6]) for row in rows), dtype=BIN_TYPE).reshape(len(rows), BINS)
+        np.add.at(bins, np.asarray(order), stored)
+    return {key: (n, total, float(lo), float(hi), *bins[i].tolist()) for key, (i, n, total, lo, hi) in groups.items()}
 
 
 def _counted(counts: list) -> dict[str, Any]:
@@ -350,14 +372,14 @@ def _unmatched(conn: sa.Connection, t: sa.Table, w: Window, limit: int, max_rows
         .subquery()
     )
     count, last = sa.func.count(), sa.func.max(newest.c.ts_ms)
+    read = sa.func.sum(count).over()  # every entry read, over all the groups: no second pass
     top = conn.execute(
-        sa.select(newest.c.question, count, last, sa.func.max(newest.c.combined_score))
+        sa.select(newest.c.question, count, last, sa.func.max(newest.c.combined_score), read)
         .group_by(newest.c.question)
         .order_by(count.desc(), last.desc(), newest.c.question)
         .limit(limit)
     ).all()
-    read = conn.execute(sa.select(sa.func.count()).select_from(newest)).scalar() or 0
-    return list(top), int(read)
+    return [row[:4] for row in top], int(top[0][4]) if top else 0
 
 
 def _r(value: float | None) -> float | None:

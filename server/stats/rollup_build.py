@@ -8,12 +8,13 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
 import sqlalchemy as sa
 
 from ..api.outcome import Outcome
 from .record import RoutingRecord
 from .rollup_schema import (
-    BIN_COLUMNS,
+    BIN_TYPE,
     BINS,
     COUNT_KEY,
     HIST_KEY,
@@ -105,6 +106,28 @@ class RollupBatch:
             tallied = base + tally
             self.tallies[tallied] = self.tallies.get(tallied, 0) + 1
 
+    def _write_hist(self, conn: sa.Connection, table: sa.Table) -> None:
+        """Histograms are merged here, not in SQL (their bins are one binary value): read the rows this batch
+        adds to, add, write back. On PostgreSQL a transaction-scoped lock per log keeps two writers from
+        both reading the same old bins; on SQLite the raw rows' insert already holds the write lock."""
+        if conn.dialect.name == "postgresql":
+            conn.execute(sa.select(sa.func.pg_advisory_xact_lock(sa.func.hashtext(sa.literal(table.name)))))
+        keys = sorted(self.hist)
+        stored = _hist_rows(conn, table, keys)
+        rows = []
+        for key in keys:
+            n, total, lo, hi, added = self.hist[key]
+            bins = np.zeros(BINS, dtype=BIN_TYPE)
+            for index, count in added.items():
+                bins[index] = count
+            old = stored.get(key)
+            if old is not None:
+                n, total = n + old.n, total + old.total
+                lo, hi = min(lo, old.lo), max(hi, old.hi)
+                bins += np.frombuffer(old.bins, dtype=BIN_TYPE)
+            rows.append((*key, n, total, lo, hi, bins.tobytes()))
+        conn.exec_driver_sql(_upsert(conn, table, HIST_KEY, replaced=("n", "total", "lo", "hi", "bins")), rows)
+
     def _with_coarser(self) -> None:
         """Add the ten-minute and hour rows: the minute rows gathered so far, merged (cheaper than per entry)."""
         merges: tuple[tuple[dict[tuple, Any], Callable[[Any, Any], Any]], ...] = (
@@ -173,20 +196,22 @@ class RollupBatch:
             )
             conn.exec_driver_sql(sql, rows)
         if self.hist:
-            rows = []
-            empty = [0] * BINS
-            for k, (n, total, lo, hi, bins) in sorted(self.hist.items()):
-                counts = empty.copy()
-                for index, c in bins.items():
-                    counts[index] = c
-                rows.append((*k, n, total, lo, hi, *counts))
-            sql = _upsert(
-                conn, tables.hist, HIST_KEY, added=("n", "total", *BIN_COLUMNS), lowest=("lo",), highest=("hi",)
-            )
-            conn.exec_driver_sql(sql, rows)
+            self._write_hist(conn, tables.hist)
         if self.tallies:
             rows = [(*k, v) for k, v in sorted(self.tallies.items())]
             conn.exec_driver_sql(_upsert(conn, tables.tallies, TALLY_KEY, added=("n",)), rows)
+
+
+def _hist_rows(conn: sa.Connection, table: sa.Table, keys: list[tuple]) -> dict[tuple, Any]:
+    """The stored histograms of the buckets these keys fall in, by key."""
+    c, found = table.c, {}
+    buckets = sorted({key[:2] for key in keys})
+    for first in range(0, len(buckets), BUCKETS_PER_READ):
+        part = buckets[first : first + BUCKETS_PER_READ]
+        where = sa.or_(*(sa.and_(c.span == span, c.bucket == bucket) for span, bucket in part))
+        for row in conn.execute(sa.select(table).where(where)):
+            found[tuple(row[: len(HIST_KEY)])] = row
+    return found
 
 
 def _add_counts(have: int | None, more: int) -> int:
@@ -218,6 +243,7 @@ def _merge_hist(have: list | None, more: list) -> list:
 
 
 _SQL: dict[tuple[str, str], str] = {}  # upsert text per (dialect, table): made once
+BUCKETS_PER_READ = 100  # (span, bucket) pairs per SELECT of the histograms a batch adds to
 
 
 def _upsert(
@@ -227,10 +253,11 @@ def _upsert(
     added: Iterable[str] = (),
     lowest: Iterable[str] = (),
     highest: Iterable[str] = (),
+    replaced: Iterable[str] = (),
 ) -> str:
     """INSERT ... ON CONFLICT (key) DO UPDATE (SQLite and PostgreSQL spell it alike): sums add, extremes keep
-    the lower or higher (NULL: the other). Values in the table's column order, as positional binds;
-    identifiers are the schema's own, quoted by the dialect."""
+    the lower or higher (NULL: the other), `replaced` columns take the new value. Values in the table's
+    column order, as positional binds; identifiers are the schema's own, quoted by the dialect."""
     dialect = conn.dialect
     cached = _SQL.get((dialect.name, table.name))
     if cached is not None:
@@ -242,6 +269,7 @@ def _upsert(
     mark = "?" if dialect.paramstyle == "qmark" else "%s"
     columns = [c.name for c in table.columns]
     change = [f"{q(c)} = {name}.{q(c)} + excluded.{q(c)}" for c in added]
+    change += [f"{q(c)} = excluded.{q(c)}" for c in replaced]
     for columns_of, better in ((lowest, "<"), (highest, ">")):
         for c in columns_of:
             old, new = f"{name}.{q(c)}", f"excluded.{q(c)}"
