@@ -98,9 +98,13 @@ async def write(rlog: RoutingLog, rows: int, now: float) -> tuple[float, float]:
     return making, time.perf_counter() - started
 
 
-def timed(fn) -> float:
-    started = time.perf_counter()
+def timed(fn, cpu: list[float] | None = None) -> float:
+    """Wall seconds of fn(); its CPU seconds in this process appended to `cpu` (on SQLite, the database's
+    work is in this process too: a figure the machine's load disturbs less than the wall time)."""
+    started, used = time.perf_counter(), time.process_time()
     fn()
+    if cpu is not None:
+        cpu.append(time.process_time() - used)
     return time.perf_counter() - started
 
 
@@ -146,14 +150,16 @@ async def one_backend(backend: str, rows: int, repeat: int, work: Path) -> dict[
         engine, raw = rlog.engine, rlog.table
         window = Window(now - DAY, time.time())
         bare = sa.select(raw.c.outcome, sa.func.count()).group_by(raw.c.outcome)
-        stats_s, bare_s, rss = [], [], []
+        stats_s, bare_s, rss, stats_cpu, bare_cpu, every_unmatched = [], [], [], [], [], []
         for _ in range(repeat):
             gc.collect()
             before = rss_mb()
-            stats_s.append(timed(lambda: compute(engine, raw, window, rlog.rollups)))
+            stats_s.append(timed(lambda: compute(engine, raw, window, rlog.rollups), stats_cpu))
             rss.append(rss_mb() - before)
             with engine.connect() as conn:
-                bare_s.append(timed(lambda conn=conn: conn.execute(bare).all()))
+                bare_s.append(timed(lambda conn=conn: conn.execute(bare).all(), bare_cpu))
+            # the same with the unmatched list over every unmatched entry of the window (max_window_rows = rows)
+            every_unmatched.append(timed(lambda: compute(engine, raw, window, rlog.rollups, 15, "full", rows)))
         figures = compute(engine, raw, window, rlog.rollups)
         await rlog.close()
         board = await dashboard_load(url, path, table, work / "app")
@@ -170,6 +176,17 @@ async def one_backend(backend: str, rows: int, repeat: int, work: Path) -> dict[
             "bare_group_by_seconds": round(bare_median, 4),
             "ratio": round(stats_median / bare_median, 3) if bare_median else None,
             "statistics_seconds_all": [round(s, 4) for s in stats_s],
+            "statistics_seconds_every_unmatched": round(statistics.median(every_unmatched), 4),
+            # SQLite only (PostgreSQL works in its own processes): CPU seconds of this process, medians
+            **(
+                {
+                    "statistics_cpu_seconds": round(statistics.median(stats_cpu), 4),
+                    "bare_group_by_cpu_seconds": round(statistics.median(bare_cpu), 4),
+                    "cpu_ratio": round(statistics.median(stats_cpu) / max(statistics.median(bare_cpu), 1e-9), 3),
+                }
+                if backend == "sqlite"
+                else {}
+            ),
             "bare_group_by_seconds_all": [round(s, 4) for s in bare_s],
             **board,
             "rss_delta_mb_per_call": [round(r, 1) for r in rss],

@@ -460,7 +460,7 @@
     }
   }
   function renderLog(s, d) {
-    const sample = d.sample || {};
+    const unmatched = d.unmatched_sample || {};
     facts($("log-facts"), [
       ["Backend", (s.backend || "–") + " · " + (s.table || "")],
       ["Written", fmtInt(s.written) + " entries in " + fmtInt(s.batches) + " batches", { id: "log-written" }],
@@ -469,7 +469,7 @@
       ["Queue", fmtInt(s.queue_length) + " / " + fmtInt(s.queue_capacity)],
       ["Retention", s.retention_days + " days"],
       ["Question text", d.store_queries ? "stored" : "not stored"],
-      ["Percentiles from", fmtInt(sample.rows) + " entries" + (sample.limited ? " (newest only)" : "")],
+      ["Unmatched questions from", fmtInt(unmatched.rows) + " entries" + (unmatched.limited ? " (newest only)" : "")],
     ]);
   }
 
