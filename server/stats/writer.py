@@ -289,14 +289,15 @@ class RoutingLog:
         exactly when every entry it counts goes: figures from rollups and from raw rows stay equal."""
         import sqlalchemy as sa
 
-        from .rollup_schema import HOUR
+        from .rollup_schema import HOUR, SPANS
 
         cutoff = (now if now is not None else time.time()) - self.settings.retention_days * 86400
         hour = int(cutoff // HOUR * HOUR)
         with self.engine.begin() as conn:
             removed = conn.execute(sa.delete(self.table).where(self.table.c.ts_ms < hour * 1000)).rowcount or 0
             for rollup in self.rollups.all()[:-1]:  # not the state row
-                conn.execute(sa.delete(rollup).where(rollup.c.bucket < hour))
+                for span in SPANS:  # span first: a range of the rollup's key
+                    conn.execute(sa.delete(rollup).where(rollup.c.span == span, rollup.c.bucket < hour))
         self.counters.purged += removed
         return removed
 
