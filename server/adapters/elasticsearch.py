@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from yarl import URL
 
+from ..api.health import Health
 from ..config.errors import ConfigError, ConfigIssue
 from ..config.types import EnvVarName
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
@@ -229,12 +230,12 @@ class ElasticsearchAdapter(DataAdapter):
 
     async def source_health(self) -> dict[str, Any]:
         if self._client is None:
-            return {"status": "down", "reason": "not connected"}
+            return {"status": Health.DOWN, "reason": "not connected"}
         try:
             alive = await asyncio.wait_for(self._client.ping(), self.settings.query_timeout)
         except Exception:
             alive = False
-        return {"status": "ok"} if alive else {"status": "down", "reason": "cannot reach Elasticsearch"}
+        return {"status": Health.OK} if alive else {"status": Health.DOWN, "reason": "cannot reach Elasticsearch"}
 
     async def check_against_source(self) -> SourceCheck:
         """Every index (or alias, or pattern matching one) a template searches exists."""

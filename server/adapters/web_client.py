@@ -18,6 +18,7 @@ import aiohttp
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from yarl import URL
 
+from ..api.health import Health
 from ..config.errors import ConfigError, ConfigIssue
 from ..config.types import EnvVarName
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
@@ -127,20 +128,20 @@ class WebClient:
     async def health(self, timeout: float) -> dict[str, Any]:
         """GET `health_path` when configured; any answer below 500 means the source is up."""
         if self._session is None:
-            return {"status": "down", "reason": "not started"}
+            return {"status": Health.DOWN, "reason": "not started"}
         path = self.connection.health_path
         if path is None:
-            return {"status": "ok", "checked": False}
+            return {"status": Health.OK, "checked": False}
         try:
             async with (
                 asyncio.timeout(timeout),
                 self._session.get(URL(self.connection.url.rstrip("/") + path), allow_redirects=False) as response,
             ):
                 if response.status < 500:
-                    return {"status": "ok"}
-                return {"status": "down", "reason": f"source answered HTTP {response.status}"}
+                    return {"status": Health.OK}
+                return {"status": Health.DOWN, "reason": f"source answered HTTP {response.status}"}
         except (TimeoutError, aiohttp.ClientError):
-            return {"status": "down", "reason": "cannot reach the source"}
+            return {"status": Health.DOWN, "reason": "cannot reach the source"}
 
     async def close(self) -> None:
         if self._session is not None:

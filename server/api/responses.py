@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .outcome import AnswerReason, DecisionReason, Outcome
+from .outcome import AnswerReason, DecisionReason, Outcome, SourceStatus
 from .parameters import ClarificationView, ExtractedValueView, LeftOutView
 from .wire import Json, Wire
 
@@ -88,9 +88,6 @@ class SessionTurnView(Wire):
     completes_turn: int | None = Field(None, description="the turn whose clarification or choice it answered")
     changed: list[str] | None = Field(None, description="follow_up / correction: the parameters the message gave")
     carried: list[str] | None = Field(None, description="follow_up / correction: the values kept from the last answer")
-
-
-SourceStatus = Literal["ok", "timeout", "error", "needs_clarification"]
 
 
 class SourceSection(Wire):

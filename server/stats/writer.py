@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..api.health import Health
 from ..bulkhead import LOG_POOL, run_on
 from .record import RoutingRecord
 from .settings import StatsSettings
@@ -283,7 +284,7 @@ class RoutingLog:
         refused (or the database could not be opened: `reason`); failed and dropped entry counts."""
         starting = self._opening is not None and not self._opening.done()
         body: dict[str, Any] = {
-            "status": "starting" if starting else "failing" if self._last_write_failed else "ok",
+            "status": Health.STARTING if starting else Health.FAILING if self._last_write_failed else Health.OK,
             "failed_writes": self.counters.failed,
             "dropped": self.counters.dropped,
             "written": self.counters.written,

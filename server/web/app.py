@@ -12,9 +12,10 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from ..adapters.base import Adapter
+from ..api.health import Health
 from ..api.requests import QueryRequest, ReloadQuery, TestRoutingRequest
 from ..api.responses import ConfigHealth, HealthResponse, LoadStatusView
-from ..auth import Principal, authenticate, presented_key, require
+from ..auth import Principal, Role, authenticate, presented_key, require
 from ..errors import BadRequest, IntentRouterError, RequestTimeout, TooManyRequests, error_body
 from ..mcp.http import MCP, install_mcp
 from ..resilience import request_deadline
@@ -100,7 +101,7 @@ class Handlers:
 
     async def _question(self, request: web.Request, run, model: type[QueryRequest] = QueryRequest):
         principal = self.principal(request)
-        require(principal, "client")
+        require(principal, Role.CLIENT)
         runtime = self.holder.acquire()
         try:
             req = parse_query(await read_json(request), runtime.config.app.server.max_question_chars, model)
@@ -147,10 +148,12 @@ class Handlers:
         adapters = {}
         checks = await asyncio.gather(*(a.health() for a in runtime.adapters.values()), return_exceptions=True)
         for adapter, check in zip(runtime.adapters.values(), checks, strict=True):
-            adapters[adapter.name] = check if isinstance(check, dict) else {"status": "down", "reason": "check failed"}
+            adapters[adapter.name] = (
+                check if isinstance(check, dict) else {"status": Health.DOWN, "reason": "check failed"}
+            )
         load = self.holder.last_load
         good = self.holder.last_good_load
-        adapters_ok = bool(adapters) and all(a.get("status") == "ok" for a in adapters.values())  # none: not ok
+        adapters_ok = bool(adapters) and all(a.get("status") == Health.OK for a in adapters.values())  # none: not ok
         member = request.app.get(CLUSTER)
         cluster = member.health() if member is not None else None
         shared = await self._shared_engines(request, runtime)
@@ -158,14 +161,14 @@ class Handlers:
         healthy = (
             adapters_ok
             and (load is None or load.ok)
-            and (cluster is None or cluster["status"] == "ok")
-            and all(e["status"] == "ok" for e in shared.values())
-            and (mcp is None or mcp["status"] not in ("down", "saturated"))
+            and (cluster is None or cluster["status"] == Health.OK)
+            and all(e["status"] == Health.OK for e in shared.values())
+            and (mcp is None or mcp["status"] not in (Health.DOWN, Health.SATURATED))
         )
         if not details:  # a load balancer's probe: whether it is healthy, not what is configured
-            return web.json_response(HealthResponse(status="ok" if healthy else "degraded").dump())
+            return web.json_response(HealthResponse(status=Health.OK if healthy else Health.DEGRADED).dump())
         body = HealthResponse(
-            status="ok" if healthy else "degraded",
+            status=Health.OK if healthy else Health.DEGRADED,
             adapters=adapters,
             routing_log=rlog.health() if (rlog := request.app.get(STATS_LOG)) else {"enabled": False},
             config=ConfigHealth(
@@ -189,12 +192,15 @@ class Handlers:
         shared = {name: state for name, engine in engines.items() if (state := engine.health()) is not None}
         rlog = request.app.get(STATS_LOG)
         if rlog is not None and not rlog.local:
-            failing = rlog.health()["status"] != "ok"
-            shared["routing_log"] = {"status": "down" if failing else "ok", "backend": rlog.engine.dialect.name}
+            failing = rlog.health()["status"] != Health.OK
+            shared["routing_log"] = {
+                "status": Health.DOWN if failing else Health.OK,
+                "backend": rlog.engine.dialect.name,
+            }
         return shared
 
     async def reload(self, request: web.Request) -> web.Response:
-        require(self.principal(request), "admin")
+        require(self.principal(request), Role.ADMIN)
         options = parse_query_string(ReloadQuery, request.query)
         status = await self.holder.reload(allow_removal=options.allow_removal)
         body = LoadStatusView.model_validate(status.to_json()).dump()

@@ -31,7 +31,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from ..adapters.base import Adapter
-from ..auth import authenticate, require
+from ..auth import Role, authenticate, require
 from ..embedding.batching import BatchStats
 from ..errors import IntentRouterError
 from ..runtime.build import Runtime
@@ -258,7 +258,7 @@ def install_metrics(app: web.Application, holder: RuntimeHolder, hooks: list) ->
     metrics.generation.set(holder.generation)
 
     async def scrape(request: web.Request) -> web.Response:
-        require(authenticate(request, holder.current.config.app.auth), "stats")
+        require(authenticate(request, holder.current.config.app.auth), Role.STATS)
         return web.Response(body=metrics.render(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def forget(_: web.Application) -> None:
