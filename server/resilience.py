@@ -108,6 +108,18 @@ def parse_retry_after(value: str | None) -> float | None:
     return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
 
 
+TRANSIENT_HTTP_STATUSES = frozenset({429, 502, 503, 504})
+
+
+def transient_http_status(status: int) -> bool:
+    """An HTTP answer worth another attempt, for every client of an HTTP service (data sources, embedding and
+    rerank services): rate limited (429) or a proxy, overload or gateway-timeout answer (502, 503, 504), which
+    say nothing about the request itself. A 500 is the service's own error for this request: the same
+    request most likely fails again, so retrying it only multiplies the load on a failing service and spends
+    the request's time (it still counts against a source's circuit breaker: `source_unwell`)."""
+    return status in TRANSIENT_HTTP_STATUSES
+
+
 def is_transient(exc: BaseException) -> bool:
     """Set by the backend that raised it: worth another attempt."""
     return bool(getattr(exc, "transient", False))
