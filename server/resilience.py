@@ -299,13 +299,13 @@ class SourceGuard:
         outcome = RetryOutcome()
         try:
             result = await retry_call(fn, self.retries, budget=self.budget, outcome=outcome)
-        except asyncio.CancelledError:
-            self.breaker.record_cancelled()
-            raise
         except SourceBusy:  # our own bulkhead shed the query: says nothing about the source's health
             self.breaker.record_cancelled()
             raise
-        except Exception as exc:
+        except BaseException as exc:
+            if not isinstance(exc, Exception):  # cancelled (the request's timeout) or closed: proves nothing,
+                self.breaker.record_cancelled()  # and a half-open probe must not stay "in flight" for ever
+                raise
             self.stats.failures += 1
             if source_unwell(exc):
                 self.breaker.record_failure()
