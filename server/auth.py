@@ -21,6 +21,11 @@ class Principal:
     def may_query(self, adapter: str) -> bool:
         return self.role == "admin" or self.adapters is None or adapter in self.adapters
 
+    def may_see(self, adapter: str) -> bool:
+        """In status output (/health): the adapters it may query; the stats key sees them all, as its
+        statistics name them all."""
+        return self.role == "stats" or self.may_query(adapter)
+
 
 ANONYMOUS_ADMIN = Principal("anonymous", "admin")  # auth off: loopback-only server, full access
 

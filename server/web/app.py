@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from ..adapters.base import Adapter
 from ..api.requests import QueryRequest, ReloadQuery, TestRoutingRequest
-from ..api.responses import ConfigHealth, HealthResponse, LoadStatusView
+from ..api.responses import HealthResponse, LoadStatusView
 from ..auth import Principal, authenticate, presented_key, require
 from ..errors import BadRequest, IntentRouterError, RequestTimeout, TooManyRequests, error_body
 from ..mcp.http import MCP, install_mcp
@@ -29,6 +29,7 @@ from .cluster_routes import CLUSTER, install_cluster
 from .dashboard_routes import install_stats
 from .docs_routes import install_docs
 from .encoder_lanes import install_encoder_lanes
+from .health_view import config_view, visible_adapters
 from .metrics import install_metrics
 from .query_string import parse_query_string
 from .request_body import BODY_TIMEOUT, MAX_BODY_BYTES, body_middleware, read_json
@@ -142,8 +143,7 @@ class Handlers:
         runtime = self.holder.current
         auth = runtime.config.app.auth
         details = not auth.enabled or presented_key(request) is not None
-        if details:
-            authenticate(request, auth)  # a wrong key is a 401, as everywhere
+        principal = authenticate(request, auth) if details else None  # a wrong key is a 401, as everywhere
         adapters = {}
         checks = await asyncio.gather(*(a.health() for a in runtime.adapters.values()), return_exceptions=True)
         for adapter, check in zip(runtime.adapters.values(), checks, strict=True):
@@ -162,17 +162,13 @@ class Handlers:
             and all(e["status"] == "ok" for e in shared.values())
             and (mcp is None or mcp["status"] not in ("down", "saturated"))
         )
-        if not details:  # a load balancer's probe: whether it is healthy, not what is configured
+        if principal is None:  # a load balancer's probe: whether it is healthy, not what is configured
             return web.json_response(HealthResponse(status="ok" if healthy else "degraded").dump())
         body = HealthResponse(
-            status="ok" if healthy else "degraded",
-            adapters=adapters,
+            status="ok" if healthy else "degraded",  # the server's, whatever part of it this key sees
+            adapters=visible_adapters(principal, adapters),
             routing_log=rlog.health() if (rlog := request.app.get(STATS_LOG)) else {"enabled": False},
-            config=ConfigHealth(
-                last_load=LoadStatusView.model_validate(load.to_json()) if load else None,
-                last_good_load=LoadStatusView.model_validate(good.to_json()) if good else None,
-                restart_required=self.holder.restart_required(),
-            ),
+            config=config_view(principal, load, good, self.holder.restart_required()),
             config_hash=self.holder.config_hash,
             cluster=cluster,
             shared=shared or None,
