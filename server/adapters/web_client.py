@@ -70,8 +70,6 @@ class AuthSettings(BaseModel):
         return {"Authorization": aiohttp.encode_basic_auth(user, env("password_env", self.password_env))}
 
 
-
-
 class WebConnection(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 

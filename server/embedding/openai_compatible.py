@@ -2,8 +2,8 @@
 
 Errors become EmbeddingError with a short reason (status class, timeout, malformed reply); the
 provider's own text goes to the log only, never to a client. Timeouts, connection failures and
-the statuses of `transient_http_status` (429/502/503/504, with `Retry-After`) are transient and retried by the shared policy
-(server/resilience.py, `embedding.retries`), within the request's deadline.
+the statuses of `transient_http_status` (429/502/503/504, with `Retry-After`) are transient and retried
+by the shared policy (server/resilience.py, `embedding.retries`), within the request's deadline.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import numpy as np
 
 from server.embedding.base import Embedder, EmbeddingError, check_texts, empty, l2_normalise
 from server.resilience import RetrySettings, parse_retry_after, retry_call, transient_http_status
-
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,9 @@ class ServerProcess:
 
 
 @contextlib.asynccontextmanager
-async def serving(root: Path, config_dir: Path, *extra: str, ready_within: float = 120.0) -> AsyncIterator[ServerProcess]:
+async def serving(
+    root: Path, config_dir: Path, *extra: str, ready_within: float = 120.0
+) -> AsyncIterator[ServerProcess]:
     """`run.py --config config_dir serve` in `root` (its data/ folder), answering /health before it is yielded."""
     port = free_port()
     log = root / "server.log"

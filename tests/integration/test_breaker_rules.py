@@ -64,7 +64,10 @@ async def test_a_query_timeout_opens_the_circuit(tmp_path, api):
 async def test_a_probe_cancelled_by_the_requests_timeout_lets_the_next_call_probe(tmp_path, api):
     clock = Clock()
     guard = SourceGuard(
-        "flaky", RetrySettings(max_attempts=1), CircuitBreakerSettings(failure_threshold=1, reset_timeout=RESET), clock=clock
+        "flaky",
+        RetrySettings(max_attempts=1),
+        CircuitBreakerSettings(failure_threshold=1, reset_timeout=RESET),
+        clock=clock,
     )
     async with started(tmp_path, settings(api), LIBRARY) as adapter:
         template = adapter.templates["items"]

@@ -55,9 +55,10 @@ async def test_the_logs_file_faults_never_stop_the_answers(tmp_path, workers):
     config = people_tree(tmp_path, CONFIG)
     data = tmp_path / "data"
     connections = aiohttp.TCPConnector(force_close=True)  # a connection per request: any worker may take it
-    async with serving(tmp_path, config, "--workers", str(workers)) as server, aiohttp.ClientSession(
-        connector=connections
-    ) as http:
+    async with (
+        serving(tmp_path, config, "--workers", str(workers)) as server,
+        aiohttp.ClientSession(connector=connections) as http,
+    ):
         client = Client(server, http)
 
         async def written() -> int:

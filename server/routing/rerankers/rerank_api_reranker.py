@@ -6,8 +6,9 @@ So an offline deployment can rerank without a cloud. Two request formats (`api_f
 - `tei` (Hugging Face text-embeddings-inference): `POST {base_url}/rerank` with `{query, texts}`
   -> `[{"index", "score"}, ...]`.
 Either reply shape is accepted whatever was sent, then the shared reply rules apply. Retries
-(`max_retries`) cover 429/502/503/504 (`transient_http_status`), timeouts and connection failures through the shared policy
-(server/resilience.py): backoff with jitter, `Retry-After` honoured, all inside the call's total timeout.
+(`max_retries`) cover 429/502/503/504 (`transient_http_status`), timeouts and connection failures through
+the shared policy (server/resilience.py): backoff with jitter, `Retry-After` honoured, all inside the
+call's total timeout.
 """
 
 from __future__ import annotations
