@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from ..local_sqlite import no_memory_maps
 from .settings import StatsSettings
 
 
@@ -79,21 +80,9 @@ def make_engine(url: str) -> Engine:
     return sa.create_engine(url, pool_pre_ping=True, pool_size=2, max_overflow=2)
 
 
-def _no_shared_memory(dbapi_conn, _record) -> None:
-    """No file of the log is ever memory-mapped: a mapped file that is truncated or made read-only under the
-    process kills it with SIGBUS at the next access (WAL maps its `-shm` index, and every process and worker
-    sharing the file maps it too). With the rollback journal and mmap off, SQLite only read()s and write()s:
-    a fault in the log's files is an error the writer counts (/health: failing), never a signal. The cost:
-    a write waits for readers of the file (statistics queries) instead of running beside them; both sides
-    are off the answer path. A log file left in WAL mode by an older version is switched back when opened."""
-    cur = dbapi_conn.cursor()
-    try:
-        cur.execute("PRAGMA mmap_size=0")  # this build's default, but a build may map the main file
-        mode = cur.execute("PRAGMA journal_mode=DELETE").fetchone()[0]
-        if str(mode).lower() != "delete":  # another process still holds the file in WAL mode: retried on open
-            raise sqlite3.OperationalError(f"the routing log file stays in journal_mode {mode}")
-    finally:
-        cur.close()
+def _no_shared_memory(dbapi_conn: Any, _record: Any) -> None:
+    """A fault in the log's files is a failed write (/health: failing), never a signal (local_sqlite.py)."""
+    no_memory_maps(dbapi_conn)
 
 
 def backend_name(engine: Engine) -> str:

@@ -1,8 +1,9 @@
-"""A fault in the routing log's files never takes the server down (issue 31): a real `serve` process (and
-`serve --workers 2`, whose workers share the file) keeps answering while the log's `-shm` and its other
-files are truncated under it, reports the log failing in /health while its files refuse writes (immutable),
-and writes again once they are writable. On a log kept in WAL mode, the first query after the `-shm` was
-truncated or made immutable killed the process with SIGBUS."""
+"""A fault in the server's own SQLite files never takes it down (issue 31): a real `serve` process (and
+`serve --workers 2`, whose workers share the files) keeps answering while the routing log's `-shm` and its
+other files are truncated under it, reports the log failing in /health while its files refuse writes
+(immutable), and writes again once they are writable; the embedding cache's files, likewise, while a reload
+embeds new template texts. With WAL, the first query (or reload) after a `-shm` was truncated or made
+immutable killed the process with SIGBUS."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from server.testing.server_process import ServerProcess, serving
 QUESTION = {"query": "how many people work in each department?", "adapter": "people"}
 CONFIG = BASE_CONFIG + "stats: {flush_interval: 0.05}\nresult_cache: {enabled: false}\n"
 LOG = "routing_log.sqlite3"
+CACHE = "embedding_cache.sqlite3"
 
 
 class Client:
@@ -87,6 +89,37 @@ async def test_the_logs_file_faults_never_stop_the_answers(tmp_path, workers):
 
         # 3. writable again: the log recovers on its own
         await eventually(lambda: client.log_reads("ok"), 60)
+        assert server.alive(), server.why_dead()
+
+
+async def test_the_embedding_caches_file_faults_never_stop_the_server(tmp_path):
+    config = people_tree(tmp_path, CONFIG)
+    data, library = tmp_path / "data", tmp_path / "templates" / "people" / "people.yaml"
+    async with serving(tmp_path, config) as server, aiohttp.ClientSession() as http:
+        client = Client(server, http)
+
+        examples = ["headcount per department"]
+
+        async def reload_embedding(example: str) -> None:
+            """A new example for a template: the reload embeds it and writes the vector to the cache file."""
+            text = library.read_text()
+            assert f'"{examples[-1]}"' in text
+            library.write_text(text.replace(f'"{examples[-1]}"', f'"{example}"'))
+            examples.append(example)
+            assert server.alive(), server.why_dead()
+            async with http.post(server.url + "/admin/reload") as resp:
+                assert resp.status == 200, await resp.text()
+            await client.ask()
+
+        await client.ask()
+        for path in [data / f"{CACHE}-shm", *data.glob(f"{CACHE}*")]:
+            truncate(path)
+        await reload_embedding("staff numbers by team")
+        if not can_freeze():
+            pytest.skip("no way to make a file refuse root's writes here (chattr +i)")
+        with frozen(data, f"{CACHE}*"):
+            await reload_embedding("how big is each team")
+        await reload_embedding("team sizes please")
         assert server.alive(), server.why_dead()
 
 
