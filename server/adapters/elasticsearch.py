@@ -19,14 +19,13 @@ from ..api.health import Health
 from ..config.errors import ConfigError, ConfigIssue
 from ..config.types import EnvVarName
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
-from ..resilience import parse_retry_after
+from ..resilience import parse_retry_after, transient_http_status
 from ..templates import Template
 from ..templates.library import ParsedBody
 from .base import DataAdapter, DataAdapterSettings, QueryResult
 from .json_rows import ResponseMapping, map_rows
 from .placeholders import Path, parse_structure, pattern_issues, placeholders_in, render, static_value
 from .source_check import SourceCheck, refusal
-from .web_client import TRANSIENT_STATUSES
 
 if TYPE_CHECKING:
     from elasticsearch import AsyncElasticsearch
@@ -281,7 +280,7 @@ class ElasticsearchAdapter(DataAdapter):
                 raise SourceUnavailable(
                     self.name,
                     f"Elasticsearch answered HTTP {status}",
-                    transient=status in TRANSIENT_STATUSES,
+                    transient=transient_http_status(status),
                     retry_after=parse_retry_after(exc.meta.headers.get("Retry-After")),
                 ) from None
             raise QueryFailed(

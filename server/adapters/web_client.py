@@ -1,9 +1,9 @@
 """Shared HTTP plumbing for the http and graphql adapters: pooled aiohttp session, auth from the
 environment, and errors that name the adapter, never the remote server's text.
 
-One request is one attempt; what is worth retrying is marked here (429, 502, 503, 504 with the
-server's `Retry-After`, and connection failures: `transient=True`) and the adapter's `retries:`
-policy (resilience.py) retries it."""
+One request is one attempt; what is worth retrying is marked here (the statuses of
+`resilience.transient_http_status`, with the server's `Retry-After`, and connection failures:
+`transient=True`) and the adapter's `retries:` policy (resilience.py) retries it."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from ..api.health import Health
 from ..config.errors import ConfigError, ConfigIssue
 from ..config.types import EnvVarName
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
-from ..resilience import parse_retry_after
+from ..resilience import parse_retry_after, transient_http_status
 from .base import DataAdapter
 from .sql import to_json_value
 
@@ -73,9 +73,6 @@ class AuthSettings(BaseModel):
             return {self.header: env("key_env", self.key_env)}
         user = self.username if self.username is not None else env("username_env", self.username_env)
         return {"Authorization": aiohttp.encode_basic_auth(user, env("password_env", self.password_env))}
-
-
-TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})  # worth another attempt; other errors are not
 
 
 class WebConnection(BaseModel):
@@ -190,7 +187,7 @@ class WebClient:
             raise SourceUnavailable(
                 self.adapter,
                 f"source answered HTTP {status}",
-                transient=status in TRANSIENT_STATUSES,
+                transient=transient_http_status(status),
                 retry_after=retry_after,
             )
         try:

@@ -280,9 +280,25 @@ class LoadStatusView(Wire):
     )
 
 
+class LoadSummaryView(Wire):
+    """One config load as /health shows it to a key that is not the admin key: whether it worked and when,
+    not what it found (its errors name files, lines and keys; its changes and warnings name adapters the key
+    may not know about)."""
+
+    ok: bool
+    at: float
+    seconds: float
+    trigger: str = Field(description="start | watch | admin | cluster (announced by another replica)")
+    generation: int
+    config_hash: str | None = Field(None, description="content hash of the config serving after this load")
+    error_count: int = Field(description="how many errors refused the load (the admin key sees them)")
+
+
 class ConfigHealth(Wire):
-    last_load: LoadStatusView | None
-    last_good_load: LoadStatusView | None
+    last_load: LoadStatusView | LoadSummaryView | None = Field(
+        description="the whole load status for the admin key, a summary (LoadSummaryView) for other keys"
+    )
+    last_good_load: LoadStatusView | LoadSummaryView | None
     restart_required: list[str] = Field(
         default_factory=list, description="config.yaml keys of the serving config that need a restart to apply"
     )

@@ -233,6 +233,16 @@ def merge_rows(runs: list[SourceRun]) -> tuple[list[dict[str, Any]], int]:
 
 
 # --- the answer ----------------------------------------------------------------------------------------
+class NoSourceAnswered(SourceUnavailable):
+    """Every source of a fan-out answer failed: a 503 that names the composite and each source's status, and
+    carries the runs (`sources`, as the routing log keeps them) so that /metrics counts each source's failure."""
+
+    def __init__(self, composite: str, runs: list[SourceRun]) -> None:
+        failed = "; ".join(f"{r.adapter}: {r.status} ({r.error})" for r in runs)
+        super().__init__(composite, f"no source answered: {failed}")
+        self.sources = [r.log_entry() for r in runs]
+
+
 @dataclass
 class FanOutAnswer:
     response: QueryResponse
@@ -275,8 +285,7 @@ async def answer(
 
     answered = [r for r in runs if r.status is SourceStatus.OK]
     if not answered and not any(r.status is SourceStatus.NEEDS_CLARIFICATION for r in runs):
-        failed = "; ".join(f"{r.adapter}: {r.status} ({r.error})" for r in runs)
-        raise SourceUnavailable(f"no source answered: {failed}")
+        raise NoSourceAnswered(composite.name, runs)
     rows, duplicates = merge_rows(answered)
     status = Outcome.EXECUTED if answered else Outcome.NEEDS_CLARIFICATION
     metadata.status = status

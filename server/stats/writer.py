@@ -251,6 +251,11 @@ class RoutingLog:
         if not self.settings.store_queries:  # turned off after these entries were queued
             for row in rows:
                 row["question"] = None
+        if self._last_write_failed:  # the file may have been truncated or replaced: the table comes back with it
+            from .schema import add_missing_columns
+
+            self.table.metadata.create_all(self.engine)
+            add_missing_columns(self.engine, self.table)
         with self.engine.begin() as conn:
             conn.execute(sa.insert(self.table), rows)
 

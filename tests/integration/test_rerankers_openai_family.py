@@ -319,6 +319,16 @@ async def test_rerank_api_does_not_retry_a_client_error(rerank_api: RerankApiSta
     assert len(rerank_api.requests) == 1
 
 
+async def test_rerank_api_does_not_retry_a_500(rerank_api: RerankApiStandin):
+    """The one definition of a transient HTTP status (resilience.transient_http_status) holds here too."""
+    reranker = build_reranker("local", rerank_api_settings(rerank_api, max_retries=2), ENV)
+    rerank_api.enqueue(RerankApiReply.error(500), RerankApiReply.error(500))
+    with pytest.raises(RerankError, match="HTTP 500"):
+        await reranker.rerank(QUESTION, ITEMS)
+    await reranker.close()
+    assert len(rerank_api.requests) == 1
+
+
 async def test_rerank_api_retry_after_beyond_the_deadline_is_not_waited(rerank_api: RerankApiStandin):
     reranker = build_reranker("local", rerank_api_settings(rerank_api, timeout=0.5, max_retries=2), ENV)
     rerank_api.enqueue(RerankApiReply.error(503, retry_after=30))

@@ -150,6 +150,16 @@ async def test_client_errors_are_never_retried(tmp_path, api):
         assert adapter.guard.stats.retries == 0
 
 
+async def test_a_500_is_the_sources_own_error_and_never_retried(tmp_path, api):
+    """One definition of a transient HTTP status (resilience.transient_http_status): 429/502/503/504, not 500."""
+    async with started(tmp_path, http_settings(api, retries={**FAST, "max_attempts": 3}), LIBRARY) as adapter:
+        api.fail(3, 500)
+        with pytest.raises(SourceUnavailable, match=r"source answered HTTP 500$"):
+            await run(adapter)
+        assert len(api.arrivals) == 1
+        assert adapter.guard.stats.retries == 0
+
+
 async def test_connection_refused_is_retried(tmp_path):
     async with FlakyApi() as api:
         url = api.base_url

@@ -9,8 +9,8 @@ from enum import StrEnum
 
 from aiohttp import web
 
-from .errors import Forbidden, Unauthorized
-from .runtime.settings import AuthSettings
+from ..errors import Forbidden, Unauthorized
+from .settings import AuthSettings
 
 
 class Role(StrEnum):
@@ -29,6 +29,11 @@ class Principal:
 
     def may_query(self, adapter: str) -> bool:
         return self.role == Role.ADMIN or self.adapters is None or adapter in self.adapters
+
+    def may_see(self, adapter: str) -> bool:
+        """In status output (/health): the adapters it may query; the stats key sees them all, as its
+        statistics name them all."""
+        return self.role == Role.STATS or self.may_query(adapter)
 
 
 ANONYMOUS_ADMIN = Principal("anonymous", Role.ADMIN)  # auth off: loopback-only server, full access
