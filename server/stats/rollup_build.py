@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import sqlalchemy as sa
 
-from ..api.outcome import Outcome
+from ..api.outcome import Outcome, SourceStatus
 from .record import RoutingRecord
 from .rollup_schema import (
     BIN_TYPE,
@@ -90,10 +90,10 @@ class RollupBatch:
             tallies.append(("search", str(failure.get("adapter")), kind))
         for run in e.fan_out_sources or ():
             status, source = run.get("status"), str(run.get("adapter"))
-            if status == "ok":
+            if status == SourceStatus.OK:
                 tallies.append(("fan_out", source, NONE))
                 value("exec_ms", source, _number(run.get("latency_ms")), ms_bin)
-            elif status in ("timeout", "error"):
+            elif status in (SourceStatus.TIMEOUT, SourceStatus.ERROR):
                 tallies.append(("fan_out", source, run.get("code") or "internal_error"))
         base = (MINUTE, ts_ms // 1000 // MINUTE * MINUTE, e.kind, e.adapter, selected)  # coarser: in `write`
         counted = base + count_key
