@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 
@@ -99,7 +100,7 @@ def rollup_tables(log_name: str, metadata: sa.MetaData | None = None) -> RollupT
     """The rollup tables of the routing log table `log_name` (named after it, so each log has its own)."""
     md = metadata or sa.MetaData()
     big = sa.BigInteger
-    clustered = {"sqlite_with_rowid": False}  # SQLite: rows stored in key order, a window is one range read
+    clustered: dict[str, Any] = {"sqlite_with_rowid": False}  # SQLite: rows in key order, a window one range
     counts = sa.Table(
         f"{log_name}_r_counts", md, *_key_columns(COUNT_KEY), sa.Column("n", big, nullable=False), **clustered
     )
