@@ -5,8 +5,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..adapters.result_cache import ResultCacheSettings
+from ..auth.settings import AuthSettings, ClientKey
 from ..cluster.settings import ClusterSettings
-from ..config.types import EnvVarName
 from ..conversations.settings import SessionSettings
 from ..embedding.settings import EmbeddingSettings
 from ..mcp.settings import SESSION_KEYS, MCPSettings
@@ -15,42 +15,13 @@ from ..routing.rerankers.shared_cache import RerankCacheSettings
 from ..routing.settings import CompositeRetrievalSettings
 from ..stats.settings import StatsSettings
 from ..stores.factory import StoreSettings
+from ..web.settings import ServerSettings
+
+__all__ = ["AppSettings", "AuthSettings", "ClientKey", "ServerSettings"]
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ServerSettings(_Strict):
-    host: str = "127.0.0.1"
-    port: int = Field(8080, ge=0, le=65535)
-    request_timeout: float = Field(30.0, gt=0)
-    # slow clients (server/web/slow_clients.py): a request's headers, then its body, must arrive within these
-    header_timeout: float = Field(10.0, gt=0, le=3600)
-    body_timeout: float = Field(30.0, gt=0, le=3600)
-    keepalive_timeout: float = Field(75.0, gt=0, le=3600)  # an idle keep-alive connection is closed after this
-    max_question_chars: int = Field(2000, ge=1)
-    # one-thread forward passes of the local encoder run side by side under concurrency (embedding/lanes.py);
-    # unset: one per core this worker gets (lanes.resolve_lanes), 0: every question on the multi-threaded session
-    encoder_lanes: int | None = Field(None, ge=0, le=64)
-    # used when a request names no adapter; unset: the first composite, else the first adapter
-    default_adapter: str | None = None
-
-
-class ClientKey(_Strict):
-    name: str
-    key_env: EnvVarName  # NAME of the environment variable holding the key
-    adapters: list[str] | None = None  # restrict this key to these adapters; None = all
-
-
-class AuthSettings(_Strict):
-    client_keys: list[ClientKey] = Field(default_factory=list)
-    admin_key_env: EnvVarName | None = None
-    stats_key_env: EnvVarName | None = None  # read-only key for statistics and the dashboard
-
-    @property
-    def enabled(self) -> bool:
-        return bool(self.client_keys or self.admin_key_env)
 
 
 class AppSettings(_Strict):

@@ -5,25 +5,20 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from aiohttp import web
 from pydantic import ValidationError
 
-from ..adapters.base import Adapter
 from ..api.requests import QueryRequest, ReloadQuery, TestRoutingRequest
 from ..api.responses import ConfigHealth, HealthResponse, LoadStatusView
 from ..auth import Principal, authenticate, presented_key, require
-from ..errors import BadRequest, IntentRouterError, RequestTimeout, TooManyRequests, error_body
+from ..errors import BadRequest, IntentRouterError, TooManyRequests, error_body
 from ..mcp.http import MCP, install_mcp
-from ..resilience import request_deadline
-from ..routing.normalise import checked_question
 from ..runtime.build import Runtime
 from ..runtime.holder import RuntimeHolder
 from ..runtime.start_gate import arm_start_gate, install_start_gate
-from ..service import answer as answering
-from ..service.access import adapter_for
+from ..service.ask import Hook, ask
 from .catalogue_routes import install_catalogue
 from .cluster_routes import CLUSTER, install_cluster
 from .dashboard_routes import install_stats
@@ -71,24 +66,14 @@ async def errors_middleware(request: web.Request, handler: Callable[[web.Request
 Q = TypeVar("Q", bound=QueryRequest)
 
 
-def parse_query(data: dict[str, Any], max_chars: int, model: type[Q] = QueryRequest) -> Q:  # type: ignore[assignment]
+def parse_query(data: dict[str, Any], model: type[Q] = QueryRequest) -> Q:  # type: ignore[assignment]
     try:
-        req = model.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         field = ".".join(str(p) for p in first["loc"]) or "body"
         msg = "unknown field" if first["type"] == "extra_forbidden" else first["msg"]
         raise BadRequest(f"{field}: {msg}") from None
-    req.query = checked_question(req.query, max_chars, "query")  # the model is this request's own
-    return req
-
-
-@dataclass
-class Asker:
-    """Who asks, and the runtime the question is answered on (held for the request's duration)."""
-
-    principal: Principal
-    runtime: Runtime
 
 
 class Handlers:
@@ -98,45 +83,18 @@ class Handlers:
     def principal(self, request: web.Request) -> Principal:
         return authenticate(request, self.holder.current.config.app.auth)
 
-    async def _question(self, request: web.Request, run, model: type[QueryRequest] = QueryRequest):
+    async def _answer(self, request: web.Request, model: type[QueryRequest]) -> web.Response:
         principal = self.principal(request)
-        require(principal, "client")
-        runtime = self.holder.acquire()
-        try:
-            req = parse_query(await read_json(request), runtime.config.app.server.max_question_chars, model)
-            adapter = adapter_for(runtime, principal, req.adapter)
-            timeout = runtime.config.app.server.request_timeout
-            try:
-                # retries of a failing source stop in time; asyncio.timeout cancels the handler in place
-                # (wait_for would run it as a task of its own, a task and a loop turn more per request)
-                with request_deadline(timeout):
-                    async with asyncio.timeout(timeout):
-                        return await run(adapter, req, Asker(principal, runtime))
-            except TimeoutError:
-                raise RequestTimeout(f"request timed out after {timeout:g} s") from None
-        finally:
-            self.holder.release(runtime)
+        question = parse_query(await read_json(request), model)
+        hooks: list[Hook] = request.app[HOOKS]
+        result = await ask(self.holder, principal, question, hooks)
+        return web.json_response(text=result.body_text())
 
     async def query(self, request: web.Request) -> web.Response:
-        async def run(adapter: Adapter, req: QueryRequest, asker: Asker) -> web.Response:
-            sessions, owner = asker.runtime.sessions, asker.principal.name
-            result = await answering.answer_in_session(
-                adapter, req.query, sessions, req.session_id, owner, req.execution
-            )
-            for hook in request.app[HOOKS]:
-                hook("query", adapter, req.query, result)
-            return web.json_response(text=result.body_text())
-
-        return await self._question(request, run)
+        return await self._answer(request, QueryRequest)
 
     async def test_routing(self, request: web.Request) -> web.Response:
-        async def run(adapter: Adapter, req: TestRoutingRequest, asker: Asker) -> web.Response:
-            result = await answering.explain_routing(adapter, req.query, req.detail, req.execution)
-            for hook in request.app[HOOKS]:
-                hook("test_routing", adapter, req.query, result)
-            return web.json_response(text=result.body_text())
-
-        return await self._question(request, run, TestRoutingRequest)
+        return await self._answer(request, TestRoutingRequest)
 
     async def health(self, request: web.Request) -> web.Response:
         runtime = self.holder.current

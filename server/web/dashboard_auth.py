@@ -22,7 +22,7 @@ from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 
 from ..auth import Principal, authenticate, require
-from ..runtime.settings import AuthSettings
+from ..auth.settings import AuthSettings
 from .redirects import see_other
 
 COOKIE = "ir_dashboard"

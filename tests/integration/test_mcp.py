@@ -299,7 +299,7 @@ async def test_an_unexpected_failure_is_a_tool_error_without_its_text(tmp_path, 
     from server.runtime.holder import RuntimeHolder
 
     holder = RuntimeHolder(seed_demo_tree(tmp_path))  # never started: no configuration loaded
-    principal = Principal(name="anonymous", role="anonymous")
+    principal = Principal(name="assistant", role="client")
     result = await call_tool(holder, principal, "ask", {"question": "how many employees are in Engineering?"})
     assert tool_error(result) == "internal_error"
     assert json.loads(result.content[0].text)["error"]["message"] == "internal server error"

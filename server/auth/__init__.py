@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from .errors import Forbidden, Unauthorized
-from .runtime.settings import AuthSettings
+from ..errors import Forbidden, Unauthorized
+from .settings import AuthSettings
 
 
 @dataclass(frozen=True)
