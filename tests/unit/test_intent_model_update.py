@@ -20,7 +20,8 @@ def tree(seed: int = 0):
     rng = np.random.default_rng(seed)
     shared = normalise(np.random.default_rng(99).normal(size=DIM))
     centres = normalise(2.0 * shared + rng.normal(size=(TEMPLATES, DIM)) / np.sqrt(DIM) * 3)
-    examples = [normalise(c + 0.5 * rng.normal(size=(EXAMPLES, DIM)) / np.sqrt(DIM)).astype(np.float32) for c in centres]
+    noise = 0.5 / np.sqrt(DIM)
+    examples = [normalise(c + noise * rng.normal(size=(EXAMPLES, DIM))).astype(np.float32) for c in centres]
     descriptions = [normalise(c + 0.3 * rng.normal(size=DIM) / np.sqrt(DIM)).astype(np.float32) for c in centres]
     keys = [("child", f"t{i}") for i in range(TEMPLATES)]
     texts = [
