@@ -33,6 +33,7 @@ import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the server runs (server/__init__.py), before numpy loads
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -217,7 +218,6 @@ def main() -> None:
     parser.add_argument("--server", action="store_true", help="also the real server parts at the largest size")
     parser.add_argument("--sigterm", action="store_true", help="also SIGTERM during a refit (implies --server)")
     args = parser.parse_args()
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     provider = build_provider(EmbeddingSettings(), ROOT)
     provider.embed_sync(["warm the encoder up"])
     results: dict = {"sizes": []}
