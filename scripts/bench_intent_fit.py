@@ -201,7 +201,7 @@ def sigterm_figures(root: Path, templates: list[GeneratedTemplate]) -> dict:
         text = (root / "serve.log").read_text()
         return {
             "sigterm_reload_ok": reloaded.get("ok"),
-            "sigterm_refit_was_running": "refit stopped" in text,
+            "sigterm_refit_swapped_in_before_exit": "intent model swapped in" in text,  # False: it was stopped
             "sigterm_exit_seconds": round(time.monotonic() - sent, 3),
             "sigterm_exit_code": proc.returncode,
         }
