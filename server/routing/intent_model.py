@@ -185,12 +185,18 @@ class IntentModel:
         counts = np.array([len(bl) for bl in blocks])
         if (counts == 0).any():
             raise ValueError("every template needs at least one example vector (use its description)")
-        raw = np.vstack(blocks)
+        raw = np.vstack(blocks)  # a fresh array: centred in place, then normalised into the training rows
+        n = len(raw)
         mu = raw.mean(0)
-        centred = normalise(raw - mu)
-        owner = np.repeat(np.arange(len(keys)), counts)
+        raw -= mu
+        norms = np.linalg.norm(raw, axis=1).astype(np.float32)
+        x = np.empty((n + len(keys), raw.shape[1]), np.float32)  # examples, then descriptions (no stacked copy)
+        np.divide(raw, np.maximum(norms, 1e-12)[:, None], out=x[:n])
+        del raw
+        centred = x[:n]
         desc = normalise(np.vstack([np.asarray(d, np.float32) for d in descriptions]) - mu).astype(np.float32)
-        x = np.vstack([centred, desc]).astype(np.float32)
+        x[n:] = desc
+        owner = np.repeat(np.arange(len(keys)), counts)
         y = np.concatenate([owner, np.arange(len(keys))])
         w, b = fit_softmax_regression(x, y, len(keys), cancelled)
         lexical = None
@@ -199,8 +205,7 @@ class IntentModel:
             labels = np.repeat(np.arange(len(keys)), [len(group) for group in texts])
             lexical = LexicalModel.fit(flat, labels, len(keys), cancelled) if flat else None
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        norms = np.linalg.norm(raw - mu, axis=1).astype(np.float32)
-        per_template = len(raw) / len(keys)
+        per_template = n / len(keys)
         lexical_weight = LEXICAL_WEIGHT * min(1.0, float(np.sqrt(per_template / LEXICAL_FULL_WEIGHT_EXAMPLES)))
         info = FitInfo("full", len(keys), len(x))
         return cls(
