@@ -27,6 +27,7 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlglot import exp
 
+from ..api.health import Health
 from ..bulkhead import HEALTH_POOL, run_on
 from ..config.errors import ConfigError, ConfigIssue
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
@@ -225,9 +226,9 @@ class SQLAdapter(FollowsFile, DataAdapter):
             return down
         try:
             await asyncio.wait_for(run_on(HEALTH_POOL, self._ping), self.settings.connection.connect_timeout)
-            return {"status": "ok"}
+            return {"status": Health.OK}
         except Exception as exc:
-            return {"status": "down", "reason": _safe_reason(exc)}
+            return {"status": Health.DOWN, "reason": _safe_reason(exc)}
 
     async def _follow_file(self, problem: str) -> None:
         """A missing SQLite file is a source that is down (no stale answers from the deleted inode); a

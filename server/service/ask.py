@@ -14,7 +14,7 @@ from typing import Any
 
 from ..adapters.base import Adapter
 from ..api.requests import QueryRequest, TestRoutingRequest
-from ..auth import Principal, require
+from ..auth import Principal, Role, require
 from ..errors import RequestTimeout
 from ..resilience import request_deadline
 from ..routing.normalise import checked_question
@@ -36,7 +36,7 @@ async def ask(
     """Answer `request` for `principal`: a `TestRoutingRequest` explains the decision (nothing runs),
     any other `QueryRequest` is answered within its session. `field` names the question in error
     messages (the front door's own name for it)."""
-    require(principal, "client")
+    require(principal, Role.CLIENT)
     runtime = holder.acquire()
     try:
         text = checked_question(request.query, runtime.config.app.server.max_question_chars, field)

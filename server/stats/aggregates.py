@@ -17,7 +17,7 @@ import numpy as np
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from ..api.outcome import Outcome
+from ..api.outcome import Outcome, SourceStatus
 
 ALWAYS_LISTED = (Outcome.EXECUTED, Outcome.NO_MATCH, Outcome.ERROR)  # shown even at zero
 NICE_BUCKETS = (10, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 604800)
@@ -243,10 +243,10 @@ def _sources(
     for doc in fanned:  # each source of a fan-out answer: executed, or failed with its code
         for run in json.loads(doc):
             e = entry(str(run.get("adapter")))
-            if run.get("status") == "ok":
+            if run.get("status") == SourceStatus.OK:
                 e["executed"] += 1
                 execute_ms.setdefault(e["adapter"], []).append(run.get("latency_ms"))
-            elif run.get("status") in ("timeout", "error"):
+            elif run.get("status") in (SourceStatus.TIMEOUT, SourceStatus.ERROR):
                 code = run.get("code") or "internal_error"
                 e["failures"][code] = e["failures"].get(code, 0) + 1
                 e["failed"] += 1

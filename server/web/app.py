@@ -10,9 +10,10 @@ from typing import Any, TypeVar
 from aiohttp import web
 from pydantic import ValidationError
 
+from ..api.health import Health
 from ..api.requests import QueryRequest, ReloadQuery, TestRoutingRequest
-from ..api.responses import ConfigHealth, HealthResponse, LoadStatusView
-from ..auth import Principal, authenticate, presented_key, require
+from ..api.responses import HealthResponse, LoadStatusView
+from ..auth import Principal, Role, authenticate, presented_key, require
 from ..errors import BadRequest, IntentRouterError, TooManyRequests, error_body
 from ..mcp.http import MCP, install_mcp
 from ..runtime.build import Runtime
@@ -24,6 +25,7 @@ from .cluster_routes import CLUSTER, install_cluster
 from .dashboard_routes import install_stats
 from .docs_routes import install_docs
 from .encoder_lanes import install_encoder_lanes
+from .health_view import config_view, visible_adapters
 from .metrics import install_metrics
 from .query_string import parse_query_string
 from .request_body import BODY_TIMEOUT, MAX_BODY_BYTES, body_middleware, read_json
@@ -100,15 +102,16 @@ class Handlers:
         runtime = self.holder.current
         auth = runtime.config.app.auth
         details = not auth.enabled or presented_key(request) is not None
-        if details:
-            authenticate(request, auth)  # a wrong key is a 401, as everywhere
+        principal = authenticate(request, auth) if details else None  # a wrong key is a 401, as everywhere
         adapters = {}
         checks = await asyncio.gather(*(a.health() for a in runtime.adapters.values()), return_exceptions=True)
         for adapter, check in zip(runtime.adapters.values(), checks, strict=True):
-            adapters[adapter.name] = check if isinstance(check, dict) else {"status": "down", "reason": "check failed"}
+            adapters[adapter.name] = (
+                check if isinstance(check, dict) else {"status": Health.DOWN, "reason": "check failed"}
+            )
         load = self.holder.last_load
         good = self.holder.last_good_load
-        adapters_ok = bool(adapters) and all(a.get("status") == "ok" for a in adapters.values())  # none: not ok
+        adapters_ok = bool(adapters) and all(a.get("status") == Health.OK for a in adapters.values())  # none: not ok
         member = request.app.get(CLUSTER)
         cluster = member.health() if member is not None else None
         shared = await self._shared_engines(request, runtime)
@@ -116,21 +119,17 @@ class Handlers:
         healthy = (
             adapters_ok
             and (load is None or load.ok)
-            and (cluster is None or cluster["status"] == "ok")
-            and all(e["status"] == "ok" for e in shared.values())
-            and (mcp is None or mcp["status"] not in ("down", "saturated"))
+            and (cluster is None or cluster["status"] == Health.OK)
+            and all(e["status"] == Health.OK for e in shared.values())
+            and (mcp is None or mcp["status"] not in (Health.DOWN, Health.SATURATED))
         )
-        if not details:  # a load balancer's probe: whether it is healthy, not what is configured
-            return web.json_response(HealthResponse(status="ok" if healthy else "degraded").dump())
+        if principal is None:  # a load balancer's probe: whether it is healthy, not what is configured
+            return web.json_response(HealthResponse(status=Health.OK if healthy else Health.DEGRADED).dump())
         body = HealthResponse(
-            status="ok" if healthy else "degraded",
-            adapters=adapters,
+            status=Health.OK if healthy else Health.DEGRADED,  # the server's, whatever part of it this key sees
+            adapters=visible_adapters(principal, adapters),
             routing_log=rlog.health() if (rlog := request.app.get(STATS_LOG)) else {"enabled": False},
-            config=ConfigHealth(
-                last_load=LoadStatusView.model_validate(load.to_json()) if load else None,
-                last_good_load=LoadStatusView.model_validate(good.to_json()) if good else None,
-                restart_required=self.holder.restart_required(),
-            ),
+            config=config_view(principal, load, good, self.holder.restart_required()),
             config_hash=self.holder.config_hash,
             cluster=cluster,
             shared=shared or None,
@@ -147,12 +146,15 @@ class Handlers:
         shared = {name: state for name, engine in engines.items() if (state := engine.health()) is not None}
         rlog = request.app.get(STATS_LOG)
         if rlog is not None and not rlog.local:
-            failing = rlog.health()["status"] != "ok"
-            shared["routing_log"] = {"status": "down" if failing else "ok", "backend": rlog.engine.dialect.name}
+            failing = rlog.health()["status"] != Health.OK
+            shared["routing_log"] = {
+                "status": Health.DOWN if failing else Health.OK,
+                "backend": rlog.engine.dialect.name,
+            }
         return shared
 
     async def reload(self, request: web.Request) -> web.Response:
-        require(self.principal(request), "admin")
+        require(self.principal(request), Role.ADMIN)
         options = parse_query_string(ReloadQuery, request.query)
         status = await self.holder.reload(allow_removal=options.allow_removal)
         body = LoadStatusView.model_validate(status.to_json()).dump()

@@ -342,14 +342,14 @@ async def test_results_match_their_declared_schemas_and_say_everything_once(demo
     the table once, not the rows again as JSON after it."""
     from jsonschema import Draft202012Validator
 
-    from server.auth import Principal
+    from server.auth import Principal, Role
     from server.mcp.tools import call_tool, tool_list
     from server.runtime.holder import RuntimeHolder
 
     holder = RuntimeHolder(demo_config_dir)
     await holder.start()
     try:
-        admin = Principal("anonymous", "admin")
+        admin = Principal("anonymous", Role.ADMIN)
         schemas = {tool.name: Draft202012Validator(tool.output_schema) for tool in tool_list(holder, admin)}
         calls = [
             ("ask", {"question": "how many employees are in Engineering?"}, "executed"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from server.api.outcome import Outcome
 from server.errors import BadRequest
 from server.stats import RoutingLog, RoutingRecord, StatsSettings
 from server.stats.aggregates import Window, bucket_seconds, compute, percentiles
@@ -152,6 +153,9 @@ def check_figures(rlog: RoutingLog) -> None:
     tests_only = compute(rlog.engine, rlog.table, Window(T0, T0 + 179, kind="test_routing"))
     assert tests_only["total"] == 1 and tests_only["outcomes"]["routed"] == {"count": 1, "rate": 1.0}
     assert sorted(tests_only["outcomes"]) == ["error", "executed", "no_match", "routed"]  # zeros kept for these
+    # listed in the one order the server defines (Outcome), which the dashboard draws as it comes
+    assert list(tests_only["outcomes"]) == [o.value for o in Outcome if o.value in tests_only["outcomes"]]
+    assert list(tests_only["outcomes"]) == ["executed", "routed", "no_match", "error"]
     late = compute(rlog.engine, rlog.table, Window(T0 + 120, T0 + 179))
     assert late["total"] == 4 and late["unmatched_questions"][0]["count"] == 1
     empty = compute(rlog.engine, rlog.table, Window(T0 - 100, T0 - 1))

@@ -7,7 +7,7 @@
   const SVG_NS = "http://www.w3.org/2000/svg";
   const PALETTE = ["#2563eb", "#0d9488", "#d97706", "#7c3aed", "#db2777", "#0891b2", "#65a30d", "#ea580c", "#4f46e5", "#be123c"];
   const UNROUTED = "(unrouted)";
-  const OUTCOME_ORDER = ["executed", "routed", "needs_clarification", "ambiguous", "no_match", "error"];
+  // outcomes are drawn in the order the statistics list them (the server's Outcome, server/api/outcome.py)
   const OUTCOME_LABELS = {
     executed: "Executed", routed: "Routed (test only)", needs_clarification: "Needs clarification",
     ambiguous: "Ambiguous", no_match: "No match", error: "Error",
@@ -258,11 +258,9 @@
   function renderOutcomes(outcomes, total) {
     const bar = clear($("outcome-bar"));
     const rows = clear($("outcome-rows"));
-    for (const key of OUTCOME_ORDER) {
-      if (!(key in outcomes)) continue;
-      const o = outcomes[key];
+    for (const [key, o] of Object.entries(outcomes)) {
       if (total && o.count) {
-        bar.append(el("div", { style: `width:${(100 * o.count) / total}%;background:var(--${key})`, title: `${OUTCOME_LABELS[key]}: ${o.count}` }));
+        bar.append(el("div", { style: `width:${(100 * o.count) / total}%;background:var(--${key})`, title: `${OUTCOME_LABELS[key] || key}: ${o.count}` }));
       }
       rows.append(el("tr", { "data-outcome": key },
         el("td", {}, el("span", { class: "dot", style: `background:var(--${key})` }), OUTCOME_LABELS[key] || key),
