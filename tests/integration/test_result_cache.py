@@ -8,7 +8,8 @@ import uuid
 
 import pytest
 
-from server.adapters.result_cache import MemoryResultCache, RedisResultCache, ResultCacheSettings, ttl_for
+from server.adapters.result_cache import RedisResultCache, ResultCacheSettings, ttl_for
+from server.adapters.result_cache_memory import MemoryResultCache
 from server.errors import QueryFailed
 from server.runtime.build import build_runtime
 from server.runtime.holder import RuntimeHolder
