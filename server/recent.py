@@ -23,9 +23,7 @@ def slot_bytes(key: object) -> int:
 
 
 class Recent(Generic[K, V]):
-    def __init__(
-        self, size: int, max_bytes: int | None = None, weigh: Callable[[K, V], int] | None = None
-    ) -> None:
+    def __init__(self, size: int, max_bytes: int | None = None, weigh: Callable[[K, V], int] | None = None) -> None:
         """`weigh(key, value)`: the bytes an entry holds, the same for the same entry every time it is asked
         (it is asked again when the entry leaves); needed with `max_bytes`."""
         if max_bytes is not None and weigh is None:
@@ -39,6 +37,15 @@ class Recent(Generic[K, V]):
 
     def __len__(self) -> int:
         return len(self._values)
+
+    def __contains__(self, key: object) -> bool:
+        """Whether `key` is kept (without making it the most recently used)."""
+        return key in self._values
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+            self.bytes = 0
 
     def get(self, key: K) -> V | None:
         return self.get_many((key,)).get(key)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from server.embedding import CachedEmbedder
-from server.embedding.minilm import MiniLMEmbedder
+from server.embedding.minilm import RECENT_VIEWS_BYTES, MiniLMEmbedder
 from server.embedding.settings import EmbeddingSettings
 
 HERE = {str(Path(__file__).resolve().parents[2] / "server" / name) for name in ("recent.py", "embedding/cache.py")}
@@ -26,7 +26,9 @@ async def test_unique_questions_level_off_at_the_byte_bound(minilm_embedder: Min
     tracemalloc.start()
     try:
         for start in range(0, 800, 50):
-            await cache.embed_questions([f"how many orders did customer {i} place in march" for i in range(start, start + 50)])
+            await cache.embed_questions(
+                [f"how many orders did customer {i} place in march" for i in range(start, start + 50)]
+            )
             assert cache.memory_bytes <= bound
         snapshot = tracemalloc.take_snapshot()
     finally:
@@ -42,3 +44,23 @@ async def test_unique_questions_level_off_at_the_byte_bound(minilm_embedder: Min
 
 def test_the_bound_is_a_setting() -> None:
     assert EmbeddingSettings.model_validate({"cache": {"memory_max_bytes": 1024}}).cache.memory_max_bytes == 1024
+
+
+def test_kept_token_views_stay_within_their_byte_bound(minilm_embedder: MiniLMEmbedder) -> None:
+    """Long questions hold about 3 KB of token states per token: 60 of 250 tokens would hold 47 MB under
+    the count bound alone (256 questions); the byte bound keeps fewer."""
+    model = minilm_embedder.model
+    wanted = model._views_wanted
+    model._recent_views.clear()
+    words = " ".join(f"word{i}" for i in range(120))  # about 250 tokens
+    try:
+        minilm_embedder.token_views_sync(["an example"])  # views are wanted from now on: questions keep theirs
+        questions = [f"question {n}: {words}" for n in range(60)]
+        for start in range(0, 60, 12):
+            model.encode_questions(questions[start : start + 12])
+        kept = model._recent_views
+        assert kept.bytes <= RECENT_VIEWS_BYTES and 0 < len(kept) < 60
+        assert kept.bytes > 0.9 * RECENT_VIEWS_BYTES
+    finally:
+        model._recent_views.clear()  # the model is shared by the session's tests: as it was
+        model._views_wanted = wanted
