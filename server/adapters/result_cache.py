@@ -39,26 +39,33 @@ class ResultCacheSettings(BackendChoice):
     redis_only = ("url", "key_prefix", "timeout")
     memory_only = ("max_entries", "max_bytes", "max_entry_share")
 
-    enabled: bool = True
+    enabled: bool = Field(True, description="cache answers by adapter, template and validated parameter values")
     # for templates without their own cache_ttl_seconds; templates with date parameters default to 0
     # (off): "last 7 days" means something else tomorrow
-    default_ttl_seconds: float = Field(60.0, ge=0)
-    max_entries: int = Field(10_000, ge=1)  # memory backend
+    default_ttl_seconds: float = Field(
+        60.0,
+        ge=0,
+        description="lifetime of a cached answer for templates without cache_ttl_seconds (templates with date "
+        "parameters are not cached by default)",
+    )
+    max_entries: int = Field(10_000, ge=1, description="memory only: entries kept (least recently used out first)")
     max_bytes: int = Field(
         64 * 2**20,
         ge=2**16,
-        description="memory backend: bytes the cached answers may hold together (64 MiB; each answer counted "
-        "as its pickled rows plus its key and bookkeeping); least recently used answers leave first",
+        description="memory only: bytes the cached answers may hold together (64 MiB; each answer counted as its "
+        "pickled rows plus its key and bookkeeping); least recently used answers leave first",
     )
     max_entry_share: float = Field(
         0.05,
         gt=0,
         le=1,
-        description="memory backend: an answer larger than this share of max_bytes is not cached "
-        "(one huge answer would push out every other)",
+        description="memory only: an answer larger than this share of max_bytes is not cached (one huge answer "
+        "would push out every other)",
     )
-    key_prefix: str = Field("intent_router:results:", min_length=1)
-    timeout: float = Field(0.5, gt=0)  # seconds a Redis round trip may take before it counts as a miss
+    key_prefix: str = Field("intent_router:results:", min_length=1, description="redis only: prefix of the Redis keys")
+    timeout: float = Field(
+        0.5, gt=0, description="redis only: seconds a Redis round trip may take before it counts as a miss"
+    )
 
 
 @dataclass(frozen=True)
