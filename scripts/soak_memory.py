@@ -185,7 +185,7 @@ async def drive(url: str, seconds: float, limit: int | None, clients: int, count
             step += 1
             try:
                 await one(http, step)
-            except (aiohttp.ClientError, asyncio.TimeoutError) as exc:
+            except (TimeoutError, aiohttp.ClientError) as exc:
                 counts.error(type(exc).__name__)
 
     timeout = aiohttp.ClientTimeout(total=60)

@@ -3,8 +3,8 @@
 Keyed by adapter, template and the validated parameter values, plus a digest of the adapter's
 settings and the template itself, so a reload that changes either can never serve an older answer
 (and `forget` empties an adapter explicitly, in Redis through an index of the adapter's keys). In
-the process by default (LRU bounded in bytes, result_cache_memory.py), or in Redis so several server processes share it. A cache
-that fails (Redis down) is a miss, never an error.
+the process by default (LRU bounded in bytes, result_cache_memory.py), or in Redis so several server
+processes share it. A cache that fails (Redis down) is a miss, never an error.
 """
 
 from __future__ import annotations

@@ -110,7 +110,7 @@ class MemoryResultCache(ResultCache):
             self._expired += 1
             return None
         self._entries.move_to_end(key)
-        rows, columns, truncated = pickle.loads(entry.blob)  # noqa: S301 - pickled by this process
+        rows, columns, truncated = pickle.loads(entry.blob)  # pickled by this process: trusted
         return CachedRows(rows, columns, truncated)
 
     async def put(self, key: str, value: CachedRows, ttl: float) -> None:

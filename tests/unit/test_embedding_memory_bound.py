@@ -6,8 +6,6 @@ from __future__ import annotations
 import tracemalloc
 from pathlib import Path
 
-import numpy as np
-
 from server.embedding import CachedEmbedder
 from server.embedding.minilm import RECENT_VIEWS_BYTES, MiniLMEmbedder
 from server.embedding.settings import EmbeddingSettings
