@@ -9,7 +9,8 @@ bounds given on the command line, and drives for `--seconds` (or until `--questi
   each, cached: the result cache fills);
 - sessions: every /v1/query opens one (no session_id), and a clarification leaves a pending state;
 - MCP sessions: an `initialize` on /mcp opens one (stateful transport).
-Every `--sample-seconds` the server's RSS (VmRSS) is read from /proc. Prints one JSON object: the
+Every `--sample-seconds` the server's RSS (VmRSS) is read from /proc, and the caches' own accounted
+bytes from /metrics (`result_cache_mb`, `embedding_cache_mb`). Prints one JSON object: the
 samples, the RSS once started (`started_rss_mb`) and after `--warmup-seconds` of the same traffic
 (`start_rss_mb`: lanes and pools loaded, before the counted load), the plateau (the last quarter of
 the samples: range and growth per 1,000 questions) and the configured bounds.
@@ -193,9 +194,31 @@ async def drive(url: str, seconds: float, limit: int | None, clients: int, count
         await asyncio.gather(*(client(http) for _ in range(clients)))
 
 
-async def sample(pid: int, every: float, counts: Counts, started: float, out: list[dict[str, Any]]) -> None:
+async def cache_mb(url: str) -> dict[str, float]:
+    """The caches' own accounted bytes from /metrics (`intent_router_cache_bytes`), in MB by cache."""
+    import aiohttp
+    from prometheus_client.parser import text_string_to_metric_families
+
+    async with aiohttp.ClientSession() as http, http.get(url + "/metrics") as reply:
+        text = await reply.text()
+    return {
+        f"{s.labels['cache'].split(':')[0]}_cache_mb": round(s.value / 2**20, 2)
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+        if s.name == "intent_router_cache_bytes"
+    }
+
+
+async def sample(url: str, pid: int, every: float, counts: Counts, started: float, out: list[dict[str, Any]]) -> None:
     while True:
-        out.append({"t": round(time.monotonic() - started, 1), "rss_mb": rss_mb(pid), **counts_of(counts)})
+        out.append(
+            {
+                "t": round(time.monotonic() - started, 1),
+                "rss_mb": rss_mb(pid),
+                **counts_of(counts),
+                **await cache_mb(url),
+            }
+        )
         await asyncio.sleep(every)
 
 
@@ -204,12 +227,14 @@ async def soak(url: str, pid: int, args: argparse.Namespace, counts: Counts) -> 
     await drive(url, args.warmup_seconds, None, args.clients, Counts(), "warm-up")  # lanes, pools, first calls
     counts.start_rss_mb = rss_mb(pid)
     started = time.monotonic()
-    sampler = asyncio.create_task(sample(pid, args.sample_seconds, counts, started, samples))
+    sampler = asyncio.create_task(sample(url, pid, args.sample_seconds, counts, started, samples))
     try:
         await drive(url, args.seconds, args.questions, args.clients, counts, secrets.token_hex(3))
     finally:
         sampler.cancel()
-    samples.append({"t": round(time.monotonic() - started, 1), "rss_mb": rss_mb(pid), **counts_of(counts)})
+    samples.append(
+        {"t": round(time.monotonic() - started, 1), "rss_mb": rss_mb(pid), **counts_of(counts), **await cache_mb(url)}
+    )
     return samples
 
 

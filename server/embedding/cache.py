@@ -344,6 +344,14 @@ class CachedEmbedder(Embedder):
         """The accounted bytes of the vectors kept in memory."""
         return self._memory.bytes
 
+    @property
+    def memory_max_bytes(self) -> int:
+        return self._memory.max_bytes or 0
+
+    @property
+    def memory_entries(self) -> int:
+        return len(self._memory)
+
     def _remember(self, key: bytes, vector: np.ndarray) -> None:
         self._seen_dim = int(vector.shape[0])
         if not vector.flags.owndata:  # a row of a batch, or a view of a blob read from disk: it would keep

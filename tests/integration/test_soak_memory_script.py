@@ -23,4 +23,6 @@ def test_a_brief_soak_prints_its_curve_and_bounds() -> None:
     assert result["bounds"]["embedding_memory_max_bytes"] == 65536
     assert result["bounds"]["result_cache_max_bytes"] == 2**20
     assert len(result["samples"]) >= 2 and all(s["rss_mb"] > 0 for s in result["samples"])
+    last = result["samples"][-1]
+    assert 0 < last["embedding_cache_mb"] <= 65536 / 2**20 and 0 < last["result_cache_mb"] <= 1.0
     assert result["start_rss_mb"] > 0 and set(result["plateau"]) >= {"rss_min_mb", "rss_max_mb", "grew_mb"}
