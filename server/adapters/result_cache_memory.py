@@ -170,8 +170,9 @@ class MemoryResultCache(ResultCache):
 
     def _start_sweeper(self) -> None:
         """The background sweep, started with the first write (a cache is built before the event loop runs)."""
-        if self._sweeper is None or self._sweeper.done():
-            self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
+        loop = asyncio.get_running_loop()
+        if self._sweeper is None or self._sweeper.done() or self._sweeper.get_loop() is not loop:
+            self._sweeper = loop.create_task(self._sweep_forever())
 
     async def _sweep_forever(self) -> None:
         while True:
