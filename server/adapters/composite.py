@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from ..api.health import Health
 from ..api.requests import Execution
 from ..bulkhead import REFIT_POOL, run_on
 from ..routing.calibration import ScoreCalibration, fit_per_model
@@ -268,7 +269,7 @@ class CompositeAdapter(Adapter):
             await stage.close()
 
     async def health(self) -> dict[str, Any]:
-        return {"status": "ok", "children": list(self.settings.child_adapters)}
+        return {"status": Health.OK, "children": list(self.settings.child_adapters)}
 
     def describe(self) -> dict[str, Any]:
         children = {}
