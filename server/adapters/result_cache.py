@@ -3,8 +3,8 @@
 Keyed by adapter, template and the validated parameter values, plus a digest of the adapter's
 settings and the template itself, so a reload that changes either can never serve an older answer
 (and `forget` empties an adapter explicitly, in Redis through an index of the adapter's keys). In
-the process by default (LRU with a bound), or in Redis so several server processes share it. A cache
-that fails (Redis down) is a miss, never an error.
+the process by default (LRU bounded in bytes, result_cache_memory.py), or in Redis so several server
+processes share it. A cache that fails (Redis down) is a miss, never an error.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import json
 import logging
 import time
 from abc import ABC, abstractmethod
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +37,7 @@ class ResultCacheSettings(BackendChoice):
     """The `result_cache:` block of config.yaml (backend memory or redis, with its url)."""
 
     redis_only = ("url", "key_prefix", "timeout")
-    memory_only = ("max_entries",)
+    memory_only = ("max_entries", "max_bytes", "max_entry_share")
 
     enabled: bool = Field(True, description="cache answers by adapter, template and validated parameter values")
     # for templates without their own cache_ttl_seconds; templates with date parameters default to 0
@@ -50,6 +49,19 @@ class ResultCacheSettings(BackendChoice):
         "parameters are not cached by default)",
     )
     max_entries: int = Field(10_000, ge=1, description="memory only: entries kept (least recently used out first)")
+    max_bytes: int = Field(
+        64 * 2**20,
+        ge=2**16,
+        description="memory only: bytes the cached answers may hold together (64 MiB; each answer counted as its "
+        "pickled rows plus its key and bookkeeping); least recently used answers leave first",
+    )
+    max_entry_share: float = Field(
+        0.05,
+        gt=0,
+        le=1,
+        description="memory only: an answer larger than this share of max_bytes is not cached (one huge answer "
+        "would push out every other)",
+    )
     key_prefix: str = Field("intent_router:results:", min_length=1, description="redis only: prefix of the Redis keys")
     timeout: float = Field(
         0.5, gt=0, description="redis only: seconds a Redis round trip may take before it counts as a miss"
@@ -103,37 +115,6 @@ class ResultCache(ABC):
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""
-
-
-class MemoryResultCache(ResultCache):
-    def __init__(self, max_entries: int, clock: Any = time.monotonic) -> None:
-        self._entries: OrderedDict[str, tuple[float, CachedRows]] = OrderedDict()
-        self._max = max_entries
-        self._clock = clock
-
-    async def get(self, key: str) -> CachedRows | None:
-        entry = self._entries.get(key)
-        if entry is None:
-            return None
-        expires, value = entry
-        if expires <= self._clock():
-            del self._entries[key]
-            return None
-        self._entries.move_to_end(key)
-        return value
-
-    async def put(self, key: str, value: CachedRows, ttl: float) -> None:
-        self._entries[key] = (self._clock() + ttl, value)
-        self._entries.move_to_end(key)
-        while len(self._entries) > self._max:
-            self._entries.popitem(last=False)
-
-    async def forget(self, adapter: str) -> None:
-        for key in [k for k in self._entries if k.startswith(f"{adapter}:")]:
-            del self._entries[key]
-
-    def __len__(self) -> int:
-        return len(self._entries)
 
 
 class RedisResultCache(ResultCache):
@@ -206,4 +187,8 @@ def build_result_cache(settings: ResultCacheSettings) -> ResultCache | None:
         return None
     if settings.backend == "redis":
         return RedisResultCache(settings.redis_url, settings.key_prefix, settings.timeout)
-    return MemoryResultCache(settings.max_entries)
+    from .result_cache_memory import MemoryResultCache  # it builds on the interface above
+
+    return MemoryResultCache(
+        settings.max_bytes, int(settings.max_bytes * settings.max_entry_share), settings.max_entries
+    )

@@ -68,10 +68,13 @@ class SessionStore(ABC):
             return None
 
     async def save(self, state: SessionState) -> None:
-        """Store the state (refreshing its expiry); one that outgrows `max_state_bytes` keeps no pending part."""
+        """Store the state (refreshing its expiry); one that outgrows `max_state_bytes` keeps no pending part,
+        and then no last answer either if it still does (so a session never holds more than the bound)."""
         text = state.to_json()
-        if len(text.encode("utf-8")) > self.settings.max_state_bytes:
-            state = state.model_copy(update={"clarification": None, "choice": None, "pending_turn": None})
+        for dropped in ({"clarification": None, "choice": None, "pending_turn": None}, {"last": None}):
+            if len(text.encode("utf-8")) <= self.settings.max_state_bytes:
+                break
+            state = state.model_copy(update=dropped)
             text = state.to_json()
         await self._write(state.owner, state.key, text)
 

@@ -1,7 +1,8 @@
 """Persistent embedding cache: a restart or a reload re-embeds only texts it has never seen.
 
-Rows are keyed by (model_id, sha256(text)) in SQLite and hold float32 bytes; a bounded LRU dict
-sits in front so that repeated questions never touch the disk. Optionally a cache shared by every
+Rows are keyed by (model_id, sha256(text)) in SQLite and hold float32 bytes; an LRU bounded in bytes
+(`memory_max_bytes`: vectors of a 3072-d model weigh eight times a MiniLM one) sits in front so that
+repeated questions never touch the disk. Optionally a cache shared by every
 replica (Redis, shared_cache.py) sits behind the file: what the file lacks is looked up there (and
 copied into the file), and what is embedded is written to both. Only the misses of a batch are sent
 to the wrapped embedder, in one call.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -24,7 +26,8 @@ from server.embedding.base import Embedder, TokenViews, check_texts, empty
 
 from ..bulkhead import SEARCH_POOL, run_on
 from ..local_sqlite import no_memory_maps
-from ..recent import Recent
+from ..recent import Recent, slot_bytes
+from .settings import MEMORY_BYTES
 from .shared_cache import SharedEmbeddings
 
 log = logging.getLogger(__name__)
@@ -59,6 +62,11 @@ class CacheStats:
 
 def text_key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+def vector_bytes(key: bytes, vector: np.ndarray) -> int:
+    """What one vector kept in memory holds: the array (it owns its data, see `_remember`), its key and slot."""
+    return sys.getsizeof(vector) + slot_bytes(key)
 
 
 class _DiskCache:
@@ -148,7 +156,7 @@ class CachedEmbedder(Embedder):
         self,
         inner: Embedder,
         path: Path | None,
-        memory_entries: int = 20_000,
+        memory_bytes: int = MEMORY_BYTES,
         max_disk_entries: int = 200_000,
         shared: SharedEmbeddings | None = None,
     ) -> None:
@@ -156,7 +164,8 @@ class CachedEmbedder(Embedder):
         self.shared = shared
         self.model_id = inner.model_id
         self.stats = CacheStats()
-        self._memory: Recent[bytes, np.ndarray] = Recent(memory_entries)  # touched by the loop and worker threads
+        # touched by the loop and worker threads; bounded in bytes alone (the count bound is not the limit)
+        self._memory: Recent[bytes, np.ndarray] = Recent(sys.maxsize, memory_bytes, vector_bytes)
         self._seen_dim = 0
         self._disk: _DiskCache | None = None
         if path is not None:
@@ -331,6 +340,21 @@ class CachedEmbedder(Embedder):
         except sqlite3.Error as exc:
             log.warning("embedding cache write failed (%s); continuing without persisting", exc)
 
+    @property
+    def memory_bytes(self) -> int:
+        """The accounted bytes of the vectors kept in memory."""
+        return self._memory.bytes
+
+    @property
+    def memory_max_bytes(self) -> int:
+        return self._memory.max_bytes or 0
+
+    @property
+    def memory_entries(self) -> int:
+        return len(self._memory)
+
     def _remember(self, key: bytes, vector: np.ndarray) -> None:
         self._seen_dim = int(vector.shape[0])
+        if not vector.flags.owndata:  # a row of a batch, or a view of a blob read from disk: it would keep
+            vector = vector.copy()  # the whole batch or blob alive, unaccounted
         self._memory.put(key, vector)

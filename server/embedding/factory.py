@@ -100,5 +100,6 @@ def build_embedder(settings: EmbeddingSettings, base_dir: Path) -> Embedder:
     return CachedEmbedder(
         provider,
         resolve_path(settings.cache.path, base_dir),
+        memory_bytes=settings.cache.memory_max_bytes,
         shared=SharedEmbeddings(shared) if shared is not None else None,
     )

@@ -13,9 +13,9 @@ import importlib.util
 import json
 import logging
 import os
+import sys
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -29,6 +29,7 @@ from server.embedding.base import Embedder, EmbeddingError, TokenViews, check_te
 from server.embedding.batching import Lane, QuestionBatcher
 from server.embedding.graph_store import GraphSource, discard, ensure_graph
 from server.embedding.lanes import PassGate
+from server.recent import Recent, slot_bytes
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,9 @@ QUERY_BATCH = 16  # questions per forward pass when they queue up behind a busy 
 PASS_TOKENS = 30.0  # a forward pass's fixed cost, in padded tokens (see pass_cost)
 ATTENTION_PER_WIDTH = 7e-4  # a padded token's extra cost per token of width (attention is quadratic)
 RECENT_VIEWS = 256  # questions whose token states are kept for the intent model's token views
+# ... and at most this many bytes of them: a question's views take about 3 KB per token, so 256 questions
+# of 256 tokens (2,000 characters each) would hold 200 MB; typical questions (20-40 tokens) stay under it
+RECENT_VIEWS_BYTES = 32 * 2**20
 
 
 @dataclass(frozen=True)
@@ -113,8 +117,7 @@ class MiniLMModel:
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._session, self.load_info, self._source = self._open(threads or default_threads())
         self._gate = PassGate()
-        self._recent_views: OrderedDict[str, TokenViews] = OrderedDict()
-        self._views_lock = threading.Lock()
+        self._recent_views: Recent[str, TokenViews] = Recent(RECENT_VIEWS, RECENT_VIEWS_BYTES, views_bytes)
         # Questions keep their token states only once someone (the intent model) has asked for them.
         self._views_wanted = False
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minilm")  # bulk work
@@ -218,8 +221,7 @@ class MiniLMModel:
     def encode_views(self, texts: list[str], batch_size: int) -> list[TokenViews]:
         """Token states of `texts` (recent questions come from memory)."""
         self._views_wanted = True
-        with self._views_lock:
-            found = {t: self._recent_views[t] for t in texts if t in self._recent_views}
+        found = self._recent_views.get_many(texts)
         todo = list(dict.fromkeys(t for t in texts if t not in found))
         if todo:
             found.update(zip(todo, self._run(todo, batch_size, None, keep_views=True), strict=True))
@@ -228,10 +230,8 @@ class MiniLMModel:
     def remembered_views(self, texts: list[str]) -> list[TokenViews] | None:
         """Token states of `texts` if every one is in memory (else None)."""
         self._views_wanted = True
-        with self._views_lock:
-            if all(t in self._recent_views for t in texts):
-                return [self._recent_views[t] for t in texts]
-        return None
+        found = self._recent_views.get_many(texts)
+        return [found[t] for t in texts] if len(found) == len(set(texts)) else None
 
     def _run(
         self, texts: list[str], batch_size: int, out: np.ndarray | None, keep_views: bool, lane: Any = None
@@ -268,11 +268,14 @@ class MiniLMModel:
         return [views[i] for i in range(len(views))]
 
     def _remember_views(self, text: str, views: TokenViews) -> None:
-        with self._views_lock:
-            self._recent_views[text] = views
-            self._recent_views.move_to_end(text)
-            while len(self._recent_views) > RECENT_VIEWS:
-                self._recent_views.popitem(last=False)
+        self._recent_views.put(text, views)
+
+
+def views_bytes(text: str, views: TokenViews) -> int:
+    """What one question's kept token views hold: its three arrays (copies: they own their data), the
+    views object and the question as its key."""
+    arrays = sum(sys.getsizeof(a) for a in (views.ids, views.last, views.penultimate))
+    return arrays + sys.getsizeof(views) + slot_bytes(text)
 
 
 def pass_cost(rows: Any, width: int) -> Any:

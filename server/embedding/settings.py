@@ -12,6 +12,7 @@ from .shared_cache import SharedEmbeddingCacheSettings
 
 # Names accepted for the bundled local model; all mean the same weights.
 MINILM_MODEL_NAMES = frozenset({"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"})
+MEMORY_BYTES = 32 * 2**20  # the memory LRU's default bound: about 18,500 MiniLM vectors
 
 
 class EmbeddingCacheSettings(BaseModel, extra="forbid"):
@@ -25,6 +26,12 @@ class EmbeddingCacheSettings(BaseModel, extra="forbid"):
     path: str = Field(
         "data/embedding_cache.sqlite3",
         description="SQLite file of the cache (relative to the config directory's parent)",
+    )
+    memory_max_bytes: int = Field(
+        MEMORY_BYTES,
+        ge=0,
+        description="bytes the vectors kept in memory in front of the file may hold (32 MiB: about 18,500 "
+        "384-d vectors, each counted as its array, key and slot); least recently used leave first",
     )
     # also in Redis, shared by every replica (a new replica starts warm); absent: this replica's file only
     shared: SharedEmbeddingCacheSettings | None = Field(

@@ -14,7 +14,8 @@ What is measured, and where it comes from:
   a composite's batching stages (the intent model scores concurrent requests' questions together):
   read from the embedders' question batchers and the stages at scrape time;
 - MCP sessions (open per key, caps, saturation, opened / refused / closed to make room): read from `/mcp`'s
-  session ledger at scrape time (mcp_metrics.py).
+  session ledger at scrape time (mcp_metrics.py);
+- the in-process caches' bytes, bounds and entries (result cache, embedding vectors): cache_metrics.py.
 
 A registry per app (never the process-wide default) lets several apps live in one process (tests).
 With auth on, `/metrics` needs the stats or admin key, as the statistics routes do.
@@ -40,6 +41,7 @@ from ..runtime.build import Runtime
 from ..runtime.holder import LoadStatus, RuntimeHolder
 from ..service.answer import Answer
 from ..stats.capture import Decided
+from .cache_metrics import CacheMemoryCollector
 from .mcp_metrics import MCPSessionCollector
 from .routing_log import STATS_LOG
 
@@ -208,6 +210,7 @@ class Metrics:
         r.register(_RoutingLogCollector(app))
         r.register(_BatchCollector(holder))
         r.register(MCPSessionCollector(app, holder))
+        r.register(CacheMemoryCollector(holder))
 
     # --- feeds ------------------------------------------------------------------------------------
     def observe(self, kind: str, adapter: Adapter, question: str, result: Decided) -> None:

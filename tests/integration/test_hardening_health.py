@@ -123,12 +123,12 @@ async def test_duckdb_cached_answers_follow_the_file(tmp_path):
     cached answers), a removed one is a 503, not the rows cached from it."""
     import pytest
 
-    from server.adapters.result_cache import MemoryResultCache
+    from server.adapters.result_cache_memory import MemoryResultCache
     from server.errors import SourceUnavailable
 
     path, settings = duckdb_counting(tmp_path, 3)
     async with started(tmp_path, settings, COUNT) as adapter:
-        adapter.context.result_cache = MemoryResultCache(100)
+        adapter.context.result_cache = MemoryResultCache(2**20, 2**16)
         template = adapter.templates["count"]
         assert (await adapter.run(template, {})).rows == [{"n": 3}]
         assert (await adapter.run(template, {})).from_cache

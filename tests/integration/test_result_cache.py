@@ -8,7 +8,8 @@ import uuid
 
 import pytest
 
-from server.adapters.result_cache import MemoryResultCache, RedisResultCache, ResultCacheSettings, ttl_for
+from server.adapters.result_cache import RedisResultCache, ResultCacheSettings, ttl_for
+from server.adapters.result_cache_memory import MemoryResultCache
 from server.errors import QueryFailed
 from server.runtime.build import build_runtime
 from server.runtime.holder import RuntimeHolder
@@ -97,6 +98,27 @@ async def test_a_reload_that_changes_the_adapter_empties_its_entries(tmp_path):
         assert after.body["metadata"]["from_cache"] is False and {"name": "Barbara"} in after.body["rows"]
     finally:
         await holder.close()
+
+
+async def test_the_byte_settings_reach_the_cache_and_a_large_answer_is_not_cached(tmp_path):
+    """`max_bytes` and `max_entry_share` from config.yaml: with 200 more engineers the Engineering answer
+    is over 1% of 64 KiB (655 bytes), so the source answers it every time; Sales' few rows are cached."""
+    config = people_tree(tmp_path, BASE_CONFIG + "result_cache: {max_bytes: 65536, max_entry_share: 0.01}\n")
+    for i in range(200):
+        add_engineer(tmp_path, f"Engineer number {i}")
+    runtime = await build_runtime(load_config(config))
+    try:
+        assert isinstance(runtime.result_cache, MemoryResultCache)
+        assert (runtime.result_cache.max_bytes, runtime.result_cache.max_entry_bytes) == (65536, 655)
+        people = runtime.get("people")
+        for _ in range(2):
+            assert (await answer(people, QUESTION)).body["metadata"]["from_cache"] is False
+        assert runtime.result_cache.figures().too_large == 2
+        sales = "who works in the Sales department?"
+        await answer(people, sales)
+        assert (await answer(people, sales)).body["metadata"]["from_cache"] is True
+    finally:
+        await runtime.close()
 
 
 async def test_a_failing_query_is_not_cached(tmp_path):

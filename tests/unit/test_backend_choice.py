@@ -26,6 +26,8 @@ REDIS = {"backend": "redis", "url": "redis://127.0.0.1:6379/0"}
         (ResultCacheSettings, {"timeout": 2}, "timeout is only read by backend: redis"),
         (ResultCacheSettings, {"key_prefix": "x:"}, "key_prefix is only read by backend: redis"),
         (ResultCacheSettings, {**REDIS, "max_entries": 5}, "max_entries is only read by backend: memory"),
+        (ResultCacheSettings, {**REDIS, "max_bytes": 2**20}, "max_bytes is only read by backend: memory"),
+        (ResultCacheSettings, {**REDIS, "max_entry_share": 0.5}, "max_entry_share is only read by backend: memory"),
         (SessionSettings, {"key_prefix": "x:"}, "key_prefix is only read by backend: redis"),
         (SessionSettings, {"url": REDIS["url"]}, "url is only read by backend: redis"),
         (SessionSettings, {"timeout": 2}, "timeout is only read by backend: redis"),
@@ -42,7 +44,7 @@ def test_a_key_of_the_other_backend_is_refused(model: type[BaseModel], data: dic
     [
         (RerankCacheSettings, {**REDIS, "timeout": 2, "key_prefix": "x:"}),
         (ResultCacheSettings, {**REDIS, "timeout": 2, "key_prefix": "x:"}),
-        (ResultCacheSettings, {"max_entries": 5}),
+        (ResultCacheSettings, {"max_entries": 5, "max_bytes": 2**20, "max_entry_share": 0.5}),
         (SessionSettings, {**REDIS, "key_prefix": "x:", "timeout": 0.5}),
     ],
 )

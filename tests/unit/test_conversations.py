@@ -10,7 +10,7 @@ from server.conversations.follow_up import pick_by_name, pick_by_position, value
 from server.conversations.memory_store import MemorySessionStore
 from server.conversations.redis_store import RedisSessionStore
 from server.conversations.settings import SessionSettings
-from server.conversations.state import PendingChoice, SessionState, TemplateRef
+from server.conversations.state import LastAnswer, PendingChoice, SessionState, TemplateRef
 from server.params.base import ExtractedValue, Extraction
 from server.testing.servers import free_port
 
@@ -79,6 +79,18 @@ async def test_memory_store_ttl_lru_and_size():
     await store.save(big)
     kept = await store.load(big.key)
     assert kept is not None and kept.turn == 1 and kept.choice is None  # too large: nothing pending is kept
+
+
+async def test_a_state_still_too_large_without_its_pending_part_drops_its_last_answer_too():
+    store = MemorySessionStore(SessionSettings(max_state_bytes=1024))
+    last = LastAnswer(template=OPTIONS[0], values={"name": "y" * 3000}, question="q" * 2000)
+    await store.save(_state(1).model_copy(update={"last": last}))
+    kept = await store.load(_state(1).key)
+    assert kept is not None and kept.turn == 1 and kept.last is None
+    assert len(kept.to_json().encode()) <= 1024
+    small = LastAnswer(template=OPTIONS[0], values={"name": "Ada"}, question="who is Ada?")
+    await store.save(_state(2).model_copy(update={"last": small}))
+    assert (await store.load(_state(2).key)).last == small  # within the bound: kept
 
 
 async def test_states_are_per_owner():

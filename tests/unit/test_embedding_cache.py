@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from server.embedding import CachedEmbedder, Embedder
+from server.embedding.cache import text_key, vector_bytes
 from server.embedding.minilm import MiniLMEmbedder
 
 TEXTS = [
@@ -93,7 +94,8 @@ async def test_sync_and_async_share_the_cache(tmp_path: Path, minilm_embedder: M
 
 
 def test_memory_only_without_a_path(minilm_embedder: MiniLMEmbedder) -> None:
-    cache = CachedEmbedder(minilm_embedder, None, memory_entries=2)
+    two = 2 * vector_bytes(text_key(TEXTS[0]), np.zeros(minilm_embedder.dim, dtype=np.float32))
+    cache = CachedEmbedder(minilm_embedder, None, memory_bytes=two)
     cache.embed_sync(TEXTS[:3])  # three distinct texts, room for two
     cache.embed_sync(TEXTS[2:3])
     cache.embed_sync(TEXTS[:1])
@@ -112,7 +114,7 @@ def test_unusable_cache_file_degrades_to_memory(tmp_path: Path, minilm_embedder:
 def test_disk_cache_is_bounded_and_keeps_recently_used(tmp_path: Path, minilm_embedder: MiniLMEmbedder) -> None:
     path = tmp_path / "cache.sqlite3"
     texts = [f"question {i}" for i in range(12)]
-    writer = CachedEmbedder(minilm_embedder, path, memory_entries=0, max_disk_entries=10)
+    writer = CachedEmbedder(minilm_embedder, path, memory_bytes=0, max_disk_entries=10)
     writer.embed_sync(texts[:6])
     with sqlite3.connect(path) as db:  # written two hours ago (use is recorded to the hour)
         db.execute("UPDATE embeddings SET used_at = used_at - 7200")
@@ -128,12 +130,12 @@ def test_disk_cache_is_bounded_and_keeps_recently_used(tmp_path: Path, minilm_em
 def test_fresh_hits_do_not_rewrite_their_rows(tmp_path: Path, minilm_embedder: MiniLMEmbedder) -> None:
     """A warm start reads every template's vector: rows used within the hour are not written again."""
     path = tmp_path / "cache.sqlite3"
-    CachedEmbedder(minilm_embedder, path, memory_entries=0).embed_sync(TEXTS)
+    CachedEmbedder(minilm_embedder, path, memory_bytes=0).embed_sync(TEXTS)
     with sqlite3.connect(path) as db:
         db.execute("UPDATE embeddings SET used_at = 1000.0 WHERE rowid = 1")  # long ago
         db.execute("UPDATE embeddings SET used_at = used_at - 60 WHERE rowid <> 1")  # a minute ago
         before = dict(db.execute("SELECT rowid, used_at FROM embeddings"))
-    reader = CachedEmbedder(minilm_embedder, path, memory_entries=0)
+    reader = CachedEmbedder(minilm_embedder, path, memory_bytes=0)
     reader.embed_sync(TEXTS)
     assert reader.stats.disk_hits == len(TEXTS)
     with sqlite3.connect(path) as db:
