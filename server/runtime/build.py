@@ -27,7 +27,7 @@ from ..config.errors import ConfigError, ConfigIssue
 from ..conversations import SessionSettings, SessionStore, build_session_store
 from ..embedding.base import Embedder
 from ..embedding.cache import CachedEmbedder
-from ..embedding.factory import build_embedder
+from ..embedding.factory import build_embedder, settings_key
 from ..embedding.settings import EmbeddingSettings
 from ..errors import NotFound
 from ..params.factory import build_extractor
@@ -296,7 +296,7 @@ def _carried(config: LoadedConfig, previous: Runtime | None, block: str, build: 
 
 
 def _embedding_key(settings: EmbeddingSettings, config: LoadedConfig) -> str:
-    return f"{config.root}\x00{settings.model_dump_json()}"
+    return settings_key(settings, config.root)
 
 
 def _embedder_for(settings: AdapterSettings, runtime: Runtime, previous: Runtime | None) -> Embedder:
