@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import csv
 import json
+import os
 import random
 import re
 import sys
@@ -71,6 +72,11 @@ CONFIGS: dict[str, dict] = {
 
 def template_id(intent: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", intent)
+
+
+def data_dir() -> Path:
+    """BANKING77 beside the checkout (../shared/data), or where BANKING77_DATA says (a worktree elsewhere)."""
+    return Path(os.environ.get("BANKING77_DATA", str(DATA)))
 
 
 def read_csv(path: Path) -> list[tuple[str, str]]:
@@ -151,7 +157,7 @@ async def route_all(runtime, name: str, questions: list[tuple[str, str]]):
 
 async def run(k: int | None, seed: int, limit: int | None, cache: Path, configs: dict[str, dict]) -> list[dict]:
     rng = random.Random(seed)
-    train, test = read_csv(DATA / "train.csv"), read_csv(DATA / "test.csv")
+    train, test = read_csv(data_dir() / "train.csv"), read_csv(data_dir() / "test.csv")
     by_intent: dict[str, list[str]] = defaultdict(list)
     for text, intent in train:
         by_intent[intent].append(text)

@@ -1,4 +1,4 @@
-"""`python run.py [serve|route|validate|reindex|mcp|fit-thresholds] ...`: one entry point, subcommands per job;
+"""`python run.py [serve|route|validate|reindex|mcp|fit-thresholds|tune-encoder] ...`: one entry point, subcommands per job;
 `serve` is the default, and its options work without its name (`python run.py --port 9000`)."""
 
 from __future__ import annotations
@@ -99,7 +99,25 @@ def _parser() -> tuple[argparse.ArgumentParser, set[str]]:
         action="store_true",
         help="write the fitted values into the adapter's YAML entry (comments kept, a .bak beside it)",
     )
-    for command in (serve, route, validate, reindex, mcp, fit):  # `route ... --config PATH` works as well
+    tune = _command(
+        sub,
+        "tune-encoder",
+        "tune the local encoder on the templates' examples (needs requirements-tune.txt)",
+        "Fine-tune the local sentence encoder (all-MiniLM-L6-v2, or the embedding.model_path folder's base) on "
+        "the templates' descriptions and nl_examples with a contrastive loss (pairs of one template's texts; the "
+        "other templates in the batch, grouped with their nearest neighbours, as negatives), on CPU with JAX, "
+        "within --max-seconds. Holds out examples within templates to validate; shows progress on stderr; writes "
+        "a model folder (weights, tokenizer, manifest) and prints JSON whose last line names it as model_path. "
+        "Serve it with embedding.model_path.",
+    )
+    tune.add_argument("--out", type=Path, help="the folder to write (default: data/tuned-encoder beside config/)")
+    tune.add_argument("--max-seconds", type=float, default=600.0, help="training time budget (default 600)")
+    tune.add_argument("--steps", type=int, default=300, help="training steps at most (default 300)")
+    tune.add_argument(
+        "--validation", type=float, default=0.15, help="share of each template's examples held out (default 0.15)"
+    )
+    tune.add_argument("--seed", type=int, default=0, help="random seed of the split and the batches (default 0)")
+    for command in (serve, route, validate, reindex, mcp, fit, tune):  # `route ... --config PATH` works as well
         command.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="config file or directory")
     return parser, set(sub.choices)
 
@@ -141,6 +159,12 @@ def main(argv: list[str] | None = None) -> int:
             from .fit import fit_command
 
             print(json.dumps(asyncio.run(fit_command(args.config, args.labelled, args.adapter, args.write)), indent=2))
+            return 0
+        if command == "tune-encoder":
+            from .tune import tune_command
+
+            body = tune_command(args.config, args.out, args.max_seconds, args.steps, args.validation, args.seed)
+            print(json.dumps(body))
             return 0
         if command == "mcp":
             from ..mcp.stdio import serve_stdio
