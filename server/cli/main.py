@@ -199,13 +199,15 @@ def _validate(config: Path) -> int:
     """Load and check everything a server would load, and check every template against its live source
     (runtime/source_checks.py), without embedding, indexing or binding a port. A source that is down is
     reported as unchecked (a warning), not as an error."""
+    from ..runtime.encoder_check import encoder_warnings
     from ..runtime.model_mix import mixed_model_warnings
     from ..runtime.source_checks import check_config_sources
 
     loaded = load_config(config)
     checks = asyncio.run(check_config_sources(loaded))  # a template its source refuses: ConfigError, exit 1
     count = sum(len(t) for t in loaded.templates.values())
-    for warning in mixed_model_warnings(loaded) + [w for c in checks if (w := c.warning()) is not None]:
+    warnings = mixed_model_warnings(loaded) + encoder_warnings(loaded)
+    for warning in warnings + [w for c in checks if (w := c.warning()) is not None]:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"OK: {len(loaded.adapters)} adapters, {count} templates, {len(loaded.files)} files")
     checked = sum(c.templates for c in checks if c.status == "checked")

@@ -128,8 +128,9 @@ def _i64(*values: int) -> np.ndarray:
 
 def _pool(g: _GraphWriter, x: str, pooling: str) -> str:
     """Mean over real tokens (count clamped like sentence-transformers), or the first ([CLS]) token."""
-    if pooling == "cls":
-        return g.op("Gather", [x, g.const("cls_index", np.array(0, dtype=np.int64))], axis=1)
+    if pooling == "cls":  # initializers are at least 1-d: gather [0], then drop that axis
+        first = g.op("Gather", [x, g.const("cls_index", _i64(0))], axis=1)
+        return g.op("Squeeze", [first, g.const("cls_axis", _i64(1))])
     if pooling != "mean":
         raise ValueError(f"unsupported pooling {pooling!r}")
     mask3 = g.op("Unsqueeze", [g.op("Cast", ["attention_mask"], to=TensorProto.FLOAT), g.const("axis2", _i64(2))])

@@ -39,6 +39,7 @@ from ..stores.base import TemplateStore
 from ..stores.factory import build_store
 from ..stores.indexing import IndexReport, index_digests, sync_store
 from ..templates import Template
+from .encoder_check import encoder_warnings
 from .loader import LoadedConfig
 from .source_checks import check_sources, unchecked_warnings
 
@@ -138,8 +139,8 @@ class Runtime:
 
     def warnings(self) -> list[str]:
         """What a load of this runtime reports as worth fixing: templates not checked against a source that
-        was down (adapters/source_check.py)."""
-        return unchecked_warnings(self.adapters.values())
+        was down (adapters/source_check.py), a tuned encoder whose templates changed (encoder_check.py)."""
+        return unchecked_warnings(self.adapters.values()) + encoder_warnings(self.config)
 
     def default_adapter(self) -> Adapter:
         """The adapter a request that names none is asked: `server.default_adapter`, else the first
