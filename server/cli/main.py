@@ -1,5 +1,5 @@
-"""`python run.py [serve|route|validate|reindex|mcp|fit-thresholds|tune-encoder] ...`: one entry point, subcommands per job;
-`serve` is the default, and its options work without its name (`python run.py --port 9000`)."""
+"""`python run.py [serve|route|validate|reindex|mcp|fit-thresholds|tune-encoder] ...`: one entry point,
+subcommands per job; `serve` is the default, and its options work without its name (`python run.py --port 9000`)."""
 
 from __future__ import annotations
 

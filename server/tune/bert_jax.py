@@ -55,7 +55,9 @@ def _layer(x: jax.Array, bias: jax.Array, p: Params, i: int, s: BertShape) -> ja
     logits = q @ k.transpose(0, 1, 3, 2) / np.sqrt(head) + bias
     ctx = (jax.nn.softmax(logits, axis=-1) @ v).transpose(0, 2, 1, 3).reshape(batch, seq, hidden)
     o = f"{pre}.attention.output"
-    x = _layer_norm(_dense(ctx, p, f"{o}.dense") + x, p[f"{o}.LayerNorm.weight"], p[f"{o}.LayerNorm.bias"], s.layer_norm_eps)
+    x = _layer_norm(
+        _dense(ctx, p, f"{o}.dense") + x, p[f"{o}.LayerNorm.weight"], p[f"{o}.LayerNorm.bias"], s.layer_norm_eps
+    )
     inter = jax.nn.gelu(_dense(x, p, f"{pre}.intermediate.dense"), approximate=False)
     out = _dense(inter, p, f"{pre}.output.dense") + x
     return _layer_norm(out, p[f"{pre}.output.LayerNorm.weight"], p[f"{pre}.output.LayerNorm.bias"], s.layer_norm_eps)

@@ -29,9 +29,7 @@ class Split:
         return sum(len(h) for h in self.held_out)
 
 
-def split_examples(
-    templates: Mapping[str, Sequence[Template]], validation: float, rng: np.random.Generator
-) -> Split:
+def split_examples(templates: Mapping[str, Sequence[Template]], validation: float, rng: np.random.Generator) -> Split:
     """Each template's description and examples; a `validation` share of its examples is held out (by
     example, within the template), only from templates keeping at least three texts to train on."""
     keys, train, held_out = [], [], []
@@ -39,7 +37,7 @@ def split_examples(
         for template in items:
             examples = list(dict.fromkeys(template.nl_examples))
             texts = list(dict.fromkeys([template.description, *examples]))
-            hold = int(round(validation * len(examples))) if validation > 0 else 0
+            hold = round(validation * len(examples)) if validation > 0 else 0
             hold = max(0, min(hold, len(texts) - 3))
             if validation > 0 and hold == 0 and len(texts) - 1 >= 3 and len(examples) >= 4:
                 hold = 1

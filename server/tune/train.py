@@ -174,4 +174,3 @@ def tune(
         progress(log)
     progress(log)
     return p, log
-
