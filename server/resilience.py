@@ -86,7 +86,7 @@ class CircuitBreakerSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    enabled: bool = True
+    enabled: bool = Field(True, description="false: the breaker is off")
     failure_threshold: int = Field(5, ge=1, le=1000, description="consecutive failed calls that open the circuit")
     reset_timeout: float = Field(30.0, gt=0, description="seconds open before one probe call is let through")
 

@@ -44,22 +44,43 @@ class AdapterSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(pattern=ADAPTER_NAME_PATTERN)
-    type: str
-    enabled: bool = True
-    description: str = ""
+    name: str = Field(
+        pattern=ADAPTER_NAME_PATTERN, description="unique across all adapter files; letters, digits, `_`, `.`, `-`"
+    )
+    type: str = Field(
+        description="`sql`, `duckdb`, `mongodb`, `elasticsearch`, `http`, `graphql`, `composite` or a plug-in's type"
+    )
+    enabled: bool = Field(True, description="false: the adapter is not loaded at all")
+    description: str = Field(
+        "", description="what the adapter answers (shown in the catalogue and the MCP tool descriptions)"
+    )
 
 
 class DataAdapterSettings(AdapterSettings):
-    templates: list[str] = Field(min_length=1)
-    confidence_threshold: float = Field(0.45, ge=0.0, le=1.0)
+    templates: list[str] = Field(
+        min_length=1, description="globs of template library files (relative or absolute; `**` matches any depth)"
+    )
+    confidence_threshold: float = Field(
+        0.45, ge=0.0, le=1.0, description="the score needed to route when this adapter is queried directly"
+    )
     max_templates: int = Field(5, ge=1, le=100, description="candidates fetched when queried directly")
-    max_rows: int = Field(1000, ge=1)
-    query_timeout: float = Field(10.0, gt=0)
-    embedding: EmbeddingSettings | None = None  # a different model for this adapter's store
-    parameter_extraction: ParameterExtractionSettings | None = None  # fuzzy floor, clock, values cache, LLM pass
-    retries: RetrySettings = Field(default_factory=RetrySettings)  # transient failures (see server/resilience.py)
-    circuit_breaker: CircuitBreakerSettings = Field(default_factory=CircuitBreakerSettings)
+    max_rows: int = Field(1000, ge=1, description="row cap of an answer (the response says when rows were truncated)")
+    query_timeout: float = Field(
+        10.0, gt=0, description="seconds a query may run; a slow query is interrupted and answered with 504"
+    )
+    embedding: EmbeddingSettings | None = Field(
+        None,
+        description="a different embedding model for this adapter's store (same keys as config.yaml's `embedding`)",
+    )
+    parameter_extraction: ParameterExtractionSettings | None = Field(
+        None,
+        description="how parameters are filled from questions: fuzzy floor, clock, value lists, the learned "
+        "extractor, the LLM pass",
+    )
+    retries: RetrySettings = Field(default_factory=RetrySettings, description="retries of transient failures")
+    circuit_breaker: CircuitBreakerSettings = Field(
+        default_factory=CircuitBreakerSettings, description="the circuit breaker: a dead source answers 503 at once"
+    )
     # bulkhead (server/bulkhead.py): this source's own bounded concurrency
     max_concurrency: int = Field(8, ge=1, le=256, description="queries running on this source at once")
     queue_timeout: float = Field(5.0, gt=0, le=300, description="seconds a query waits for a free slot, then 503")

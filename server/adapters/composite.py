@@ -34,32 +34,58 @@ log = logging.getLogger("intent_router.adapters.composite")
 
 
 class CompositeAdapterSettings(AdapterSettings):
-    child_adapters: list[str] = Field(min_length=1)
-    confidence_threshold: float = Field(0.4, ge=0.0, le=1.0)
-    max_templates_per_source: int = Field(3, ge=1, le=100)
-    parallel_search: bool = True
-    search_timeout: float = Field(5.0, gt=0)
-    verbose: bool = False
-    ambiguity_margin: float | None = Field(None, ge=0.0, le=1.0)
-    on_ambiguity: Literal["ask", "best"] = "ask"
+    child_adapters: list[str] = Field(
+        min_length=1, description="the adapters it routes over; unknown or disabled names are load errors"
+    )
+    confidence_threshold: float = Field(0.4, ge=0.0, le=1.0, description="the combined score needed to route")
+    max_templates_per_source: int = Field(3, ge=1, le=100, description="candidates taken from each child")
+    parallel_search: bool = Field(
+        True, description="search the children at once (false: one after another in config order)"
+    )
+    search_timeout: float = Field(
+        5.0, gt=0, description="seconds per child; a slow or failing child is skipped and named"
+    )
+    verbose: bool = Field(False, description="log [Composite] lines for each decision")
+    ambiguity_margin: float | None = Field(
+        None, ge=0.0, le=1.0, description="top two templates closer than this give `ambiguous`; unset: never ambiguous"
+    )
+    on_ambiguity: Literal["ask", "best"] = Field(
+        "ask", description="`ask`: execute nothing and list the alternatives; `best`: run the best"
+    )
     # route_once: the best template overall runs; fan_out: the best template of each child that scores at
     # least min_score runs, at most max_sources of them, in parallel (service/fan_out.py)
-    execution: Execution = "route_once"
-    max_sources: int = Field(3, ge=1, le=50)
+    execution: Execution = Field(
+        "route_once",
+        description="`route_once`: the best template runs; `fan_out`: the best template of each child above min_score"
+        " runs, in parallel",
+    )
+    max_sources: int = Field(
+        3, ge=1, le=50, description="fan_out: at most this many children run (the best-scored first)"
+    )
     min_score: float | None = Field(None, ge=0.0, le=1.0, description="default: confidence_threshold")
     # embedding scores of children with different models mapped to one 0..1 scale (routing/calibration.py):
     # auto = when the children use more than one embedding model; examples = always; off = raw cosines
-    score_calibration: Literal["auto", "examples", "off"] = "auto"
+    score_calibration: Literal["auto", "examples", "off"] = Field(
+        "auto",
+        description="map the embedding scores of children with different models to one 0..1 scale: `auto` when they "
+        "use more than one model, `examples` always, `off` raw cosines",
+    )
     # in a session, a message may change a value of the last answer ("what about Sales?", "no, I meant 2023");
     # false: only what an answer left pending (a clarification, a choice) is continued
-    follow_ups: bool = True
+    follow_ups: bool = Field(
+        True,
+        description="in a session, a message may change a value of the last answer (false: only a pending "
+        "clarification or choice is continued)",
+    )
     # per-composite overrides of the global composite_retrieval block (merged over it at load)
-    reranking: RerankingOverride | None = None
-    string_similarity: StringSimilarityOverride | None = None
-    intent_model: IntentModelOverride | None = None
-    acceptance: AcceptanceOverride | None = None
-    scoring: ScoringOverride | None = None
-    performance: PerformanceOverride | None = None
+    reranking: RerankingOverride | None = Field(None, description="overrides of composite_retrieval.reranking")
+    string_similarity: StringSimilarityOverride | None = Field(
+        None, description="overrides of composite_retrieval.string_similarity"
+    )
+    intent_model: IntentModelOverride | None = Field(None, description="overrides of composite_retrieval.intent_model")
+    acceptance: AcceptanceOverride | None = Field(None, description="overrides of composite_retrieval.acceptance")
+    scoring: ScoringOverride | None = Field(None, description="overrides of composite_retrieval.scoring")
+    performance: PerformanceOverride | None = Field(None, description="overrides of composite_retrieval.performance")
 
     @field_validator("child_adapters")
     @classmethod

@@ -53,16 +53,24 @@ _FILE_READER_SUFFIXES = ("_scan", "_attach", "_query", "_scan_pushdown")
 class DuckDBConnection(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    path: str  # database file, relative to the project root; ":memory:" for an empty in-memory database
-    read_only: bool = True
-    threads: int = Field(2, ge=1, le=64)
+    path: str = Field(description="database file (relative to the project root), or `:memory:`")
+    read_only: bool = Field(
+        True, description="open the file read-only (a reload cannot change it for a file the server has open)"
+    )
+    threads: int = Field(
+        2, ge=1, le=64, description="DuckDB's threads (a reload cannot change it for a file the server has open)"
+    )
     # Files and directories (relative to the project root) templates may read with read_csv, read_parquet,
     # FROM 'file' ...; empty: no file or URL access at all besides the database itself.
-    allowed_paths: list[str] = Field(default_factory=list)
+    allowed_paths: list[str] = Field(
+        default_factory=list,
+        description="files and directories templates may read (read_csv, FROM 'file' ...); empty: no file or URL "
+        "access besides the database",
+    )
 
 
 class DuckDBAdapterSettings(DataAdapterSettings):
-    connection: DuckDBConnection
+    connection: DuckDBConnection = Field(description="the DuckDB database")
 
 
 def to_duckdb_binds(sql: str) -> str:

@@ -39,13 +39,15 @@ _SCRIPT_TEXT = frozenset({"source", "id", "lang"})  # under "script": code, not 
 class ESConnection(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    url: str
-    api_key_env: EnvVarName | None = None
-    username: str | None = None
-    password_env: EnvVarName | None = None
-    verify_certs: bool = True
-    ca_certs: str | None = None
-    pool_size: int = Field(10, ge=1, le=500)
+    url: str = Field(description="http:// or https:// URL of the cluster")
+    api_key_env: EnvVarName | None = Field(None, description="NAME of the environment variable holding an API key")
+    username: str | None = Field(None, description="basic auth user (with password_env)")
+    password_env: EnvVarName | None = Field(
+        None, description="NAME of the environment variable holding the basic auth password"
+    )
+    verify_certs: bool = Field(True, description="verify the server's TLS certificate")
+    ca_certs: str | None = Field(None, description="a CA bundle file to verify it with")
+    pool_size: int = Field(10, ge=1, le=500, description="connections kept open")
 
     @field_validator("url")
     @classmethod
@@ -65,7 +67,7 @@ class ESConnection(BaseModel):
 
 
 class ElasticsearchAdapterSettings(DataAdapterSettings):
-    connection: ESConnection
+    connection: ESConnection = Field(description="the Elasticsearch cluster")
 
 
 class ESBody(BaseModel):

@@ -25,7 +25,7 @@ log = logging.getLogger("intent_router.adapters.graphql")
 
 
 class GraphQLAdapterSettings(DataAdapterSettings):
-    connection: WebConnection
+    connection: WebConnection = Field(description="the GraphQL endpoint")
 
 
 class GraphQLBody(BaseModel):

@@ -27,7 +27,7 @@ _SAFE_SEGMENT = re.compile(r"^[A-Za-z0-9._~!$&'()*+,;=:@%-]*$")
 
 
 class HTTPAdapterSettings(DataAdapterSettings):
-    connection: WebConnection
+    connection: WebConnection = Field(description="the HTTP API")
 
 
 class HTTPBody(BaseModel):

@@ -58,13 +58,13 @@ class MongoConnection(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     url: str = Field(description="mongodb:// URL; put credentials in it with ${VAR} from the environment")
-    database: str = Field(min_length=1)
-    pool_size: int = Field(10, ge=1, le=500)
-    connect_timeout: float = Field(5.0, gt=0)
+    database: str = Field(min_length=1, description="the database templates query")
+    pool_size: int = Field(10, ge=1, le=500, description="largest connection pool")
+    connect_timeout: float = Field(5.0, gt=0, description="seconds to connect")
 
 
 class MongoDBAdapterSettings(DataAdapterSettings):
-    connection: MongoConnection
+    connection: MongoConnection = Field(description="the MongoDB server")
 
 
 class MongoBody(BaseModel):

@@ -40,13 +40,20 @@ class ResultCacheSettings(BackendChoice):
     redis_only = ("url", "key_prefix", "timeout")
     memory_only = ("max_entries",)
 
-    enabled: bool = True
+    enabled: bool = Field(True, description="cache answers by adapter, template and validated parameter values")
     # for templates without their own cache_ttl_seconds; templates with date parameters default to 0
     # (off): "last 7 days" means something else tomorrow
-    default_ttl_seconds: float = Field(60.0, ge=0)
-    max_entries: int = Field(10_000, ge=1)  # memory backend
-    key_prefix: str = Field("intent_router:results:", min_length=1)
-    timeout: float = Field(0.5, gt=0)  # seconds a Redis round trip may take before it counts as a miss
+    default_ttl_seconds: float = Field(
+        60.0,
+        ge=0,
+        description="lifetime of a cached answer for templates without cache_ttl_seconds (templates with date "
+        "parameters are not cached by default)",
+    )
+    max_entries: int = Field(10_000, ge=1, description="memory only: entries kept (least recently used out first)")
+    key_prefix: str = Field("intent_router:results:", min_length=1, description="redis only: prefix of the Redis keys")
+    timeout: float = Field(
+        0.5, gt=0, description="redis only: seconds a Redis round trip may take before it counts as a miss"
+    )
 
 
 @dataclass(frozen=True)

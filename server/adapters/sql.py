@@ -105,14 +105,16 @@ _SQLITE_INTERRUPT, _SQLITE_READONLY = 9, 8
 class SQLConnection(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    url: str
-    pool_size: int = Field(5, ge=1, le=100)
-    connect_timeout: float = Field(5.0, gt=0)
-    read_only: bool = True  # open SQLite read-only / set read-only transactions where the dialect allows
+    url: str = Field(
+        description="SQLAlchemy URL: sqlite:///, postgresql+psycopg://, mysql+pymysql:// (credentials with ${VAR})"
+    )
+    pool_size: int = Field(5, ge=1, le=100, description="connections kept in the pool")
+    connect_timeout: float = Field(5.0, gt=0, description="seconds to connect")
+    read_only: bool = Field(True, description="open SQLite read-only; read-only transactions where the dialect allows")
 
 
 class SQLAdapterSettings(DataAdapterSettings):
-    connection: SQLConnection
+    connection: SQLConnection = Field(description="the SQL database")
 
 
 class SQLAdapter(FollowsFile, DataAdapter):

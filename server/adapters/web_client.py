@@ -33,13 +33,17 @@ class AuthSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    type: Literal["bearer", "api_key", "basic"]
-    token_env: EnvVarName | None = None  # bearer
-    header: str = Field("X-API-Key", pattern=r"^[A-Za-z0-9-]+$")  # api_key
-    key_env: EnvVarName | None = None  # api_key
-    username: str | None = None  # basic
-    username_env: EnvVarName | None = None  # basic, instead of username
-    password_env: EnvVarName | None = None  # basic
+    type: Literal["bearer", "api_key", "basic"] = Field(description="`bearer`, `api_key` or `basic`")
+    token_env: EnvVarName | None = Field(None, description="bearer: NAME of the environment variable holding the token")
+    header: str = Field("X-API-Key", pattern=r"^[A-Za-z0-9-]+$", description="api_key: the header that carries the key")
+    key_env: EnvVarName | None = Field(None, description="api_key: NAME of the environment variable holding the key")
+    username: str | None = Field(None, description="basic: the user")  # basic
+    username_env: EnvVarName | None = Field(
+        None, description="basic: NAME of the environment variable holding the user, instead of username"
+    )
+    password_env: EnvVarName | None = Field(
+        None, description="basic: NAME of the environment variable holding the password"
+    )
 
     @model_validator(mode="after")
     def _complete(self) -> AuthSettings:
@@ -77,10 +81,10 @@ class WebConnection(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     url: str = Field(description="base URL (http) or endpoint (graphql)")
-    headers: dict[str, str] = Field(default_factory=dict)
-    auth: AuthSettings | None = None
-    pool_size: int = Field(10, ge=1, le=500)
-    connect_timeout: float = Field(5.0, gt=0)
+    headers: dict[str, str] = Field(default_factory=dict, description="headers sent with every request")
+    auth: AuthSettings | None = Field(None, description="credentials, named by environment variable")
+    pool_size: int = Field(10, ge=1, le=500, description="connections kept open")
+    connect_timeout: float = Field(5.0, gt=0, description="seconds to connect")
     health_path: str | None = Field(None, pattern=r"^/[^?#]*$", description="GET this path for /health")
 
     @field_validator("url")

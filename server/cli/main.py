@@ -22,7 +22,8 @@ DEFAULT_ADAPTER = "default: server.default_adapter, else the first composite, el
 
 def _parser() -> tuple[argparse.ArgumentParser, set[str]]:
     """The parser and its command names. Every command has a description (its --help says what it does)
-    and every option a help text: tests/integration/test_cli_reference.py holds the README to this list."""
+    and every option a help text: tests/unit/test_cli_reference.py and tests/test_docs.py
+    hold run.py and docs/cli.md to this list."""
     parser = argparse.ArgumentParser(
         prog="run.py",
         description="Intent Router: routes natural-language questions to query templates and runs them.",

@@ -16,16 +16,36 @@ from ..config.types import RedisUrl
 
 
 class ClusterSettings(BaseModel):
+    """Several replicas behind a load balancer: off by default, read at start."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    enabled: bool = False
-    redis_url: RedisUrl | None = None  # e.g. redis://127.0.0.1:6379/0 (use ${VAR} for a password)
-    use_routing_log_db: bool = False  # bus on stats.url (PostgreSQL) when no redis_url is given
+    enabled: bool = Field(
+        False,
+        description="announce reloads to the other replicas, compare config hashes and send heartbeats (read at start)",
+    )
+    redis_url: RedisUrl | None = Field(
+        None, description="the bus on Redis pub/sub, e.g. redis://127.0.0.1:6379/0 (use ${VAR} for a password)"
+    )
+    use_routing_log_db: bool = Field(
+        False,
+        description="the bus on PostgreSQL LISTEN/NOTIFY in the routing log's database (stats.url) when no redis_url "
+        "is given",
+    )
     # how this replica is named in /v1/cluster and the routing log; unset: hostname:pid.
     # Give each replica its own with ${VAR} so that the config files stay identical (same config hash).
-    replica_name: str | None = Field(None, min_length=1, max_length=120)
-    heartbeat_seconds: float = Field(5.0, gt=0, le=300)  # a replica missing 3 heartbeats is no longer listed
-    key_prefix: str = Field("intent-router:cluster:", min_length=1, max_length=200)  # Redis keys and channel
+    replica_name: str | None = Field(
+        None,
+        min_length=1,
+        max_length=120,
+        description="this replica's name in /v1/cluster and the routing log; unset: hostname:pid",
+    )
+    heartbeat_seconds: float = Field(
+        5.0, gt=0, le=300, description="seconds between heartbeats; a replica missing three is no longer listed"
+    )
+    key_prefix: str = Field(
+        "intent-router:cluster:", min_length=1, max_length=200, description="prefix of the Redis keys and channel"
+    )
 
     @model_validator(mode="after")
     def _one_bus(self) -> ClusterSettings:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .types import RedisUrl
 
@@ -19,8 +19,14 @@ class BackendChoice(BaseModel):
     redis_only: ClassVar[tuple[str, ...]] = ("url",)
     memory_only: ClassVar[tuple[str, ...]] = ()
 
-    backend: Literal["memory", "redis"] = "memory"
-    url: RedisUrl | None = None  # redis only, e.g. redis://127.0.0.1:6379/0 (use ${VAR} for a password)
+    backend: Literal["memory", "redis"] = Field(
+        "memory",
+        description="`memory`: in this process, not shared; `redis`: shared by every server process using the same "
+        "Redis and prefix",
+    )
+    url: RedisUrl | None = Field(
+        None, description="redis only: the Redis URL, e.g. redis://127.0.0.1:6379/0 (use ${VAR} for a password)"
+    )
 
     @model_validator(mode="after")
     def _keys_for_backend(self) -> BackendChoice:

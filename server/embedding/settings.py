@@ -17,10 +17,19 @@ MINILM_MODEL_NAMES = frozenset({"all-minilm-l6-v2", "sentence-transformers/all-m
 class EmbeddingCacheSettings(BaseModel, extra="forbid"):
     """Persistent cache of embeddings keyed by model and text, so restarts re-embed nothing."""
 
-    enabled: bool = True
-    path: str = "data/embedding_cache.sqlite3"
+    enabled: bool = Field(
+        True,
+        description="keep embeddings on disk keyed by model and text, so a restart or reload re-embeds only what "
+        "changed",
+    )
+    path: str = Field(
+        "data/embedding_cache.sqlite3",
+        description="SQLite file of the cache (relative to the config directory's parent)",
+    )
     # also in Redis, shared by every replica (a new replica starts warm); absent: this replica's file only
-    shared: SharedEmbeddingCacheSettings | None = None
+    shared: SharedEmbeddingCacheSettings | None = Field(
+        None, description="also keep vectors in Redis for every replica; absent: this replica's file only"
+    )
 
     @model_validator(mode="after")
     def _shared_needs_enabled(self) -> EmbeddingCacheSettings:
@@ -32,21 +41,36 @@ class EmbeddingCacheSettings(BaseModel, extra="forbid"):
 class EmbeddingSettings(BaseModel, extra="forbid"):
     """Which embedding model to use and how to reach it. Secrets come only from the environment."""
 
-    provider: Literal["minilm", "openai_compatible"] = "minilm"
-    model: str = "all-MiniLM-L6-v2"
+    provider: Literal["minilm", "openai_compatible"] = Field(
+        "minilm",
+        description="`minilm`: the local all-MiniLM-L6-v2 on onnxruntime (offline); `openai_compatible`: an "
+        "embeddings API such as Ollama or vLLM",
+    )
+    model: str = Field(
+        "all-MiniLM-L6-v2", description="the model name (for openai_compatible, the name the API expects)"
+    )
     model_path: str | None = Field(
         None,
         description="provider minilm: a model folder to run instead of the bundled all-MiniLM-L6-v2 (relative to "
-        "the config directory): one written by `run.py tune-encoder`, or any BERT-family sentence-transformers "
-        "folder (model.safetensors, tokenizer.json, config.json; pooling read from modules.json and "
-        "1_Pooling/config.json). The embedding cache and the fitted models are keyed by the folder's contents.",
+        "the config directory's parent, like cache.path): one written by `run.py tune-encoder`, or any BERT-family "
+        "sentence-transformers folder (model.safetensors, tokenizer.json, config.json; pooling read from "
+        "modules.json and 1_Pooling/config.json). Leave out `model` then. The embedding cache and the fitted "
+        "models are keyed by the folder's contents",
     )
-    base_url: str | None = None
-    api_key_env: EnvVarName | None = None
-    timeout: float = Field(default=30.0, gt=0)
-    batch_size: int = Field(default=64, ge=1, le=4096)
-    cache: EmbeddingCacheSettings = EmbeddingCacheSettings()
-    retries: RetrySettings = RetrySettings()  # openai_compatible: transient provider errors (server/resilience.py)
+    base_url: str | None = Field(None, description="openai_compatible: the API's base URL")
+    api_key_env: EnvVarName | None = Field(
+        None, description="openai_compatible: NAME of the environment variable holding the API key"
+    )
+    timeout: float = Field(default=30.0, gt=0, description="seconds one embedding call may take")
+    batch_size: int = Field(default=64, ge=1, le=4096, description="texts per call when templates are embedded")
+    cache: EmbeddingCacheSettings = Field(
+        default_factory=EmbeddingCacheSettings, description="the embedding cache on disk (and optionally in Redis)"
+    )
+    retries: RetrySettings = Field(
+        default_factory=RetrySettings,
+        description="openai_compatible only: retries of timeouts, connection failures and 429/502/503/504 (with "
+        "Retry-After); same keys and rules as an adapter's `retries`",
+    )
 
     @model_validator(mode="after")
     def _check_provider(self) -> EmbeddingSettings:

@@ -42,10 +42,17 @@ class SharedEmbeddingCacheSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    url: RedisUrl  # redis://127.0.0.1:6379/0 (use ${VAR} for a password)
-    key_prefix: str = Field("intent_router:embeddings:", min_length=1, max_length=200)  # one per deployment
-    ttl_seconds: float = Field(30 * 86_400.0, gt=0)  # a vector no replica read or wrote for this long expires
-    timeout: float = Field(2.0, gt=0)  # seconds one round trip (up to 500 vectors) may take
+    url: RedisUrl = Field(description="Redis URL, e.g. redis://127.0.0.1:6379/0 (use ${VAR} for a password)")
+    key_prefix: str = Field(
+        "intent_router:embeddings:",
+        min_length=1,
+        max_length=200,
+        description="prefix of the Redis keys; one per deployment",
+    )
+    ttl_seconds: float = Field(
+        30 * 86_400.0, gt=0, description="a vector no replica read or wrote for this long expires (default 30 days)"
+    )
+    timeout: float = Field(2.0, gt=0, description="seconds one round trip (up to 500 vectors) may take")
 
 
 class SharedEmbeddings:

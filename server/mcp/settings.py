@@ -20,18 +20,36 @@ SESSION_KEYS = ("max_sessions", "max_sessions_per_key", "idle_timeout_seconds")
 
 
 class MCPSettings(BaseModel):
+    """MCP over streamable HTTP at `/mcp`: stateful sessions (capped per API key) or stateless requests."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     # auto: stateless with cluster.enabled or `serve --workers N`, stateful otherwise;
     # stateful: MCP sessions in this process (behind a load balancer only with session affinity);
     # stateless: every request stands alone (no sessions, no server-initiated notifications). Read at start.
-    transport: Literal["auto", "stateful", "stateless"] = "auto"
+    transport: Literal["auto", "stateful", "stateless"] = Field(
+        "auto",
+        description="`auto`: stateless with cluster.enabled or `serve --workers N`, else stateful; `stateful` | "
+        "`stateless` force one (read at start)",
+    )
     # stateful only: MCP sessions open in this process, all API keys together (the SDK's own default is 10,000)
-    max_sessions: int = Field(2_000, ge=1, le=100_000)
+    max_sessions: int = Field(
+        2_000,
+        ge=1,
+        le=100_000,
+        description="stateful: MCP sessions open in this process, all keys together (~42 KB each)",
+    )
     # stateful only: sessions one API key may hold open; beyond it its least recently used idle one is closed
-    max_sessions_per_key: int = Field(200, ge=1, le=100_000)
+    max_sessions_per_key: int = Field(
+        200, ge=1, le=100_000, description="stateful: MCP sessions one API key may hold open"
+    )
     # stateful only: a session with no request in flight (and no open event stream) this long is closed
-    idle_timeout_seconds: float = Field(600.0, gt=0, le=86_400)
+    idle_timeout_seconds: float = Field(
+        600.0,
+        gt=0,
+        le=86_400,
+        description="stateful: a session with no request in flight and no open stream this long is closed",
+    )
 
     @model_validator(mode="after")
     def _sessions_need_state(self) -> MCPSettings:

@@ -16,13 +16,19 @@ class LLMExtractionSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    enabled: bool = False
-    model: str = Field("claude-haiku-4-5", min_length=1)
-    api_key_env: EnvVarName = "ANTHROPIC_API_KEY"  # NAME of the environment variable holding the key
-    base_url: HttpUrl | None = None  # a proxy or a local stand-in of the API
-    timeout: float = Field(10.0, gt=0)  # seconds per attempt
-    max_retries: int = Field(0, ge=0, le=5)
-    max_tokens: int = Field(512, ge=64, le=4096)
+    enabled: bool = Field(
+        False,
+        description="ask Claude (tool use, a JSON schema of the parameters) for required values the readers did not "
+        "find",
+    )
+    model: str = Field("claude-haiku-4-5", min_length=1, description="the Anthropic model")
+    api_key_env: EnvVarName = Field(
+        "ANTHROPIC_API_KEY", description="NAME of the environment variable holding the API key"
+    )
+    base_url: HttpUrl | None = Field(None, description="a proxy or a local stand-in of the API")
+    timeout: float = Field(10.0, gt=0, description="seconds per attempt")  # seconds per attempt
+    max_retries: int = Field(0, ge=0, le=5, description="retries of a failed call")
+    max_tokens: int = Field(512, ge=64, le=4096, description="room for the reply")
 
     @property
     def total_timeout(self) -> float:
@@ -30,7 +36,7 @@ class LLMExtractionSettings(BaseModel):
 
 
 class LearnedExtractionSettings(BaseModel):
-    """The extractor learned from annotated examples ([text](parameter) in nl_examples; params/learned/)."""
+    """The extractor learned from annotated examples (`[text](parameter)` in nl_examples; params/learned/)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -58,8 +64,12 @@ class ParameterExtractionSettings(BaseModel):
     values_ttl_seconds: float | None = Field(
         None, gt=0, description="values_from cache lifetime; until reload if unset"
     )
-    llm: LLMExtractionSettings = Field(default_factory=LLMExtractionSettings)
-    learned: LearnedExtractionSettings = Field(default_factory=LearnedExtractionSettings)
+    llm: LLMExtractionSettings = Field(
+        default_factory=LLMExtractionSettings, description="optional LLM pass that fills required values still missing"
+    )
+    learned: LearnedExtractionSettings = Field(
+        default_factory=LearnedExtractionSettings, description="the extractor learned from annotated examples"
+    )
 
     @field_validator("timezone")
     @classmethod

@@ -17,10 +17,12 @@ class _Strict(BaseModel):
 
 
 class RerankingSettings(_Strict):
-    enabled: bool = False
-    provider: str | None = None  # a name from the `rerankers:` section
-    top_candidates: int = Field(10, ge=1, le=100)
-    weight: float = Field(0.4, ge=0.0)
+    enabled: bool = Field(False, description="rerank the best candidates with the reranker named by `provider`")
+    provider: str | None = Field(None, description="a name from the `rerankers:` section")
+    top_candidates: int = Field(
+        10, ge=1, le=100, description="how many of the best candidates the reranker judges (the others count 0 for it)"
+    )
+    weight: float = Field(0.4, ge=0.0, description="the reranker's weight in the combined score")
 
     @model_validator(mode="after")
     def _provider_when_enabled(self) -> RerankingSettings:
@@ -41,62 +43,122 @@ def _default_field_weights() -> dict[TemplateField, float]:
 
 
 class StringSimilaritySettings(_Strict):
-    enabled: bool = True
-    algorithm: Literal["jaro_winkler", "levenshtein", "ratio"] = "jaro_winkler"
-    weight: float = Field(0.2, ge=0.0)
-    compare_fields: list[TemplateField] = Field(default_factory=_default_compare_fields, min_length=1)
-    min_threshold: float = Field(0.3, ge=0.0, le=1.0)
-    aggregation: Literal["max", "avg", "weighted_avg"] = "max"
-    field_weights: dict[TemplateField, float] = Field(default_factory=_default_field_weights)
+    enabled: bool = Field(True, description="compare the question with each candidate's texts")
+    algorithm: Literal["jaro_winkler", "levenshtein", "ratio"] = Field(
+        "jaro_winkler", description="the rapidfuzz similarity used"
+    )
+    weight: float = Field(0.2, ge=0.0, description="string similarity's weight in the combined score")
+    compare_fields: list[TemplateField] = Field(
+        default_factory=_default_compare_fields, min_length=1, description="which template texts are compared"
+    )
+    min_threshold: float = Field(0.3, ge=0.0, le=1.0, description="similarities below this count as 0")
+    aggregation: Literal["max", "avg", "weighted_avg"] = Field(
+        "max",
+        description="how the similarities to a template's texts become one score (`weighted_avg` uses field_weights)",
+    )
+    field_weights: dict[TemplateField, float] = Field(
+        default_factory=_default_field_weights, description="weights of the fields for `aggregation: weighted_avg`"
+    )
 
 
 class IntentModelSettings(_Strict):
     """A light model fitted at start on all children's nl_examples (see routing/intent_model.py)."""
 
-    enabled: bool = False
-    weight: float = Field(1.0, ge=0.0)
+    enabled: bool = Field(
+        False, description="fit a light model on the children's nl_examples at start and use its score"
+    )
+    weight: float = Field(1.0, ge=0.0, description="the intent model's weight in the combined score")
     # above this the model is not fitted (fit time grows with templates x examples: ~25 s CPU-bound
     # wall time for 1,000 templates of 10 examples on two cores)
-    max_templates: int = Field(1000, ge=2)
+    max_templates: int = Field(
+        1000,
+        ge=2,
+        description="above this many templates the model is not fitted (fit time grows with templates x examples)",
+    )
     # token views of the local encoder (routing/token_views.py), used at up to 32 examples per template
-    token_views: bool = True
+    token_views: bool = Field(
+        True,
+        description="also pool the local encoder's token states (used at up to 32 examples per template on average)",
+    )
     # fitted models (and acceptance tests) kept here across restarts, keyed by a fingerprint of the
     # templates, the embedding model and these settings (relative to the config directory; null: off)
-    cache_dir: str | None = "data/fitted_models"
+    cache_dir: str | None = Field(
+        "data/fitted_models",
+        description="fitted models (and acceptance tests) kept here across restarts, keyed by a fingerprint of what "
+        "the fit depends on (relative to the config directory; null: in memory only)",
+    )
 
 
 class AcceptanceSettings(_Strict):
     """The in-scope test (routing/acceptance.py): P(the chosen template answers the question), fitted at
     start from the templates alone. When on, it decides whether to execute instead of confidence_threshold."""
 
-    enabled: bool = False
+    enabled: bool = Field(
+        False,
+        description="decide whether to execute by P(the chosen template answers the question) instead of "
+        "confidence_threshold; needs intent_model",
+    )
     # None: the self-calibrated threshold (0.5: the best expected accuracy at the share below); a number: fixed
-    threshold: float | None = Field(None, ge=0.0, le=1.0)
+    threshold: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        description="unset: the self-calibrated threshold (0.5); a number fixes it (raise it to refuse more)",
+    )
     # the share of questions you expect no template to cover; weighs the self-calibration
-    expected_out_of_scope_share: float = Field(0.15, gt=0.0, lt=1.0)  # = acceptance.DEFAULT_OUT_OF_SCOPE_SHARE
-    folds: int = Field(5, ge=2, le=20)  # leave-templates-out folds of the self-calibration
+    expected_out_of_scope_share: float = Field(
+        0.15,
+        gt=0.0,
+        lt=1.0,
+        description="the share of questions you expect no template to cover; weighs the self-calibration",
+    )
+    folds: int = Field(5, ge=2, le=20, description="leave-templates-out folds of the self-calibration")
 
 
 class ScoringSettings(_Strict):
-    embedding_weight: float = Field(0.4, ge=0.0)
-    normalize_scores: bool = True
-    tie_breaker: Literal["embedding", "rerank", "string_similarity"] = "embedding"
+    embedding_weight: float = Field(0.4, ge=0.0, description="the embedding score's weight in the combined score")
+    normalize_scores: bool = Field(True, description="renormalise the weights over the stages that produced scores")
+    tie_breaker: Literal["embedding", "rerank", "string_similarity"] = Field(
+        "embedding",
+        description="which stage's score orders equal combined scores (remaining ties go to the child listed first)",
+    )
 
 
 class PerformanceSettings(_Strict):
-    parallel_rerank: bool = True
-    cache_rerank_results: bool = True
-    cache_ttl_seconds: float = Field(300, gt=0)  # 0 would be a cache that never hits: use cache_rerank_results: false
-    cache_max_entries: int = Field(10_000, ge=1)
+    parallel_rerank: bool = Field(True, description="send the reranker's request while the local stages compute")
+    cache_rerank_results: bool = Field(
+        True, description="cache rerank scores per reranker model, question, adapter, template and template text"
+    )
+    cache_ttl_seconds: float = Field(
+        300,
+        gt=0,
+        description="lifetime of a cached rerank score (to turn the cache off use cache_rerank_results: false)",
+    )
+    cache_max_entries: int = Field(10_000, ge=1, description="bound of a composite's rerank cache (oldest out first)")
 
 
 class CompositeRetrievalSettings(_Strict):
-    reranking: RerankingSettings = Field(default_factory=RerankingSettings)
-    string_similarity: StringSimilaritySettings = Field(default_factory=StringSimilaritySettings)
-    intent_model: IntentModelSettings = Field(default_factory=IntentModelSettings)
-    acceptance: AcceptanceSettings = Field(default_factory=AcceptanceSettings)
-    scoring: ScoringSettings = Field(default_factory=ScoringSettings)
-    performance: PerformanceSettings = Field(default_factory=PerformanceSettings)
+    """Defaults of the scoring stages for every composite; a composite may override any part of it
+    (deep-merged, then validated)."""
+
+    reranking: RerankingSettings = Field(
+        default_factory=RerankingSettings, description="the reranking stage: a reranker judges the best candidates"
+    )
+    string_similarity: StringSimilaritySettings = Field(
+        default_factory=StringSimilaritySettings,
+        description="the string similarity stage (rapidfuzz) between the question and each candidate's texts",
+    )
+    intent_model: IntentModelSettings = Field(
+        default_factory=IntentModelSettings, description="the intent model fitted at start on all children's examples"
+    )
+    acceptance: AcceptanceSettings = Field(
+        default_factory=AcceptanceSettings,
+        description="the in-scope test that decides whether the chosen template answers the question at all",
+    )
+    scoring: ScoringSettings = Field(default_factory=ScoringSettings, description="how the stages' scores are combined")
+    performance: PerformanceSettings = Field(
+        default_factory=PerformanceSettings, description="rerank concurrency and the rerank score cache"
+    )
 
     @model_validator(mode="after")
     def _acceptance_needs_intent_model(self) -> CompositeRetrievalSettings:
@@ -135,7 +197,9 @@ def _optional(info: FieldInfo) -> Any:
 
 def _override_of(block: type[BaseModel]) -> Any:
     """The same block with every key optional: what a composite may override (constraints kept)."""
-    fields: dict[str, Any] = {name: (_optional(info), None) for name, info in block.model_fields.items()}
+    fields: dict[str, Any] = {
+        name: (_optional(info), Field(None, description=info.description)) for name, info in block.model_fields.items()
+    }
     return create_model(f"{block.__name__}Override", __config__=ConfigDict(extra="forbid", frozen=True), **fields)
 
 

@@ -22,31 +22,82 @@ class _Strict(BaseModel):
 
 
 class ServerSettings(_Strict):
-    host: str = "127.0.0.1"
-    port: int = Field(8080, ge=0, le=65535)
-    request_timeout: float = Field(30.0, gt=0)
+    """The `server:` block: where `serve` listens and how long a request may take. The three read timeouts
+    (header, body, keep-alive) apply to `serve`, take effect on reload for new connections, and bound slow
+    clients (slowloris)."""
+
+    host: str = Field(
+        "127.0.0.1", description="address `serve` listens on; without auth keys only a loopback address is allowed"
+    )
+    port: int = Field(8080, ge=0, le=65535, description="port `serve` listens on (0: any free port)")
+    request_timeout: float = Field(
+        30.0,
+        gt=0,
+        description="seconds a question may take in all (routing, parameters, the query and its retries) before it is"
+        " answered with a timeout error",
+    )
     # slow clients (server/web/slow_clients.py): a request's headers, then its body, must arrive within these
-    header_timeout: float = Field(10.0, gt=0, le=3600)
-    body_timeout: float = Field(30.0, gt=0, le=3600)
-    keepalive_timeout: float = Field(75.0, gt=0, le=3600)  # an idle keep-alive connection is closed after this
-    max_question_chars: int = Field(2000, ge=1)
+    header_timeout: float = Field(
+        10.0,
+        gt=0,
+        le=3600,
+        description="seconds for a request's headers to arrive, counted from the connection's opening or the first "
+        "byte of its next request; past it the connection is closed (slow clients)",
+    )
+    body_timeout: float = Field(
+        30.0,
+        gt=0,
+        le=3600,
+        description="seconds for a request body to arrive in full, counted before request_timeout starts; past it: "
+        "408 body_timeout and the connection is closed",
+    )
+    keepalive_timeout: float = Field(
+        75.0, gt=0, le=3600, description="seconds an idle keep-alive connection stays open"
+    )
+    max_question_chars: int = Field(
+        2000, ge=1, description="longest question accepted, as asked and once normalised (400 beyond)"
+    )
     # one-thread forward passes of the local encoder run side by side under concurrency (embedding/lanes.py);
     # unset: one per core this worker gets (lanes.resolve_lanes), 0: every question on the multi-threaded session
-    encoder_lanes: int | None = Field(None, ge=0, le=64)
+    encoder_lanes: int | None = Field(
+        None,
+        ge=0,
+        le=64,
+        description="one-thread forward passes of the local encoder that run concurrent questions side by side; "
+        "unset: one per core of this process's share, at most 4; 0: off. Applied at start and at every "
+        "reload",
+    )
     # used when a request names no adapter; unset: the first composite, else the first adapter
-    default_adapter: str | None = None
+    default_adapter: str | None = Field(
+        None,
+        description="the adapter a request without `adapter` asks; unset: the first composite, else the first adapter",
+    )
 
 
 class ClientKey(_Strict):
-    name: str
-    key_env: EnvVarName  # NAME of the environment variable holding the key
-    adapters: list[str] | None = None  # restrict this key to these adapters; None = all
+    name: str = Field(description="the key's name (in logs, metrics and session ownership)")
+    key_env: EnvVarName = Field(description="NAME of the environment variable holding the key")
+    adapters: list[str] | None = Field(
+        None, description="the adapters this key may query (a composite's children included); unset: all"
+    )
 
 
 class AuthSettings(_Strict):
-    client_keys: list[ClientKey] = Field(default_factory=list)
-    admin_key_env: EnvVarName | None = None
-    stats_key_env: EnvVarName | None = None  # read-only key for statistics and the dashboard
+    """The `auth:` block: API keys by role. Without keys the server serves without authentication and
+    listens only on loopback."""
+
+    client_keys: list[ClientKey] = Field(
+        default_factory=list,
+        description="API keys that may query adapters (`/v1/query`, `/v1/test_routing`, `/v1/templates`, `/mcp`)",
+    )
+    admin_key_env: EnvVarName | None = Field(
+        None, description="NAME of the environment variable holding the admin key: everything, including /admin/reload"
+    )
+    stats_key_env: EnvVarName | None = Field(
+        None,
+        description="NAME of the environment variable holding the read-only key for statistics, metrics and the "
+        "dashboard",
+    )
 
     @property
     def enabled(self) -> bool:

@@ -5,16 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from .base import TemplateStore
 
 
 class StoreSettings(BaseModel):
+    """The `store:` block: where template vectors are searched."""
+
     model_config = ConfigDict(extra="forbid")
 
-    backend: Literal["memory", "chroma"] = "memory"
-    path: str = "data/chroma"  # chroma only; relative to the project root
+    backend: Literal["memory", "chroma"] = Field(
+        "memory", description="`memory`: exact numpy search in the process; `chroma`: an embedded, persistent ChromaDB"
+    )
+    path: str = Field("data/chroma", description="chroma only: its directory (relative to the project root)")
 
 
 def build_store(settings: StoreSettings, adapter: str, root: Path) -> TemplateStore:

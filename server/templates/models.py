@@ -42,9 +42,17 @@ class ValuesFrom(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    query: Any
-    strict: bool = False
-    max_values: int = Field(DEFAULT_MAX_VALUES, ge=1)
+    query: Any = Field(
+        description="written like the adapter's template body (an SQL string, a mongodb block ...); takes no parameters"
+    )
+    strict: bool = Field(
+        False,
+        description="accept only listed values (or their codes); otherwise listed values are preferred and other text"
+        " passes",
+    )
+    max_values: int = Field(
+        DEFAULT_MAX_VALUES, ge=1, description="most rows read; a longer list is a load error, never cut"
+    )
 
     @field_validator("query")
     @classmethod
@@ -57,24 +65,39 @@ class ValuesFrom(BaseModel):
 class ParameterSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    type: ParameterType = ParameterType.STRING
-    description: str = ""
-    required: bool = False
-    default: Any = None
-    allowed_values: list[Any] | None = None
-    min: float | None = None
-    max: float | None = None
-    pattern: str | None = None
-    aliases: dict[str, Any] = Field(default_factory=dict)
-    item_type: ParameterType | None = None  # element type of an array parameter
-    values_from: ValuesFrom | None = None  # valid values listed by a query on the same source
-    pattern_allowed: bool = False  # a value bound into a SQL LIKE pattern keeps its % and _ wildcards
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="the bind name in the query body")
+    type: ParameterType = Field(
+        ParameterType.STRING, description="value type; `time` is a time of day (HH:MM, 24-hour)"
+    )
+    description: str = Field("", description="what the value means (shown in the catalogue and to the LLM pass)")
+    required: bool = Field(False, description="a missing value asks the user instead of running")
+    default: Any = Field(None, description="the value when the question gives none (not with required)")
+    allowed_values: list[Any] | None = Field(None, description="the only values accepted")
+    min: float | None = Field(None, description="smallest number accepted (each item of an array)")
+    max: float | None = Field(None, description="largest number accepted")
+    pattern: str | None = Field(None, description="regular expression a value must match in full")
+    aliases: dict[str, Any] = Field(
+        default_factory=dict, description="other words for allowed values, e.g. {engineers: Engineering}"
+    )
+    item_type: ParameterType | None = Field(None, description="the element type of an `array` parameter")
+    values_from: ValuesFrom | None = Field(None, description="a query on the same source that lists the valid values")
+    pattern_allowed: bool = Field(
+        False,
+        description="a string bound into a LIKE (or regex) pattern keeps its wildcards instead of matching literally",
+    )
     # how the question is matched against allowed_values, aliases and values_from lists
     # (server/params/choices.py): `exact` turns misspelling (rapidfuzz) matches off; `partial: false`
     # turns off matching a long listed name by one of its distinctive words ('Orion' -> 'Orion Data Systems')
-    match: Literal["exact", "fuzzy"] = "fuzzy"
-    partial: bool = True
+    match: Literal["exact", "fuzzy"] = Field(
+        "fuzzy",
+        description="`exact`: no misspelt matches against the listed values; `fuzzy`: misspellings above "
+        "fuzzy_score_floor match",
+    )
+    partial: bool = Field(
+        True,
+        description="values_from: a distinctive word of a longer listed name matches it ('Orion' for 'Orion Data "
+        "Systems')",
+    )
 
     @field_validator("pattern")
     @classmethod
@@ -125,24 +148,48 @@ class Template(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    id: str
-    description: str = Field(min_length=1)
-    nl_examples: list[ExampleText] = Field(default_factory=list)
+    id: str = Field(description="unique within its adapter; letters, digits, `_`, `-`, `.`")
+    description: str = Field(min_length=1, description="what the template answers; embedded and shown in the catalogue")
+    nl_examples: list[ExampleText] = Field(
+        default_factory=list,
+        description="example questions; values may be marked `[text](parameter)` for the learned extractor",
+    )
     # the `[text](parameter)` marks of each example, aligned with nl_examples (offsets into the plain
     # text); read from the raw entries, never written by operators, left out of dumps
     example_spans: tuple[tuple[ExampleSpan, ...], ...] = Field(default=(), exclude=True)
-    parameters: list[ParameterSpec] = Field(default_factory=list)
-    result_format: Literal["table", "summary"] = "table"
-    tags: list[str] = Field(default_factory=list)
+    parameters: list[ParameterSpec] = Field(
+        default_factory=list, description="typed parameters filled from the question"
+    )
+    result_format: Literal["table", "summary"] = Field(
+        "table", description="`table` or `summary` (how `content` presents the rows)"
+    )
+    tags: list[str] = Field(
+        default_factory=list, description="words that describe it (string similarity may compare them)"
+    )
     # how long answers stay in the result cache; unset: result_cache.default_ttl_seconds, or 0 (off) for
     # templates with date parameters (relative dates move); 0: never cached
-    cache_ttl_seconds: float | None = Field(None, ge=0)
+    cache_ttl_seconds: float | None = Field(
+        None,
+        ge=0,
+        description="lifetime of its answers in the result cache; 0: never cached; unset: "
+        "result_cache.default_ttl_seconds, or not cached when it has date parameters",
+    )
     # fan-out answers (service/fan_out.py): the column whose value identifies a record (an email, an id), so
     # the same record returned by several sources is merged into one row that lists the sources it came from
-    dedupe_key: str | None = Field(None, min_length=1, max_length=200)
+    dedupe_key: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="fan-out: the column that identifies a record, so rows of several sources with the same value are"
+        " merged",
+    )
     # the id of a list template of the same adapter whose rows this template counts: a count question
     # ("how many ...") that routes to that list is answered by this template (routing/count_questions.py)
-    counts: str | None = None
+    counts: str | None = Field(
+        None,
+        description='the id of a list template of the same adapter whose rows this one counts: "how many" questions '
+        "routed to the list are answered by this template",
+    )
     body_key: str
     body: Any
     source_file: str = ""

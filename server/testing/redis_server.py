@@ -1,4 +1,4 @@
-"""The Redis server the session tests use: 127.0.0.1:6379, started (as the README documents) when absent."""
+"""The Redis server the session tests use: 127.0.0.1:6379, started when absent (as the README documents)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The README's worked example of annotated examples runs as written: the template is read out of the
-README, served over HTTP on a real SQLite source, and asked the questions the README answers."""
+"""The documentation's worked example of annotated examples runs as written: the template is read out of
+docs/templates-and-parameters.md, served over HTTP on a real SQLite source, and asked the questions the
+page answers."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from server.runtime.loader import load_config
 from server.testing.app import running_app
 from server.testing.configs import BASE_CONFIG, make_tree
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "templates-and-parameters.md"
 ADAPTER = """
 adapters:
   - name: flights
@@ -28,16 +29,16 @@ CITIES = ["boston", "denver", "chicago", "dallas", "atlanta", "las vegas", "char
 
 
 def readme_template() -> str:
-    text = README.read_text(encoding="utf-8")
+    text = DOC.read_text(encoding="utf-8")
     after = text.split("<!-- learned-example", 1)[1]
     block = re.search(r"```yaml\n(.*?)```", after, re.S)
-    assert block is not None, "the README's learned example has no yaml block"
+    assert block is not None, "the docs' learned example has no yaml block"
     return block.group(1)
 
 
 def readme_errors() -> list[list[str]]:
-    """The load errors the README shows for broken marks: the text blocks right after the example."""
-    after = README.read_text(encoding="utf-8").split("<!-- learned-example", 1)[1]
+    """The load errors the docs show for broken marks: the text blocks right after the example."""
+    after = DOC.read_text(encoding="utf-8").split("<!-- learned-example", 1)[1]
     blocks = re.findall(r"\n```\n(templates/flights\.yaml:.*?)```", after, re.S)
     assert len(blocks) == 2
     return [b.strip().splitlines() for b in blocks]

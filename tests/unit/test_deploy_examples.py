@@ -110,7 +110,7 @@ def test_kubernetes_replicas_request_two_cores_and_run_a_pinned_image():
     container = docs["Deployment/intent-router"]["spec"]["template"]["spec"]["containers"][0]
     requests = container["resources"]["requests"]
     cpu = str(requests["cpu"])
-    assert (float(cpu[:-1]) / 1000 if cpu.endswith("m") else float(cpu)) >= 2  # README "Sizing": two cores
+    assert (float(cpu[:-1]) / 1000 if cpu.endswith("m") else float(cpu)) >= 2  # docs/deployment.md "Sizing": two cores
     assert requests["memory"] and container["resources"]["limits"]["memory"]
     assert "cpu" not in container["resources"]["limits"]  # throttling stalls every question in flight
     name, _, tag = container["image"].rpartition(":")

@@ -33,16 +33,34 @@ class RerankerSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    provider: Provider
-    model: str | None = Field(default=None, min_length=1)  # e.g. "claude-haiku-4-5" / "rerank-v3.5" / "gpt-4.1-mini"
-    api_key_env: EnvVarName | None = None  # NAME of the environment variable holding the API key
-    base_url: HttpUrl | None = None  # a proxy, a local stand-in or (rerank_api) the server, e.g. http://tei:8080
-    timeout: float = Field(default=10.0, gt=0)  # seconds per attempt; the whole call is capped too
-    max_retries: int = Field(default=0, ge=0, le=5)  # retries on 429/5xx/connection errors
-    max_tokens: int = Field(default=1024, ge=16, le=8192)  # anthropic, openai: room for the scores reply
+    provider: Provider = Field(
+        description="`anthropic`, `openai`, `cohere` (their SDKs) or `rerank_api` (a self-hosted /rerank server)"
+    )
+    model: str | None = Field(
+        default=None,
+        min_length=1,
+        description="the model, e.g. claude-haiku-4-5, gpt-4.1-mini, rerank-v3.5 (optional for rerank_api)",
+    )
+    api_key_env: EnvVarName | None = Field(
+        None, description="NAME of the environment variable holding the API key (required except for rerank_api)"
+    )
+    base_url: HttpUrl | None = Field(
+        None,
+        description="a proxy, an OpenAI-compatible server, or (rerank_api, required) the rerank server, e.g. "
+        "http://tei:8080",
+    )
+    timeout: float = Field(
+        default=10.0, gt=0, description="seconds per attempt; the whole call is capped at timeout x (max_retries + 1)"
+    )
+    max_retries: int = Field(
+        default=0, ge=0, le=5, description="retries of 429, 5xx and connection failures (honouring Retry-After)"
+    )
+    max_tokens: int = Field(default=1024, ge=16, le=8192, description="anthropic, openai: room for the scores reply")
     # rerank_api only: `jina` sends {model, query, documents, top_n} (Jina, vLLM, Cohere-like servers);
     # `tei` sends {query, texts} (Hugging Face text-embeddings-inference). Both reply shapes are read.
-    api_format: Literal["jina", "tei"] = "jina"
+    api_format: Literal["jina", "tei"] = Field(
+        "jina", description="rerank_api: `jina` sends {model, query, documents, top_n}; `tei` sends {query, texts}"
+    )
 
     @model_validator(mode="after")
     def _provider_specific(self) -> RerankerSettings:

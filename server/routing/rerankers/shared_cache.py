@@ -25,12 +25,20 @@ log = logging.getLogger("intent_router.routing.rerank_cache")
 
 
 class RerankCacheSettings(BackendChoice):
-    """The `rerank_cache:` block of config.yaml."""
+    """The `rerank_cache:` block: where composites keep rerank scores (memory: each composite its own; redis:
+    shared by the replicas). Their lifetime and bound per composite stay in `composite_retrieval.performance`."""
 
     redis_only = ("url", "key_prefix", "timeout")
 
-    key_prefix: str = Field("intent_router:rerank:", min_length=1, max_length=200)  # one per deployment
-    timeout: float = Field(0.5, gt=0)  # seconds a Redis round trip may take before it counts as a miss
+    key_prefix: str = Field(
+        "intent_router:rerank:",
+        min_length=1,
+        max_length=200,
+        description="redis only: prefix of the Redis keys; one per deployment",
+    )
+    timeout: float = Field(
+        0.5, gt=0, description="redis only: seconds a Redis round trip may take before it counts as a miss"
+    )
 
 
 class SharedRerankCache:
