@@ -155,7 +155,7 @@ async def route_all(runtime, name: str, questions: list[tuple[str, str]]):
     return rows
 
 
-def tuned_config(config_dir: Path, tune_seconds: float, seed: int) -> dict:
+def tuned_config(config_dir: Path, tune_seconds: float, seed: int, steps: int = 300) -> dict:
     """Tune the encoder on this tree's templates (all their examples: the threshold is fitted on test
     questions, as for the stock encoder) and point config.yaml's embedding at the tuned folder."""
     from server.embedding.model_folder import bundled_folder
@@ -164,13 +164,19 @@ def tuned_config(config_dir: Path, tune_seconds: float, seed: int) -> dict:
 
     loaded = load_config(config_dir)
     target = config_dir.parent / "tuned-encoder"
-    settings = TuneSettings(max_seconds=tune_seconds, seed=seed)
+    settings = TuneSettings(steps=steps, max_seconds=tune_seconds, seed=seed)
     result = tune_encoder(loaded.templates, bundled_folder(), target, settings, 0.0, lambda log: None)
     config_file = config_dir / "config.yaml"
     app = yaml.safe_load(config_file.read_text())
     app["embedding"] = {**app["embedding"], "model_path": str(target)}
     config_file.write_text(yaml.safe_dump(app))
-    return {"tune_seconds": round(result.seconds, 1), "tune_steps": result.log.steps, "tune_loss": result.log.last_loss}
+    return {
+        "tune_seconds": round(result.seconds, 1),
+        "tune_train_seconds": round(result.log.seconds, 1),
+        "tune_train_cpu_seconds": round(result.log.cpu_seconds, 1),
+        "tune_steps": result.log.steps,
+        "tune_loss": result.log.last_loss,
+    }
 
 
 async def top1_results(
@@ -182,12 +188,13 @@ async def top1_results(
     configs: dict[str, dict],
     tune_seconds: float | None,
     seed: int,
+    tune_steps: int = 300,
 ) -> list[dict]:
     """Top-1 template and child accuracy over all intents, per scoring configuration."""
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         config_dir = build_tree(Path(tmp), examples, cache, configs)
-        tuning = tuned_config(config_dir, tune_seconds, seed) if tune_seconds else {}
+        tuning = tuned_config(config_dir, tune_seconds, seed, tune_steps) if tune_seconds else {}
         started = time.perf_counter()
         runtime = await build_runtime(load_config(config_dir))
         build_seconds = time.perf_counter() - started
@@ -226,6 +233,7 @@ async def run(
     configs: dict[str, dict],
     tune_seconds: float | None = None,
     skip_top1: bool = False,
+    tune_steps: int = 300,
 ) -> list[dict]:
     rng = random.Random(seed)
     train, test = read_csv(data_dir() / "train.csv"), read_csv(data_dir() / "test.csv")
@@ -240,7 +248,7 @@ async def run(
     results: list[dict] = []
     encoder = "tuned" if tune_seconds else "stock"
     if not skip_top1:
-        results += await top1_results(examples, test, label, encoder, cache, configs, tune_seconds, seed)
+        results += await top1_results(examples, test, label, encoder, cache, configs, tune_seconds, seed, tune_steps)
 
     # out-of-scope: drop 10 intents from the templates; their questions must be rejected
     oos = set(rng.sample(sorted(examples), OOS_INTENTS))
@@ -249,7 +257,7 @@ async def run(
     with tempfile.TemporaryDirectory() as tmp:
         config_dir = build_tree(Path(tmp), in_scope, cache, configs)
         # tuned on the in-scope templates only: the held-out intents' examples are never seen
-        tuning = tuned_config(config_dir, tune_seconds, seed) if tune_seconds else {}
+        tuning = tuned_config(config_dir, tune_seconds, seed, tune_steps) if tune_seconds else {}
         runtime = await build_runtime(load_config(config_dir))
         try:
             for name in configs:
@@ -323,12 +331,15 @@ def main() -> None:
         type=float,
         help="tune the encoder on each tree's templates first (tune-encoder's recipe, this time budget; needs JAX)",
     )
+    parser.add_argument("--tune-steps", type=int, default=300, help="with --tune-seconds: training steps at most")
     parser.add_argument("--skip-top1", action="store_true", help="only the out-of-scope protocol")
     args = parser.parse_args()
     configs = {name: CONFIGS[name] for name in args.config} if args.config else CONFIGS
     for k in args.k or ["8", "all"]:
         k_value = None if k == "all" else int(k)
-        results = run(k_value, args.seed, args.limit, args.cache, configs, args.tune_seconds, args.skip_top1)
+        results = run(
+            k_value, args.seed, args.limit, args.cache, configs, args.tune_seconds, args.skip_top1, args.tune_steps
+        )
         for result in asyncio.run(results):
             print(json.dumps(result), flush=True)
 

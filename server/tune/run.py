@@ -35,6 +35,7 @@ class TuneResult:
             "model_path": str(self.model_path),
             "seconds": round(self.seconds, 1),
             "train_seconds": round(self.log.seconds, 1),
+            "train_cpu_seconds": round(self.log.cpu_seconds, 1),
             "steps": self.log.steps,
             "stopped_by": self.log.stopped_by,
             "first_loss": self.log.first_loss,
@@ -118,6 +119,7 @@ def tune_encoder(
         "settings": {**settings.dump(), "validation": validation},
         "steps": log.steps,
         "train_seconds": round(log.seconds, 1),
+        "train_cpu_seconds": round(log.cpu_seconds, 1),
         "validation": validation_report,
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }

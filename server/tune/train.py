@@ -21,6 +21,7 @@ from server.embedding.minilm_graph import BertShape
 from server.tune.bert_jax import Params, encode
 from server.tune.pairs import batches
 
+EMBED_BATCH = 64
 WIDTHS = (16, 32, 48, 64, 96, 128, 192, 256, 384, 512)  # padded lengths: one compilation per width used
 
 
@@ -35,6 +36,7 @@ class TuneSettings:
     hard_negative_group: int = 4  # templates per batch picked together as nearest neighbours (1: random)
     max_seconds: float = 600.0
     seed: int = 0
+    max_train_tokens: int = 64  # training pairs are cut here (cost grows with the width; serving is not cut)
 
     def dump(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -45,6 +47,7 @@ class TuneLog:
     steps: int = 0
     planned_steps: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # this process's CPU time while training (the wall time depends on the machine's load)
     first_loss: float | None = None
     last_loss: float | None = None
     losses: list[float] = field(default_factory=list)
@@ -61,11 +64,13 @@ class Tokens:
         self._tok.enable_truncation(max_length=max_tokens)
         self._max = max_tokens
 
-    def __call__(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    def __call__(self, texts: Sequence[str], cut: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Ids and mask, padded to the next width; `cut` shortens longer texts (keeping the final [SEP])."""
         ids = [e.ids for e in self._tok.encode_batch(list(texts))]
+        if cut is not None:
+            ids = [i if len(i) <= cut else [*i[: cut - 1], i[-1]] for i in ids]
         longest = max(len(i) for i in ids)
         width = next((w for w in WIDTHS if w >= longest), longest)
-        width = min(width, self._max) if longest <= self._max else longest
         out = np.zeros((len(ids), width), dtype=np.int32)
         mask = np.zeros((len(ids), width), dtype=np.int32)
         for row, i in enumerate(ids):
@@ -75,14 +80,17 @@ class Tokens:
 
 
 def embed(params: Params, tokens: Tokens, texts: Sequence[str], shape: BertShape, pooling: str) -> np.ndarray:
-    """Unit vectors of `texts` with the current weights, in batches of 64 (no gradients)."""
+    """Unit vectors of `texts` with the current weights, in batches of 64 (no gradients; the last batch
+    padded with empty texts, so that every batch of one width reuses one compilation)."""
     run = _encoder(shape, pooling)
-    parts = []
-    for start in range(0, len(texts), 64):
-        chunk = list(texts[start : start + 64])
-        ids, mask = tokens(chunk)
-        parts.append(np.asarray(run(params, ids, mask)))
-    return np.vstack(parts) if parts else np.zeros((0, shape.hidden), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths together: less padding
+    out = np.zeros((len(texts), shape.hidden), dtype=np.float32)
+    for start in range(0, len(order), EMBED_BATCH):
+        rows = order[start : start + EMBED_BATCH]
+        chunk = [texts[i] for i in rows]
+        ids, mask = tokens(chunk + [""] * (EMBED_BATCH - len(chunk)))
+        out[rows] = np.asarray(run(params, ids, mask))[: len(chunk)]
+    return out
 
 
 _ENCODERS: dict[tuple[BertShape, str], Callable[..., Any]] = {}
@@ -148,17 +156,18 @@ def tune(
     m = {k: jnp.zeros_like(w) for k, w in p.items()}
     v = {k: jnp.zeros_like(w) for k, w in p.items()}
     log = TuneLog(planned_steps=s.steps)
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     batch_iter = batches(texts, neighbours, s.batch_templates, s.hard_negative_group, rng)
     for step in range(s.steps):
         if step >= log.planned_steps:
             break
         anchors, positives = next(batch_iter)
         lr = learning_rate(step, log.planned_steps, s)
-        ids, mask = tokens([*anchors, *positives])
+        ids, mask = tokens([*anchors, *positives], s.max_train_tokens)
         p, m, v, loss = step_fn(p, m, v, jnp.float32(step + 1), jnp.float32(lr), ids, mask)
         value = float(loss)
         log.steps, log.seconds = step + 1, time.perf_counter() - started
+        log.cpu_seconds = time.process_time() - cpu_started
         if log.first_loss is None:
             log.first_loss, log.first_step_seconds = value, log.seconds
         log.last_loss = value
