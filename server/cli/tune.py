@@ -15,7 +15,7 @@ DEFAULT_OUT = "data/tuned-encoder"  # relative to the config directory's parent,
 def tune_command(config: Path, out: Path | None, max_seconds: float, steps: int, validation: float, seed: int) -> dict:
     """Tune the local encoder on the config's templates; returns what the last stdout line says."""
     try:
-        import jax  # noqa: F401 - only to say how to install it
+        from ..tune import bert_jax  # noqa: F401 - JAX (set to CPU by server/tune first), or how to install it
     except ImportError:
         raise EmbeddingError("tune-encoder needs JAX: pip install -r requirements-tune.txt") from None
     from ..embedding.factory import model_folder, resolve_path
