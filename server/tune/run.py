@@ -99,7 +99,7 @@ def tune_encoder(
     centroids = np.stack([v.mean(0) for v in train_vectors])
     centroids /= np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12)
     tuned, log = tune(params, split.train, neighbour_order(centroids), tokens, shape, base.pooling, settings, progress)
-    _, after = scores(tuned)
+    _, after = scores(tuned) if split.held_out_count else (None, {})  # nothing held out: nothing to report
 
     prefix = "bert." if any(k.startswith("bert.") for k in raw) else ""
     weights = dict(raw)
