@@ -78,14 +78,14 @@ def batches(
         while left:
             batch: list[int] = []
             while len(batch) < size:
-                seeds = [i for i in pending if i in left] or [int(i) for i in rng.permutation(usable) if i not in batch]
-                seed = seeds[0]
+                fresh = [i for i in pending if i in left and i not in batch]
+                seed = fresh[0] if fresh else next(int(i) for i in rng.permutation(usable) if i not in batch)
                 picked = [seed]
-                for j in neighbours[seed]:
+                for j in (int(j) for j in neighbours[seed]):  # its nearest not yet seen this epoch
                     if len(picked) >= group or len(batch) + len(picked) >= size:
                         break
-                    if allowed[j] and int(j) not in batch and int(j) not in picked:
-                        picked.append(int(j))
+                    if allowed[j] and j in left and j not in batch and j not in picked:
+                        picked.append(j)
                 batch.extend(picked)
                 left.difference_update(picked)
             anchors, positives = [], []
