@@ -44,7 +44,7 @@ def test_the_int8_first_pass_needs_neither_onnx_nor_numpy_random():
 
 
 def test_serving_never_imports_the_training_runtime():
-    """JAX is an optional extra of tune-encoder (requirements-tune.txt): serving, even a tuned folder, runs without it."""
+    """JAX is an optional extra of tune-encoder (requirements-tune.txt): serving runs without it, tuned or not."""
     loaded = modules_after(
         "import server.cli.main, server.cli.serve, server.runtime.build, server.web.app, server.runtime.encoder_check"
     )
