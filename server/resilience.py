@@ -108,6 +108,18 @@ def parse_retry_after(value: str | None) -> float | None:
     return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
 
 
+TRANSIENT_HTTP_STATUSES = frozenset({429, 502, 503, 504})
+
+
+def transient_http_status(status: int) -> bool:
+    """An HTTP answer worth another attempt, for every client of an HTTP service (data sources, embedding and
+    rerank services): rate limited (429) or a proxy, overload or gateway-timeout answer (502, 503, 504), which
+    say nothing about the request itself. A 500 is the service's own error for this request: the same
+    request most likely fails again, so retrying it only multiplies the load on a failing service and spends
+    the request's time (it still counts against a source's circuit breaker: `source_unwell`)."""
+    return status in TRANSIENT_HTTP_STATUSES
+
+
 def is_transient(exc: BaseException) -> bool:
     """Set by the backend that raised it: worth another attempt."""
     return bool(getattr(exc, "transient", False))
@@ -287,13 +299,13 @@ class SourceGuard:
         outcome = RetryOutcome()
         try:
             result = await retry_call(fn, self.retries, budget=self.budget, outcome=outcome)
-        except asyncio.CancelledError:
-            self.breaker.record_cancelled()
-            raise
         except SourceBusy:  # our own bulkhead shed the query: says nothing about the source's health
             self.breaker.record_cancelled()
             raise
-        except Exception as exc:
+        except BaseException as exc:
+            if not isinstance(exc, Exception):  # cancelled (the request's timeout) or closed: proves nothing,
+                self.breaker.record_cancelled()  # and a half-open probe must not stay "in flight" for ever
+                raise
             self.stats.failures += 1
             if source_unwell(exc):
                 self.breaker.record_failure()

@@ -18,6 +18,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from .api.health import Health
+
 if TYPE_CHECKING:  # imported by the links themselves: a server without Redis never loads the client (~0.2 s)
     import redis
     from redis import asyncio as aioredis
@@ -81,8 +83,8 @@ class Availability(ABC):
     def health(self, **extra: Any) -> dict[str, Any]:
         """For /health `shared`: ok, or down with the reason (and what the caller adds)."""
         if self.unavailable is None:
-            return {"status": "ok", "backend": "redis"}
-        return {"status": "down", "backend": "redis", "reason": self.unavailable, **extra}
+            return {"status": Health.OK, "backend": "redis"}
+        return {"status": Health.DOWN, "backend": "redis", "reason": self.unavailable, **extra}
 
     async def recheck(self) -> None:
         """While down, ping the engine, so /health recovers without waiting for traffic: one ping at a

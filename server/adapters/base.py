@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..api.health import Health
 from ..api.requests import ADAPTER_NAME_PATTERN
 from ..bulkhead import SEARCH_POOL, Bulkhead, run_on
 from ..config.errors import ConfigIssue
@@ -164,7 +165,7 @@ class Adapter(ABC):
 
     async def health(self) -> dict[str, Any]:
         """Cheap liveness: {'status': 'ok'|'down', 'reason'?: str}."""
-        return {"status": "ok"}
+        return {"status": Health.OK}
 
 
 class DataAdapter(Adapter):
@@ -288,7 +289,7 @@ class DataAdapter(Adapter):
         breaker = self.guard.breaker
         found: dict[str, Any]
         if breaker.state == "open":
-            found = {"status": "down", "reason": breaker.why_open()}
+            found = {"status": Health.DOWN, "reason": breaker.why_open()}
         else:
             found = await self.source_health()
         if self.source_check is not None and self.source_check.status == "unchecked":
@@ -298,7 +299,7 @@ class DataAdapter(Adapter):
 
     async def source_health(self) -> dict[str, Any]:
         """Cheap liveness of the source itself: {'status': 'ok'|'down', 'reason'?: str}."""
-        return {"status": "ok"}
+        return {"status": Health.OK}
 
     async def check_against_source(self) -> SourceCheck:
         """Ask the live source whether each template would run (server/adapters/source_check.py), reading

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from ..api.health import Health
 from ..api.requests import Execution
 from ..bulkhead import REFIT_POOL, run_on
 from ..routing.calibration import ScoreCalibration, fit_per_model
@@ -220,18 +221,32 @@ class CompositeAdapter(Adapter):
             stage.owner = self.name
             lineage = stage.lineage(children)
             generation = fitted.begin(lineage)  # a refit of an older reload still running stops
-            quick = await asyncio.to_thread(stage.compute, children, fit_allowed=False)
             previous = fitted.previous(lineage)
-            if quick is not None or previous is None:
-                result = quick or await run_on(REFIT_POOL, stage.compute, children)
-                if result is not None:
-                    stage.apply(result)
-                    fitted.remember(lineage, result)
-                continue
-            stage.apply(previous)
-            stage.source = "previous"
-            stage.fitting = True
+            # from the cache, or the previous fit with only the changed templates refitted (a fraction of a
+            # second: the edited templates are scored by this stage at once)
+            quick = await asyncio.to_thread(
+                functools.partial(stage.compute, children, fit_allowed=False, previous=previous)
+            )
+            if quick is None and previous is None:
+                try:
+                    quick = await run_on(
+                        REFIT_POOL, functools.partial(stage.compute, children, superseded=self._closing)
+                    )
+                except Superseded:  # closed while the first fit ran
+                    return
+            if quick is not None:
+                stage.apply(quick)
+                fitted.remember(lineage, quick)
+                if quick.complete:
+                    continue
+            else:
+                stage.apply(previous)
+                stage.source = "previous"
+            stage.fitting = True  # the full fit (or the token views the update left out) in the background
             self._refits.append(asyncio.ensure_future(self._refit(stage, children, lineage, generation)))
+
+    def _closing(self) -> bool:
+        return self._closed
 
     async def _refit(self, stage: IntentModelStage, children: list[DataAdapter], lineage: str, generation: int) -> None:
         fitted = self.context.fitted_models
@@ -243,7 +258,7 @@ class CompositeAdapter(Adapter):
         try:
             result = await run_on(REFIT_POOL, functools.partial(stage.compute, children, superseded=superseded))
         except Superseded:
-            log.info("composite %s: intent-model refit superseded by a newer one", self.name)
+            log.info("composite %s: intent-model refit stopped (superseded by a newer one, or closing)", self.name)
             return
         except Exception:
             log.exception("composite %s: intent-model refit failed; the previous model keeps serving", self.name)
@@ -268,7 +283,7 @@ class CompositeAdapter(Adapter):
             await stage.close()
 
     async def health(self) -> dict[str, Any]:
-        return {"status": "ok", "children": list(self.settings.child_adapters)}
+        return {"status": Health.OK, "children": list(self.settings.child_adapters)}
 
     def describe(self) -> dict[str, Any]:
         children = {}
@@ -315,6 +330,8 @@ class CompositeAdapter(Adapter):
                     "source": stage.source if stage is not None else None,
                     "fitting": stage is not None and stage.fitting,  # a refit runs; the previous model serves
                     "generation": stage.generation if stage is not None else 0,
+                    # full fit, incremental update (templates_fitted: how many were refitted) or loaded
+                    "last_fit": fitted.fit_info.to_json() if fitted is not None else None,
                     "ready_seconds": round(stage.fit_seconds, 3) if stage is not None and stage.fit_seconds else None,
                 },
                 "acceptance": {

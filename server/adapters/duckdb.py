@@ -20,8 +20,10 @@ import sqlglot
 from pydantic import BaseModel, ConfigDict, Field
 from sqlglot.tokens import TokenType
 
+from ..api.health import Health
 from ..bulkhead import HEALTH_POOL, run_on
 from ..config.errors import ConfigIssue
+from ..config.parse_cache import remembered
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
 from ..templates.library import ParsedBody
@@ -256,14 +258,14 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
     async def source_health(self) -> dict[str, Any]:
         conn = self._conn
         if conn is None:
-            return {"status": "down", "reason": "not connected"}
+            return {"status": Health.DOWN, "reason": "not connected"}
         if (down := self.file_down()) is not None:
             return down
         try:
             await run_on(HEALTH_POOL, lambda: conn.cursor().execute("SELECT 1").fetchall())
-            return {"status": "ok"}
+            return {"status": Health.OK}
         except Exception:
-            return {"status": "down", "reason": "database error"}
+            return {"status": Health.DOWN, "reason": "database error"}
 
     async def check_against_source(self) -> SourceCheck:
         """Each body bound by DuckDB with typed NULL binds (DESCRIBE of the query: the columns it would
@@ -341,6 +343,7 @@ def _refused_templates(conn: duckdb.DuckDBPyConnection, templates: list[Template
     return refused
 
 
+@remembered("duckdb.file_access_problem/1")
 @functools.lru_cache(maxsize=50_000)  # reloads check unchanged templates again; parse each text once
 def file_access_problem(sql: str) -> str | None:
     """Why this DuckDB query would read files or URLs (a reader function, FROM 'path'), or None."""

@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from yarl import URL
 
+from ..api.health import Health
 from ..config.errors import ConfigError, ConfigIssue
 from ..config.types import EnvVarName
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
-from ..resilience import parse_retry_after
+from ..resilience import parse_retry_after, transient_http_status
 from ..templates import Template
 from ..templates.library import ParsedBody
 from .base import DataAdapter, DataAdapterSettings, QueryResult
 from .json_rows import ResponseMapping, map_rows
 from .placeholders import Path, parse_structure, pattern_issues, placeholders_in, render, static_value
 from .source_check import SourceCheck, refusal
-from .web_client import TRANSIENT_STATUSES
 
 if TYPE_CHECKING:
     from elasticsearch import AsyncElasticsearch
@@ -229,12 +229,12 @@ class ElasticsearchAdapter(DataAdapter):
 
     async def source_health(self) -> dict[str, Any]:
         if self._client is None:
-            return {"status": "down", "reason": "not connected"}
+            return {"status": Health.DOWN, "reason": "not connected"}
         try:
             alive = await asyncio.wait_for(self._client.ping(), self.settings.query_timeout)
         except Exception:
             alive = False
-        return {"status": "ok"} if alive else {"status": "down", "reason": "cannot reach Elasticsearch"}
+        return {"status": Health.OK} if alive else {"status": Health.DOWN, "reason": "cannot reach Elasticsearch"}
 
     async def check_against_source(self) -> SourceCheck:
         """Every index (or alias, or pattern matching one) a template searches exists."""
@@ -280,7 +280,7 @@ class ElasticsearchAdapter(DataAdapter):
                 raise SourceUnavailable(
                     self.name,
                     f"Elasticsearch answered HTTP {status}",
-                    transient=status in TRANSIENT_STATUSES,
+                    transient=transient_http_status(status),
                     retry_after=parse_retry_after(exc.meta.headers.get("Retry-After")),
                 ) from None
             raise QueryFailed(

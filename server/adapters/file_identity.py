@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..api.health import Health
+
 
 @dataclass(frozen=True)
 class FileIdentity:
@@ -63,7 +65,7 @@ class FollowsFile(ABC):
     def file_down(self) -> dict[str, Any] | None:
         """The health answer while the file is missing or replaced (None: it is the one opened)."""
         problem = self._file.problem() if self._file is not None else None
-        return {"status": "down", "reason": REASONS[problem]} if problem else None
+        return {"status": Health.DOWN, "reason": REASONS[problem]} if problem else None
 
     async def check_source(self) -> None:
         if self._file is not None and (problem := self._file.problem()):

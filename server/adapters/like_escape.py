@@ -23,6 +23,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.tokens import Token, TokenType
 
+from ..config.parse_cache import NAMES, remembered
 from ..templates import Template
 
 ESCAPE = "!"
@@ -123,6 +124,7 @@ def like_patterns(sql: str, dialect: str) -> LikePatterns:
 _REGEX_NODES = (exp.Glob, exp.SimilarTo, exp.RegexpLike, exp.RegexpILike, exp.RegexpReplace, exp.RegexpExtract)
 
 
+@remembered("like_escape.regex_pattern_binds/1", NAMES)
 @functools.lru_cache(maxsize=50_000)
 def regex_pattern_binds(sql: str, dialect: str) -> frozenset[str]:
     """Binds used as the pattern of GLOB, SIMILAR TO or a regular expression (~, REGEXP, regexp_*):

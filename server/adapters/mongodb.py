@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ..api.health import Health
 from ..config.errors import ConfigIssue
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import ParameterType, Template
@@ -287,12 +288,12 @@ class MongoDBAdapter(DataAdapter):
 
     async def source_health(self) -> dict[str, Any]:
         if self._client is None:
-            return {"status": "down", "reason": "not connected"}
+            return {"status": Health.DOWN, "reason": "not connected"}
         try:
             await asyncio.wait_for(self._client.admin.command("ping"), self.settings.connection.connect_timeout)
-            return {"status": "ok"}
+            return {"status": Health.OK}
         except Exception:
-            return {"status": "down", "reason": "cannot reach the MongoDB server"}
+            return {"status": Health.DOWN, "reason": "cannot reach the MongoDB server"}
 
     async def check_against_source(self) -> SourceCheck:
         """Every collection a template reads (its own, a $lookup's or $unionWith's) exists in the database."""

@@ -27,8 +27,10 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlglot import exp
 
+from ..api.health import Health
 from ..bulkhead import HEALTH_POOL, run_on
 from ..config.errors import ConfigError, ConfigIssue
+from ..config.parse_cache import remembered
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
 from ..templates.library import ParsedBody
@@ -225,9 +227,9 @@ class SQLAdapter(FollowsFile, DataAdapter):
             return down
         try:
             await asyncio.wait_for(run_on(HEALTH_POOL, self._ping), self.settings.connection.connect_timeout)
-            return {"status": "ok"}
+            return {"status": Health.OK}
         except Exception as exc:
-            return {"status": "down", "reason": _safe_reason(exc)}
+            return {"status": Health.DOWN, "reason": _safe_reason(exc)}
 
     async def _follow_file(self, problem: str) -> None:
         """A missing SQLite file is a source that is down (no stale answers from the deleted inode); a
@@ -352,6 +354,7 @@ def check_for_dialect(template: Template, dialect: str) -> list[ConfigIssue]:
     ]
 
 
+@remembered("sql.sql_dialect_problem/1")
 def sql_dialect_problem(sql: str, dialect: str) -> str | None:
     """Why this SQL may not run on this dialect (the read-only guard, forbidden functions, locks), or None."""
     try:

@@ -1,9 +1,9 @@
 """Shared HTTP plumbing for the http and graphql adapters: pooled aiohttp session, auth from the
 environment, and errors that name the adapter, never the remote server's text.
 
-One request is one attempt; what is worth retrying is marked here (429, 502, 503, 504 with the
-server's `Retry-After`, and connection failures: `transient=True`) and the adapter's `retries:`
-policy (resilience.py) retries it."""
+One request is one attempt; what is worth retrying is marked here (the statuses of
+`resilience.transient_http_status`, with the server's `Retry-After`, and connection failures:
+`transient=True`) and the adapter's `retries:` policy (resilience.py) retries it."""
 
 from __future__ import annotations
 
@@ -18,10 +18,11 @@ import aiohttp
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from yarl import URL
 
+from ..api.health import Health
 from ..config.errors import ConfigError, ConfigIssue
 from ..config.types import EnvVarName
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
-from ..resilience import parse_retry_after
+from ..resilience import parse_retry_after, transient_http_status
 from .base import DataAdapter
 from .sql import to_json_value
 
@@ -74,9 +75,6 @@ class AuthSettings(BaseModel):
         return {"Authorization": aiohttp.encode_basic_auth(user, env("password_env", self.password_env))}
 
 
-TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})  # worth another attempt; other errors are not
-
-
 class WebConnection(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -127,20 +125,20 @@ class WebClient:
     async def health(self, timeout: float) -> dict[str, Any]:
         """GET `health_path` when configured; any answer below 500 means the source is up."""
         if self._session is None:
-            return {"status": "down", "reason": "not started"}
+            return {"status": Health.DOWN, "reason": "not started"}
         path = self.connection.health_path
         if path is None:
-            return {"status": "ok", "checked": False}
+            return {"status": Health.OK, "checked": False}
         try:
             async with (
                 asyncio.timeout(timeout),
                 self._session.get(URL(self.connection.url.rstrip("/") + path), allow_redirects=False) as response,
             ):
                 if response.status < 500:
-                    return {"status": "ok"}
-                return {"status": "down", "reason": f"source answered HTTP {response.status}"}
+                    return {"status": Health.OK}
+                return {"status": Health.DOWN, "reason": f"source answered HTTP {response.status}"}
         except (TimeoutError, aiohttp.ClientError):
-            return {"status": "down", "reason": "cannot reach the source"}
+            return {"status": Health.DOWN, "reason": "cannot reach the source"}
 
     async def close(self) -> None:
         if self._session is not None:
@@ -189,7 +187,7 @@ class WebClient:
             raise SourceUnavailable(
                 self.adapter,
                 f"source answered HTTP {status}",
-                transient=status in TRANSIENT_STATUSES,
+                transient=transient_http_status(status),
                 retry_after=retry_after,
             )
         try:

@@ -6,12 +6,24 @@ from enum import StrEnum
 
 
 class Outcome(StrEnum):
+    """In the order statistics list them (`routing_log.outcomes`), which the dashboard follows."""
+
     EXECUTED = "executed"  # /v1/query ran the chosen template
     ROUTED = "routed"  # test_routing: the decision would execute
-    NO_MATCH = "no_match"  # nothing cleared the threshold
-    AMBIGUOUS = "ambiguous"  # two templates too close; alternatives listed
     NEEDS_CLARIFICATION = "needs_clarification"  # a required parameter is missing or invalid
+    AMBIGUOUS = "ambiguous"  # two templates too close; alternatives listed
+    NO_MATCH = "no_match"  # nothing cleared the threshold
     ERROR = "error"  # the request ended in a 5xx or a timeout
+
+
+class SourceStatus(StrEnum):
+    """How one source of a fan-out answer did (`sections[].status`, `source_stats[].status`, and the routing
+    log's `fan_out_sources`): a status per source, beside the answer's own Outcome."""
+
+    OK = "ok"  # it answered with rows
+    TIMEOUT = "timeout"  # no answer within its query_timeout
+    ERROR = "error"  # it failed (down, refused the query, an internal error)
+    NEEDS_CLARIFICATION = "needs_clarification"  # its template lacks a required value
 
 
 class DecisionReason(StrEnum):

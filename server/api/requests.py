@@ -114,6 +114,11 @@ class StatisticsQuery(BaseModel):
         description="window start: a duration back from now (15m, 24h, 7d; s, m, h, d or w), epoch seconds, or an "
         "ISO 8601 date or date and time (2026-01-31, 2026-01-31T08:00:00Z); default 24h",
     )
+    view: Literal["full", "dashboard"] = Field(
+        "full",
+        description="dashboard: only the figures the dashboard draws (without by_adapter, by_replica, "
+        "by_selected_adapter and errors)",
+    )
 
 
 class LoginForm(BaseModel):

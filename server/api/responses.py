@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .outcome import AnswerReason, DecisionReason, Outcome
+from .outcome import AnswerReason, DecisionReason, Outcome, SourceStatus
 from .parameters import ClarificationView, ExtractedValueView, LeftOutView
 from .wire import Json, Wire
 
@@ -88,9 +88,6 @@ class SessionTurnView(Wire):
     completes_turn: int | None = Field(None, description="the turn whose clarification or choice it answered")
     changed: list[str] | None = Field(None, description="follow_up / correction: the parameters the message gave")
     carried: list[str] | None = Field(None, description="follow_up / correction: the values kept from the last answer")
-
-
-SourceStatus = Literal["ok", "timeout", "error", "needs_clarification"]
 
 
 class SourceSection(Wire):
@@ -283,9 +280,25 @@ class LoadStatusView(Wire):
     )
 
 
+class LoadSummaryView(Wire):
+    """One config load as /health shows it to a key that is not the admin key: whether it worked and when,
+    not what it found (its errors name files, lines and keys; its changes and warnings name adapters the key
+    may not know about)."""
+
+    ok: bool
+    at: float
+    seconds: float
+    trigger: str = Field(description="start | watch | admin | cluster (announced by another replica)")
+    generation: int
+    config_hash: str | None = Field(None, description="content hash of the config serving after this load")
+    error_count: int = Field(description="how many errors refused the load (the admin key sees them)")
+
+
 class ConfigHealth(Wire):
-    last_load: LoadStatusView | None
-    last_good_load: LoadStatusView | None
+    last_load: LoadStatusView | LoadSummaryView | None = Field(
+        description="the whole load status for the admin key, a summary (LoadSummaryView) for other keys"
+    )
+    last_good_load: LoadStatusView | LoadSummaryView | None
     restart_required: list[str] = Field(
         default_factory=list, description="config.yaml keys of the serving config that need a restart to apply"
     )

@@ -15,6 +15,7 @@ import time
 import uuid
 from typing import Any
 
+from ..api.health import Health
 from ..runtime.holder import LoadStatus, RuntimeHolder
 from .bus import Announcement, BusUnavailable, ClusterBus
 from .settings import ClusterSettings
@@ -73,10 +74,10 @@ class ClusterMember:
     def health(self) -> dict[str, Any]:
         problems = self.problems
         return {
-            "status": "degraded" if problems else "ok",
+            "status": Health.DEGRADED if problems else Health.OK,
             "replica": self.name,
             "backend": self.bus.backend,
-            "bus": "down" if self._failures else "ok",
+            "bus": Health.DOWN if self._failures else Health.OK,
             "problems": problems,
             "latest_announcement": None
             if self.latest is None
@@ -95,7 +96,7 @@ class ClusterMember:
             "uptime_seconds": round(now - self.started_at, 1),
             "in_flight": self.holder.in_flight,
             "served": self.served,
-            "status": "degraded" if self.problems else "ok",
+            "status": Health.DEGRADED if self.problems else Health.OK,
             "seen_at": now,
         }
 

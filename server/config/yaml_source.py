@@ -8,19 +8,46 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from .errors import ConfigError, ConfigIssue
+from .json_values import exact_json
 from .yaml_bounds import MAX_FILE_BYTES, SAFE_LOADER, check_bounds
+
+if TYPE_CHECKING:
+    from .parse_cache import ParseCache
 
 Path_ = tuple[str | int, ...]
 # libyaml's loader when the wheel has it (several times faster on large libraries); same nodes and marks
 _ENV = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class JoinedLines(Mapping[Path_, int]):
+    """Lines by key path, stored with each path joined into one string (how the config cache keeps them:
+    JSON reads such a map back in one C call, where tuple keys took a Python loop over every key)."""
+
+    def __init__(self, joined: dict[str, int]) -> None:
+        self.joined = joined
+
+    def __getitem__(self, path: Path_) -> int:
+        return self.joined[join_path(path)]
+
+    def __iter__(self) -> Iterator[Path_]:
+        raise TypeError("JoinedLines is looked up by path, not listed (the joined form loses int vs str keys)")
+
+    def __len__(self) -> int:
+        return len(self.joined)
+
+
+def join_path(path: Path_) -> str:
+    """A key path as one string: a node's children are all mapping keys or all list indexes, so "3" and 3
+    never meet at the same place."""
+    return "\x1f".join(map(str, path))
 
 
 @dataclass
@@ -29,7 +56,7 @@ class YamlDocument:
 
     file: str
     data: Any
-    lines: dict[Path_, int] = field(default_factory=dict)
+    lines: Mapping[Path_, int] = field(default_factory=dict)
 
     def line_of(self, path: Path_) -> int | None:
         """Line of the deepest existing prefix of `path` (a missing key points at its parent)."""
@@ -60,6 +87,8 @@ class _Builder:
         self.lines: dict[Path_, int] = {}
         self.issues: list[ConfigIssue] = []
         self._scalar = yaml.SafeLoader("")
+        # False once the document reads the environment or holds a value JSON cannot carry exactly
+        self.cacheable = True
 
     def build(self, node: yaml.Node, path: Path_) -> Any:
         self.lines.setdefault(path, node.start_mark.line + 1)
@@ -86,7 +115,12 @@ class _Builder:
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
         # a plain string (most scalars) is its text; other tags go through the safe constructor
-        value = node.value if node.tag == _STR else self._scalar.construct_object(node)
+        if node.tag == _STR:
+            value = node.value
+        else:
+            value = self._scalar.construct_object(node)
+            if self.cacheable and not exact_json(value):
+                self.cacheable = False
         if isinstance(value, str) and "$" in value:
             value = self._substitute(value, node.start_mark.line + 1, path)
         return value
@@ -96,6 +130,7 @@ class _Builder:
             if match.group(0) == "$$":
                 return "$"
             name, default = match.group(1), match.group(2)
+            self.cacheable = False
             if name in self.environ:
                 return self.environ[name]
             if default is not None:
@@ -108,10 +143,19 @@ class _Builder:
         return _ENV.sub(repl, text)
 
 
-def parse_yaml(text: str, file: str, environ: Mapping[str, str] | None = None) -> YamlDocument:
-    """Parse one YAML document; syntax errors, broken bounds and missing variables raise ConfigError (all at once)."""
+def parse_yaml(
+    text: str, file: str, environ: Mapping[str, str] | None = None, cache: ParseCache | None = None
+) -> YamlDocument:
+    """Parse one YAML document; syntax errors, broken bounds and missing variables raise ConfigError (all at once).
+    With `cache`, a text parsed before is read back (data and line marks) instead (config/parse_cache.py)."""
     if len(text) > MAX_FILE_BYTES:
         raise ConfigError([ConfigIssue(file, None, "", f"file larger than {MAX_FILE_BYTES // 2**20} MiB")])
+    key = cache.yaml_key(text) if cache is not None else ""
+    if cache is not None:
+        found = cache.get_yaml(key)
+        if found is not None:
+            data, marks = found
+            return YamlDocument(file=file, data=data, lines=JoinedLines(marks))
     problem = check_bounds(text)
     if problem is not None:
         raise ConfigError([ConfigIssue(file, problem.line, "", problem.message)])
@@ -127,10 +171,14 @@ def parse_yaml(text: str, file: str, environ: Mapping[str, str] | None = None) -
     data = builder.build(node, ()) if node is not None else None
     if builder.issues:
         raise ConfigError(builder.issues)
+    if cache is not None and builder.cacheable:
+        cache.put_yaml(key, data, {join_path(path): line for path, line in builder.lines.items()})
     return YamlDocument(file=file, data=data, lines=builder.lines)
 
 
-def load_yaml(path: Path, display: str | None = None, environ: Mapping[str, str] | None = None) -> YamlDocument:
+def load_yaml(
+    path: Path, display: str | None = None, environ: Mapping[str, str] | None = None, cache: ParseCache | None = None
+) -> YamlDocument:
     """Read and parse one file; too large, unreadable or not UTF-8 is a ConfigError naming the file."""
     name = display or str(path)
     try:
@@ -146,4 +194,4 @@ def load_yaml(path: Path, display: str | None = None, environ: Mapping[str, str]
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         message = f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {column})"
         raise ConfigError([ConfigIssue(name, line, "", message)]) from None
-    return parse_yaml(text, name, environ)
+    return parse_yaml(text, name, environ, cache)

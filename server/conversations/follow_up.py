@@ -22,6 +22,7 @@ from ..params.base import Extraction, ParamProblem
 from ..params.choices import suggestions
 from ..params.coercion import InvalidValue
 from ..params.extractor import validate
+from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
 from ..templates import ParameterSpec, Template
 from .carry_over import CUE_WORDS, is_carry_over, new_values, read_message
@@ -84,7 +85,7 @@ class FollowUp:
 def confident(outcome: RoutingOutcome, threshold: float, margin: float) -> bool:
     """The message would execute on its own, with a score clearly above the threshold."""
     chosen = outcome.decision.selected
-    return bool(outcome.decision.execute and chosen is not None and chosen.score >= threshold + margin)
+    return bool(outcome.decision.execute and chosen is not None and clears(chosen.score, threshold + margin))
 
 
 async def interpret(

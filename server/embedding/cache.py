@@ -23,6 +23,7 @@ import numpy as np
 from server.embedding.base import Embedder, TokenViews, check_texts, empty
 
 from ..bulkhead import SEARCH_POOL, run_on
+from ..local_sqlite import no_memory_maps
 from ..recent import Recent
 from .shared_cache import SharedEmbeddings
 
@@ -61,13 +62,13 @@ def text_key(text: str) -> bytes:
 
 
 class _DiskCache:
-    """The SQLite side. One connection shared by threads under a lock; WAL lets processes share the file."""
+    """The SQLite side. One connection shared by threads under a lock; processes share the file through
+    SQLite's locks, and none maps it (local_sqlite.py: a fault in the file is a failed read or write)."""
 
     def __init__(self, path: Path, max_entries: int) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=10.0, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
+        no_memory_maps(self._db)
         self._db.executescript(_SCHEMA)
         self._lock = threading.Lock()
         self._max_entries = max_entries

@@ -2,8 +2,8 @@
 
 Errors become EmbeddingError with a short reason (status class, timeout, malformed reply); the
 provider's own text goes to the log only, never to a client. Timeouts, connection failures and
-429/502/503/504 (with `Retry-After`) are transient and retried by the shared policy
-(server/resilience.py, `embedding.retries`), within the request's deadline.
+the statuses of `transient_http_status` (429/502/503/504, with `Retry-After`) are transient and retried
+by the shared policy (server/resilience.py, `embedding.retries`), within the request's deadline.
 """
 
 from __future__ import annotations
@@ -21,9 +21,7 @@ import aiohttp
 import numpy as np
 
 from server.embedding.base import Embedder, EmbeddingError, check_texts, empty, l2_normalise
-from server.resilience import RetrySettings, parse_retry_after, retry_call
-
-_TRANSIENT_STATUSES = frozenset({429, 502, 503, 504})
+from server.resilience import RetrySettings, parse_retry_after, retry_call, transient_http_status
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +129,7 @@ class OpenAICompatibleEmbedder(Embedder):
             reason = _STATUS_REASONS.get(status, "had a server error" if status >= 500 else "refused the request")
             raise EmbeddingError(
                 f"embedding service {reason} (HTTP {status})",
-                transient=status in _TRANSIENT_STATUSES,
+                transient=transient_http_status(status),
                 retry_after=retry_after,
             )
         try:

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from ..auth import Principal, authenticate, is_loopback, presented_key, require
+from ..api.health import Health
+from ..auth import Principal, Role, authenticate, is_loopback, presented_key, require
 from ..runtime.holder import RuntimeHolder
 from ..runtime.start_gate import START_GATE, StartGate
 from .asgi_bridge import call_asgi
@@ -68,7 +69,7 @@ class MCPEndpoint:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         principal = authenticate(request, self.holder.current.config.app.auth)
-        require(principal, "client")
+        require(principal, Role.CLIENT)
         if self._ready is None:
             raise web.HTTPServiceUnavailable(reason="MCP is not started")
         if self.gate is not None:
@@ -77,7 +78,7 @@ class MCPEndpoint:
             await asyncio.shield(self._ready)  # at once, except in the first second or so after a start
         except Exception:
             raise web.HTTPServiceUnavailable(reason="MCP could not start") from None
-        if self._running()["status"] != "ok":
+        if self._running()["status"] != Health.OK:
             raise web.HTTPServiceUnavailable(reason="MCP stopped")
         assert self.manager is not None
         if request.method == "POST" and (refused := envelope_error(await request.read(), request.content_type)):
@@ -131,14 +132,14 @@ class MCPEndpoint:
         `saturated` while the process holds `mcp.max_sessions` sessions (a new one closes an idle session of
         the key holding the most, or is refused with 503 when none is idle): degraded too, so it shows."""
         running = self._running()
-        if running["status"] != "ok":
+        if running["status"] != Health.OK:
             return running
         if self.stateless:
-            return {"status": "ok", "transport": "stateless"}
+            return {"status": Health.OK, "transport": "stateless"}
         figures = self.ledger.figures(self.holder.current.config.app.mcp.quota)
-        body: dict[str, Any] = {"status": "ok", "transport": "stateful", "sessions": _session_figures(figures)}
+        body: dict[str, Any] = {"status": Health.OK, "transport": "stateful", "sessions": _session_figures(figures)}
         if figures.saturated:
-            body["status"] = "saturated"
+            body["status"] = Health.SATURATED
             body["reason"] = (
                 f"{figures.open} of {figures.quota.total} MCP sessions open (mcp.max_sessions): a new one closes an "
                 "idle session of the key holding the most, or gets 503 when none is idle"
@@ -149,13 +150,13 @@ class MCPEndpoint:
         """`starting`, `ok`, or `down` with the reason: whether /mcp can answer at all."""
         ready = self._ready
         if ready is None or not ready.done():
-            return {"status": "starting"}
+            return {"status": Health.STARTING}
         if ready.cancelled() or ready.exception() is not None:
             exc = None if ready.cancelled() else ready.exception()
-            return {"status": "down", "reason": f"could not start ({type(exc).__name__ if exc else 'cancelled'})"}
+            return {"status": Health.DOWN, "reason": f"could not start ({type(exc).__name__ if exc else 'cancelled'})"}
         if self._task is not None and self._task.done() and not self._stop.is_set():
-            return {"status": "down", "reason": "the session manager stopped"}
-        return {"status": "ok"}
+            return {"status": Health.DOWN, "reason": "the session manager stopped"}
+        return {"status": Health.OK}
 
     async def start(self) -> None:
         """Import the SDK and start the session manager in the background once the gate opens (returns at once)."""

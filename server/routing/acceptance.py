@@ -16,11 +16,12 @@ covering it); its default threshold is 0.5, the decision with the best expected 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from .fit_control import check, never
 from .intent_model import Analyses, Analysis, IntentModel
 
 FEATURES = (
@@ -160,6 +161,7 @@ def simulate(
     folds: int = FOLDS,
     seed: int = 0,
     max_questions: int = MAX_SIMULATED,
+    cancelled: Callable[[], bool] = never,
 ) -> Simulation:
     """Left-out templates and examples scored by intent models fitted on the rest (see module doc).
 
@@ -196,9 +198,10 @@ def simulate(
             questions = [questions[j] for j in np.flatnonzero(rng.random(len(questions)) < keep_share)]
         if not questions:
             continue
-        model = IntentModel.fit(k_keys, k_examples, k_desc)
+        model = IntentModel.fit(k_keys, k_examples, k_desc, cancelled=cancelled)
         profile = TemplateProfile.fit(model)
         for lo in range(0, len(questions), SIMULATION_BATCH):
+            check(cancelled)
             batch = questions[lo : lo + SIMULATION_BATCH]
             analyses = model.analyse_many(np.stack([vector for vector, _ in batch]))
             chosen = analyses.fused.argmax(axis=1)
@@ -346,13 +349,22 @@ class Acceptance:
         out_of_scope_share: float = DEFAULT_OUT_OF_SCOPE_SHARE,
         folds: int = FOLDS,
         threshold: float | None = None,
+        cancelled: Callable[[], bool] = never,
     ) -> Acceptance:
-        sim = simulate(intent_model.keys, examples, descriptions, folds=folds)
+        sim = simulate(intent_model.keys, examples, descriptions, folds=folds, cancelled=cancelled)
         model = AcceptanceModel.fit(sim, out_of_scope_share)
         chosen = model.default_threshold if threshold is None else threshold
         expectation = expect(sim, model.probabilities(sim.x), chosen, out_of_scope_share)
         index = {k: i for i, k in enumerate(intent_model.keys)}
         return cls(intent_model, TemplateProfile.fit(intent_model), model, chosen, expectation, len(sim.x), index)
+
+    def rebased(self, intent_model: IntentModel) -> Acceptance:
+        """This test on an updated intent model (an edit of a few templates): the template profile is
+        recomputed, the fitted regression and its expectation are kept (a few changed templates barely move
+        them; the next full fit simulates again)."""
+        index = {k: i for i, k in enumerate(intent_model.keys)}
+        profile = TemplateProfile.fit(intent_model)
+        return Acceptance(intent_model, profile, self.model, self.threshold, self.expectation, self.simulated, index)
 
     def judge(self, analysis: Analysis, key: Hashable) -> tuple[float, dict[str, dict[str, float]]] | None:
         """P(template `key` answers the question) and the features behind it (None: unknown key).

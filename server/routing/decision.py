@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..api.outcome import DecisionReason as Reason  # the wire's vocabulary, defined once there
+from ..api.outcome import Outcome
 from .candidates import Candidate
 from .policy import RoutingPolicy
 
@@ -73,6 +74,15 @@ class Decision:
     reason: Reason
     execute: bool
     alternatives: list[Candidate] = field(default_factory=list)
+
+    @property
+    def outcome(self) -> Outcome:
+        """What the decision alone makes of the question (the one mapping): routed when it executes, else
+        ambiguous when it chose one among others too close, else no match. An answer that then runs the
+        template says executed or needs_clarification instead."""
+        if self.execute:
+            return Outcome.ROUTED
+        return Outcome.AMBIGUOUS if self.selected is not None else Outcome.NO_MATCH
 
 
 def rank(candidates: list[Candidate], policy: RoutingPolicy) -> list[Candidate]:

@@ -1,9 +1,11 @@
 """Fit the confidence threshold (and ambiguity margin) from labelled questions.
 
-Each labelled question is routed once with the threshold at zero; the fit then replays the decision
-rule (routing/decision.py: `clears`, `too_close`, `on_ambiguity`) for every candidate
-threshold/margin over all questions at once, so it costs one routing pass however fine the grid.
-A question labelled with no template is correct when the router does not execute anything.
+Each labelled question is routed once with the threshold at zero. The grid search judges every
+candidate threshold/margin over all questions at once with the rule's own predicates
+(routing/decision.py: `clears`, `too_close`), so it costs one routing pass however fine the grid; what
+it reports (`evaluate`, `misses`) replays the live `verdict` question by question, as semantic-router's
+evaluate calls the router itself. A question labelled with no template is correct when the router does
+not execute anything.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .decision import DecisionRule, clears, too_close
+from ..api.outcome import DecisionReason
+from .decision import DecisionRule, Verdict, clears, too_close, verdict
 
 
 @dataclass(frozen=True)
@@ -66,12 +69,17 @@ def _executes(a: _Arrays, rule: DecisionRule) -> np.ndarray:
 
 
 def executes(obs: Sequence[Observation], rule: DecisionRule) -> np.ndarray:
-    """Per question, whether the rule with these settings runs its best candidate (what the fit counts)."""
+    """Per question, whether the rule with these settings runs its best candidate (the grid's array form)."""
     return _executes(_Arrays.of(obs), rule)
 
 
-def _evaluate(a: _Arrays, rule: DecisionRule) -> Fit:
-    executes = _executes(a, rule)
+def replay(obs: Sequence[Observation], rule: DecisionRule) -> list[Verdict]:
+    """The live decision's verdict on each question under this rule."""
+    return [verdict(o.score if o.predicted is not None else None, o.runner_up, rule) for o in obs]
+
+
+def _evaluate(a: _Arrays, rule: DecisionRule, verdicts: Sequence[Verdict]) -> Fit:
+    executes = np.array([v.execute for v in verdicts], dtype=bool)
     in_ok = a.in_scope & executes & a.right
     out_ok = ~a.in_scope & ~executes
     n, n_in = len(a.score), int(a.in_scope.sum())
@@ -88,7 +96,7 @@ def _evaluate(a: _Arrays, rule: DecisionRule) -> Fit:
 
 def evaluate(obs: Sequence[Observation], rule: DecisionRule) -> Fit:
     """Accuracy of the decision rule with these settings over the observations."""
-    return _evaluate(_Arrays.of(obs), rule)
+    return _evaluate(_Arrays.of(obs), rule, replay(obs, rule))
 
 
 GRID_CHUNK = 512  # thresholds judged together: a (thresholds x questions) boolean matrix per chunk
@@ -120,7 +128,8 @@ def fit_threshold(
             if best is None or correct[i] > best[0]:
                 best = (int(correct[i]), float(cut[i]), margin)
     assert best is not None
-    return _evaluate(a, replace(base, confidence_threshold=best[1], ambiguity_margin=best[2]))
+    chosen = replace(base, confidence_threshold=best[1], ambiguity_margin=best[2])
+    return _evaluate(a, chosen, replay(obs, chosen))
 
 
 # Why a question is counted wrong under a rule (fit-thresholds lists them with what to change, server/cli/fit_report.py)
@@ -134,12 +143,13 @@ def misses(obs: Sequence[Observation], rule: DecisionRule) -> list[tuple[int, st
     """(index, why) of every question the rule gets wrong, in question order: exactly the questions
     `evaluate` does not count as correct."""
     a = _Arrays.of(obs)
-    runs = _executes(a, rule)
-    cleared = a.has_best & clears(a.score, rule.confidence_threshold)
+    verdicts = replay(obs, rule)
+    runs = np.array([v.execute for v in verdicts], dtype=bool)
+    asked = np.array([v.reason is DecisionReason.AMBIGUOUS for v in verdicts], dtype=bool)
     why = np.full(len(obs), "", dtype=object)
     why[a.in_scope & runs & ~a.right] = WRONG_TEMPLATE
-    why[a.in_scope & ~runs & ~cleared] = BELOW_THRESHOLD
-    why[a.in_scope & ~runs & cleared] = AMBIGUOUS
+    why[a.in_scope & ~runs & ~asked] = BELOW_THRESHOLD
+    why[a.in_scope & ~runs & asked] = AMBIGUOUS
     why[~a.in_scope & runs] = ANSWERED_OUT_OF_SCOPE
     return [(i, str(w)) for i, w in enumerate(why) if w]
 

@@ -22,22 +22,25 @@ from typing import Any
 import numpy as np
 
 from .acceptance import Acceptance, AcceptanceModel, Expectation, TemplateProfile
-from .intent_model import IntentModel, LexicalFeatures, LexicalModel
+from .intent_model import IntentModel
+from .lexical_model import LexicalFeatures, LexicalModel
 from .token_views import SifWeights, TokenViewModel, _Regression
 
 log = logging.getLogger("intent_router.routing.model_files")
 
-FORMAT = "intent-router-fitted/1"
+# 2: the centred descriptions are stored (an edit after a restart refits only what changed from them);
+# a /1 file is ignored and the model refitted.
+FORMAT = "intent-router-fitted/2"
 KEEP_FILES = 8  # per kind: the most recently used files survive, older ones are deleted
 
 
 @functools.cache
 def code_version() -> str:
     """Digest of the modules whose code decides what a fit produces: a change there means a refit."""
-    from . import acceptance, intent_model, token_views
+    from . import acceptance, intent_model, lexical_model, token_views, warm_start
 
     digest = hashlib.sha256(FORMAT.encode())
-    for module in (intent_model, token_views, acceptance):
+    for module in (intent_model, lexical_model, warm_start, token_views, acceptance):
         digest.update(Path(str(module.__file__)).read_bytes())
     return digest.hexdigest()[:16]
 
@@ -60,7 +63,7 @@ def _name(key: str) -> str:
 def save_model(directory: Path, key: str, model: IntentModel) -> Path | None:
     """Write the model (None when its keys are not plain strings or tuples of strings: not storable)."""
     keys = _keys_json(model.keys)
-    if keys is None:
+    if keys is None or model.desc is None:
         return None
     arrays: dict[str, np.ndarray] = {
         "mu": model.mu,
@@ -71,6 +74,7 @@ def save_model(directory: Path, key: str, model: IntentModel) -> Path | None:
         "counts": model.counts,
         "w": model.w,
         "b": model.b,
+        "desc": model.desc,
     }
     meta: dict[str, Any] = {"kind": "intent_model", "keys": keys, "lexical_weight": model.lexical_weight}
     if model.lexical is not None:
@@ -129,6 +133,7 @@ def load_model(directory: Path, key: str) -> IntentModel | None:
             a["b"],
             lexical,
             float(meta["lexical_weight"]),
+            desc=a["desc"],
         )
         if "views_sif_w" in a:
             model.views = TokenViewModel(
@@ -152,6 +157,9 @@ def _check_model(m: IntentModel) -> None:
         raise ValueError("template counts do not match the stored keys")
     if m.norms.shape != (n,) or m.centred_mu.shape != (n,) or m.w.shape != (m.mu.shape[0], t) or m.b.shape != (t,):
         raise ValueError("array shapes do not match")
+    d = m.mu.shape[0]
+    if m.desc is None or m.desc.shape != (t, d):
+        raise ValueError("description rows do not match")
     if m.lexical is not None and m.lexical.w.shape != (m.lexical.features.size, t):
         raise ValueError("lexical shapes do not match")
     if m.views is not None and m.views.starts.shape != (t,):

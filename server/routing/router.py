@@ -11,9 +11,11 @@ from typing import Protocol
 
 import numpy as np
 
+from ..bulkhead import SEARCH_POOL, run_on
 from ..embedding.base import Embedder
 from ..stores.base import StoreHit, TemplateStore
 from ..stores.group_search import GroupSearch
+from ..stores.placement import searches_off_loop
 from ..templates import Template
 from .calibration import ScoreCalibration
 from .candidates import Candidate, SourceFailure
@@ -275,9 +277,11 @@ class Router:
         """id(source) -> its hits or error, for the in-memory sources of each embedding model at once (the
         stacked searches of concurrent requests share one call: GroupSearch.search_request)."""
         inline = _inline(sources, vectors)
-        if self.group_search is None or len(inline) < 2:
-            return {}
         k = self.policy.max_templates_per_source
+        if self.group_search is None or len(inline) < 2:
+            if not searches_off_loop([s.store for s in inline]):
+                return {}  # each searched in place by `_search`
+            return dict(zip(map(id, inline), await run_on(SEARCH_POOL, _search_each, inline, vectors, k), strict=True))
         found: _Together = {}
         for model, group in _by_model(inline).items():
             results = await self.group_search.search_request(model, [s.store for s in group], vectors[model], k)
@@ -299,6 +303,17 @@ class Router:
             for i, row in enumerate(results):
                 found[i].update(zip(map(id, group), row, strict=True))
         return found
+
+
+def _search_each(sources: Sequence[TemplateSource], vectors: Mapping[str, np.ndarray], k: int) -> list:
+    """Each in-memory source's hits (or the error its search raised), run where the caller put it."""
+    out: list[list[StoreHit] | Exception] = []
+    for source in sources:
+        try:
+            out.append(source.search_inline(vectors[source.embedder.model_id], k))
+        except Exception as exc:
+            out.append(exc)
+    return out
 
 
 def _inline(sources: Sequence[TemplateSource], vectors: Mapping[str, np.ndarray]) -> list[TemplateSource]:

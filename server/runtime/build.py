@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..adapters.base import Adapter, AdapterContext, AdapterSettings, DataAdapter, DataAdapterSettings
-from ..adapters.composite import CompositeAdapter
+from ..adapters.composite import CompositeAdapter, CompositeAdapterSettings
 from ..adapters.registry import AdapterRegistry
 from ..adapters.registry import registry as default_registry
 from ..adapters.result_cache import ResultCache, build_result_cache
@@ -38,6 +38,7 @@ from ..shared_redis import SharedState
 from ..stores.base import TemplateStore
 from ..stores.factory import build_store
 from ..stores.indexing import IndexReport, index_digests, sync_store
+from ..stores.memory import MemoryTemplateStore
 from ..templates import Template
 from .encoder_check import encoder_warnings
 from .loader import LoadedConfig
@@ -347,8 +348,13 @@ def _index(
             store = old
             report = sync_store(store, templates, embedder, donors)
     if config.app.store.backend == "memory":
-        _warm(store, embedder)
+        _warm(store, embedder, searched_alone=name not in _stacked_children(config))
     return store, report
+
+
+def _stacked_children(config: LoadedConfig) -> set[str]:
+    """Adapters some composite searches through its stacked view (their own views are built on demand)."""
+    return {c for a in config.adapters if isinstance(a, CompositeAdapterSettings) for c in a.child_adapters}
 
 
 def _previous_store(name: str, config: LoadedConfig, previous: Runtime | None) -> TemplateStore | None:
@@ -359,10 +365,16 @@ def _previous_store(name: str, config: LoadedConfig, previous: Runtime | None) -
     return previous.stores[name]
 
 
-def _warm(store: TemplateStore, embedder: Embedder) -> None:
-    """Run one search now so that the in-memory store packs its matrix here, off the request path,
-    not on the first question after a reload."""
-    if store.count_templates():
+def _warm(store: TemplateStore, embedder: Embedder, searched_alone: bool = True) -> None:
+    """Pack the in-memory store now, off the request path, not on the first question after a reload; a
+    store searched alone also builds its own view (its int8 pass when large). A composite's child is
+    searched through the composite's stacked view (built by the composite's start from this pack): its
+    own view, a second int8 pass over the same vectors, waits until someone asks that child alone."""
+    if not store.count_templates():
+        return
+    if isinstance(store, MemoryTemplateStore) and not searched_alone:
+        store.packed()
+    else:
         store.search(np.zeros(embedder.dim, dtype=np.float32), 1)
 
 

@@ -20,10 +20,11 @@ from ..adapters.base import DataAdapter, DataAdapterSettings
 from ..adapters.registry import AdapterRegistry
 from ..adapters.registry import registry as default_registry
 from ..config.errors import ConfigError, ConfigIssue
+from ..config.parse_cache import ParseCache
 from ..params.spans import check_annotation
 from ..templates import Template
 from ..templates.library import count_pair_issues, expand_globs, load_library
-from .loader import LoadedConfig, load_config, resolve_config_path
+from .loader import LoadedConfig, body_parser, load_config, parse_cache_for, resolve_config_path
 
 # A file modified this recently before a full load began (or later) may have been parsed in another
 # version than the one hashed afterwards; such files are not remembered and get parsed again next
@@ -116,6 +117,16 @@ class IncrementalLoader:
 
     # --- library files only ------------------------------------------------------------------
     def _libraries_only(self, base: LoadedConfig) -> LoadResult:
+        cache = parse_cache_for(base.app, base.root)  # opens nothing until a file is parsed
+        if cache is None:
+            return self._libraries_through(base, None)
+        try:
+            with cache.active():
+                return self._libraries_through(base, cache)
+        finally:
+            cache.save(prune=False)
+
+    def _libraries_through(self, base: LoadedConfig, cache: ParseCache | None) -> LoadResult:
         issues: list[ConfigIssue] = []
         templates: dict[str, list[Template]] = {}
         files: list[Path] = [p for p in base.files if p in self._config_digests]
@@ -136,7 +147,7 @@ class IncrementalLoader:
                 key = (settings.name, path)
                 entry = self._parsed.get(key)
                 if entry is None or digest is None or entry.digest != digest:
-                    entry = self._parse(path, digest, base.root, cls, settings.name)
+                    entry = self._parse(path, digest, base.root, cls, settings.name, cache)
                     parsed_count += 1
                     if digest is not None:
                         self._parsed[key] = entry
@@ -159,9 +170,12 @@ class IncrementalLoader:
         return LoadResult(loaded, full=False, files_parsed=parsed_count, unchanged=False)
 
     @staticmethod
-    def _parse(path: Path, digest: str | None, root: Path, cls: type[DataAdapter], adapter: str) -> _Parsed:
+    def _parse(
+        path: Path, digest: str | None, root: Path, cls: type[DataAdapter], adapter: str, cache: ParseCache | None
+    ) -> _Parsed:
         try:
-            library = load_library([str(path)], root, cls.body_key, cls.parse_body, adapter, None, check_annotation)
+            parse = body_parser(cls, cache)
+            library = load_library([str(path)], root, cls.body_key, parse, adapter, None, check_annotation, cache)
         except ConfigError as exc:
             return _Parsed(digest or "", issues=list(exc.issues))
         return _Parsed(digest or "", templates=library.templates)

@@ -16,6 +16,7 @@ from ..adapters.composite import CompositeAdapterSettings
 from ..adapters.registry import AdapterRegistry, UnknownAdapterType
 from ..adapters.registry import registry as default_registry
 from ..config.errors import ConfigError, ConfigIssue
+from ..config.parse_cache import CacheCounts, ParseCache, parser_namespace
 from ..config.validation import issues_from_validation, validate_model
 from ..config.yaml_source import Path_, YamlDocument, format_path, load_yaml
 from ..params.spans import check_annotation
@@ -35,6 +36,7 @@ class LoadedConfig:
     files: list[Path] = field(default_factory=list)  # everything read, for the file watcher
     # each composite's effective composite_retrieval (global block + its overrides), validated once here
     retrieval: dict[str, CompositeRetrievalSettings] = field(default_factory=dict)
+    cache_counts: CacheCounts | None = None  # what the load took from the config cache (None: cache off)
 
     def adapter(self, name: str) -> AdapterSettings | None:
         return next((a for a in self.adapters if a.name == name), None)
@@ -46,6 +48,19 @@ def resolve_config_path(path: Path) -> tuple[Path, Path]:
     if path.is_dir():
         return path / "config.yaml", path / "adapters"
     return path, path.parent / "adapters"
+
+
+def parse_cache_for(app: AppSettings, root: Path) -> ParseCache | None:
+    """The config cache this configuration asks for (None when `config_cache.enabled` is false)."""
+    if not app.config_cache.enabled:
+        return None
+    path = Path(app.config_cache.path)
+    return ParseCache(path if path.is_absolute() else root / path)
+
+
+def body_parser(cls: type[DataAdapter], cache: ParseCache | None):
+    """The adapter type's body check, answered from the cache for bodies checked before."""
+    return cls.parse_body if cache is None else cache.checked(parser_namespace(cls), cls.parse_body)
 
 
 def load_app_settings(path: Path) -> AppSettings:
@@ -102,14 +117,45 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
             return str(p)
 
     app = AppSettings()
+    cache: ParseCache | None = None  # only as config.yaml asks (not when it failed to load)
     if not config_file.exists():
         issues.append(ConfigIssue(rel(config_file), None, "", "config file not found"))
     else:
         try:
             doc = load_yaml(config_file, rel(config_file))
             app = validate_model(AppSettings, doc.data or {}, doc)
+            cache = parse_cache_for(app, root)
         except ConfigError as exc:
             issues.extend(exc.issues)
+
+    if cache is None:
+        return _load_rest(root, config_file, adapters_dir, app, issues, files, registry, None)
+    try:
+        with cache.active():  # the adapters' checks (config/parse_cache.py `remembered`) read it too
+            loaded = _load_rest(root, config_file, adapters_dir, app, issues, files, registry, cache)
+    finally:
+        cache.save(prune=True)
+    loaded.cache_counts = cache.counts
+    return loaded
+
+
+def _load_rest(
+    root: Path,
+    config_file: Path,
+    adapters_dir: Path,
+    app: AppSettings,
+    issues: list[ConfigIssue],
+    files: list[Path],
+    registry: AdapterRegistry,
+    cache: ParseCache | None,
+) -> LoadedConfig:
+    """Adapter files and template libraries (read through `cache`), after config.yaml."""
+
+    def rel(p: Path) -> str:
+        try:
+            return str(p.relative_to(root))
+        except ValueError:
+            return str(p)
 
     adapters: list[AdapterSettings] = []
     where: dict[str, tuple[YamlDocument, Path_]] = {}
@@ -117,7 +163,7 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
     for adapter_file in sorted(adapters_dir.glob("*.yaml")) + sorted(adapters_dir.glob("*.yml")):
         files.append(adapter_file)
         try:
-            doc = load_yaml(adapter_file, rel(adapter_file))
+            doc = load_yaml(adapter_file, rel(adapter_file), cache=cache)
         except ConfigError as exc:
             issues.extend(exc.issues)
             continue
@@ -150,7 +196,14 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
             try:
                 at = (doc.file, doc.line_of((*key_path, "templates")), format_path((*key_path, "templates")))
                 library = load_library(
-                    list(settings.templates), root, cls.body_key, cls.parse_body, settings.name, at, check_annotation
+                    list(settings.templates),
+                    root,
+                    cls.body_key,
+                    body_parser(cls, cache),
+                    settings.name,
+                    at,
+                    check_annotation,
+                    cache,
                 )
                 templates[settings.name] = library.templates
                 files.extend(library.files)

@@ -11,18 +11,26 @@ done, whichever comes first. Until then /health reports them as "starting", as i
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from typing import Any
 
 from aiohttp import web
 
 FALLBACK_SECONDS = 1.0  # opened by then even if nobody has asked anything
 
 
-class StartGate:
-    """Opened once, by whichever comes first; `wait` returns from then on."""
+Schedule = Callable[[float, Callable[[], None]], Any]  # loop.call_later: returns a handle with cancel()
 
-    def __init__(self) -> None:
+
+class StartGate:
+    """Opened once, by whichever comes first; `wait` returns from then on. `schedule` arms the fallback
+    (the running loop's `call_later` unless a test passes its own clock's)."""
+
+    def __init__(self, schedule: Schedule | None = None) -> None:
         self._open = asyncio.Event()
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: Any = None
+        self._schedule = schedule
+        self.waiting = 0  # starts held back at the gate now
 
     @property
     def is_open(self) -> bool:
@@ -36,10 +44,15 @@ class StartGate:
     def open_later(self, seconds: float = FALLBACK_SECONDS) -> None:
         """Open after `seconds` at the latest (armed by the app's last startup hook)."""
         if self._timer is None and not self._open.is_set():
-            self._timer = asyncio.get_running_loop().call_later(seconds, self.open)
+            schedule = self._schedule or asyncio.get_running_loop().call_later
+            self._timer = schedule(seconds, self.open)
 
     async def wait(self) -> None:
-        await self._open.wait()
+        self.waiting += 1
+        try:
+            await self._open.wait()
+        finally:
+            self.waiting -= 1
 
     def disarm(self) -> None:
         """No fallback timer any more (opened, or the app stops: waiters are cancelled by their owners)."""

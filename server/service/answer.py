@@ -81,10 +81,7 @@ class Explanation(_Body):
 
     @property
     def status(self) -> Outcome:
-        decision = self.outcome.decision
-        if decision.execute:
-            return Outcome.ROUTED
-        return Outcome.AMBIGUOUS if decision.selected is not None else Outcome.NO_MATCH
+        return self.outcome.decision.outcome
 
 
 def router_for(adapter: Adapter) -> Router:
@@ -211,7 +208,7 @@ async def _respond(
         )
 
     if not decision.execute:
-        status = Outcome.AMBIGUOUS if chosen is not None else Outcome.NO_MATCH
+        status = decision.outcome
         metadata.status = status
         pending: PendingChoice | None = None
         if chosen is not None:

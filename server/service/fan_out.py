@@ -17,7 +17,7 @@ from typing import Any
 
 from ..adapters.base import Adapter, DataAdapter, DataAdapterSettings
 from ..adapters.composite import CompositeAdapter
-from ..api.outcome import AnswerReason, Outcome
+from ..api.outcome import AnswerReason, Outcome, SourceStatus
 from ..api.parameters import ClarificationView
 from ..api.requests import Execution
 from ..api.responses import (
@@ -27,7 +27,6 @@ from ..api.responses import (
     QueryResponse,
     SourceSection,
     SourceStat,
-    SourceStatus,
 )
 from ..errors import Conflict, IntentRouterError, SourceTimeout, SourceUnavailable
 from ..resilience import remaining_time, request_deadline
@@ -127,7 +126,7 @@ class SourceRun:
         )
         if self.parameters is not None:
             section.parameters = self.parameters
-        if self.status == "ok":
+        if self.status is SourceStatus.OK:
             section.columns, section.truncated, section.from_cache = self.columns, self.truncated, self.from_cache
         if self.clarification is not None:
             section.clarification = self.clarification
@@ -173,23 +172,25 @@ async def run_source(source: DataAdapter, candidate: Candidate, question: str) -
                 extraction = await source.extractor.extract(question, template)
                 if not extraction.ok:
                     return done(
-                        "needs_clarification",
+                        SourceStatus.NEEDS_CLARIFICATION,
                         parameters=extraction.values,
                         clarification=parameter_views.clarification(extraction.problems),
                         error="; ".join(p.message for p in extraction.problems),
                     )
                 result = await source.run(template, extraction.values)
     except TimeoutError:
-        return done("timeout", error=f"no answer within {timeout:g} s (query_timeout)", code=SourceTimeout.code)
+        return done(
+            SourceStatus.TIMEOUT, error=f"no answer within {timeout:g} s (query_timeout)", code=SourceTimeout.code
+        )
     except SourceTimeout as exc:
-        return done("timeout", error=exc.message, code=exc.code)
+        return done(SourceStatus.TIMEOUT, error=exc.message, code=exc.code)
     except IntentRouterError as exc:
-        return done("error", error=exc.message, code=exc.code)
+        return done(SourceStatus.ERROR, error=exc.message, code=exc.code)
     except Exception:  # an unexpected failure of one source must not fail the others; details only in the log
         log.exception("fan-out source %s failed", source.name)
-        return done("error", error="internal error", code="internal_error")
+        return done(SourceStatus.ERROR, error="internal error", code="internal_error")
     return done(
-        "ok",
+        SourceStatus.OK,
         rows=result.rows,
         columns=result.columns,
         truncated=result.truncated,
@@ -232,6 +233,16 @@ def merge_rows(runs: list[SourceRun]) -> tuple[list[dict[str, Any]], int]:
 
 
 # --- the answer ----------------------------------------------------------------------------------------
+class NoSourceAnswered(SourceUnavailable):
+    """Every source of a fan-out answer failed: a 503 that names the composite and each source's status, and
+    carries the runs (`sources`, as the routing log keeps them) so that /metrics counts each source's failure."""
+
+    def __init__(self, composite: str, runs: list[SourceRun]) -> None:
+        failed = "; ".join(f"{r.adapter}: {r.status} ({r.error})" for r in runs)
+        super().__init__(composite, f"no source answered: {failed}")
+        self.sources = [r.log_entry() for r in runs]
+
+
 @dataclass
 class FanOutAnswer:
     response: QueryResponse
@@ -272,10 +283,9 @@ async def answer(
     runs = list(await asyncio.gather(*(run_source(sources[c.adapter], c, question) for c in chosen.run)))
     timings["fan_out"] = round((time.perf_counter() - t) * 1000, 3)
 
-    answered = [r for r in runs if r.status == "ok"]
-    if not answered and not any(r.status == "needs_clarification" for r in runs):
-        failed = "; ".join(f"{r.adapter}: {r.status} ({r.error})" for r in runs)
-        raise SourceUnavailable(f"no source answered: {failed}")
+    answered = [r for r in runs if r.status is SourceStatus.OK]
+    if not answered and not any(r.status is SourceStatus.NEEDS_CLARIFICATION for r in runs):
+        raise NoSourceAnswered(composite.name, runs)
     rows, duplicates = merge_rows(answered)
     status = Outcome.EXECUTED if answered else Outcome.NEEDS_CLARIFICATION
     metadata.status = status
@@ -300,7 +310,7 @@ def _content(runs: list[SourceRun]) -> str:
     parts = []
     for run in runs:
         template = run.candidate.template
-        if run.status == "ok":
+        if run.status is SourceStatus.OK:
             parts.append(f"[{run.adapter}] " + render_content(template, run.rows, run.truncated))
         else:
             parts.append(f"[{run.adapter}] {template.description}: {run.status} ({run.error}).")

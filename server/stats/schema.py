@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from ..local_sqlite import no_memory_maps
 from .settings import StatsSettings
 
 
@@ -47,6 +49,17 @@ def log_table(name: str, metadata: sa.MetaData | None = None) -> sa.Table:
     )
 
 
+def unmatched_index(table: sa.Table, dialect: str) -> sa.Index:
+    """The unmatched questions of a window (aggregates.py `_unmatched`). On SQLite it holds every column the
+    list reads, so the list comes from the index alone; PostgreSQL cannot hold long question text in a
+    btree entry (about 2.7 kB), so there it finds the rows and reads them."""
+    c = table.c
+    columns = [c.outcome, c.ts_ms, c.kind, c.adapter, c.selected_adapter]
+    if dialect == "sqlite":
+        columns += [c.question, c.combined_score]
+    return sa.Index(f"ix_{table.name}_unmatched", *columns)
+
+
 def add_missing_columns(engine: Engine, table: sa.Table) -> list[str]:
     """Bring a log table created by an older version up to this schema (new columns are nullable);
     columns it has that this version no longer writes are left alone."""
@@ -73,15 +86,14 @@ def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         engine = sa.create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
 
-        @sa.event.listens_for(engine, "connect")
-        def _wal(dbapi_conn, _record) -> None:  # readers do not block the writer thread
-            cur = dbapi_conn.cursor()
-            cur.execute("PRAGMA journal_mode=WAL")
-            cur.execute("PRAGMA synchronous=NORMAL")
-            cur.close()
-
+        sa.event.listen(engine, "connect", _no_shared_memory)
         return engine
     return sa.create_engine(url, pool_pre_ping=True, pool_size=2, max_overflow=2)
+
+
+def _no_shared_memory(dbapi_conn: Any, _record: Any) -> None:
+    """A fault in the log's files is a failed write (/health: failing), never a signal (local_sqlite.py)."""
+    no_memory_maps(dbapi_conn)
 
 
 def backend_name(engine: Engine) -> str:

@@ -40,5 +40,8 @@ class StatsSettings(BaseModel):
     batch_size: int = Field(500, ge=1, description="entries written per batch")
     flush_interval: float = Field(0.5, gt=0, description="seconds a partial batch may wait before it is written")
     max_window_rows: int = Field(
-        200_000, ge=1_000, description="rows read for percentiles of a statistics window (counts are exact)"
+        20_000,
+        ge=1_000,
+        description="unmatched entries (no_match, with their question) read for the statistics' unmatched_questions "
+        "list, the newest of the window; every other figure is exact, from the rollups",
     )

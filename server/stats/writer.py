@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..api.health import Health
 from ..bulkhead import LOG_POOL, run_on
 from .record import RoutingRecord
 from .settings import StatsSettings
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
     from ..runtime.start_gate import StartGate
+    from .rollup_schema import RollupTables
 
 log = logging.getLogger("intent_router.stats")
 
@@ -50,6 +52,7 @@ class RoutingLog:
         self._url = url
         self._engine: Engine | None = None
         self._table: sa.Table | None = None
+        self._rollups: RollupTables | None = None
         self._made = threading.Lock()  # engine and table are made once, by whichever thread asks first
         self.counters = LogCounters()
         self._queue: asyncio.Queue[RoutingRecord] = asyncio.Queue(maxsize=settings.queue_size)
@@ -89,9 +92,19 @@ class RoutingLog:
                 self._table = log_table(self.settings.table)
             return self._table
 
+    @property
+    def rollups(self) -> RollupTables:
+        """The rollup tables the statistics read (stats/rollup_schema.py), kept beside the raw rows."""
+        with self._made:
+            if self._rollups is None:
+                from .rollup_schema import rollup_tables
+
+                self._rollups = rollup_tables(self.settings.table)
+            return self._rollups
+
     # --- lifecycle --------------------------------------------------------------------------
     async def start(self) -> None:
-        await run_on(LOG_POOL, lambda: (self.engine, self.table))  # SQLAlchemy loads here, off the event loop
+        await run_on(LOG_POOL, lambda: (self.engine, self.table, self.rollups))  # SQLAlchemy loads off the loop
         await self._create_table()
         try:
             await run_on(LOG_POOL, self.purge)
@@ -141,17 +154,20 @@ class RoutingLog:
                 await asyncio.shield(self._opening)
 
     async def _create_table(self) -> None:
-        """Create or migrate the table. Replicas or `--workers` starting together on one database race here
+        """Create or migrate the table and its rollups (a log without rollups gets them filled from its rows:
+        stats/backfill.py). Replicas or `--workers` starting together on one database race here
         (PostgreSQL's CREATE TABLE IF NOT EXISTS and ADD COLUMN are not atomic; on SQLite the loser of the
         check-then-create sees "table already exists"): the loser finds it done when it retries."""
         import sqlalchemy as sa
 
+        from .backfill import ensure_rollups
         from .schema import add_missing_columns
 
         for attempt in range(5):
             try:
                 await run_on(LOG_POOL, self.table.metadata.create_all, self.engine)
                 await run_on(LOG_POOL, add_missing_columns, self.engine, self.table)
+                await run_on(LOG_POOL, ensure_rollups, self.engine, self.table, self.rollups)
                 return
             except (sa.exc.IntegrityError, sa.exc.ProgrammingError, sa.exc.OperationalError):
                 if attempt == 4:
@@ -244,14 +260,28 @@ class RoutingLog:
                     self._queue.task_done()
 
     def _insert(self, entries: list[RoutingRecord]) -> None:
+        """The raw rows and their rollups in one transaction: the statistics never see one without the other."""
         import sqlalchemy as sa
 
+        from .rollup_build import RollupBatch
+
         rows = [entry.to_row() for entry in entries]
+        rollup = RollupBatch()
+        for entry, row in zip(entries, rows, strict=True):
+            rollup.add(entry, row["ts_ms"])
         if not self.settings.store_queries:  # turned off after these entries were queued
             for row in rows:
                 row["question"] = None
+        if self._last_write_failed:  # the file may have been truncated or replaced: the table comes back with it
+            from .backfill import ensure_rollups
+            from .schema import add_missing_columns
+
+            self.table.metadata.create_all(self.engine)
+            add_missing_columns(self.engine, self.table)
+            ensure_rollups(self.engine, self.table, self.rollups)  # and its rollups, from what rows it still has
         with self.engine.begin() as conn:
             conn.execute(sa.insert(self.table), rows)
+            rollup.write(conn, self.rollups)
 
     async def _retention_loop(self) -> None:
         while True:  # the first purge ran in start()
@@ -262,12 +292,20 @@ class RoutingLog:
                 self._warn(f"routing log retention failed: {type(exc).__name__}: {exc}")
 
     def purge(self, now: float | None = None) -> int:
-        """Delete entries older than retention_days; returns how many went."""
+        """Delete entries older than retention_days, and their rollups; returns how many entries went.
+        The cutoff is brought back to a whole hour (the coarsest rollup bucket), so a rollup row goes
+        exactly when every entry it counts goes: figures from rollups and from raw rows stay equal."""
         import sqlalchemy as sa
 
-        cutoff = int(((now if now is not None else time.time()) - self.settings.retention_days * 86400) * 1000)
+        from .rollup_schema import HOUR, SPANS
+
+        cutoff = (now if now is not None else time.time()) - self.settings.retention_days * 86400
+        hour = int(cutoff // HOUR * HOUR)
         with self.engine.begin() as conn:
-            removed = conn.execute(sa.delete(self.table).where(self.table.c.ts_ms < cutoff)).rowcount or 0
+            removed = conn.execute(sa.delete(self.table).where(self.table.c.ts_ms < hour * 1000)).rowcount or 0
+            for rollup in self.rollups.all()[:-1]:  # not the state row
+                for span in SPANS:  # span first: a range of the rollup's key
+                    conn.execute(sa.delete(rollup).where(rollup.c.span == span, rollup.c.bucket < hour))
         self.counters.purged += removed
         return removed
 
@@ -283,7 +321,7 @@ class RoutingLog:
         refused (or the database could not be opened: `reason`); failed and dropped entry counts."""
         starting = self._opening is not None and not self._opening.done()
         body: dict[str, Any] = {
-            "status": "starting" if starting else "failing" if self._last_write_failed else "ok",
+            "status": Health.STARTING if starting else Health.FAILING if self._last_write_failed else Health.OK,
             "failed_writes": self.counters.failed,
             "dropped": self.counters.dropped,
             "written": self.counters.written,

@@ -14,10 +14,12 @@ from typing import TypeVar
 
 import numpy as np
 
+from ..bulkhead import SEARCH_POOL, run_on
 from ..coalescing import Coalescer
 from .base import StoreHit, TemplateStore
 from .memory import MemoryTemplateStore
 from .packed import Packed
+from .placement import searches_off_loop
 from .stacked import INT8_ABOVE_FLOATS, StackedView, build_view
 
 Result = list[StoreHit] | Exception
@@ -26,8 +28,9 @@ T = TypeVar("T")
 
 
 class GroupSearch:
-    def __init__(self, int8_above_floats: int = INT8_ABOVE_FLOATS) -> None:
+    def __init__(self, int8_above_floats: int = INT8_ABOVE_FLOATS, off_loop_above_floats: int | None = None) -> None:
         self.int8_above_floats = int8_above_floats
+        self.off_loop_above_floats = off_loop_above_floats  # None: stores/placement.py's default
         self._views: dict[str, StackedView] = {}  # by group: one per embedding model among the children
         # the request path's searches: those of one loop turn (one encoder batch of questions) share a call
         self.requests: Coalescer[_Request, list[Result]] = Coalescer("stacked-search", self._search_requests)
@@ -40,6 +43,14 @@ class GroupSearch:
         return await self.requests.submit((group, stores, vector, k))
 
     async def _search_requests(self, items: list[_Request]) -> list[list[Result]]:
+        """The batch in place when it is cheap, else on the search pool: the event loop only dispatches."""
+        stores = {id(s): s for _, group, _, _ in items for s in group}.values()
+        built = all(self._built(group, members) for group, members, _, _ in items)
+        if searches_off_loop(stores, len(items), self.off_loop_above_floats, built):
+            return await run_on(SEARCH_POOL, self._search_batch, items)
+        return self._search_batch(items)
+
+    def _search_batch(self, items: list[_Request]) -> list[list[Result]]:
         out: list[list[Result]] = [[] for _ in items]
         alike: dict[tuple[str, tuple[int, ...], int], list[int]] = {}
         for i, (group, stores, _, k) in enumerate(items):
@@ -112,6 +123,19 @@ class GroupSearch:
         packs = [p for s in stores if isinstance(s, MemoryTemplateStore) and (p := s.packed()) is not None]
         if len(packs) > 1 and len({p.dim for p in packs}) == 1:
             self._view_of(group, packs)
+
+    def _built(self, group: str, stores: Sequence[TemplateStore]) -> bool:
+        """Whether searching these stores reads only what is built: every in-memory store packed, and this
+        group's view made of those packs when more than one is stacked (`search` stacks them)."""
+        memory = [s for s in stores if isinstance(s, MemoryTemplateStore)]
+        packs = [s.current_pack() for s in memory]
+        if any(p is None and s.search_floats() for p, s in zip(packs, memory, strict=True)):
+            return False
+        live = [p for p in packs if p is not None]
+        if len(live) == 1:
+            return next(s for s in memory if s.current_pack() is live[0]).ready
+        view = self._views.get(group)
+        return len(live) == 0 or (view is not None and view.packs == tuple(live))
 
     def _view_of(self, group: str, packs: list[Packed]) -> StackedView:
         view = self._views.get(group)

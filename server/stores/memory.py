@@ -32,7 +32,9 @@ class MemoryTemplateStore(TemplateStore):
         self.int8_above_floats = int8_above_floats  # tests move it to exercise both paths
         self._lock = threading.Lock()
         self._templates: dict[str, tuple[str, list[str], np.ndarray]] = {}
+        self._packed: Packed | None = None  # the templates packed; None after any change
         self._view: StackedView | None = None  # this store's pack alone; None after any change
+        self._vectors = 0  # over all templates: what a search reads (search_floats)
 
     def template_hashes(self) -> dict[str, str]:
         with self._lock:
@@ -49,18 +51,30 @@ class MemoryTemplateStore(TemplateStore):
                 self._dim = vectors.shape[1]
             elif vectors.shape[1] != self._dim:
                 raise ValueError(f"vector dimension {vectors.shape[1]} does not match the store's {self._dim}")
+            old = self._templates.get(template_id)
+            self._vectors += len(vectors) - (len(old[2]) if old is not None else 0)
             self._templates[template_id] = (content_hash, list(texts), vectors)
-            self._view = None
+            self._packed = self._view = None
 
     def delete(self, template_ids: list[str]) -> None:
         with self._lock:
             for tid in template_ids:
-                self._templates.pop(tid, None)
-            self._view = None
+                old = self._templates.pop(tid, None)
+                self._vectors -= len(old[2]) if old is not None else 0
+            self._packed = self._view = None
 
     def vectors_of(self, template_id: str) -> np.ndarray:
         with self._lock:
             return self._templates[template_id][2]
+
+    def search_floats(self) -> int:
+        """Vectors x dimension: what one search reads (stores/placement.py decides from it where a search runs)."""
+        return self._vectors * (self._dim or 0)
+
+    @property
+    def ready(self) -> bool:
+        """True when the store's own view is built (a search of it alone does not pack first)."""
+        return self._view is not None or not self._templates
 
     @property
     def uses_int8_pass(self) -> bool:
@@ -68,9 +82,14 @@ class MemoryTemplateStore(TemplateStore):
         return view is not None and view.int8 is not None
 
     def packed(self) -> Packed | None:
-        """The templates as they are now, packed (None when empty): what a stacked view reads."""
-        view = self.view()
-        return view.packs[0] if view is not None else None
+        """The templates as they are now, packed (None when empty): what a stacked view reads. Packing
+        alone does not build this store's own view (its int8 pass): a composite's child is searched through
+        the composite's stacked view, and its own view is built only if it is searched alone."""
+        packed = self._packed
+        if packed is not None:
+            return packed
+        with self._lock:
+            return self._pack_locked()
 
     def view(self) -> StackedView | None:
         """This store alone, packed and ready to search (built on first use after a change)."""
@@ -78,10 +97,28 @@ class MemoryTemplateStore(TemplateStore):
         if view is not None:
             return view
         with self._lock:
-            if self._view is None and self._templates:
-                entries = [(tid, entry[1], entry[2]) for tid, entry in self._templates.items()]
-                self._view = build_view([pack(entries)], self.int8_above_floats)
+            packed = self._pack_locked()
+            if self._view is None and packed is not None:
+                self._view = build_view([packed], self.int8_above_floats)
             return self._view
+
+    def _pack_locked(self) -> Packed | None:
+        if self._packed is None and self._templates:
+            entries = [(tid, entry[1], entry[2]) for tid, entry in self._templates.items()]
+            self._packed = pack(entries)
+            self._share_rows(self._packed)
+        return self._packed
+
+    def current_pack(self) -> Packed | None:
+        """The pack if it is built (None when not, or when the store is empty): never packs."""
+        return self._packed
+
+    def _share_rows(self, packed: Packed) -> None:
+        """Each template's vectors become rows of the packed matrix (read-only views), so the store keeps one
+        copy of every vector, not two: the arrays it was given (slices of an encoder batch) are freed."""
+        for tid, start, end in zip(packed.ids, packed.bounds[:-1].tolist(), packed.bounds[1:].tolist(), strict=True):
+            content_hash, texts, _ = self._templates[tid]
+            self._templates[tid] = (content_hash, texts, packed.matrix[start:end])
 
     def search(self, vector: np.ndarray, k: int) -> list[StoreHit]:
         view = self.view()

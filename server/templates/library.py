@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -13,6 +13,9 @@ from ..config.errors import ConfigError, ConfigIssue
 from ..config.validation import issues_from_validation
 from ..config.yaml_source import YamlDocument, load_yaml
 from .models import ParameterSpec, Template
+
+if TYPE_CHECKING:
+    from ..config.parse_cache import ParseCache
 
 
 @dataclass(frozen=True)
@@ -84,11 +87,13 @@ def load_library(
     adapter: str,
     templates_at: Where | None = None,
     value_check: ValueCheck | None = None,
+    cache: ParseCache | None = None,
 ) -> LibraryLoad:
     """Every template of one adapter; raises ConfigError listing all problems found.
 
     `templates_at` is where the adapter's `templates:` key is written, for errors about the globs;
-    `value_check` reads each annotated example value as its parameter's type."""
+    `value_check` reads each annotated example value as its parameter's type; `cache` keeps parsed files
+    (config/parse_cache.py: the caller wraps `parse_body` with the same cache)."""
     issues: list[ConfigIssue] = []
     templates: list[Template] = []
     files = expand_globs(patterns, root)
@@ -99,7 +104,7 @@ def load_library(
     for path in files:
         display = _display(path, root)
         try:
-            doc = load_yaml(path, display)
+            doc = load_yaml(path, display, cache=cache)
         except ConfigError as exc:
             issues.extend(exc.issues)
             continue

@@ -14,10 +14,13 @@ import yaml
 
 from server.adapters.base import Adapter, AdapterContext, DataAdapter
 from server.adapters.registry import registry
+from server.adapters.result_cache import ResultCache
 from server.templates.library import load_library
 
 
-def load_adapter(root: Path, settings: dict[str, Any], library: str) -> Adapter:
+def load_adapter(
+    root: Path, settings: dict[str, Any], library: str, result_cache: ResultCache | None = None
+) -> Adapter:
     cls = registry.get(settings["type"])
     if not issubclass(cls, DataAdapter):
         raise TypeError(f"adapter type {settings['type']!r} has no templates")
@@ -26,12 +29,13 @@ def load_adapter(root: Path, settings: dict[str, Any], library: str) -> Adapter:
     lib.write_text(textwrap.dedent(library).lstrip("\n"), encoding="utf-8")
     loaded = load_library([str(lib.relative_to(root))], root, cls.body_key, cls.parse_body, settings["name"])
     model = cls.settings_model.model_validate({"templates": [str(lib.relative_to(root))], **settings})
-    return cls(model, AdapterContext(root=root, templates={t.id: t for t in loaded.templates}))
+    templates = {t.id: t for t in loaded.templates}
+    return cls(model, AdapterContext(root=root, templates=templates, result_cache=result_cache))
 
 
 @asynccontextmanager
-async def started(root: Path, settings: dict[str, Any], library: str):
-    adapter = load_adapter(root, settings, library)
+async def started(root: Path, settings: dict[str, Any], library: str, result_cache: ResultCache | None = None):
+    adapter = load_adapter(root, settings, library, result_cache)
     await adapter.start()
     try:
         yield adapter

@@ -83,6 +83,7 @@ class SupportDesk:
     url: str
     slow_seconds: float = 0.0
     calls: int = 0
+    answered: int = 0  # calls it has answered (a slow one answers after slow_seconds)
 
 
 @asynccontextmanager
@@ -94,6 +95,7 @@ async def running_support_desk() -> AsyncIterator[SupportDesk]:
         if desk.slow_seconds:
             await asyncio.sleep(desk.slow_seconds)
         company = request.query.get("company")
+        desk.answered += 1
         return web.json_response({"items": [c for c in SUPPORT if c["company"] == company]})
 
     app = web.Application()

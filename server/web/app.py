@@ -5,30 +5,27 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from aiohttp import web
 from pydantic import ValidationError
 
-from ..adapters.base import Adapter
+from ..api.health import Health
 from ..api.requests import QueryRequest, ReloadQuery, TestRoutingRequest
-from ..api.responses import ConfigHealth, HealthResponse, LoadStatusView
-from ..auth import Principal, authenticate, presented_key, require
-from ..errors import BadRequest, IntentRouterError, RequestTimeout, TooManyRequests, error_body
+from ..api.responses import HealthResponse, LoadStatusView
+from ..auth import Principal, Role, authenticate, presented_key, require
+from ..errors import BadRequest, IntentRouterError, TooManyRequests, error_body
 from ..mcp.http import MCP, install_mcp
-from ..resilience import request_deadline
-from ..routing.normalise import checked_question
 from ..runtime.build import Runtime
 from ..runtime.holder import RuntimeHolder
 from ..runtime.start_gate import arm_start_gate, install_start_gate
-from ..service import answer as answering
-from ..service.access import adapter_for
+from ..service.ask import Hook, ask
 from .catalogue_routes import install_catalogue
 from .cluster_routes import CLUSTER, install_cluster
 from .dashboard_routes import install_stats
 from .docs_routes import install_docs
 from .encoder_lanes import install_encoder_lanes
+from .health_view import config_view, visible_adapters
 from .metrics import install_metrics
 from .query_string import parse_query_string
 from .request_body import BODY_TIMEOUT, MAX_BODY_BYTES, body_middleware, read_json
@@ -71,24 +68,14 @@ async def errors_middleware(request: web.Request, handler: Callable[[web.Request
 Q = TypeVar("Q", bound=QueryRequest)
 
 
-def parse_query(data: dict[str, Any], max_chars: int, model: type[Q] = QueryRequest) -> Q:  # type: ignore[assignment]
+def parse_query(data: dict[str, Any], model: type[Q] = QueryRequest) -> Q:  # type: ignore[assignment]
     try:
-        req = model.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         field = ".".join(str(p) for p in first["loc"]) or "body"
         msg = "unknown field" if first["type"] == "extra_forbidden" else first["msg"]
         raise BadRequest(f"{field}: {msg}") from None
-    req.query = checked_question(req.query, max_chars, "query")  # the model is this request's own
-    return req
-
-
-@dataclass
-class Asker:
-    """Who asks, and the runtime the question is answered on (held for the request's duration)."""
-
-    principal: Principal
-    runtime: Runtime
 
 
 class Handlers:
@@ -98,59 +85,33 @@ class Handlers:
     def principal(self, request: web.Request) -> Principal:
         return authenticate(request, self.holder.current.config.app.auth)
 
-    async def _question(self, request: web.Request, run, model: type[QueryRequest] = QueryRequest):
+    async def _answer(self, request: web.Request, model: type[QueryRequest]) -> web.Response:
         principal = self.principal(request)
-        require(principal, "client")
-        runtime = self.holder.acquire()
-        try:
-            req = parse_query(await read_json(request), runtime.config.app.server.max_question_chars, model)
-            adapter = adapter_for(runtime, principal, req.adapter)
-            timeout = runtime.config.app.server.request_timeout
-            try:
-                # retries of a failing source stop in time; asyncio.timeout cancels the handler in place
-                # (wait_for would run it as a task of its own, a task and a loop turn more per request)
-                with request_deadline(timeout):
-                    async with asyncio.timeout(timeout):
-                        return await run(adapter, req, Asker(principal, runtime))
-            except TimeoutError:
-                raise RequestTimeout(f"request timed out after {timeout:g} s") from None
-        finally:
-            self.holder.release(runtime)
+        question = parse_query(await read_json(request), model)
+        hooks: list[Hook] = request.app[HOOKS]
+        result = await ask(self.holder, principal, question, hooks)
+        return web.json_response(text=result.body_text())
 
     async def query(self, request: web.Request) -> web.Response:
-        async def run(adapter: Adapter, req: QueryRequest, asker: Asker) -> web.Response:
-            sessions, owner = asker.runtime.sessions, asker.principal.name
-            result = await answering.answer_in_session(
-                adapter, req.query, sessions, req.session_id, owner, req.execution
-            )
-            for hook in request.app[HOOKS]:
-                hook("query", adapter, req.query, result)
-            return web.json_response(text=result.body_text())
-
-        return await self._question(request, run)
+        return await self._answer(request, QueryRequest)
 
     async def test_routing(self, request: web.Request) -> web.Response:
-        async def run(adapter: Adapter, req: TestRoutingRequest, asker: Asker) -> web.Response:
-            result = await answering.explain_routing(adapter, req.query, req.detail, req.execution)
-            for hook in request.app[HOOKS]:
-                hook("test_routing", adapter, req.query, result)
-            return web.json_response(text=result.body_text())
-
-        return await self._question(request, run, TestRoutingRequest)
+        return await self._answer(request, TestRoutingRequest)
 
     async def health(self, request: web.Request) -> web.Response:
         runtime = self.holder.current
         auth = runtime.config.app.auth
         details = not auth.enabled or presented_key(request) is not None
-        if details:
-            authenticate(request, auth)  # a wrong key is a 401, as everywhere
+        principal = authenticate(request, auth) if details else None  # a wrong key is a 401, as everywhere
         adapters = {}
         checks = await asyncio.gather(*(a.health() for a in runtime.adapters.values()), return_exceptions=True)
         for adapter, check in zip(runtime.adapters.values(), checks, strict=True):
-            adapters[adapter.name] = check if isinstance(check, dict) else {"status": "down", "reason": "check failed"}
+            adapters[adapter.name] = (
+                check if isinstance(check, dict) else {"status": Health.DOWN, "reason": "check failed"}
+            )
         load = self.holder.last_load
         good = self.holder.last_good_load
-        adapters_ok = bool(adapters) and all(a.get("status") == "ok" for a in adapters.values())  # none: not ok
+        adapters_ok = bool(adapters) and all(a.get("status") == Health.OK for a in adapters.values())  # none: not ok
         member = request.app.get(CLUSTER)
         cluster = member.health() if member is not None else None
         shared = await self._shared_engines(request, runtime)
@@ -158,21 +119,17 @@ class Handlers:
         healthy = (
             adapters_ok
             and (load is None or load.ok)
-            and (cluster is None or cluster["status"] == "ok")
-            and all(e["status"] == "ok" for e in shared.values())
-            and (mcp is None or mcp["status"] not in ("down", "saturated"))
+            and (cluster is None or cluster["status"] == Health.OK)
+            and all(e["status"] == Health.OK for e in shared.values())
+            and (mcp is None or mcp["status"] not in (Health.DOWN, Health.SATURATED))
         )
-        if not details:  # a load balancer's probe: whether it is healthy, not what is configured
-            return web.json_response(HealthResponse(status="ok" if healthy else "degraded").dump())
+        if principal is None:  # a load balancer's probe: whether it is healthy, not what is configured
+            return web.json_response(HealthResponse(status=Health.OK if healthy else Health.DEGRADED).dump())
         body = HealthResponse(
-            status="ok" if healthy else "degraded",
-            adapters=adapters,
+            status=Health.OK if healthy else Health.DEGRADED,  # the server's, whatever part of it this key sees
+            adapters=visible_adapters(principal, adapters),
             routing_log=rlog.health() if (rlog := request.app.get(STATS_LOG)) else {"enabled": False},
-            config=ConfigHealth(
-                last_load=LoadStatusView.model_validate(load.to_json()) if load else None,
-                last_good_load=LoadStatusView.model_validate(good.to_json()) if good else None,
-                restart_required=self.holder.restart_required(),
-            ),
+            config=config_view(principal, load, good, self.holder.restart_required()),
             config_hash=self.holder.config_hash,
             cluster=cluster,
             shared=shared or None,
@@ -189,12 +146,15 @@ class Handlers:
         shared = {name: state for name, engine in engines.items() if (state := engine.health()) is not None}
         rlog = request.app.get(STATS_LOG)
         if rlog is not None and not rlog.local:
-            failing = rlog.health()["status"] != "ok"
-            shared["routing_log"] = {"status": "down" if failing else "ok", "backend": rlog.engine.dialect.name}
+            failing = rlog.health()["status"] != Health.OK
+            shared["routing_log"] = {
+                "status": Health.DOWN if failing else Health.OK,
+                "backend": rlog.engine.dialect.name,
+            }
         return shared
 
     async def reload(self, request: web.Request) -> web.Response:
-        require(self.principal(request), "admin")
+        require(self.principal(request), Role.ADMIN)
         options = parse_query_string(ReloadQuery, request.query)
         status = await self.holder.reload(allow_removal=options.allow_removal)
         body = LoadStatusView.model_validate(status.to_json()).dump()

@@ -8,7 +8,7 @@ from typing import Any
 from aiohttp import web
 
 from ..api.responses import ClusterResponse, ReplicaView
-from ..auth import authenticate, require
+from ..auth import Role, authenticate, require
 from ..cluster.factory import build_member
 from ..cluster.member import ClusterMember
 from ..runtime.holder import RuntimeHolder
@@ -33,7 +33,7 @@ def install_cluster(app: web.Application, holder: RuntimeHolder, hooks: list) ->
             member.served += 1
 
     async def cluster(request: web.Request) -> web.Response:
-        require(authenticate(request, holder.current.config.app.auth), "admin")
+        require(authenticate(request, holder.current.config.app.auth), Role.ADMIN)
         member = request.app.get(CLUSTER)
         if member is None:
             return web.json_response(ClusterResponse(enabled=False).dump())

@@ -21,18 +21,18 @@ import time
 from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from ..auth import Principal, authenticate, require
-from ..runtime.settings import AuthSettings
+from ..auth import Principal, Role, authenticate, require
+from ..auth.settings import AuthSettings
 from .redirects import see_other
 
 COOKIE = "ir_dashboard"
 SESSION_SECONDS = 12 * 3600
-_COOKIE_SHAPE = re.compile(r"(admin|stats)\.([0-9]{1,12})\.([0-9a-f]{64})")
+_COOKIE_SHAPE = re.compile(rf"({Role.ADMIN}|{Role.STATS})\.([0-9]{{1,12}})\.([0-9a-f]{{64}})")  # the dashboard's roles
 
 
-def key_fingerprint(role: str, auth: AuthSettings) -> str | None:
+def key_fingerprint(role: Role, auth: AuthSettings) -> str | None:
     """A hash of the key a role has now (its variable's name and value); None if the role has none."""
-    env = auth.admin_key_env if role == "admin" else auth.stats_key_env
+    env = auth.admin_key_env if role == Role.ADMIN else auth.stats_key_env
     value = os.environ.get(env) if env else None
     if not value:
         return None
@@ -43,14 +43,14 @@ class DashboardSessions:
     def __init__(self) -> None:
         self._secret = secrets.token_bytes(32)
 
-    def _mac(self, role: str, expires: int, fingerprint: str) -> str:
+    def _mac(self, role: Role, expires: int, fingerprint: str) -> str:
         return hmac.new(self._secret, f"{role}.{expires}.{fingerprint}".encode(), hashlib.sha256).hexdigest()
 
     def session(self, request: web.Request, auth: AuthSettings) -> Principal | None:
         match = _COOKIE_SHAPE.fullmatch(request.cookies.get(COOKIE, ""))
         if match is None:
             return None
-        role, expires, mac = match.group(1), int(match.group(2)), match.group(3)
+        role, expires, mac = Role(match.group(1)), int(match.group(2)), match.group(3)
         fingerprint = key_fingerprint(role, auth)
         if expires < time.time() or fingerprint is None:
             return None
@@ -65,7 +65,7 @@ class DashboardSessions:
     def login(self, key: str, auth: AuthSettings, secure: bool) -> web.HTTPSeeOther:
         """The redirect that sets the session cookie; raises an IntentRouterError for a wrong key."""
         principal = authenticate(_KeyOnly(key), auth)  # type: ignore[arg-type]
-        require(principal, "stats")
+        require(principal, Role.STATS)
         fingerprint = key_fingerprint(principal.role, auth)
         if fingerprint is None:  # cannot happen: the key just matched the role's variable
             raise RuntimeError("the key's role has no key")

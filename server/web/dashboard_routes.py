@@ -10,7 +10,7 @@ from aiohttp import web
 
 from ..api.requests import ForgetQuestionsRequest, StatisticsQuery
 from ..api.responses import ForgetQuestionsResponse
-from ..auth import Principal, require
+from ..auth import Principal, Role, require
 from ..bulkhead import STATISTICS_POOL, run_on
 from ..errors import IntentRouterError, Unauthorized
 from ..runtime.holder import RuntimeHolder
@@ -51,14 +51,14 @@ class DashboardRoutes:
         return self.sessions.principal(request, self.holder.current.config.app.auth)
 
     async def statistics(self, request: web.Request) -> web.Response:
-        require(self.principal(request), "stats")
+        require(self.principal(request), Role.STATS)
         params = parse_query_string(StatisticsQuery, request.query)
         body = await statistics_body(self.holder, self.app.get(STATS_LOG), params)
         return web.json_response(body.dump())
 
     async def forget_questions(self, request: web.Request) -> web.Response:
         """The dashboard's Dismiss and Clear list: forget these unmatched questions' text (stats/forget.py)."""
-        require(self.principal(request), "stats")
+        require(self.principal(request), Role.STATS)
         check_same_origin(request)  # a page of another site must not clear the list with the session cookie
         asked = parse_body(ForgetQuestionsRequest, await read_json(request))
         forgotten = 0
@@ -79,7 +79,7 @@ class DashboardRoutes:
     async def dashboard(self, request: web.Request) -> web.Response:
         auth = self.holder.current.config.app.auth
         try:
-            require(self.principal(request), "stats")
+            require(self.principal(request), Role.STATS)
         except Unauthorized:
             raise see_other("/dashboard/login") from None
         except IntentRouterError as exc:

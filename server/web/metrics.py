@@ -6,7 +6,8 @@ What is measured, and where it comes from:
 - decisions by kind (query / test_routing, from HTTP or MCP), outcome and adapter, stage latencies and per-source
   query latency: the same answer hook the routing log uses;
 - source failures (503/504/502 errors that name an adapter): the middleware, before the error
-  becomes a JSON body;
+  becomes a JSON body; a fan-out answer's sources (each one's query time, failure and status) from the
+  answer hook, or from the middleware when no source answered;
 - reloads by trigger and result: the runtime holder's load listeners;
 - routing-log queue depth, capacity, drops, writes and failed writes: read from the log at scrape time;
 - encoder batches for questions (calls, questions carried, largest batch) per model, and the same for
@@ -31,7 +32,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from ..adapters.base import Adapter
-from ..auth import authenticate, require
+from ..api.outcome import SourceStatus
+from ..auth import Role, authenticate, require
 from ..embedding.batching import BatchStats
 from ..errors import IntentRouterError
 from ..runtime.build import Runtime
@@ -191,6 +193,14 @@ class Metrics:
                 "intent_router_source_failures", "Failed source queries by error code", ["source", "code"], registry=r
             )
         )
+        self.fan_out_sources = _Children(
+            Counter(
+                "intent_router_fan_out_source_queries",
+                "Sources run by fan-out answers, by status (ok, needs_clarification, timeout, error)",
+                ["source", "status"],
+                registry=r,
+            )
+        )
         self.reloads = Counter(
             "intent_router_reloads", "Config loads by trigger and result", ["trigger", "result"], registry=r
         )
@@ -207,15 +217,32 @@ class Metrics:
             source = result.response.metadata.executed_by
             if source and "execute" in timings:
                 self.source_seconds.labels(source).observe(timings["execute"] / 1000)
+        if result.sources:
+            self.fanned_out(result.sources)
         self.decisions.labels(kind, result.status.value, adapter.name).inc()
         for stage, ms in timings.items():
             self.stage_seconds.labels(stage).observe(ms / 1000)
+
+    def fanned_out(self, sources: list[dict[str, Any]]) -> None:
+        """Each source of a fan-out answer (service/fan_out.py `log_entry`): a query like a route-once answer's
+        (its time, its failure by code), and its status. One that asked for missing values ran no query."""
+        for source in sources:
+            name, status = source["adapter"], source["status"]
+            self.fan_out_sources.labels(name, status).inc()
+            if status != SourceStatus.NEEDS_CLARIFICATION:
+                self.source_seconds.labels(name).observe(source["latency_ms"] / 1000)
+            if source.get("code"):
+                self.source_failures.labels(name, source["code"]).inc()
 
     def on_load(self, status: LoadStatus) -> None:
         self.reloads.labels(status.trigger, "ok" if status.ok else "rejected").inc()
         self.generation.set(status.generation)
 
     def source_failed(self, exc: IntentRouterError) -> None:
+        fanned = getattr(exc, "sources", None)
+        if fanned is not None:  # a fan-out answer no source answered: each source's failure, not the composite's
+            self.fanned_out(fanned)
+            return
         source = getattr(exc, "adapter", None)
         if isinstance(source, str):
             self.source_failures.labels(source, exc.code).inc()
@@ -258,7 +285,7 @@ def install_metrics(app: web.Application, holder: RuntimeHolder, hooks: list) ->
     metrics.generation.set(holder.generation)
 
     async def scrape(request: web.Request) -> web.Response:
-        require(authenticate(request, holder.current.config.app.auth), "stats")
+        require(authenticate(request, holder.current.config.app.auth), Role.STATS)
         return web.Response(body=metrics.render(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def forget(_: web.Application) -> None:

@@ -26,6 +26,7 @@ from ..stats.settings import StatsSettings
 from ..stats.window import parse_since
 
 log = logging.getLogger("intent_router.stats")
+UNMATCHED_SHOWN = 15  # most asked unmatched questions listed
 
 
 async def statistics_body(
@@ -45,8 +46,17 @@ async def statistics_body(
         window = Window(parse_since(params.since, now), now, asked, kind)
         await rlog.ready()
         try:
-            cap = rlog.settings.max_window_rows
-            figures = await run_on(STATISTICS_POOL, compute, rlog.engine, rlog.table, window, cap)
+            figures = await run_on(
+                STATISTICS_POOL,
+                compute,
+                rlog.engine,
+                rlog.table,
+                window,
+                rlog.rollups,
+                UNMATCHED_SHOWN,
+                params.view,
+                rlog.settings.max_window_rows,
+            )
         except Exception as exc:
             log.warning("routing log query failed: %s: %s", type(exc).__name__, exc)
             raise IntentRouterError(

@@ -222,6 +222,7 @@ async def test_http_test_routing_statistics_and_no_execution(demo_config_dir, tm
         }
         intent = dict(multistage["intent_model"])
         assert intent.pop("source") in ("fitted", "disk") and intent.pop("ready_seconds") >= 0
+        assert intent.pop("last_fit")["kind"] in ("full", "loaded")  # fitted now, or loaded from disk
         assert intent == {
             "enabled": True,
             "weight": 1.0,

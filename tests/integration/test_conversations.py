@@ -21,6 +21,7 @@ from server.runtime.loader import load_config
 from server.service.answer import answer_in_session
 from server.testing.app import running_app
 from server.testing.demo import seed_demo_tree
+from server.testing.polling import eventually
 from server.testing.redis_server import ensure_redis, unique_prefix
 from server.web.routing_log import STATS_LOG
 
@@ -210,8 +211,6 @@ async def test_redis_sessions_are_shared_between_processes(demo_runtime):
 
 
 async def test_redis_sessions_expire_and_are_capped():
-    import asyncio
-
     from server.conversations.state import SessionState
 
     url, prefix = ensure_redis(), unique_prefix()
@@ -225,8 +224,11 @@ async def test_redis_sessions_expire_and_are_capped():
         assert (await store.load(states[2].key)).turn == 1
         await short.save(states[0])
         assert await short.load(states[0].key) is not None
-        await asyncio.sleep(0.5)
-        assert await short.load(states[0].key) is None
+
+        async def expired() -> bool:  # Redis expires the key on its own clock (ttl_seconds 0.3)
+            return await short.load(states[0].key) is None
+
+        await eventually(expired)
     finally:
         await store.link.client.delete(*await store.link.client.keys(prefix + "*"))
         await store.close()
@@ -254,11 +256,11 @@ async def test_a_redis_that_never_answers_holds_a_session_for_at_most_its_timeou
         started = time.monotonic()
         await store.save(state)
         saved = time.monotonic() - started
-        assert 0.25 <= saved < 1.5  # waited for the timeout, not for the old hard-coded 5 s
+        # waited for the timeout (0.3 s), not for the old hard-coded 5 s (no tighter bound: a loaded machine)
+        assert 0.25 <= saved < 4.0
         assert store.health()["status"] == "down"
-        started = time.monotonic()
-        assert (await store.load(state.key)).turn == 1  # kept in this process meanwhile
-        assert time.monotonic() - started < 0.2  # resting: Redis is not asked again at once
+        assert store.link.resting()  # Redis is not asked again at once ...
+        assert (await store.load(state.key)).turn == 1  # ... the session is kept in this process meanwhile
         assert accepted  # it did reach the silent host
     finally:
         await store.close()

@@ -146,10 +146,14 @@ async def test_permanent_errors_and_exhausted_retries_are_not_hidden(standin: St
     with pytest.raises(EmbeddingError, match=r"rejected the API key \(HTTP 401\)$"):
         await embedder.embed(["a"])
     assert len(standin.requests) == 1  # never retried
+    standin.mode = "500"  # the service's own error: not transient (resilience.transient_http_status)
+    with pytest.raises(EmbeddingError, match=r"HTTP 500\)$"):
+        await embedder.embed(["a"])
+    assert len(standin.requests) == 2
     standin.mode, standin.fail_first = "ok", [(502, None)] * 5
     with pytest.raises(EmbeddingError, match=r"HTTP 502\) \(after 2 attempts\)"):
         await embedder.embed(["a"])
-    assert len(standin.requests) == 3
+    assert len(standin.requests) == 4
     await embedder.close()
 
 

@@ -13,6 +13,7 @@ from server.config.errors import ConfigError
 from server.embedding.factory import _MODELS, MODEL_ID
 from server.runtime.holder import RuntimeHolder
 from server.runtime.loader import load_app_settings
+from server.runtime.start_gate import START_GATE
 from server.testing.configs import BASE_CONFIG, people_tree, write
 from server.testing.loopback import serving
 from server.testing.polling import eventually
@@ -36,8 +37,10 @@ async def test_lanes_follow_the_config_at_start_and_reload(tmp_path):
     await holder.start()
     model = _MODELS[MODEL_ID]
     try:
-        async with serving(create_app(holder)) as url:
-            await asyncio.sleep(0.3)
+        app = create_app(holder)
+        async with serving(app) as url:
+            app[START_GATE].disarm()  # no fallback: only the first answer may open the gate
+            await eventually(lambda: app[START_GATE].waiting == 3)  # the held-back starts wait at the gate
             assert model.lanes == 0  # held back until the server has answered
             async with aiohttp.ClientSession() as session, session.get(url + "/health") as resp:
                 assert resp.status == 200

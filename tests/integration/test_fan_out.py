@@ -4,7 +4,6 @@ loopback) and a support-desk HTTP API (aiohttp on loopback), with the real MiniL
 from __future__ import annotations
 
 import json
-import time
 from contextlib import asynccontextmanager
 
 import pytest
@@ -68,9 +67,9 @@ async def test_fan_out_answers_from_every_source_with_sections_stats_and_merged_
 async def test_a_source_past_its_timeout_is_named_and_the_others_still_answer(tmp_path, mongo_server):
     async with customer_runtime(tmp_path, mongo_server) as (runtime, desk):
         desk.slow_seconds = 3.0  # support's query_timeout is 0.5 s
-        started = time.perf_counter()
         result = await answer(runtime.get("customer"), QUESTION)
-        elapsed = time.perf_counter() - started
+        # bounded by the slow source's timeout, not by its 3 s: the desk had not answered when the answer came
+        assert desk.calls == 1 and desk.answered == 0
     body = result.body
     assert result.status == "executed"
     sections = {s["adapter"]: s for s in body["sections"]}
@@ -78,10 +77,9 @@ async def test_a_source_past_its_timeout_is_named_and_the_others_still_answer(tm
     assert sections["support"]["status"] == "timeout" and sections["support"]["rows"] == []
     stats = {s["adapter"]: s for s in body["source_stats"]}
     assert stats["support"]["status"] == "timeout" and stats["support"]["rows"] == 0 and stats["support"]["error"]
-    assert 400 <= stats["support"]["latency_ms"] < 1500
+    assert stats["support"]["latency_ms"] >= 400  # it was waited for until its timeout (0.5 s)
     assert stats["crm"]["status"] == "ok" and stats["orders"]["status"] == "ok"
     assert {tuple(r["_sources"]) for r in body["rows"]} == {("crm",), ("orders",)}
-    assert elapsed < 2.5  # bounded by the slow source's timeout, not by its 3 s
 
 
 async def test_max_sources_keeps_the_best_scored_children(tmp_path, mongo_server):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -106,3 +107,25 @@ async def test_cache_dir_null_keeps_nothing_on_disk(tmp_path):
     rt, stage, _ = await start(tmp_path, **off)
     await rt.close()
     assert stage.source == "fitted" and files(tmp_path) == [] and stage.cache_dir is None
+
+
+async def test_a_file_of_the_previous_format_is_refitted_not_used(tmp_path):
+    """Format 1 files (no description rows, so no updates on edit) are ignored and rewritten as format 2."""
+    build_tree(tmp_path)
+    rt, _, _ = await start(tmp_path, intent_model={"enabled": True})
+    await rt.close()
+    [model_file] = files(tmp_path)
+    with np.load(model_file, allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files if name not in ("meta", "desc")}
+        meta = json.loads(data["meta"].tobytes().decode())
+    for header, kept in (({**meta, "format": "intent-router-fitted/1"}, arrays), (meta, arrays)):
+        # the old format's header; then the new header over arrays without the description rows
+        with model_file.open("wb") as f:
+            np.savez(f, meta=np.frombuffer(json.dumps(header).encode(), np.uint8), **kept)
+        rt, stage, _ = await start(tmp_path, intent_model={"enabled": True})
+        await rt.close()
+        assert stage.source == "fitted" and stage.model is not None and stage.model.desc is not None
+        assert rt.fitted_models.stats.disk_writes == 1
+    rt, stage, _ = await start(tmp_path, intent_model={"enabled": True})  # rewritten: loads now
+    await rt.close()
+    assert stage.source == "disk" and stage.model is not None and stage.model.desc is not None

@@ -26,7 +26,9 @@ async def test_alias_bomb_and_bad_bytes_in_a_library_are_refused_on_reload(tmp_p
         body = await resp.json()
         assert resp.status == 422
         assert [(e["file"], e["line"]) for e in body["errors"]] == [("templates/people/bomb.yaml", 5)]
-        assert elapsed < 2.0
+        # refused before anything is expanded (expanding it would hold ~600,000 values); no tight bound:
+        # tests/unit/test_yaml_bounds.py pins the memory, a loaded machine makes any wall-clock bound flaky
+        assert elapsed < 10.0
         assert (await client.post("/v1/query", json=QUESTION)).status == 200  # the last good config
         (library_dir / "bomb.yaml").write_bytes(b"templates:\n  - id: caf\xe9\n")
         resp = await client.post("/admin/reload")

@@ -299,7 +299,7 @@ async def test_an_unexpected_failure_is_a_tool_error_without_its_text(tmp_path, 
     from server.runtime.holder import RuntimeHolder
 
     holder = RuntimeHolder(seed_demo_tree(tmp_path))  # never started: no configuration loaded
-    principal = Principal(name="anonymous", role="anonymous")
+    principal = Principal(name="assistant", role="client")
     result = await call_tool(holder, principal, "ask", {"question": "how many employees are in Engineering?"})
     assert tool_error(result) == "internal_error"
     assert json.loads(result.content[0].text)["error"]["message"] == "internal server error"
@@ -342,14 +342,14 @@ async def test_results_match_their_declared_schemas_and_say_everything_once(demo
     the table once, not the rows again as JSON after it."""
     from jsonschema import Draft202012Validator
 
-    from server.auth import Principal
+    from server.auth import Principal, Role
     from server.mcp.tools import call_tool, tool_list
     from server.runtime.holder import RuntimeHolder
 
     holder = RuntimeHolder(demo_config_dir)
     await holder.start()
     try:
-        admin = Principal("anonymous", "admin")
+        admin = Principal("anonymous", Role.ADMIN)
         schemas = {tool.name: Draft202012Validator(tool.output_schema) for tool in tool_list(holder, admin)}
         calls = [
             ("ask", {"question": "how many employees are in Engineering?"}, "executed"),

@@ -238,6 +238,9 @@ async def test_composite_uses_the_current_children_after_a_child_reload(tmp_path
     write(tmp_path / "templates" / "payroll" / "payroll.yaml", PAYROLL)
     async with live_server(config_dir) as (session, holder):
         old_payroll = holder.current.get("payroll")
+        generation = holder.generation
+        closed: list[None] = []  # one entry per replaced config closed after draining (its old payroll with it)
+        holder.retired_listeners.append(lambda: closed.append(None))
         status, body = await ask(session, OUT_OF_SCOPE, adapter="company")
         assert status == 200 and body["metadata"]["status"] == "no_match"
         # change the child's settings (a new adapter object and pool) and its examples in one go
@@ -259,7 +262,8 @@ async def test_composite_uses_the_current_children_after_a_child_reload(tmp_path
         await eventually(routed)
         company = holder.current.get("company")
         assert company.routing_sources()[1] is holder.current.get("payroll") is not old_payroll
-        await asyncio.sleep(0.5)  # the replaced child has been closed by now
+        # every config this test replaced has been closed, the old payroll adapter with it
+        await eventually(lambda: holder.generation > generation and len(closed) == holder.generation - generation)
         status, body = await ask(session, OUT_OF_SCOPE, adapter="company")
         assert status == 200 and body["rows"] == [{"total": 410000.0}]
 

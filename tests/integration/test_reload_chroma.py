@@ -3,11 +3,10 @@ ones leave the collection, and a renamed adapter's old collection is emptied onc
 
 from __future__ import annotations
 
-import asyncio
-
 from server.runtime.holder import RuntimeHolder
 from server.stores.chroma import ChromaTemplateStore
 from server.testing.configs import BASE_CONFIG, people_tree
+from server.testing.polling import eventually
 
 CHROMA_CONFIG = BASE_CONFIG.replace("store: {backend: memory}", "store: {backend: chroma, path: data/chroma}")
 
@@ -18,6 +17,8 @@ async def test_reloads_keep_the_persistent_store_in_step(tmp_path):
     adapter_file = config_dir / "adapters" / "people.yaml"
     holder = RuntimeHolder(config_dir, close_grace=0.0)
     await holder.start()
+    closed: list[None] = []  # replaced configs closed once drained
+    holder.retired_listeners.append(lambda: closed.append(None))
     try:
         store = holder.current.stores["people"]
         assert isinstance(store, ChromaTemplateStore) and store.count_templates() == 3
@@ -40,7 +41,7 @@ async def test_reloads_keep_the_persistent_store_in_step(tmp_path):
         status = await holder.reload()
         assert status.ok and status.changes["adapters"]["renamed"] == [{"from": "people", "to": "staff"}]
         assert holder.current.stores["staff"].count_templates() == 2
-        await asyncio.sleep(0.2)  # the old runtime drains and is closed
+        await eventually(lambda: len(closed) == 2)  # both replaced runtimes have drained and are closed
         assert ChromaTemplateStore(tmp_path / "data" / "chroma", "people").count_templates() == 0
     finally:
         await holder.close()

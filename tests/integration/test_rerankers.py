@@ -233,7 +233,7 @@ async def test_anthropic_timeout_is_honoured(anthropic_api: AnthropicStandin):
     elapsed = time.monotonic() - started
     await reranker.close()
     assert str(caught.value) == "anthropic: timeout"
-    assert 0.25 < elapsed < 1.5
+    assert 0.25 < elapsed < 15  # gave up at its timeout, not after the reply's 30 s (no tighter bound: load)
 
 
 async def test_anthropic_retries_are_capped_by_total_timeout(anthropic_api: AnthropicStandin):
@@ -245,7 +245,10 @@ async def test_anthropic_retries_are_capped_by_total_timeout(anthropic_api: Anth
         await reranker.rerank(QUESTION, ITEMS)
     elapsed = time.monotonic() - started
     await reranker.close()
-    assert elapsed < 0.9 + 0.5
+    # capped at timeout x attempts (0.9 s): a third attempt would begin only after two timeouts (0.6 s) and
+    # the SDK's two backoffs (over 1 s together), so it never does; without the cap it does, after ~2 s
+    assert len(anthropic_api.requests) <= 2
+    assert elapsed < 15  # not the replies' 30 s
 
 
 async def test_anthropic_max_retries_retries_a_5xx(anthropic_api: AnthropicStandin):
@@ -361,7 +364,7 @@ async def test_cohere_timeout_is_honoured(cohere_api: CohereStandin):
     elapsed = time.monotonic() - started
     await reranker.close()
     assert str(caught.value) == "cohere: timeout"
-    assert 0.25 < elapsed < 1.5
+    assert 0.25 < elapsed < 15  # gave up at its timeout, not after the reply's 30 s (no tighter bound: load)
 
 
 async def test_cohere_max_retries_retries_a_429(cohere_api: CohereStandin):

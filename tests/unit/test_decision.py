@@ -148,31 +148,60 @@ def test_the_acceptance_verdict_decides_over_the_combined_score():
     assert not decide([cand("a", "t1", 0.1)], policy()).execute
 
 
-@pytest.mark.parametrize("on_ambiguity", ["ask", "best"])
-def test_the_grid_fit_picks_what_evaluating_each_threshold_in_turn_picks(on_ambiguity):
-    """fit_threshold judges chunks of thresholds at once; the answer is the one a loop of `evaluate` over
-    the same grid gives (first margin, then lowest threshold, on ties), on scores full of ties."""
+def _random_observations(n: int, seed: int) -> list[Observation]:
     import numpy as np
 
-    from server.routing.fitting import GRID_CHUNK
-
-    rng = np.random.default_rng(4)
+    rng = np.random.default_rng(seed)
     obs = []
-    for _ in range(3 * GRID_CHUNK):
+    for _ in range(n):
         expected = None if rng.random() < 0.3 else ("a", f"t{rng.integers(5)}")
         predicted = None if rng.random() < 0.05 else ("a", f"t{rng.integers(5)}")
         score = round(float(rng.random()), 3)  # ~1,000 distinct scores: a grid of several chunks, and ties
         runner_up = None if rng.random() < 0.2 else round(score - float(rng.random()) * 0.1, 3)
         obs.append(Observation(expected, predicted, score, runner_up))
+    return obs
+
+
+@pytest.mark.parametrize("on_ambiguity", ["ask", "best"])
+@pytest.mark.parametrize("margin", [None, 0.0, 0.02, 0.05])
+def test_the_grid_form_of_the_rule_is_the_live_verdict(on_ambiguity, margin):
+    """The grid judges thresholds with the rule's array form; on every question and every threshold,
+    ties and scores exactly at the threshold or margin included, it runs what `verdict` runs."""
+    import numpy as np
+
+    from server.routing.fitting import executes, replay
+
+    obs = _random_observations(400, seed=7)
+    for threshold in (0.0, 0.25, 0.5, 0.5005, 0.999, 1.0):
+        rule = DecisionRule(threshold, margin, on_ambiguity)
+        live = np.array([v.execute for v in replay(obs, rule)])
+        assert (executes(obs, rule) == live).all()
+
+
+@pytest.mark.parametrize("on_ambiguity", ["ask", "best"])
+def test_the_grid_fit_picks_what_evaluating_each_threshold_in_turn_picks(on_ambiguity):
+    """fit_threshold judges chunks of thresholds at once; the answer is the one a loop over the same grid
+    gives (first margin, then lowest threshold, on ties), on scores full of ties. The loop counts with
+    the array form (its agreement with the live verdict is the test above), then the winner is evaluated."""
+    import numpy as np
+
+    from server.routing.fitting import GRID_CHUNK, executes
+
+    obs = _random_observations(3 * GRID_CHUNK, seed=4)
     margins = (None, 0.02, 0.05)
     scores = np.unique(np.round([o.score for o in obs], 6))
     grid = np.unique(np.clip(np.concatenate([[0.0], scores, scores + 1e-6]), 0.0, 1.0))
     rule = "best" if on_ambiguity == "best" else "ask"
-    best = None
+    right = np.array([o.predicted is not None and o.predicted == o.expected for o in obs])
+    in_scope = np.array([o.expected is not None for o in obs])
+    best = None  # (correct, rule)
     for margin in margins:
         for threshold in grid:
-            fit = evaluate(obs, DecisionRule(float(threshold), margin, rule))
-            if best is None or fit.accuracy > best.accuracy + 1e-12:
-                best = fit
+            candidate = DecisionRule(float(threshold), margin, rule)
+            runs = executes(obs, candidate)
+            correct = int((in_scope & runs & right).sum() + (~in_scope & ~runs).sum())
+            if best is None or correct > best[0]:
+                best = (correct, candidate)
     assert len(grid) > 2 * GRID_CHUNK
-    assert fit_threshold(obs, margins, on_ambiguity) == best
+    assert best is not None
+    assert fit_threshold(obs, margins, on_ambiguity) == evaluate(obs, best[1])

@@ -16,6 +16,7 @@ from server.embedding.batching import QuestionBatcher
 from server.embedding.cache import CachedEmbedder
 from server.embedding.factory import shared_minilm
 from server.embedding.minilm import QUERY_BATCH, MiniLMEmbedder, _chunks, pass_cost
+from server.testing.polling import eventually
 
 QUESTIONS = [
     f"{ask} {subject}?"
@@ -87,9 +88,11 @@ def test_a_failing_batch_fails_only_its_own_questions():
 
 def test_a_cancelled_question_is_skipped():
     gate = threading.Event()
+    entered: list[list[str]] = []
     seen: list[list[str]] = []
 
     def encode(texts: list[str]) -> np.ndarray:
+        entered.append(texts)
         gate.wait(5)
         seen.append(texts)
         return np.zeros((len(texts), 1), dtype=np.float32)
@@ -170,9 +173,11 @@ async def test_a_coroutine_gets_its_vector_its_error_and_a_cancelled_one_is_skip
     import asyncio
 
     gate = threading.Event()
+    entered: list[list[str]] = []
     seen: list[list[str]] = []
 
     def encode(texts: list[str]) -> np.ndarray:
+        entered.append(texts)
         gate.wait(5)
         seen.append(texts)
         if "bad" in texts:
@@ -192,11 +197,11 @@ async def test_a_coroutine_gets_its_vector_its_error_and_a_cancelled_one_is_skip
         with ThreadPoolExecutor(max_workers=1) as pool:
             batcher = QuestionBatcher(encode, pool, max_batch=4)
             first = asyncio.ensure_future(batcher.embed("first"))
-            await asyncio.sleep(0.05)  # "first" is in the encoder; the next ones queue behind it
+            await eventually(lambda: entered == [["first"]])  # "first" is in the encoder; the next ones queue
             gone = asyncio.ensure_future(batcher.embed("gone"))
             rest = [asyncio.ensure_future(batcher.embed(t)) for t in ("a", "bb", "ccc")]
             failing = [asyncio.ensure_future(batcher.embed(t)) for t in ("bad", "dddd")]
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0)  # one turn of the loop: each task queues its question and awaits its vector
             gone.cancel()
             gate.set()
             assert (await first).tolist() == [5.0]

@@ -11,6 +11,7 @@ import pytest
 from server.routing.candidates import Candidate
 from server.routing.stages.base import ScoringStage, StageReport
 from server.templates import Template
+from server.testing.polling import eventually
 
 
 def candidates(n: int = 2) -> list[Candidate]:
@@ -24,18 +25,18 @@ class CountingStage(ScoringStage):
 
     name, weight, batches = "intent_model", 1.0, True
 
-    def __init__(self, fail_on: str | None = None, delay: float = 0.0) -> None:
+    def __init__(self, fail_on: str | None = None, hold: asyncio.Event | None = None) -> None:
         self.calls: list[list[str]] = []
         self.fail_on = fail_on
-        self.delay = delay
+        self.hold = hold  # a call waits for it (the test's hand on the stage's timing)
 
     async def score(self, question: str, candidates: Sequence[Candidate]) -> StageReport:
         return (await self.score_many([question], [candidates]))[0]
 
     async def score_many(self, questions, candidates):
         self.calls.append(list(questions))
-        if self.delay:
-            await asyncio.sleep(self.delay)
+        if self.hold is not None:
+            await self.hold.wait()
         if self.fail_on in questions:
             raise RuntimeError(f"cannot score {self.fail_on}")
         for q, cands in zip(questions, candidates, strict=True):
@@ -83,13 +84,15 @@ async def test_a_failure_reaches_every_caller_of_that_call_and_not_the_next():
 
 
 async def test_a_caller_that_gives_up_leaves_the_others_their_answers():
-    stage = CountingStage(delay=0.05)
+    hold = asyncio.Event()
+    stage = CountingStage(hold=hold)
     leaving = asyncio.ensure_future(stage.score_request("impatient", candidates()))
     staying = asyncio.ensure_future(stage.score_request("patient", candidates()))
-    await asyncio.sleep(0.01)  # both are in the call now
+    await eventually(lambda: stage.calls == [["impatient", "patient"]])  # both are in the call now
     leaving.cancel()
     with pytest.raises(asyncio.CancelledError):
         await leaving
+    hold.set()
     assert (await staying).error == "note patient"
     assert stage.calls == [["impatient", "patient"]]
 

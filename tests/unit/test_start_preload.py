@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from server.config.errors import ConfigError
 from server.embedding import factory
 from server.embedding.minilm import MODEL_ID
 from server.embedding.settings import EmbeddingSettings
 from server.runtime.holder import _preload_embedder
+from server.runtime.loader import load_config
 
 
 def config_dir(tmp_path: Path, config_yaml: str) -> Path:
@@ -18,9 +22,28 @@ def config_dir(tmp_path: Path, config_yaml: str) -> Path:
     return config
 
 
-def test_a_config_that_does_not_validate_is_left_to_the_full_load(tmp_path):
-    _preload_embedder(config_dir(tmp_path, "embedding: {provider: nonsense}\n"))  # no exception, nothing loaded here
-    _preload_embedder(config_dir(tmp_path / "b", "embedding: [not, a, mapping\n"))
+@pytest.mark.parametrize(
+    ("config_yaml", "reported"),
+    [
+        ("embedding: {provider: nonsense, cache: {path: data/c.sqlite3}}\n", "embedding.provider"),
+        ("embedding: [not, a, mapping\n", "config/config.yaml:2: YAML syntax error"),
+    ],
+    ids=["invalid-value", "broken-yaml"],
+)
+def test_a_config_that_does_not_validate_is_left_to_the_full_load(tmp_path, config_yaml, reported):
+    config = config_dir(tmp_path, config_yaml)
+    earlier = factory._MODELS.pop(MODEL_ID, None)  # so that a model loaded here would show
+    try:
+        before = dict(factory._MODELS)
+        _preload_embedder(config)  # no exception ...
+        assert before == factory._MODELS  # ... and no model loaded (not even the default MiniLM)
+        assert not (tmp_path / "data").exists()  # nor its graph directory made
+    finally:
+        if earlier is not None:
+            factory._MODELS[MODEL_ID] = earlier
+    with pytest.raises(ConfigError) as caught:  # the full load reports what is wrong, with file:line
+        load_config(config)
+    assert reported in str(caught.value)
 
 
 def test_a_remote_provider_loads_no_local_model(tmp_path):

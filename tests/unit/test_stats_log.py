@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import pytest
@@ -10,6 +9,7 @@ import sqlalchemy as sa
 
 from server.api.outcome import Outcome
 from server.stats import RoutingLog, RoutingRecord, StatsSettings
+from server.testing.polling import eventually
 
 
 def entry(i: int = 0, ts: float | None = None, question: str = "q") -> RoutingRecord:
@@ -56,13 +56,12 @@ async def test_entries_are_written_in_batches(make_log):
 
 async def test_a_partial_batch_waits_for_the_flush_interval(make_log):
     rlog = await make_log(batch_size=100, flush_interval=0.4)
+    recorded = time.monotonic()
     for i in range(3):
         rlog.record(entry(i))
-    await asyncio.sleep(0.1)
-    assert rows(rlog) == []  # still gathering a batch
-    await asyncio.sleep(0.5)
-    assert len(rows(rlog)) == 3
-    assert rlog.counters.batches == 1
+    await eventually(lambda: rlog.counters.written == 3)  # written without a flush() ...
+    assert time.monotonic() - recorded >= 0.35  # ... once the batch had gathered for its interval, not before
+    assert len(rows(rlog)) == 3 and rlog.counters.batches == 1
 
 
 async def test_a_full_queue_drops_and_counts(make_log):
@@ -76,7 +75,9 @@ async def test_a_full_queue_drops_and_counts(make_log):
 
 
 async def test_a_failing_database_is_counted_not_raised(make_log):
-    rlog = await make_log(batch_size=4, flush_interval=0.05)
+    # one batch for the six: after a failed write the writer re-makes the table (a replaced file), so a
+    # second batch would be written
+    rlog = await make_log(batch_size=10, flush_interval=0.05)
     rlog.table.drop(rlog.engine)
     for i in range(6):
         rlog.record(entry(i))
@@ -161,9 +162,10 @@ async def test_a_log_held_back_by_its_gate_opens_for_entries_at_close_and_not_fo
     from server.runtime.start_gate import StartGate
 
     held = RoutingLog(StatsSettings(path=str(tmp_path / "held.sqlite3"), store_queries=True), tmp_path)
-    held.start_soon(StartGate())  # a gate nobody opens
+    gate = StartGate()  # a gate nobody opens
+    held.start_soon(gate)
     assert held.record(entry(1, question="answered before the gate opened"))
-    await asyncio.sleep(0.05)
+    await eventually(lambda: gate.waiting == 1)  # its opening waits at the gate
     assert held.health()["status"] == "starting" and not (tmp_path / "held.sqlite3").exists()
     await held.close()
     assert [r["question"] for r in rows(held)] == ["answered before the gate opened"]

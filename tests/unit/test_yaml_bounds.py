@@ -56,7 +56,8 @@ def test_alias_bombs_of_any_size_are_rejected_in_milliseconds(levels):
     started = time.perf_counter()
     with pytest.raises(ConfigError) as info:
         parse_yaml(text, "config/adapters/bomb.yaml")
-    assert time.perf_counter() - started < 0.2
+    # refused before expanding: 12 levels would be 9^11 values (hours), so even a loaded machine's seconds tell
+    assert time.perf_counter() - started < 5.0
     [issue] = info.value.issues
     assert (issue.file, issue.line) == ("config/adapters/bomb.yaml", 5)
 

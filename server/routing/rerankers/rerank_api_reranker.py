@@ -6,8 +6,9 @@ So an offline deployment can rerank without a cloud. Two request formats (`api_f
 - `tei` (Hugging Face text-embeddings-inference): `POST {base_url}/rerank` with `{query, texts}`
   -> `[{"index", "score"}, ...]`.
 Either reply shape is accepted whatever was sent, then the shared reply rules apply. Retries
-(`max_retries`) cover 429, 5xx, timeouts and connection failures through the shared policy
-(server/resilience.py): backoff with jitter, `Retry-After` honoured, all inside the call's total timeout.
+(`max_retries`) cover 429/502/503/504 (`transient_http_status`), timeouts and connection failures through
+the shared policy (server/resilience.py): backoff with jitter, `Retry-After` honoured, all inside the
+call's total timeout.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 import aiohttp
 
-from ...resilience import RetrySettings, parse_retry_after, retry_call
+from ...resilience import RetrySettings, parse_retry_after, retry_call, transient_http_status
 from .base import Reranker, RerankError, http_reason
 from .replies import ReplyError, collect_scores
 from .settings import RerankerSettings
@@ -71,7 +72,7 @@ class RerankApiReranker(Reranker):
                         PROVIDER,
                         http_reason(status),
                         status=status,
-                        transient=status == 429 or status >= 500,
+                        transient=transient_http_status(status),
                         retry_after=parse_retry_after(response.headers.get("Retry-After")),
                     ) from None
                 try:

@@ -7,7 +7,7 @@
   const SVG_NS = "http://www.w3.org/2000/svg";
   const PALETTE = ["#2563eb", "#0d9488", "#d97706", "#7c3aed", "#db2777", "#0891b2", "#65a30d", "#ea580c", "#4f46e5", "#be123c"];
   const UNROUTED = "(unrouted)";
-  const OUTCOME_ORDER = ["executed", "routed", "needs_clarification", "ambiguous", "no_match", "error"];
+  // outcomes are drawn in the order the statistics list them (the server's Outcome, server/api/outcome.py)
   const OUTCOME_LABELS = {
     executed: "Executed", routed: "Routed (test only)", needs_clarification: "Needs clarification",
     ambiguous: "Ambiguous", no_match: "No match", error: "Error",
@@ -104,7 +104,8 @@
     if (state.adapter) q.set("adapter", state.adapter);
     return q.toString();
   }
-  function statsUrl() { return "/v1/routing/statistics?" + query(); }
+  // only the figures the dashboard draws (statistics view=dashboard)
+  function statsUrl() { return "/v1/routing/statistics?" + query() + "&view=dashboard"; }
 
   // Dismiss / Clear list: the server forgets these questions' text (the entries still count), then redraw
   async function forget(questions) {
@@ -150,7 +151,7 @@
     renderAdapterOptions(body.adapters || []);
     $("subtitle").textContent = state.adapter ? "Adapter " + state.adapter + " (" + (body.type || "") + ")"
       : "All adapters · default " + body.adapter;
-    $("json-link").setAttribute("href", statsUrl());
+    $("json-link").setAttribute("href", "/v1/routing/statistics?" + query());  // the full figures
     const logBody = body.routing_log || {};
     if (!logBody.enabled) {
       const banner = $("banner");
@@ -258,11 +259,9 @@
   function renderOutcomes(outcomes, total) {
     const bar = clear($("outcome-bar"));
     const rows = clear($("outcome-rows"));
-    for (const key of OUTCOME_ORDER) {
-      if (!(key in outcomes)) continue;
-      const o = outcomes[key];
+    for (const [key, o] of Object.entries(outcomes)) {
       if (total && o.count) {
-        bar.append(el("div", { style: `width:${(100 * o.count) / total}%;background:var(--${key})`, title: `${OUTCOME_LABELS[key]}: ${o.count}` }));
+        bar.append(el("div", { style: `width:${(100 * o.count) / total}%;background:var(--${key})`, title: `${OUTCOME_LABELS[key] || key}: ${o.count}` }));
       }
       rows.append(el("tr", { "data-outcome": key },
         el("td", {}, el("span", { class: "dot", style: `background:var(--${key})` }), OUTCOME_LABELS[key] || key),
@@ -459,7 +458,7 @@
     }
   }
   function renderLog(s, d) {
-    const sample = d.sample || {};
+    const unmatched = d.unmatched_sample || {};
     facts($("log-facts"), [
       ["Backend", (s.backend || "–") + " · " + (s.table || "")],
       ["Written", fmtInt(s.written) + " entries in " + fmtInt(s.batches) + " batches", { id: "log-written" }],
@@ -468,7 +467,7 @@
       ["Queue", fmtInt(s.queue_length) + " / " + fmtInt(s.queue_capacity)],
       ["Retention", s.retention_days + " days"],
       ["Question text", d.store_queries ? "stored" : "not stored"],
-      ["Percentiles from", fmtInt(sample.rows) + " entries" + (sample.limited ? " (newest only)" : "")],
+      ["Unmatched questions from", fmtInt(unmatched.rows) + " entries" + (unmatched.limited ? " (newest only)" : "")],
     ]);
   }
 

@@ -5,24 +5,38 @@ from __future__ import annotations
 import hmac
 import os
 from dataclasses import dataclass
+from enum import StrEnum
 
 from aiohttp import web
 
-from .errors import Forbidden, Unauthorized
-from .runtime.settings import AuthSettings
+from ..errors import Forbidden, Unauthorized
+from .settings import AuthSettings
+
+
+class Role(StrEnum):
+    """What a key may do (auth.client_keys, admin_key_env, stats_key_env)."""
+
+    CLIENT = "client"  # ask questions of its adapters (/v1/query, /v1/test_routing, /v1/templates, /mcp)
+    ADMIN = "admin"  # everything, including /admin/reload and /v1/cluster
+    STATS = "stats"  # read-only: statistics, metrics and the dashboard
 
 
 @dataclass(frozen=True)
 class Principal:
     name: str
-    role: str  # "client" | "admin" | "stats" | "anonymous"
+    role: Role
     adapters: tuple[str, ...] | None = None  # None = every adapter
 
     def may_query(self, adapter: str) -> bool:
-        return self.role == "admin" or self.adapters is None or adapter in self.adapters
+        return self.role == Role.ADMIN or self.adapters is None or adapter in self.adapters
+
+    def may_see(self, adapter: str) -> bool:
+        """In status output (/health): the adapters it may query; the stats key sees them all, as its
+        statistics name them all."""
+        return self.role == Role.STATS or self.may_query(adapter)
 
 
-ANONYMOUS_ADMIN = Principal("anonymous", "admin")  # auth off: loopback-only server, full access
+ANONYMOUS_ADMIN = Principal("anonymous", Role.ADMIN)  # auth off: loopback-only server, full access
 
 
 def presented_key(request: web.Request) -> str | None:
@@ -60,17 +74,17 @@ def authenticate(request: web.Request, auth: AuthSettings) -> Principal:
     if key is None:
         raise Unauthorized("an API key is required (Authorization: Bearer <key> or X-API-Key)")
     if _matches(key, auth.admin_key_env):
-        return Principal("admin", "admin")
+        return Principal("admin", Role.ADMIN)
     if _matches(key, auth.stats_key_env):
-        return Principal("stats", "stats", ())
+        return Principal("stats", Role.STATS, ())
     for client in auth.client_keys:
         if _matches(key, client.key_env):
-            return Principal(client.name, "client", tuple(client.adapters) if client.adapters is not None else None)
+            return Principal(client.name, Role.CLIENT, tuple(client.adapters) if client.adapters is not None else None)
     raise Unauthorized("invalid API key")
 
 
-def require(principal: Principal, *roles: str) -> None:
-    if principal.role not in roles and principal.role != "admin":
+def require(principal: Principal, *roles: Role) -> None:
+    if principal.role not in roles and principal.role != Role.ADMIN:
         raise Forbidden(f"this endpoint needs a {' or '.join(roles)} key")
 
 

@@ -1,0 +1,60 @@
+"""The `server:` block of config.yaml: where `serve` listens, how long a request and its parts may take."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ServerSettings(BaseModel):
+    """The `server:` block: where `serve` listens and how long a request may take. The three read timeouts
+    (header, body, keep-alive) apply to `serve`, take effect on reload for new connections, and bound slow
+    clients (slowloris)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    host: str = Field(
+        "127.0.0.1", description="address `serve` listens on; without auth keys only a loopback address is allowed"
+    )
+    port: int = Field(8080, ge=0, le=65535, description="port `serve` listens on (0: any free port)")
+    request_timeout: float = Field(
+        30.0,
+        gt=0,
+        description="seconds a question may take in all (routing, parameters, the query and its retries) before it is"
+        " answered with a timeout error",
+    )
+    # slow clients (server/web/slow_clients.py): a request's headers, then its body, must arrive within these
+    header_timeout: float = Field(
+        10.0,
+        gt=0,
+        le=3600,
+        description="seconds for a request's headers to arrive, counted from the connection's opening or the first "
+        "byte of its next request; past it the connection is closed (slow clients)",
+    )
+    body_timeout: float = Field(
+        30.0,
+        gt=0,
+        le=3600,
+        description="seconds for a request body to arrive in full, counted before request_timeout starts; past it: "
+        "408 body_timeout and the connection is closed",
+    )
+    keepalive_timeout: float = Field(
+        75.0, gt=0, le=3600, description="seconds an idle keep-alive connection stays open"
+    )
+    max_question_chars: int = Field(
+        2000, ge=1, description="longest question accepted, as asked and once normalised (400 beyond)"
+    )
+    # one-thread forward passes of the local encoder run side by side under concurrency (embedding/lanes.py);
+    # unset: one per core this worker gets (lanes.resolve_lanes), 0: every question on the multi-threaded session
+    encoder_lanes: int | None = Field(
+        None,
+        ge=0,
+        le=64,
+        description="one-thread forward passes of the local encoder that run concurrent questions side by side; "
+        "unset: one per core of this process's share, at most 4; 0: off. Applied at start and at every "
+        "reload",
+    )
+    # used when a request names no adapter; unset: the first composite, else the first adapter
+    default_adapter: str | None = Field(
+        None,
+        description="the adapter a request without `adapter` asks; unset: the first composite, else the first adapter",
+    )

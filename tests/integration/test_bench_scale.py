@@ -1,0 +1,41 @@
+"""scripts/bench_scale.py runs end to end at its smallest size: real servers on loopback, every ratio of
+the size present (its figures are not asserted: speed is the script's output, not a test's)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_bench_scale_at_ten_templates(tmp_path):
+    command = [
+        sys.executable,
+        str(ROOT / "scripts" / "bench_scale.py"),
+        "--sizes",
+        "10",
+        "--rounds",
+        "1",
+        "--questions",
+        "16",
+        "--no-search",
+        "--no-stats",
+        "--timeout",
+        "600",
+        "--cache-dir",
+        str(tmp_path),
+    ]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    (row,) = out["sizes"]
+    assert row["templates"] == 10 and row["examples"] == 200
+    assert row["warm_start_s"] > 0 and row["first_start_s"] > 0
+    assert row["intent_model_on"] is True
+    assert row["throughput_ratio_8"] > 0 and row["loop_cpu_ms_per_question"] is not None
+    assert row["edit"]["routable_s"] is not None  # the edited example routed on every stage
+    assert row["sigterm_exit_s"] is not None
+    assert (tmp_path / "tree-10" / "data" / "config_cache" / "checks.json").exists()

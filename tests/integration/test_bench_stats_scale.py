@@ -1,0 +1,34 @@
+"""scripts/bench_stats_scale.py at a tiny size: it writes through the project's writer, reads the statistics
+from the rollups, times a bare GROUP BY and the dashboard's load, and reports every figure bench_scale.py uses."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.testing.scripts import load_script
+
+bench = load_script("bench_stats_scale")
+FIGURES = {
+    "rows",
+    "write_seconds",
+    "statistics_seconds",
+    "bare_group_by_seconds",
+    "ratio",
+    "dashboard_seconds_1h",
+    "dashboard_seconds_24h",
+    "rss_delta_mb_max",
+}
+
+
+@pytest.mark.parametrize(
+    "backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.needs_postgres)], ids=["sqlite", "postgres"]
+)
+def test_the_benchmark_runs_at_a_tiny_size(backend, request):
+    if backend == "postgresql":
+        request.getfixturevalue("pg_database")  # skips (or fails, as configured) without a server
+    out = bench.run(rows=400, backends=(backend,), repeat=1)
+    (result,) = out["results"]
+    assert set(result) >= FIGURES and result["backend"] == backend
+    assert result["rows"] == result["total_in_window"] == 400  # every entry written lands in the 24 h window
+    assert result["statistics_seconds"] > 0 and result["bare_group_by_seconds"] > 0
+    assert result["ratio"] > 0 and result["rss_delta_mb_max"] < 50
