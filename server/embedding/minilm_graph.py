@@ -2,8 +2,9 @@
 
 Exporting ONNX normally needs torch, which this project must not depend on, so the encoder is
 written out node by node. The graph takes `input_ids` and `attention_mask` (int64, batch x
-seq) and returns `sentence_embedding` (float32, batch x hidden): mean pooling over the mask and
-L2 normalisation are part of the graph, as in sentence-transformers' all-MiniLM-L6-v2. It also
+seq) and returns `sentence_embedding` (float32, batch x hidden): pooling (mean over the mask, as in
+all-MiniLM-L6-v2, or the [CLS] token, as the model folder's sentence-transformers config says:
+model_folder.py) and L2 normalisation are part of the graph. It also
 returns the last two layers' token states (`token_states`, `penultimate_states`, batch x seq x
 hidden) for the intent model's token views (routing/token_views.py); they cost a copy, not compute.
 
@@ -125,8 +126,24 @@ def _i64(*values: int) -> np.ndarray:
     return np.array(values, dtype=np.int64)
 
 
-def build_sentence_encoder(weights: dict[str, np.ndarray], shape: BertShape) -> onnx.ModelProto:
-    """Return the encoder + mean pooling + L2 norm as an ONNX model for onnxruntime."""
+def _pool(g: _GraphWriter, x: str, pooling: str) -> str:
+    """Mean over real tokens (count clamped like sentence-transformers), or the first ([CLS]) token."""
+    if pooling == "cls":  # initializers are at least 1-d: gather [0], then drop that axis
+        first = g.op("Gather", [x, g.const("cls_index", _i64(0))], axis=1)
+        return g.op("Squeeze", [first, g.const("cls_axis", _i64(1))])
+    if pooling != "mean":
+        raise ValueError(f"unsupported pooling {pooling!r}")
+    mask3 = g.op("Unsqueeze", [g.op("Cast", ["attention_mask"], to=TensorProto.FLOAT), g.const("axis2", _i64(2))])
+    axis1 = g.const("axis1", _i64(1))
+    summed = g.op("ReduceSum", [g.op("Mul", [x, mask3]), axis1], keepdims=0)
+    counts = g.op(
+        "Max", [g.op("ReduceSum", [mask3, axis1], keepdims=0), g.const("min_count", np.array(1e-9, dtype=np.float32))]
+    )
+    return g.op("Div", [summed, counts])
+
+
+def build_sentence_encoder(weights: dict[str, np.ndarray], shape: BertShape, pooling: str = "mean") -> onnx.ModelProto:
+    """Return the encoder + pooling (mean or CLS) + L2 norm as an ONNX model for onnxruntime."""
     w = {k.removeprefix("bert."): v.astype(np.float32, copy=False) for k, v in weights.items()}
     g = _GraphWriter()
 
@@ -153,14 +170,9 @@ def build_sentence_encoder(weights: dict[str, np.ndarray], shape: BertShape) -> 
         x = _layer(g, x, mask_i32, w, f"encoder.layer.{i}", shape)
     g.nodes.append(helper.make_node("Identity", [x], ["token_states"], name="last"))
 
-    # Mean pooling over real tokens, then L2 normalisation (both clamp like sentence-transformers).
-    mask3 = g.op("Unsqueeze", [g.op("Cast", ["attention_mask"], to=TensorProto.FLOAT), g.const("axis2", _i64(2))])
-    axis1 = g.const("axis1", _i64(1))
-    summed = g.op("ReduceSum", [g.op("Mul", [x, mask3]), axis1], keepdims=0)
-    counts = g.op(
-        "Max", [g.op("ReduceSum", [mask3, axis1], keepdims=0), g.const("min_count", np.array(1e-9, dtype=np.float32))]
-    )
-    pooled = g.op("Div", [summed, counts])
+    # L2 normalisation (clamped like sentence-transformers) always: routing compares cosines, and a
+    # folder without a Normalize module has the same cosines (server/embedding/base.py: unit vectors).
+    pooled = _pool(g, x, pooling)
     norm = g.op(
         "Max",
         [g.op("ReduceL2", [pooled], axes=[-1], keepdims=1), g.const("min_norm", np.array(1e-12, dtype=np.float32))],

@@ -56,6 +56,14 @@ class EmbeddingSettings(BaseModel, extra="forbid"):
     model: str = Field(
         "all-MiniLM-L6-v2", description="the model name (for openai_compatible, the name the API expects)"
     )
+    model_path: str | None = Field(
+        None,
+        description="provider minilm: a model folder to run instead of the bundled all-MiniLM-L6-v2 (relative to "
+        "the config directory's parent, like cache.path): one written by `run.py tune-encoder`, or any BERT-family "
+        "sentence-transformers folder (model.safetensors, tokenizer.json, config.json; pooling read from "
+        "modules.json and 1_Pooling/config.json). Leave out `model` then. The embedding cache and the fitted "
+        "models are keyed by the folder's contents",
+    )
     base_url: str | None = Field(None, description="openai_compatible: the API's base URL")
     api_key_env: EnvVarName | None = Field(
         None, description="openai_compatible: NAME of the environment variable holding the API key"
@@ -81,6 +89,10 @@ class EmbeddingSettings(BaseModel, extra="forbid"):
             if not self.model.strip():
                 raise ValueError("model must not be empty")
         else:
+            if self.model_path is not None and "model" in self.model_fields_set:
+                raise ValueError("model_path names the model folder: leave out model (the folder says which it is)")
+            if self.model_path is not None and not self.model_path.strip():
+                raise ValueError("model_path must not be empty")
             if self.model.lower() not in MINILM_MODEL_NAMES:
                 raise ValueError(
                     f"provider 'minilm' only bundles all-MiniLM-L6-v2, not {self.model!r}; "
@@ -88,4 +100,6 @@ class EmbeddingSettings(BaseModel, extra="forbid"):
                 )
             if self.base_url is not None or self.api_key_env is not None or "retries" in self.model_fields_set:
                 raise ValueError("base_url, api_key_env and retries apply only to provider 'openai_compatible'")
+        if self.provider == "openai_compatible" and self.model_path is not None:
+            raise ValueError("model_path applies only to provider 'minilm' (a local model folder)")
         return self

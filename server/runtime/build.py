@@ -27,7 +27,7 @@ from ..config.errors import ConfigError, ConfigIssue
 from ..conversations import SessionSettings, SessionStore, build_session_store
 from ..embedding.base import Embedder
 from ..embedding.cache import CachedEmbedder
-from ..embedding.factory import build_embedder
+from ..embedding.factory import build_embedder, settings_key
 from ..embedding.settings import EmbeddingSettings
 from ..errors import NotFound
 from ..params.factory import build_extractor
@@ -40,6 +40,7 @@ from ..stores.factory import build_store
 from ..stores.indexing import IndexReport, index_digests, sync_store
 from ..stores.memory import MemoryTemplateStore
 from ..templates import Template
+from .encoder_check import encoder_warnings
 from .loader import LoadedConfig
 from .source_checks import check_sources, unchecked_warnings
 
@@ -139,8 +140,8 @@ class Runtime:
 
     def warnings(self) -> list[str]:
         """What a load of this runtime reports as worth fixing: templates not checked against a source that
-        was down (adapters/source_check.py)."""
-        return unchecked_warnings(self.adapters.values())
+        was down (adapters/source_check.py), a tuned encoder whose templates changed (encoder_check.py)."""
+        return unchecked_warnings(self.adapters.values()) + encoder_warnings(self.config)
 
     def default_adapter(self) -> Adapter:
         """The adapter a request that names none is asked: `server.default_adapter`, else the first
@@ -297,7 +298,7 @@ def _carried(config: LoadedConfig, previous: Runtime | None, block: str, build: 
 
 
 def _embedding_key(settings: EmbeddingSettings, config: LoadedConfig) -> str:
-    return f"{config.root}\x00{settings.model_dump_json()}"
+    return settings_key(settings, config.root)
 
 
 def _embedder_for(settings: AdapterSettings, runtime: Runtime, previous: Runtime | None) -> Embedder:

@@ -10,6 +10,8 @@ from .loader import LoadedConfig
 def model_of(settings: DataAdapterSettings, config: LoadedConfig) -> str:
     embedding = settings.embedding or config.app.embedding
     where = f"@{embedding.base_url}" if embedding.base_url else ""
+    if embedding.model_path is not None:
+        return f"{embedding.provider}:{embedding.model_path}"
     return f"{embedding.provider}:{embedding.model}{where}"
 
 

@@ -41,3 +41,12 @@ def test_the_int8_first_pass_needs_neither_onnx_nor_numpy_random():
     )
     assert "onnxruntime" in loaded
     assert "onnx" not in loaded and "numpy.random" not in loaded
+
+
+def test_serving_never_imports_the_training_runtime():
+    """JAX is an optional extra of tune-encoder (requirements-tune.txt): serving runs without it, tuned or not."""
+    loaded = modules_after(
+        "import server.cli.main, server.cli.serve, server.runtime.build, server.web.app, server.runtime.encoder_check"
+    )
+    assert "server.runtime.encoder_check" in loaded
+    assert not {m for m in loaded if m.split(".")[0] in ("jax", "jaxlib")}
