@@ -43,7 +43,7 @@ from server.embedding.base import Embedder  # noqa: E402
 from server.embedding.cache import CachedEmbedder  # noqa: E402
 from server.embedding.factory import build_provider  # noqa: E402
 from server.embedding.settings import EmbeddingSettings  # noqa: E402
-from server.routing.intent_model import IntentModel  # noqa: E402
+from server.intent.intent_model import IntentModel  # noqa: E402
 from server.testing.generated_trees import GeneratedTemplate, edited, generate_templates, write_libraries, write_tree  # noqa: E402
 
 

@@ -30,11 +30,11 @@ from server.embedding.cache import CachedEmbedder
 from server.embedding.factory import shared_minilm
 from server.embedding.minilm import MiniLMEmbedder
 from server.embedding.shared_cache import SharedEmbeddingCacheSettings, SharedEmbeddings
-from server.routing.rerankers.base import RerankItem
-from server.routing.rerankers.cache import RerankCache, entry_id
-from server.routing.rerankers.rerank_api_reranker import RerankApiReranker
-from server.routing.rerankers.settings import RerankerSettings
-from server.routing.rerankers.shared_cache import RerankCacheSettings, SharedRerankCache
+from server.rerankers.base import RerankItem
+from server.rerankers.cache import RerankCache, entry_id
+from server.rerankers.rerank_api_reranker import RerankApiReranker
+from server.rerankers.settings import RerankerSettings
+from server.rerankers.shared_cache import RerankCacheSettings, SharedRerankCache
 from server.testing.redis_server import ensure_redis
 from server.testing.rerank_api_standin import RerankApiStandin
 

@@ -28,10 +28,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from server.routing import acceptance as acc  # noqa: E402
+from server.intent import acceptance as acc  # noqa: E402
+from server.intent.intent_model import IntentModel  # noqa: E402
 from server.routing.decision import DecisionRule  # noqa: E402
 from server.routing.fitting import Observation, evaluate, fit_threshold  # noqa: E402
-from server.routing.intent_model import IntentModel  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "banking77"
 CHILDREN = 7

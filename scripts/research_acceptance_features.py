@@ -33,10 +33,10 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import research_acceptance as ra  # noqa: E402
 
-from server.routing import acceptance as acc  # noqa: E402
+from server.intent import acceptance as acc  # noqa: E402
+from server.intent.intent_model import IntentModel, normalise  # noqa: E402
 from server.routing.decision import DecisionRule  # noqa: E402
 from server.routing.fitting import Observation, evaluate, fit_threshold  # noqa: E402
-from server.routing.intent_model import IntentModel, normalise  # noqa: E402
 
 WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 SHRINKAGE = (0.2, 0.6)  # covariance shrinkage toward (trace / d) I for the Mahalanobis candidates

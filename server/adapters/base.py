@@ -22,14 +22,14 @@ from ..config.errors import ConfigIssue
 from ..embedding.base import Embedder
 from ..embedding.settings import EmbeddingSettings
 from ..errors import QueryFailed
+from ..intent.calibration import ScoreCalibration
+from ..intent.fitted_models import FittedModels
 from ..params.base import ParameterExtractor
 from ..params.settings import ParameterExtractionSettings
+from ..rerankers.settings import RerankerSettings
+from ..rerankers.shared_cache import SharedRerankCache
 from ..resilience import CircuitBreakerSettings, RetrySettings, SourceGuard
-from ..routing.calibration import ScoreCalibration
-from ..routing.fitted_models import FittedModels
 from ..routing.policy import RoutingPolicy
-from ..routing.rerankers.settings import RerankerSettings
-from ..routing.rerankers.shared_cache import SharedRerankCache
 from ..routing.settings import CompositeRetrievalSettings
 from ..routing.stages.base import ScoringStage
 from ..stores.base import StoreHit, TemplateStore

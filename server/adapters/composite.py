@@ -14,7 +14,7 @@ from pydantic import Field, field_validator
 from ..api.health import Health
 from ..api.requests import Execution
 from ..bulkhead import REFIT_POOL, run_on
-from ..routing.calibration import ScoreCalibration, fit_per_model
+from ..intent.calibration import ScoreCalibration, fit_per_model
 from ..routing.policy import RoutingPolicy
 from ..routing.settings import (
     AcceptanceOverride,
@@ -64,7 +64,7 @@ class CompositeAdapterSettings(AdapterSettings):
         3, ge=1, le=50, description="fan_out: at most this many children run (the best-scored first)"
     )
     min_score: float | None = Field(None, ge=0.0, le=1.0, description="default: confidence_threshold")
-    # embedding scores of children with different models mapped to one 0..1 scale (routing/calibration.py):
+    # embedding scores of children with different models mapped to one 0..1 scale (intent/calibration.py):
     # auto = when the children use more than one embedding model; examples = always; off = raw cosines
     score_calibration: Literal["auto", "examples", "off"] = Field(
         "auto",

@@ -187,7 +187,7 @@ class QueryResponse(Wire):
 
 
 class AcceptanceView(Wire):
-    """The in-scope test's verdict on a candidate (routing/acceptance.py) and the features behind it."""
+    """The in-scope test's verdict on a candidate (intent/acceptance.py) and the features behind it."""
 
     template_id: str
     probability: float | None

@@ -23,7 +23,7 @@ from ..adapters.base import Adapter, DataAdapter
 from ..adapters.composite import CompositeAdapter
 from ..config.yaml_bounds import SAFE_LOADER, check_bounds
 from ..embedding.base import Embedder
-from ..routing.acceptance import Acceptance
+from ..intent.acceptance import Acceptance
 from ..routing.decision import DecisionRule
 from ..routing.fitting import Fit, Observation, evaluate, fit_threshold, tidy_threshold
 from ..routing.normalise import normalise_question

@@ -6,7 +6,7 @@ seq) and returns `sentence_embedding` (float32, batch x hidden): pooling (mean o
 all-MiniLM-L6-v2, or the [CLS] token, as the model folder's sentence-transformers config says:
 model_folder.py) and L2 normalisation are part of the graph. It also
 returns the last two layers' token states (`token_states`, `penultimate_states`, batch x seq x
-hidden) for the intent model's token views (routing/token_views.py); they cost a copy, not compute.
+hidden) for the intent model's token views (intent/token_views.py); they cost a copy, not compute.
 
 The transformer layers use onnxruntime's fused CPU kernels (`com.microsoft` Attention,
 SkipLayerNormalization, BiasGelu): on a 2-core machine they halve single-query latency

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..templates import Template
 
 if TYPE_CHECKING:
-    from .acceptance import Judgement
+    from ..intent.acceptance import Judgement
 
 EMBEDDING = "embedding"
 
@@ -23,7 +23,7 @@ class Candidate:
     # scores of the stages that ran after the embedding search, by stage name ("rerank",
     # "string_similarity", "intent_model", ...): a new stage needs no new field anywhere
     stage_scores: dict[str, float] = field(default_factory=dict)
-    # acceptance (routing/acceptance.py): P(this template answers the question), its threshold, the verdict
+    # acceptance (intent/acceptance.py): P(this template answers the question), its threshold, the verdict
     acceptance: float | None = None
     acceptance_threshold: float | None = None
     acceptance_judgement: Judgement | None = None

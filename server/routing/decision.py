@@ -100,7 +100,7 @@ def decide(ranked: list[Candidate], policy: RoutingPolicy) -> Decision:
     rule = DecisionRule.of(policy)
     best = ranked[0] if ranked else None
     runner_up = ranked[1].score if len(ranked) > 1 else None
-    # acceptance (routing/acceptance.py): when it judged the chosen candidate, its verdict replaces the threshold
+    # acceptance (intent/acceptance.py): when it judged the chosen candidate, its verdict replaces the threshold
     v = verdict(best.score if best else None, runner_up, rule, policy.multistage, best.accepted if best else None)
     if best is None:
         return Decision(None, v.reason, v.execute)

@@ -13,11 +13,11 @@ import numpy as np
 
 from ..bulkhead import SEARCH_POOL, run_on
 from ..embedding.base import Embedder
+from ..intent.calibration import ScoreCalibration
 from ..stores.base import StoreHit, TemplateStore
 from ..stores.group_search import GroupSearch
 from ..stores.placement import searches_off_loop
 from ..templates import Template
-from .calibration import ScoreCalibration
 from .candidates import Candidate, SourceFailure
 from .combine import combine
 from .count_questions import CountChoice, prefer_count_template
@@ -76,7 +76,7 @@ class Router:
         # a composite's: its in-memory children searched as one stacked view per embedding model
         self.group_search = group_search
         self.stages = list(stages)
-        # by embedding model: each model's cosines mapped to the common 0..1 scale (routing/calibration.py)
+        # by embedding model: each model's cosines mapped to the common 0..1 scale (intent/calibration.py)
         self.calibrations = dict(calibrations or {})
 
     def weights(self) -> dict[str, float]:

@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 from pydantic.fields import FieldInfo
 
+from ..rerankers.settings import PerformanceSettings
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -62,21 +64,21 @@ class StringSimilaritySettings(_Strict):
 
 
 class IntentModelSettings(_Strict):
-    """A light model fitted at start on all children's nl_examples (see routing/intent_model.py)."""
+    """A light model fitted at start on all children's nl_examples (see intent/intent_model.py)."""
 
     enabled: bool = Field(
         False, description="fit a light model on the children's nl_examples at start and use its score"
     )
     weight: float = Field(1.0, ge=0.0, description="the intent model's weight in the combined score")
     # a full fit's steps cost templates x a bounded batch of examples (~12 CPU-s for 1,000 templates of 20
-    # examples); an edit of a few templates refits only those (routing/intent_model.py)
+    # examples); an edit of a few templates refits only those (intent/intent_model.py)
     max_templates: int = Field(
         10_000,
         ge=2,
         description="above this many templates the model is not fitted (a full fit costs ~12 CPU-s per 1,000 "
         "templates of 20 examples; an edit refits only the changed templates)",
     )
-    # token views of the local encoder (routing/token_views.py), used at up to 32 examples per template
+    # token views of the local encoder (intent/token_views.py), used at up to 32 examples per template
     token_views: bool = Field(
         True,
         description="also pool the local encoder's token states (used at up to 32 examples per template on average)",
@@ -91,7 +93,7 @@ class IntentModelSettings(_Strict):
 
 
 class AcceptanceSettings(_Strict):
-    """The in-scope test (routing/acceptance.py): P(the chosen template answers the question), fitted at
+    """The in-scope test (intent/acceptance.py): P(the chosen template answers the question), fitted at
     start from the templates alone. When on, it decides whether to execute instead of confidence_threshold."""
 
     enabled: bool = Field(
@@ -123,19 +125,6 @@ class ScoringSettings(_Strict):
         "embedding",
         description="which stage's score orders equal combined scores (remaining ties go to the child listed first)",
     )
-
-
-class PerformanceSettings(_Strict):
-    parallel_rerank: bool = Field(True, description="send the reranker's request while the local stages compute")
-    cache_rerank_results: bool = Field(
-        True, description="cache rerank scores per reranker model, question, adapter, template and template text"
-    )
-    cache_ttl_seconds: float = Field(
-        300,
-        gt=0,
-        description="lifetime of a cached rerank score (to turn the cache off use cache_rerank_results: false)",
-    )
-    cache_max_entries: int = Field(10_000, ge=1, description="bound of a composite's rerank cache (oldest out first)")
 
 
 class CompositeRetrievalSettings(_Strict):

@@ -30,10 +30,10 @@ from ..embedding.cache import CachedEmbedder
 from ..embedding.factory import build_embedder, settings_key
 from ..embedding.settings import EmbeddingSettings
 from ..errors import NotFound
+from ..intent.fitted_models import FittedModels
 from ..params.factory import build_extractor
 from ..params.learned.store import LearnedModels
-from ..routing.fitted_models import FittedModels
-from ..routing.rerankers.shared_cache import SharedRerankCache, build_shared_rerank_cache
+from ..rerankers.shared_cache import SharedRerankCache, build_shared_rerank_cache
 from ..shared_redis import SharedState
 from ..stores.base import TemplateStore
 from ..stores.factory import build_store

@@ -22,7 +22,7 @@ from ..adapters.base import DataAdapterSettings
 from ..adapters.result_cache import ResultCache, ResultCacheSettings, build_result_cache
 from ..config.errors import ConfigError
 from ..embedding.factory import preload, use_encoder_lanes
-from ..routing.fitted_models import FittedModels
+from ..intent.fitted_models import FittedModels
 from ..templates import Template
 from ..templates.library import glob_base
 from .build import Runtime, build_runtime

@@ -1,5 +1,5 @@
 """Config warnings that do not stop a load: a composite comparing raw cosines of different embedding
-models (routing/calibration.py puts them on one scale unless `score_calibration: off`)."""
+models (intent/calibration.py puts them on one scale unless `score_calibration: off`)."""
 
 from __future__ import annotations
 

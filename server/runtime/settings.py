@@ -11,8 +11,8 @@ from ..config.cache_settings import ConfigCacheSettings
 from ..conversations.settings import SessionSettings
 from ..embedding.settings import EmbeddingSettings
 from ..mcp.settings import SESSION_KEYS, MCPSettings
-from ..routing.rerankers.settings import RerankerSettings
-from ..routing.rerankers.shared_cache import RerankCacheSettings
+from ..rerankers.settings import RerankerSettings
+from ..rerankers.shared_cache import RerankCacheSettings
 from ..routing.settings import CompositeRetrievalSettings
 from ..stats.settings import StatsSettings
 from ..stores.factory import StoreSettings

@@ -8,7 +8,7 @@ import pytest
 import pytest_asyncio
 
 from server.cli.fit import fit_command
-from server.routing.acceptance import FEATURES
+from server.intent.acceptance import FEATURES
 from server.runtime.build import Runtime, build_runtime
 from server.runtime.loader import load_config
 from server.service import answer as answering

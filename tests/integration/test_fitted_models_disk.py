@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from server.routing.fitted_models import FittedModels
+from server.intent.fitted_models import FittedModels
 from server.routing.stages.intent_model import IntentModelStage
 from server.runtime.build import Runtime, build_runtime
 from server.runtime.loader import load_config

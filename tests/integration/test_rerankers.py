@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import pydantic
 import pytest
 
-from server.routing.rerankers import (
+from server.rerankers import (
     Reranker,
     RerankerConfigError,
     RerankError,
@@ -18,7 +18,7 @@ from server.routing.rerankers import (
     RerankItem,
     build_reranker,
 )
-from server.routing.rerankers.anthropic_protocol import TOOL_NAME
+from server.rerankers.anthropic_protocol import TOOL_NAME
 from server.testing.anthropic_standin import RAW_TEXT_MARKER, AnthropicStandin, Reply, parse_prompt
 from server.testing.cohere_standin import CohereReply, CohereStandin
 

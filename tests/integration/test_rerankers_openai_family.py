@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 import pydantic
 import pytest
 
-from server.routing.rerankers import Reranker, RerankerConfigError, RerankError, RerankerSettings, build_reranker
-from server.routing.rerankers.openai_reranker import SCHEMA_NAME
+from server.rerankers import Reranker, RerankerConfigError, RerankError, RerankerSettings, build_reranker
+from server.rerankers.openai_reranker import SCHEMA_NAME
 from server.testing.anthropic_standin import RAW_TEXT_MARKER, word_overlap
 from server.testing.openai_standin import OpenAIReply, OpenAIStandin, chat_prompt
 from server.testing.rerank_api_standin import RerankApiReply, RerankApiStandin

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from server.routing.calibration import fit, nearest_pairs
+from server.intent.calibration import fit, nearest_pairs
 from server.runtime.build import build_runtime
 from server.runtime.holder import RuntimeHolder
 from server.runtime.loader import load_config

@@ -14,7 +14,7 @@ import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestClient
 
-from server.routing.rerankers.shared_cache import RerankCacheSettings, SharedRerankCache
+from server.rerankers.shared_cache import RerankCacheSettings, SharedRerankCache
 from server.testing.anthropic_standin import word_overlap
 from server.testing.app import running_app
 from server.testing.composite_tree import build_tree, sql_child

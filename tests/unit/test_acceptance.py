@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from server.routing import acceptance as acc
-from server.routing.intent_model import IntentModel, normalise
+from server.intent import acceptance as acc
+from server.intent.intent_model import IntentModel, normalise
 
 DIM = 32
 

@@ -11,7 +11,7 @@ from server.cluster.settings import ClusterSettings
 from server.config.errors import ConfigError
 from server.conversations.settings import SessionSettings
 from server.embedding.shared_cache import SharedEmbeddingCacheSettings
-from server.routing.rerankers.shared_cache import RerankCacheSettings
+from server.rerankers.shared_cache import RerankCacheSettings
 from server.runtime.loader import load_config
 from server.testing.configs import BASE_CONFIG, make_tree
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from server.routing.intent_model import IntentModel, LexicalFeatures, LexicalModel, SparseRows, fit_sparse_softmax
+from server.intent.intent_model import IntentModel, LexicalFeatures, LexicalModel, SparseRows, fit_sparse_softmax
 
 TOPICS = {
     "balance": ["what is my balance", "how much money do I have", "show my account balance"],

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from server.routing.fit_control import FitCancelled, NeedsFullFit
-from server.routing.intent_model import IntentModel, normalise
+from server.intent.fit_control import FitCancelled, NeedsFullFit
+from server.intent.intent_model import IntentModel, normalise
 
 DIM = 48
 TEMPLATES = 40

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from server.routing.rerankers import RerankCache, RerankerSettings
-from server.routing.rerankers.cache import entry_id, reranker_identity
-from server.routing.rerankers.shared_cache import RerankCacheSettings
+from server.rerankers import RerankCache, RerankerSettings
+from server.rerankers.cache import entry_id, reranker_identity
+from server.rerankers.shared_cache import RerankCacheSettings
 
 A, B, C, D = "id-a", "id-b", "id-c", "id-d"  # entry ids (entry_id below makes them from what decides a score)
 

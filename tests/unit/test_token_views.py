@@ -10,8 +10,8 @@ import pytest
 from server.embedding.base import TokenViews
 from server.embedding.cache import CachedEmbedder
 from server.embedding.minilm import MiniLMEmbedder, MiniLMModel
-from server.routing.intent_model import IntentModel
-from server.routing.token_views import PooledViewCache, TokenViewModel, max_pool, worth_fitting
+from server.intent.intent_model import IntentModel
+from server.intent.token_views import PooledViewCache, TokenViewModel, max_pool, worth_fitting
 
 
 def test_last_layer_states_mean_pool_to_the_sentence_embedding(minilm_embedder: MiniLMEmbedder) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..fitted_models import FittedModels
-from ..rerankers.cache import reranker_identity
-from ..rerankers.factory import build_reranker
-from ..rerankers.settings import RerankerSettings
-from ..rerankers.shared_cache import SharedRerankCache, score_cache_for
+from ...intent.fitted_models import FittedModels
+from ...rerankers.cache import reranker_identity
+from ...rerankers.factory import build_reranker
+from ...rerankers.settings import RerankerSettings
+from ...rerankers.shared_cache import SharedRerankCache, score_cache_for
 from ..settings import CompositeRetrievalSettings
 from .base import ScoringStage
 from .intent_model import IntentModelStage

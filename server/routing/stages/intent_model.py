@@ -13,14 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from ..acceptance import Acceptance
+from ...intent.acceptance import Acceptance
+from ...intent.fit_control import FitCancelled, NeedsFullFit, check, never
+from ...intent.fitted_models import FittedModels
+from ...intent.intent_model import IntentModel
+from ...intent.model_files import code_version
+from ...intent.token_views import PooledViewCache, TokenViewModel, worth_fitting
 from ..candidates import Candidate
-from ..fit_control import FitCancelled, NeedsFullFit, check, never
-from ..fitted_models import FittedModels
-from ..intent_model import IntentModel
-from ..model_files import code_version
 from ..settings import AcceptanceSettings, IntentModelSettings
-from ..token_views import PooledViewCache, TokenViewModel, worth_fitting
 from .base import ScoringStage, StageReport, run_scoring
 
 log = logging.getLogger("intent_router.routing.intent_model")
@@ -180,7 +180,7 @@ class IntentModelStage(ScoringStage):
         fit_allowed: bool,
         superseded: Callable[[], bool],
     ) -> bool:
-        """The acceptance test, fitted from the same templates (routing/acceptance.py); cached like the model.
+        """The acceptance test, fitted from the same templates (intent/acceptance.py); cached like the model.
         False when it would have to be fitted and that is not allowed now."""
         a = self.acceptance_settings
         acc_key = self._acceptance_key(key)

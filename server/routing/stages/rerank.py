@@ -10,9 +10,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+from ...rerankers.base import Reranker, RerankError, RerankItem
+from ...rerankers.cache import ScoreCache, entry_id
 from ..candidates import Candidate
-from ..rerankers.base import Reranker, RerankError, RerankItem
-from ..rerankers.cache import ScoreCache, entry_id
 from ..settings import RerankingSettings
 from .base import ScoringStage, StageReport
 

@@ -16,10 +16,10 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import Field
 
-from ...config.backend import BackendChoice
-from ...shared_redis import RedisLink, capped_write
-from ..settings import PerformanceSettings
+from ..config.backend import BackendChoice
+from ..shared_redis import RedisLink, capped_write
 from .cache import RerankCache, ScoreCache
+from .settings import PerformanceSettings
 
 log = logging.getLogger("intent_router.routing.rerank_cache")
 

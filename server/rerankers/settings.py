@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ...config.types import EnvVarName, HttpUrl
+from ..config.types import EnvVarName, HttpUrl
 
 Provider = Literal["anthropic", "cohere", "openai", "rerank_api"]
 
@@ -92,3 +92,20 @@ class RerankerSettings(BaseModel):
     def total_timeout(self) -> float:
         """Hard cap on one rerank call, retries included, so routing never waits on backoff."""
         return self.timeout * (self.max_retries + 1)
+
+
+class PerformanceSettings(BaseModel):
+    """A composite's rerank concurrency and its cache of rerank scores (`composite_retrieval.performance`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    parallel_rerank: bool = Field(True, description="send the reranker's request while the local stages compute")
+    cache_rerank_results: bool = Field(
+        True, description="cache rerank scores per reranker model, question, adapter, template and template text"
+    )
+    cache_ttl_seconds: float = Field(
+        300,
+        gt=0,
+        description="lifetime of a cached rerank score (to turn the cache off use cache_rerank_results: false)",
+    )
+    cache_max_entries: int = Field(10_000, ge=1, description="bound of a composite's rerank cache (oldest out first)")

@@ -3,7 +3,7 @@
 A fit costs seconds for hundreds of templates; another composite over the same children, or a reload
 that did not touch them, reuses the model instead. Small: each model holds its examples' vectors.
 Behind the memory layer, a directory (`composite_retrieval.intent_model.cache_dir`) keeps the fits
-across restarts (routing/model_files.py), so a warm start with unchanged templates refits nothing.
+across restarts (intent/model_files.py), so a warm start with unchanged templates refits nothing.
 """
 
 from __future__ import annotations

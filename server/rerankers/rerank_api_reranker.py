@@ -20,7 +20,7 @@ from typing import Any
 
 import aiohttp
 
-from ...resilience import RetrySettings, parse_retry_after, retry_call, transient_http_status
+from ..resilience import RetrySettings, parse_retry_after, retry_call, transient_http_status
 from .base import Reranker, RerankError, http_reason
 from .replies import ReplyError, collect_scores
 from .settings import RerankerSettings
