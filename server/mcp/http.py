@@ -32,7 +32,7 @@ from ..auth import Principal, Role, authenticate, is_loopback, presented_key, re
 from ..runtime.holder import RuntimeHolder
 from ..runtime.start_gate import START_GATE, StartGate
 from .asgi_bridge import call_asgi
-from .calls import PRINCIPAL_SCOPE_KEY, Hook
+from .calls import PRINCIPAL_SCOPE_KEY, AnswerObserver
 from .envelope import envelope_error, opens_session
 from .sessions import ADMISSION, Figures, Refusal, SessionLedger
 
@@ -49,9 +49,9 @@ REFUSAL_LOG_SECONDS = 60.0  # a refused session is logged at most this often per
 
 
 class MCPEndpoint:
-    def __init__(self, holder: RuntimeHolder, hooks: list[Hook], gate: StartGate | None = None) -> None:
+    def __init__(self, holder: RuntimeHolder, observers: list[AnswerObserver], gate: StartGate | None = None) -> None:
         self.holder = holder
-        self.hooks = hooks
+        self.observers = observers
         self.gate = gate  # the SDK loads once it opens
         # several processes share the port (`serve --workers N`): the kernel spreads connections over them,
         # so a session could not follow its client and /mcp is stateless whatever mcp.transport says.
@@ -180,7 +180,7 @@ class MCPEndpoint:
                 log.warning("mcp.transport stateful is impossible with several workers on one port: /mcp is stateless")
             loopback = is_loopback(app.server.host)
             self.manager, self.notifier = sdk.session_manager(
-                self.holder, self.hooks, self.stateless, loopback, self.ledger
+                self.holder, self.observers, self.stateless, loopback, self.ledger
             )
             async with self.manager.run():
                 ready.set_result(None)
@@ -246,9 +246,9 @@ def _jsonrpc_error(status: int, message: str, code: int = -32603) -> web.Respons
 MCP = web.AppKey("mcp", MCPEndpoint)
 
 
-def install_mcp(app: web.Application, holder: RuntimeHolder, hooks: list[Hook]) -> MCPEndpoint:
+def install_mcp(app: web.Application, holder: RuntimeHolder, observers: list[AnswerObserver]) -> MCPEndpoint:
     """`GET/POST/DELETE /mcp`, started with the app and stopped at shutdown (call before it starts)."""
-    endpoint = MCPEndpoint(holder, hooks, app.get(START_GATE))
+    endpoint = MCPEndpoint(holder, observers, app.get(START_GATE))
     app[MCP] = endpoint
 
     async def lifecycle(_: web.Application) -> AsyncIterator[None]:

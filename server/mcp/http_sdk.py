@@ -20,7 +20,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from ..auth import Principal
 from ..runtime.holder import RuntimeHolder
-from .calls import Hook
+from .calls import AnswerObserver
 from .server import ToolsChangedNotifier, build_server
 from .sessions import ADMISSION, SessionLedger
 from .settings import MCPSettings
@@ -75,10 +75,10 @@ class LedgeredSessionManager(StreamableHTTPSessionManager):
 
 
 def session_manager(
-    holder: RuntimeHolder, hooks: list[Hook], stateless: bool, loopback: bool, ledger: SessionLedger
+    holder: RuntimeHolder, observers: list[AnswerObserver], stateless: bool, loopback: bool, ledger: SessionLedger
 ) -> tuple[LedgeredSessionManager, ToolsChangedNotifier]:
     """The MCP server over `holder` behind the SDK's streamable-HTTP session manager, and its notifier."""
-    server, notifier = build_server(holder, None, hooks)
+    server, notifier = build_server(holder, None, observers)
     settings = holder.current.config.app.mcp
     manager = LedgeredSessionManager(
         server,

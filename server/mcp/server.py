@@ -22,7 +22,7 @@ from mcp.server.session import ServerSession
 from ..auth import Principal
 from ..errors import Unauthorized
 from ..runtime.holder import LoadStatus, RuntimeHolder
-from .calls import PRINCIPAL_SCOPE_KEY, Hook
+from .calls import PRINCIPAL_SCOPE_KEY, AnswerObserver
 from .tools import call_tool, tool_list
 
 log = logging.getLogger("intent_router.mcp")
@@ -95,7 +95,7 @@ def principal_of(ctx: ServerRequestContext[Any], default: Principal | None) -> P
 def build_server(
     holder: RuntimeHolder,
     default_principal: Principal | None = None,
-    hooks: Sequence[Hook] = (),
+    observers: Sequence[AnswerObserver] = (),
 ) -> tuple[Server[Any], ToolsChangedNotifier]:
     """The MCP server over `holder`, and its notifier (registered as a load listener of the holder)."""
     notifier = ToolsChangedNotifier()
@@ -108,7 +108,7 @@ def build_server(
     async def call(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams):
         notifier.seen(ctx.session)
         principal = principal_of(ctx, default_principal)
-        return await call_tool(holder, principal, params.name, params.arguments, hooks)
+        return await call_tool(holder, principal, params.name, params.arguments, observers)
 
     server = _IntentRouterServer(
         SERVER_NAME,

@@ -149,16 +149,16 @@ async def call_tool(
     principal: Principal,
     name: str,
     arguments: dict[str, Any] | None,
-    hooks: Sequence[calls.Hook] = (),
+    observers: Sequence[calls.AnswerObserver] = (),
 ) -> types.CallToolResult:
     try:
         if name == ASK:
             ask = AskArgs.model_validate(arguments or {})
-            body = await calls.ask(holder, principal, ask.question, ask.adapter, hooks, ask.session_id)
+            body = await calls.ask(holder, principal, ask.question, ask.adapter, observers, ask.session_id)
             return _json_result(body, _ask_text(body))
         if name == EXPLAIN:
             args = QuestionArgs.model_validate(arguments or {})
-            body = await calls.explain(holder, principal, args.question, args.adapter, hooks)
+            body = await calls.explain(holder, principal, args.question, args.adapter, observers)
             return _json_result(body)
         if name == LIST_TEMPLATES:
             targs = TemplatesArgs.model_validate(arguments or {})

@@ -9,10 +9,8 @@ and counted exactly like a JSON one.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from ..adapters.base import Adapter
 from ..api.requests import QueryRequest, TestRoutingRequest
 from ..auth import Principal, Role, require
 from ..errors import RequestTimeout
@@ -21,8 +19,8 @@ from ..routing.normalise import checked_question
 from ..runtime.holder import RuntimeHolder
 from . import answer as answering
 from .access import adapter_for
+from .observers import Answered, AnswerObserver, Asked
 
-Hook = Callable[[str, Adapter, str, Any], None]  # (kind, adapter, question, result): routing log, metrics
 Result = answering.Answer | answering.Explanation
 
 
@@ -30,7 +28,7 @@ async def ask(
     holder: RuntimeHolder,
     principal: Principal,
     request: QueryRequest,
-    hooks: Sequence[Hook] = (),
+    observers: Sequence[AnswerObserver] = (),
     field: str = "query",
 ) -> Result:
     """Answer `request` for `principal`: a `TestRoutingRequest` explains the decision (nothing runs),
@@ -49,15 +47,16 @@ async def ask(
                 async with asyncio.timeout(timeout):
                     result: Result
                     if isinstance(request, TestRoutingRequest):
-                        kind = "test_routing"
+                        kind = Asked.TEST_ROUTING
                         result = await answering.explain_routing(adapter, text, request.detail, request.execution)
                     else:
-                        kind = "query"
+                        kind = Asked.QUERY
                         result = await answering.answer_in_session(
                             adapter, text, runtime.sessions, request.session_id, principal.name, request.execution
                         )
-                    for hook in hooks:
-                        hook(kind, adapter, text, result)
+                    event = Answered(kind, adapter, text, result)
+                    for observer in observers:
+                        observer.answered(event)
                     return result
         except TimeoutError:
             raise RequestTimeout(f"request timed out after {timeout:g} s") from None

@@ -19,7 +19,8 @@ from ..mcp.http import MCP, install_mcp
 from ..runtime.build import Runtime
 from ..runtime.holder import RuntimeHolder
 from ..runtime.start_gate import arm_start_gate, install_start_gate
-from ..service.ask import Hook, ask
+from ..service.ask import ask
+from ..service.observers import AnswerObserver
 from .catalogue_routes import install_catalogue
 from .cluster_routes import CLUSTER, install_cluster
 from .dashboard_routes import install_stats
@@ -34,7 +35,7 @@ from .routing_log import STATS_LOG
 log = logging.getLogger("intent_router.web")
 
 HOLDER = web.AppKey("holder", RuntimeHolder)
-HOOKS = web.AppKey("hooks", list)
+OBSERVERS = web.AppKey("observers", list[AnswerObserver])
 
 
 def error_response(exc: IntentRouterError) -> web.Response:
@@ -88,8 +89,8 @@ class Handlers:
     async def _answer(self, request: web.Request, model: type[QueryRequest]) -> web.Response:
         principal = self.principal(request)
         question = parse_query(await read_json(request), model)
-        hooks: list[Hook] = request.app[HOOKS]
-        result = await ask(self.holder, principal, question, hooks)
+        observers = request.app[OBSERVERS]
+        result = await ask(self.holder, principal, question, observers)
         return web.json_response(text=result.body_text())
 
     async def query(self, request: web.Request) -> web.Response:
@@ -165,19 +166,19 @@ def create_app(holder: RuntimeHolder) -> web.Application:
     app = web.Application(middlewares=[errors_middleware, body_middleware], client_max_size=MAX_BODY_BYTES)
     app[HOLDER] = holder
     app[BODY_TIMEOUT] = lambda: holder.current.config.app.server.body_timeout
-    app[HOOKS] = []
+    app[OBSERVERS] = []
     install_start_gate(app)  # optional background starts wait for the first answer (before what uses it)
     h = Handlers(holder)
     app.router.add_post("/v1/query", h.query)
     app.router.add_post("/v1/test_routing", h.test_routing)
     app.router.add_get("/health", h.health)
     app.router.add_post("/admin/reload", h.reload)
-    install_stats(app, holder, app[HOOKS])  # routing log, /v1/routing/statistics, /dashboard
+    install_stats(app, holder, app[OBSERVERS])  # routing log, /v1/routing/statistics, /dashboard
     install_catalogue(app, holder)  # GET /v1/templates
-    install_cluster(app, holder, app[HOOKS])  # GET /v1/cluster; reload announcements when cluster.enabled
-    install_metrics(app, holder, app[HOOKS])  # GET /metrics (Prometheus)
+    install_cluster(app, holder, app[OBSERVERS])  # GET /v1/cluster; reload announcements when cluster.enabled
+    install_metrics(app, holder, app[OBSERVERS])  # GET /metrics (Prometheus)
     install_docs(app, lambda: holder.current.config.app.auth.enabled)  # GET /openapi.json, /docs
-    install_mcp(app, holder, app[HOOKS])  # /mcp: MCP over streamable HTTP
+    install_mcp(app, holder, app[OBSERVERS])  # /mcp: MCP over streamable HTTP
     install_encoder_lanes(app, holder)  # the local encoder's lanes, once the server has answered
     arm_start_gate(app)  # last: its fallback counts from the end of the other starts
     return app

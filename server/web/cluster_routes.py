@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 from aiohttp import web
 
@@ -12,11 +11,24 @@ from ..auth import Role, authenticate, require
 from ..cluster.factory import build_member
 from ..cluster.member import ClusterMember
 from ..runtime.holder import RuntimeHolder
+from ..service.observers import Answered, AnswerObserver
 
 CLUSTER = web.AppKey("cluster_member", ClusterMember)
 
 
-def install_cluster(app: web.Application, holder: RuntimeHolder, hooks: list) -> None:
+class _Served(AnswerObserver):
+    """Counts the questions this replica answered (`/v1/cluster`, the heartbeat)."""
+
+    def __init__(self, app: web.Application) -> None:
+        self.app = app
+
+    def answered(self, event: Answered) -> None:
+        member = self.app.get(CLUSTER)
+        if member is not None:
+            member.served += 1
+
+
+def install_cluster(app: web.Application, holder: RuntimeHolder, observers: list[AnswerObserver]) -> None:
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         settings = holder.current.config.app.cluster  # read at start: changing it needs a restart
         member = build_member(holder, holder.current.config.app) if settings.enabled else None
@@ -26,11 +38,6 @@ def install_cluster(app: web.Application, holder: RuntimeHolder, hooks: list) ->
         yield
         if member is not None:
             await member.stop()
-
-    def count(kind: str, *_: Any) -> None:
-        member = app.get(CLUSTER)
-        if member is not None:
-            member.served += 1
 
     async def cluster(request: web.Request) -> web.Response:
         require(authenticate(request, holder.current.config.app.auth), Role.ADMIN)
@@ -52,6 +59,6 @@ def install_cluster(app: web.Application, holder: RuntimeHolder, hooks: list) ->
         )
         return web.json_response(body.dump())
 
-    hooks.append(count)
+    observers.append(_Served(app))
     app.cleanup_ctx.append(lifecycle)
     app.router.add_get("/v1/cluster", cluster)

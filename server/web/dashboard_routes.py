@@ -14,6 +14,7 @@ from ..auth import Principal, Role, require
 from ..bulkhead import STATISTICS_POOL, run_on
 from ..errors import IntentRouterError, Unauthorized
 from ..runtime.holder import RuntimeHolder
+from ..service.observers import AnswerObserver
 from .dashboard_auth import COOKIE, DashboardSessions
 from .login_guard import LoginRateLimit, check_same_origin
 from .query_string import parse_body, parse_query_string
@@ -140,9 +141,9 @@ def _html(text: str, status: int = 200) -> web.Response:
     return web.Response(text=text, status=status, content_type="text/html", charset="utf-8", headers=SECURITY_HEADERS)
 
 
-def install_stats(app: web.Application, holder: RuntimeHolder, hooks: list) -> DashboardRoutes:
+def install_stats(app: web.Application, holder: RuntimeHolder, observers: list[AnswerObserver]) -> DashboardRoutes:
     """Wire the routing log and the statistics/dashboard routes into `app` (call before it starts)."""
-    install_routing_log(app, holder, hooks)
+    install_routing_log(app, holder, observers)
     routes = DashboardRoutes(app, holder)
     app.router.add_get("/v1/routing/statistics", routes.statistics)
     app.router.add_post("/v1/routing/unmatched/forget", routes.forget_questions)

@@ -32,7 +32,6 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, G
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from ..adapters.base import Adapter
 from ..api.outcome import SourceStatus
 from ..auth import Role, authenticate, require
 from ..embedding.batching import BatchStats
@@ -40,7 +39,7 @@ from ..errors import IntentRouterError
 from ..runtime.build import Runtime
 from ..runtime.holder import LoadStatus, RuntimeHolder
 from ..service.answer import Answer
-from ..stats.capture import Decided
+from ..service.observers import Answered, AnswerObserver
 from .cache_metrics import CacheMemoryCollector
 from .mcp_metrics import MCPSessionCollector
 from .routing_log import STATS_LOG
@@ -160,7 +159,7 @@ class _Children:
         return child
 
 
-class Metrics:
+class Metrics(AnswerObserver):
     def __init__(self, app: web.Application, holder: RuntimeHolder) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
@@ -213,8 +212,9 @@ class Metrics:
         r.register(CacheMemoryCollector(holder))
 
     # --- feeds ------------------------------------------------------------------------------------
-    def observe(self, kind: str, adapter: Adapter, question: str, result: Decided) -> None:
-        """The answer hook (same signature as the routing log's): decisions, stage and source times."""
+    def answered(self, event: Answered) -> None:
+        """Decisions, stage and source times of an answered question."""
+        kind, adapter, result = event.kind, event.adapter, event.result
         timings = result.timings_ms
         if isinstance(result, Answer):
             source = result.response.metadata.executed_by
@@ -278,12 +278,12 @@ class Metrics:
 METRICS = web.AppKey("metrics", Metrics)
 
 
-def install_metrics(app: web.Application, holder: RuntimeHolder, hooks: list) -> Metrics:
-    """Middleware, answer hook, reload listener and `GET /metrics` (call before the app starts)."""
+def install_metrics(app: web.Application, holder: RuntimeHolder, observers: list[AnswerObserver]) -> Metrics:
+    """Middleware, answer observer, reload listener and `GET /metrics` (call before the app starts)."""
     metrics = Metrics(app, holder)
     app[METRICS] = metrics
     app.middlewares.append(metrics.middleware)
-    hooks.append(metrics.observe)
+    observers.append(metrics)
     holder.load_listeners.append(metrics.on_load)
     metrics.generation.set(holder.generation)
 

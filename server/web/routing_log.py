@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from ..adapters.base import Adapter
 from ..errors import IntentRouterError
 from ..runtime.holder import LoadStatus, RuntimeHolder
 from ..runtime.start_gate import START_GATE
+from ..service.observers import Answered, AnswerObserver
 from ..stats import RoutingLog
-from ..stats.capture import Decided, record_error, record_for
+from ..stats.capture import record_error, record_for
 
 log = logging.getLogger("intent_router.stats")
 
@@ -40,7 +40,7 @@ def _elapsed_ms(state: _InFlight | None) -> float | None:
     return None if state is None else round((time.perf_counter() - state.started) * 1000, 3)
 
 
-class RoutingLogWiring:
+class RoutingLogWiring(AnswerObserver):
     def __init__(self, app: web.Application, holder: RuntimeHolder) -> None:
         self.app = app
         self.holder = holder
@@ -49,12 +49,12 @@ class RoutingLogWiring:
     def routing_log(self) -> RoutingLog | None:
         return self.app.get(STATS_LOG)
 
-    def hook(self, kind: str, adapter: Adapter, question: str, result: Decided) -> None:
+    def answered(self, event: Answered) -> None:
         state = _IN_FLIGHT.get()
         rlog = self.routing_log
         if rlog is None:
             return
-        rlog.record(record_for(kind, adapter, question, result, _elapsed_ms(state)))
+        rlog.record(record_for(event.kind, event.adapter, event.question, event.result, _elapsed_ms(state)))
         if state is not None:
             state.logged = True
 
@@ -123,9 +123,11 @@ class RoutingLogWiring:
             await rlog.close()
 
 
-def install_routing_log(app: web.Application, holder: RuntimeHolder, hooks: list) -> RoutingLogWiring:
+def install_routing_log(
+    app: web.Application, holder: RuntimeHolder, observers: list[AnswerObserver]
+) -> RoutingLogWiring:
     wiring = RoutingLogWiring(app, holder)
-    hooks.append(wiring.hook)
+    observers.append(wiring)
     app.middlewares.append(wiring.middleware)
     app.on_startup.append(wiring.on_startup)
     app.on_cleanup.append(wiring.on_cleanup)

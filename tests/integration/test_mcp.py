@@ -133,7 +133,7 @@ async def test_http_scopes_and_list_changed(tmp_path, monkeypatch):
             tools = {t.name: t for t in (await session.list_tools()).tools}
             assert "Parking spaces assigned to employees" in tools["ask"].description
 
-        # the MCP questions went through the same hooks as the JSON API: they are counted (and logged)
+        # the MCP questions went through the same observers as the JSON API: they are counted (and logged)
         metrics = await (await client.get("/metrics", headers={"X-API-Key": "admin-k"})).text()
         executed = [
             s.value
