@@ -15,7 +15,7 @@ from itertools import pairwise
 import numpy as np
 
 from .fit_control import check, never
-from .warm_start import fit_columns, logsumexp
+from .warm_start import adam_step, fit_columns, logsumexp
 
 # fixed number of mini-batch steps, so the fit cost does not grow with the data
 LEXICAL_STEPS = 150
@@ -196,14 +196,7 @@ def fit_sparse_softmax(
         p[np.arange(len(rows)), y[rows]] -= 1.0
         p /= len(rows)
         gw, gb = dense.T @ p, p.sum(0)
-        c1, c2 = 1 - 0.9**t, 1 - 0.999**t
-        m = 0.9 * mw[used] + 0.1 * gw
-        v = 0.999 * vw[used] + 0.001 * gw * gw
-        mw[used], vw[used] = m, v
-        w[used] = wu - learning_rate * (m / c1) / (np.sqrt(v / c2) + 1e-8)
-        mb = 0.9 * mb + 0.1 * gb
-        vb = 0.999 * vb + 0.001 * gb * gb
-        b -= learning_rate * (mb / c1) / (np.sqrt(vb / c2) + 1e-8)
+        mb, vb = adam_step(w, mw, vw, wu, used, gw, b, mb, vb, gb, t, learning_rate)
     return w, b
 
 

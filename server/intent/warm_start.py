@@ -24,6 +24,33 @@ def logsumexp(z: np.ndarray) -> np.ndarray:
         return (safe + np.log(np.exp(z - safe[:, None]).sum(1))).astype(np.float32)
 
 
+def adam_step(
+    w: np.ndarray,
+    mw: np.ndarray,
+    vw: np.ndarray,
+    wu: np.ndarray,
+    used: np.ndarray,
+    gw: np.ndarray,
+    b: np.ndarray,
+    mb: np.ndarray,
+    vb: np.ndarray,
+    gb: np.ndarray,
+    t: int,
+    learning_rate: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One Adam step (t counts from 1) on the rows `used` of `w` (`wu` = their values before the step; the
+    other rows and their moments stay as they are) and on `b`, both in place; returns b's new moments."""
+    c1, c2 = 1 - 0.9**t, 1 - 0.999**t
+    m = 0.9 * mw[used] + 0.1 * gw
+    v = 0.999 * vw[used] + 0.001 * gw * gw
+    mw[used], vw[used] = m, v
+    w[used] = wu - learning_rate * (m / c1) / (np.sqrt(v / c2) + 1e-8)
+    mb = 0.9 * mb + 0.1 * gb
+    vb = 0.999 * vb + 0.001 * gb * gb
+    b -= learning_rate * (mb / c1) / (np.sqrt(vb / c2) + 1e-8)
+    return mb, vb
+
+
 def fit_columns(
     x: np.ndarray,
     y: np.ndarray,
@@ -68,12 +95,5 @@ def fit_columns(
         p[np.arange(len(rows)), y[rows]] -= 1.0
         p = p[:, :-1] / len(rows)  # the fixed column takes no step
         gw, gb = part.T @ p, p.sum(0)
-        c1, c2 = 1 - 0.9**t, 1 - 0.999**t
-        m = 0.9 * mw[used] + 0.1 * gw
-        v = 0.999 * vw[used] + 0.001 * gw * gw
-        mw[used], vw[used] = m, v
-        w[used] = wu - learning_rate * (m / c1) / (np.sqrt(v / c2) + 1e-8)
-        mb = 0.9 * mb + 0.1 * gb
-        vb = 0.999 * vb + 0.001 * gb * gb
-        b -= learning_rate * (mb / c1) / (np.sqrt(vb / c2) + 1e-8)
+        mb, vb = adam_step(w, mw, vw, wu, used, gw, b, mb, vb, gb, t, learning_rate)
     return w, b
