@@ -11,7 +11,10 @@ beside them, and each commit syncs the journal (about 20 ms here, on a backgroun
 
 from __future__ import annotations
 
+import fcntl
 import sqlite3
+import time
+from pathlib import Path
 from typing import Any
 
 
@@ -27,3 +30,53 @@ def no_memory_maps(conn: Any) -> None:
             raise sqlite3.OperationalError(f"the file stays in journal_mode {mode}")
     finally:
         cur.close()
+
+
+_CORRUPT, _NOT_A_DATABASE = 11, 26  # SQLite's primary result codes for a file it cannot read as a database
+
+
+def is_damaged(exc: BaseException) -> bool:
+    """Whether `exc` (sqlite3's, or SQLAlchemy's wrapper of it) says the file is damaged: corrupt pages or
+    not a database at all. Such a file stays damaged: retrying on it never succeeds."""
+    cause = getattr(exc, "orig", exc)
+    code = getattr(cause, "sqlite_errorcode", 0) & 0xFF
+    return isinstance(cause, sqlite3.DatabaseError) and code in (_CORRUPT, _NOT_A_DATABASE)
+
+
+def set_aside_if_damaged(path: Path) -> Path | None:
+    """Rename a damaged database file (and its journal, which belongs to it and must never be replayed into a
+    new file) to `<name>.damaged-<UTC time>`, so the owner starts a fresh file in its place; returns the new
+    name. None when a fresh connection finds the file sound: a process sharing it (a `--workers` sibling)
+    set the damaged one aside first, and the caller only has to reconnect. Processes sharing the file take
+    turns on a lock file beside it, so only one of them renames."""
+    try:
+        with path.with_name(path.name + ".lock").open("a") as turn:
+            fcntl.flock(turn, fcntl.LOCK_EX)
+            if not path.exists() or _sound(path):
+                return None
+            aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+            while aside.exists():
+                aside = aside.with_name(aside.name + "+")
+            journal = path.with_name(path.name + "-journal")
+            if journal.exists():
+                journal.rename(aside.with_name(aside.name + "-journal"))
+            path.rename(aside)
+            return aside
+    except OSError:  # the folder refuses writes too: nothing to do until it is writable again
+        return None
+
+
+def _sound(path: Path) -> bool:
+    """Whether a new connection reads `path` as a sound database; an error that is not damage (a lock, an
+    I/O fault) counts as sound: only a file known to be damaged is set aside."""
+    try:
+        conn = sqlite3.connect(path, timeout=5)
+    except sqlite3.Error:
+        return True
+    try:
+        no_memory_maps(conn)
+        return conn.execute("PRAGMA quick_check(1)").fetchone()[0] == "ok"
+    except sqlite3.Error as exc:
+        return not is_damaged(exc)
+    finally:
+        conn.close()

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..api.health import Health
 from ..bulkhead import LOG_POOL, run_on
+from ..local_sqlite import is_damaged, set_aside_if_damaged
 from .record import RoutingRecord
 from .settings import StatsSettings
 
@@ -254,6 +255,8 @@ class RoutingLog:
                 self.counters.failed += len(batch)
                 self._last_write_failed = True
                 self._warn(f"routing log write of {len(batch)} entries failed: {type(exc).__name__}: {exc}")
+                if self.local:
+                    await run_on(LOG_POOL, self._reopen_file, exc)
             finally:
                 self.counters.write_seconds += time.perf_counter() - started
                 for _ in batch:
@@ -282,6 +285,18 @@ class RoutingLog:
         with self.engine.begin() as conn:
             conn.execute(sa.insert(self.table), rows)
             rollup.write(conn, self.rollups)
+
+    def _reopen_file(self, failure: Exception) -> None:
+        """After a refused batch the log file is opened afresh: a pooled connection keeps what it opened (a
+        file replaced under it, or one SQLite fell back to opening read-only while it refused writes). A
+        damaged file is set aside (kept for inspection) and the next batch starts a new one; a sibling worker
+        that already did so leaves only the reconnect to do."""
+        self.engine.dispose()
+        if not is_damaged(failure):
+            return
+        aside = set_aside_if_damaged(Path(str(self.engine.url.database)))
+        if aside is not None:
+            log.error("the routing log file was damaged: set aside as %s, a new one is started", aside.name)
 
     async def _retention_loop(self) -> None:
         while True:  # the first purge ran in start()

@@ -39,24 +39,25 @@ def can_freeze() -> bool:
 
 
 @contextlib.contextmanager
-def frozen(folder: Path, pattern: str) -> Iterator[list[Path]]:
-    """The files of `folder` matching `pattern` refuse every write while inside (open descriptors included);
-    writable again on leaving. As root, `chattr +i` (needs CAP_LINUX_IMMUTABLE); otherwise the files and
-    the folder are made read-only (no journal can be created beside them)."""
-    paths = sorted(folder.glob(pattern))
+def frozen(database: Path) -> Iterator[None]:
+    """A SQLite file and its folder refuse every write while inside (open descriptors included): the file
+    cannot be written, and no journal can be made or removed beside it; writable again on leaving. The
+    folder, not a glob of the journal files, is what is frozen: those come and go with every transaction.
+    As root, `chattr +i` (needs CAP_LINUX_IMMUTABLE); otherwise both are made read-only."""
+    paths = [database, database.parent]
     if os.geteuid() == 0:
         if not _chattr("+i", paths):
             raise RuntimeError("chattr +i failed: check can_freeze() first")
         try:
-            yield paths
+            yield
         finally:
             _chattr("-i", paths)
         return
-    modes = {p: stat.S_IMODE(p.stat().st_mode) for p in [folder, *paths]}
-    for p in [*paths, folder]:
+    modes = {p: stat.S_IMODE(p.stat().st_mode) for p in paths}
+    for p in paths:
         p.chmod(modes[p] & ~0o222)
     try:
-        yield paths
+        yield
     finally:
         for p, mode in modes.items():
             p.chmod(mode)

@@ -8,6 +8,7 @@ import pytest
 import sqlalchemy as sa
 
 from server.api.outcome import Outcome
+from server.local_sqlite import is_damaged, set_aside_if_damaged
 from server.stats import RoutingLog, RoutingRecord, StatsSettings
 from server.testing.polling import eventually
 
@@ -197,3 +198,43 @@ async def test_start_soon_that_cannot_open_says_why_and_counts_the_entries(tmp_p
 def test_only_a_sqlite_log_is_local(tmp_path):
     assert RoutingLog(StatsSettings(url="sqlite:///x.sqlite3"), tmp_path).local
     assert not RoutingLog(StatsSettings(url="postgresql://u@127.0.0.1/db"), tmp_path).local
+
+
+async def test_a_damaged_log_file_is_set_aside_and_a_new_one_started(make_log, tmp_path):
+    """Damage never heals by retrying: the file (kept for inspection) makes way for a new one, and entries are
+    written again; a second process sharing the path finds the new file sound and only reconnects."""
+    rlog = await make_log(flush_interval=0.01)
+    rlog.record(entry(0))
+    await rlog.flush()
+    path = tmp_path / "log0.sqlite3"
+    with path.open("r+b") as f:  # a header that is no database's
+        f.write(b"this is not a SQLite database file at all")
+    failed = rlog.counters.failed
+    rlog.record(entry(1))
+    await rlog.flush()
+    assert rlog.counters.failed == failed + 1
+    assert rlog.health()["status"] == "failing"
+
+    async def written_again() -> bool:
+        rlog.record(entry(2))
+        await rlog.flush()
+        return rlog.health()["status"] == "ok"
+
+    await eventually(written_again, 10)
+    [aside] = tmp_path.glob("log0.sqlite3.damaged-*")
+    assert aside.read_bytes().startswith(b"this is not")
+    assert [r["template_id"] for r in rows(rlog)][-1] == "t2"
+    assert set_aside_if_damaged(path) is None  # sound now: a sibling coming second leaves it
+
+
+def test_only_damage_counts_as_damage(tmp_path):
+    import sqlite3
+
+    bad = tmp_path / "bad.sqlite3"
+    bad.write_bytes(b"x" * 4096)
+    with pytest.raises(sqlite3.DatabaseError) as damaged:
+        sqlite3.connect(bad).execute("SELECT * FROM sqlite_master").fetchall()
+    assert is_damaged(damaged.value)
+    with pytest.raises(sqlite3.OperationalError) as missing:
+        sqlite3.connect(tmp_path / "ok.sqlite3").execute("SELECT * FROM no_such_table")
+    assert not is_damaged(missing.value)
