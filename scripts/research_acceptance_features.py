@@ -34,7 +34,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import research_acceptance as ra  # noqa: E402
 
 from server.intent import acceptance as acc  # noqa: E402
-from server.intent.intent_model import IntentModel, normalise  # noqa: E402
+from server.intent.intent_model import IntentModel  # noqa: E402
+from server.intent.softmax_regression import normalise  # noqa: E402
 from server.routing.decision import DecisionRule  # noqa: E402
 from server.routing.fitting import Observation, evaluate, fit_threshold  # noqa: E402
 

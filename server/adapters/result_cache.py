@@ -180,15 +180,3 @@ class RedisResultCache(ResultCache):
 
     async def close(self) -> None:
         await self.link.close()
-
-
-def build_result_cache(settings: ResultCacheSettings) -> ResultCache | None:
-    if not settings.enabled:
-        return None
-    if settings.backend == "redis":
-        return RedisResultCache(settings.redis_url, settings.key_prefix, settings.timeout)
-    from .result_cache_memory import MemoryResultCache  # it builds on the interface above
-
-    return MemoryResultCache(
-        settings.max_bytes, int(settings.max_bytes * settings.max_entry_share), settings.max_entries
-    )

@@ -6,7 +6,8 @@ from .follow_up import FollowUp, interpret
 from .session import Conversation, SessionTurn
 from .settings import SessionSettings
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, TemplateRef
-from .store import SessionStore, build_session_store
+from .store import SessionStore
+from .store_factory import build_session_store
 
 __all__ = [
     "Conversation",

@@ -87,13 +87,3 @@ class SessionStore(ABC):
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections (Redis)."""
-
-
-def build_session_store(settings: SessionSettings) -> SessionStore:
-    if settings.backend == "redis":
-        from .redis_store import RedisSessionStore  # redis is only imported when configured
-
-        return RedisSessionStore(settings)
-    from .memory_store import MemorySessionStore
-
-    return MemorySessionStore(settings)

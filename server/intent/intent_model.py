@@ -44,6 +44,7 @@ from .lexical_model import (
     SparseRows,
     fit_sparse_softmax,
 )
+from .softmax_regression import FIT_BATCH, LEARNING_RATE, STEPS, fit_softmax_regression, normalise, standardise
 from .warm_start import fit_columns, logsumexp
 
 __all__ = [  # the lexical part moved to lexical_model.py; its names stay importable from here
@@ -65,11 +66,6 @@ if TYPE_CHECKING:
     from .token_views import PooledViews, TokenViewModel
 
 LSE_TEMPERATURE = 0.05  # 0.02..0.08 within 0.05 points on validation
-# embedding regression: nearly unregularised, early-stopped (larger L2 or more steps: no gain)
-L2 = 1e-5
-STEPS = 100
-LEARNING_RATE = 0.3
-FIT_BATCH = 4096  # rows per step (all of them when fewer): bounds a step's cost at thousands of templates
 EDIT_NEGATIVES = 4096  # an edit: rows of other templates the refitted columns are told apart from
 # an update (an edit of a few templates) keeps the model's centre while the examples' mean stays this close
 # to it, and refits at most this share of the templates (at least one); beyond, a full fit. On BANKING77
@@ -87,62 +83,6 @@ LEXICAL_FULL_WEIGHT_EXAMPLES = 32
 # equal weight). AUROC in-scope-right vs rest: k=8 0.904 -> 0.908, k=all 0.935 -> 0.946 over the
 # previous coefficients. They depend on the number of examples per template: a default only.
 CALIBRATION = (0.61, 6.41, 0.70, -9.75)
-
-
-def normalise(a: np.ndarray) -> np.ndarray:
-    return a / np.maximum(np.linalg.norm(a, axis=-1, keepdims=True), 1e-12)
-
-
-def standardise(s: np.ndarray) -> np.ndarray:
-    """Per-question z-score (along the last axis: one row per question); a flat score (spread at
-    float-noise level) carries no ranking and gives 0."""
-    n = s.shape[-1]
-    # np.mean and np.std's arithmetic (float32 sums, then / n) without their Python-level wrappers: the
-    # request path calls this on a row or two of scores, where the wrappers cost more than the sums
-    centred = s - np.add.reduce(s, axis=-1, keepdims=True) / n
-    spread = np.sqrt(np.add.reduce(centred * centred, axis=-1, keepdims=True) / n)
-    flat = spread <= 1e-6
-    return np.where(flat, 0.0, centred / np.where(flat, 1.0, spread))
-
-
-def fit_softmax_regression(
-    x: np.ndarray,
-    y: np.ndarray,
-    classes: int,
-    cancelled: Callable[[], bool] = never,
-    batch: int = FIT_BATCH,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Multinomial logistic regression, Adam from zero weights, L2 on W: full-batch up to `batch` rows,
-    else a fresh sample of `batch` rows per step (the cost of a step: batch x d x classes, not examples x
-    classes; on BANKING77 with all examples, 4,096-row batches score as the full batch did)."""
-    n, d = x.shape
-    w = np.zeros((d, classes), np.float32)
-    b = np.zeros(classes, np.float32)
-    mw, vw, mb, vb = np.zeros_like(w), np.zeros_like(w), np.zeros_like(b), np.zeros_like(b)
-    rng = np.random.default_rng(0)
-    for t in range(1, STEPS + 1):
-        check(cancelled)
-        if n > batch:
-            rows = rng.choice(n, batch, replace=False)
-            xb, yb = x[rows], y[rows]
-        else:
-            xb, yb = x, y
-        z = xb @ w + b
-        z -= z.max(1, keepdims=True)
-        p = np.exp(z)
-        p /= p.sum(1, keepdims=True)
-        p[np.arange(len(xb)), yb] -= 1.0
-        p /= len(xb)
-        gw = xb.T @ p + L2 * w
-        gb = p.sum(0)
-        mw = 0.9 * mw + 0.1 * gw
-        vw = 0.999 * vw + 0.001 * gw * gw
-        mb = 0.9 * mb + 0.1 * gb
-        vb = 0.999 * vb + 0.001 * gb * gb
-        c1, c2 = 1 - 0.9**t, 1 - 0.999**t
-        w -= LEARNING_RATE * (mw / c1) / (np.sqrt(vw / c2) + 1e-8)
-        b -= LEARNING_RATE * (mb / c1) / (np.sqrt(vb / c2) + 1e-8)
-    return w, b
 
 
 @dataclass

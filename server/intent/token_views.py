@@ -23,7 +23,7 @@ import numpy as np
 
 from ..embedding.base import TokenViews
 from ..recent import Recent
-from .intent_model import fit_softmax_regression, normalise, standardise
+from .softmax_regression import fit_softmax_regression, normalise, standardise
 
 SIF_A = 3e-3  # 1e-3..3e-3 within 0.05 points on validation
 MAX_EXAMPLES_PER_TEMPLATE = 32

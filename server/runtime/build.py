@@ -22,7 +22,8 @@ from ..adapters.base import Adapter, AdapterContext, AdapterSettings, DataAdapte
 from ..adapters.composite import CompositeAdapter, CompositeAdapterSettings
 from ..adapters.registry import AdapterRegistry
 from ..adapters.registry import registry as default_registry
-from ..adapters.result_cache import ResultCache, build_result_cache
+from ..adapters.result_cache import ResultCache
+from ..adapters.result_cache_factory import build_result_cache
 from ..config.errors import ConfigError, ConfigIssue
 from ..conversations import SessionSettings, SessionStore, build_session_store
 from ..embedding.base import Embedder

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ..adapters.base import DataAdapterSettings
-from ..adapters.result_cache import ResultCache, ResultCacheSettings, build_result_cache
+from ..adapters.result_cache import ResultCache, ResultCacheSettings
+from ..adapters.result_cache_factory import build_result_cache
 from ..config.errors import ConfigError
 from ..embedding.factory import preload, use_encoder_lanes
 from ..intent.fitted_models import FittedModels

@@ -4,7 +4,8 @@ process whose adapter is rebuilt without its entries being forgotten) never answ
 
 from __future__ import annotations
 
-from server.adapters.result_cache import ResultCacheSettings, build_result_cache
+from server.adapters.result_cache import ResultCacheSettings
+from server.adapters.result_cache_factory import build_result_cache
 from server.testing.adapter_harness import started
 from server.testing.configs import PEOPLE_LIBRARY, make_people_db
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from server.intent import acceptance as acc
-from server.intent.intent_model import IntentModel, normalise
+from server.intent.intent_model import IntentModel
+from server.intent.softmax_regression import normalise
 
 DIM = 32
 

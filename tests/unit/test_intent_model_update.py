@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from server.intent.fit_control import FitCancelled, NeedsFullFit
-from server.intent.intent_model import IntentModel, normalise
+from server.intent.intent_model import IntentModel
+from server.intent.softmax_regression import normalise
 
 DIM = 48
 TEMPLATES = 40

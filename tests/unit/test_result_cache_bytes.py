@@ -8,7 +8,8 @@ import gc
 import tracemalloc
 from typing import Any
 
-from server.adapters.result_cache import CachedRows, ResultCacheSettings, build_result_cache
+from server.adapters.result_cache import CachedRows, ResultCacheSettings
+from server.adapters.result_cache_factory import build_result_cache
 from server.adapters.result_cache_memory import MemoryResultCache
 from server.testing.polling import eventually
 
