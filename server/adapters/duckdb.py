@@ -24,9 +24,9 @@ from ..api.health import Health
 from ..bulkhead import HEALTH_POOL, run_on
 from ..config.errors import ConfigIssue
 from ..config.parse_cache import remembered
+from ..config.parsed_body import ParsedBody
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
-from ..templates.library import ParsedBody
 from . import duckdb_files
 from .base import DataAdapter, DataAdapterSettings, QueryResult
 from .file_identity import REASONS, FileIdentity, FollowsFile

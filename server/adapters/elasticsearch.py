@@ -17,11 +17,11 @@ from yarl import URL
 
 from ..api.health import Health
 from ..config.errors import ConfigError, ConfigIssue
+from ..config.parsed_body import ParsedBody
 from ..config.types import EnvVarName
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..resilience import parse_retry_after, transient_http_status
 from ..templates import Template
-from ..templates.library import ParsedBody
 from .base import DataAdapter, DataAdapterSettings, QueryResult
 from .json_rows import ResponseMapping, map_rows
 from .placeholders import Path, parse_structure, pattern_issues, placeholders_in, render, static_value

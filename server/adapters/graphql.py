@@ -13,9 +13,9 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from yarl import URL
 
+from ..config.parsed_body import ParsedBody
 from ..errors import QueryFailed
 from ..templates import Template
-from ..templates.library import ParsedBody
 from .base import DataAdapterSettings, QueryResult
 from .json_rows import MissingItems, ResponseMapping, extract_items, map_rows
 from .placeholders import parse_structure, render, static_value

@@ -14,9 +14,9 @@ from urllib.parse import quote
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from yarl import URL
 
+from ..config.parsed_body import ParsedBody
 from ..errors import QueryFailed
 from ..templates import Template
-from ..templates.library import ParsedBody
 from .base import DataAdapterSettings, QueryResult
 from .json_rows import MissingItems, ResponseMapping, extract_items, map_rows
 from .placeholders import Placeholder, literal_value, parse_structure, render, static_value

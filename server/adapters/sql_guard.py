@@ -10,7 +10,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from ..templates.library import ParsedBody
+from ..config.parsed_body import ParsedBody
 
 _WRITES = (
     exp.Insert,

@@ -32,8 +32,8 @@ from typing import Any, TypeVar
 import sqlglot
 import yaml
 
-from ..templates.library import BodyParser, ParsedBody
 from .json_values import exact_json
+from .parsed_body import BodyParser, ParsedBody
 
 log = logging.getLogger(__name__)
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ..config.errors import ConfigError, ConfigIssue
+from ..config.parsed_body import BodyParser, ParsedBody
 from ..config.validation import issues_from_validation
 from ..config.yaml_source import YamlDocument, load_yaml
 from .models import ParameterSpec, Template
@@ -18,15 +19,6 @@ if TYPE_CHECKING:
     from ..config.parse_cache import ParseCache
 
 
-@dataclass(frozen=True)
-class ParsedBody:
-    """An adapter's parsed query body and the parameter names it uses."""
-
-    value: Any
-    placeholders: frozenset[str]
-
-
-BodyParser = Callable[[Any], ParsedBody]
 # why a marked example value cannot fill its parameter, or None (server/params/spans.py check_annotation)
 ValueCheck = Callable[[ParameterSpec, str], str | None]
 Where = tuple[str, int | None, str]  # (file, line, key) of an adapter's `templates:` entry
