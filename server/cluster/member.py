@@ -16,9 +16,9 @@ import uuid
 from typing import Any
 
 from ..api.health import Health
+from ..cluster_settings import ClusterSettings
 from ..runtime.holder import LoadStatus, RuntimeHolder
 from .bus import Announcement, BusUnavailable, ClusterBus
-from .settings import ClusterSettings
 
 log = logging.getLogger("intent_router.cluster")
 

@@ -5,7 +5,7 @@ travels in the ASGI scope to the tools, and the SDK binds each MCP session to th
 (another key presenting that session id gets 404). The SDK's session manager runs in a task of its
 own for the app's lifetime and is stopped when the server shuts down, which ends open event streams.
 
-Stateful or stateless is decided once, at start (`mcp.transport`, settings.py): stateless whenever requests
+Stateful or stateless is decided once, at start (`mcp.transport`, mcp_settings.py): stateless whenever requests
 may be spread over processes (cluster.enabled, `serve --workers N`). Stateful, a request that would open a
 session is admitted by the session ledger first (sessions.py: per-key and process caps, idle sessions closed
 to make room), and every request on a session is counted in flight while it runs.
@@ -30,7 +30,7 @@ from aiohttp import web
 from ..api.health import Health
 from ..auth import Principal, Role, authenticate, is_loopback, presented_key, require
 from ..runtime.holder import RuntimeHolder
-from ..runtime.start_gate import START_GATE, StartGate
+from ..start_gate import START_GATE, StartGate
 from .asgi_bridge import call_asgi
 from .calls import PRINCIPAL_SCOPE_KEY, AnswerObserver
 from .envelope import envelope_error, opens_session
@@ -57,7 +57,7 @@ class MCPEndpoint:
         # so a session could not follow its client and /mcp is stateless whatever mcp.transport says.
         # Set before the app starts.
         self.several_workers = False
-        self.stateless: bool | None = None  # decided when the SDK starts (settings.py `stateless`)
+        self.stateless: bool | None = None  # decided when the SDK starts (mcp_settings.py `stateless`)
         self.ledger = SessionLedger()
         self.manager: LedgeredSessionManager | None = None
         self.notifier: ToolsChangedNotifier | None = None

@@ -19,11 +19,11 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
 from ..auth import Principal
+from ..mcp_settings import MCPSettings
 from ..runtime.holder import RuntimeHolder
 from .calls import AnswerObserver
 from .server import ToolsChangedNotifier, build_server
 from .sessions import ADMISSION, SessionLedger
-from .settings import MCPSettings
 
 
 def _loopback_only() -> TransportSecuritySettings:

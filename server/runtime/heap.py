@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-SETTLE_AFTER_START = 5.0  # seconds after listening: the held-back starts (start_gate.py) have loaded by then
+SETTLE_AFTER_START = 5.0  # seconds after listening: the held-back starts (server/start_gate.py) have loaded by then
 
 
 @dataclass(frozen=True)

@@ -6,17 +6,17 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..adapters.result_cache import ResultCacheSettings
 from ..auth.settings import AuthSettings, ClientKey
-from ..cluster.settings import ClusterSettings
+from ..cluster_settings import ClusterSettings
 from ..config.cache_settings import ConfigCacheSettings
 from ..conversations.settings import SessionSettings
 from ..embedding.settings import EmbeddingSettings
-from ..mcp.settings import SESSION_KEYS, MCPSettings
+from ..mcp_settings import SESSION_KEYS, MCPSettings
 from ..rerankers.settings import RerankerSettings
 from ..rerankers.shared_cache import RerankCacheSettings
 from ..routing.settings import CompositeRetrievalSettings
+from ..server_settings import ServerSettings
 from ..stats.settings import StatsSettings
 from ..stores.factory import StoreSettings
-from ..web.settings import ServerSettings
 
 __all__ = ["AppSettings", "AuthSettings", "ClientKey", "ServerSettings"]
 

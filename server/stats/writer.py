@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import sqlalchemy as sa
     from sqlalchemy.engine import Engine
 
-    from ..runtime.start_gate import StartGate
+    from ..start_gate import StartGate
     from .rollup_schema import RollupTables
 
 log = logging.getLogger("intent_router.stats")

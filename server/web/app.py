@@ -18,9 +18,9 @@ from ..errors import BadRequest, IntentRouterError, TooManyRequests, error_body
 from ..mcp.http import MCP, install_mcp
 from ..runtime.build import Runtime
 from ..runtime.holder import RuntimeHolder
-from ..runtime.start_gate import arm_start_gate, install_start_gate
 from ..service.ask import ask
 from ..service.observers import AnswerObserver
+from ..start_gate import arm_start_gate, install_start_gate
 from .catalogue_routes import install_catalogue
 from .cluster_routes import CLUSTER, install_cluster
 from .dashboard_routes import install_stats

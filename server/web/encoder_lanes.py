@@ -9,7 +9,7 @@ import contextlib
 from aiohttp import web
 
 from ..runtime.holder import RuntimeHolder
-from ..runtime.start_gate import START_GATE
+from ..start_gate import START_GATE
 
 _TASK = web.AppKey("encoder_lanes_task", asyncio.Task)
 

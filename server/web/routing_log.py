@@ -14,8 +14,8 @@ from aiohttp import web
 
 from ..errors import IntentRouterError
 from ..runtime.holder import LoadStatus, RuntimeHolder
-from ..runtime.start_gate import START_GATE
 from ..service.observers import Answered, AnswerObserver
+from ..start_gate import START_GATE
 from ..stats import RoutingLog
 from ..stats.capture import record_error, record_for
 

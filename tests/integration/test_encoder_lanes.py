@@ -13,7 +13,7 @@ from server.config.errors import ConfigError
 from server.embedding.factory import _MODELS, MODEL_ID
 from server.runtime.holder import RuntimeHolder
 from server.runtime.loader import load_app_settings
-from server.runtime.start_gate import START_GATE
+from server.start_gate import START_GATE
 from server.testing.configs import BASE_CONFIG, people_tree, write
 from server.testing.loopback import serving
 from server.testing.polling import eventually

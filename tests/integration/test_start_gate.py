@@ -9,7 +9,7 @@ import asyncio
 import time
 
 from server.mcp.http import MCP
-from server.runtime.start_gate import FALLBACK_SECONDS, START_GATE, StartGate
+from server.start_gate import FALLBACK_SECONDS, START_GATE, StartGate
 from server.testing.app import running_app
 from server.testing.clock import ManualClock
 from server.testing.configs import people_tree

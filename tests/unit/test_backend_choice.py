@@ -7,7 +7,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from server.adapters.result_cache import ResultCacheSettings
-from server.cluster.settings import ClusterSettings
+from server.cluster_settings import ClusterSettings
 from server.config.errors import ConfigError
 from server.conversations.settings import SessionSettings
 from server.embedding.shared_cache import SharedEmbeddingCacheSettings

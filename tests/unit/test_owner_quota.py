@@ -10,7 +10,7 @@ from server.conversations.memory_store import MemorySessionStore
 from server.conversations.settings import SessionSettings
 from server.conversations.state import SessionState
 from server.mcp.sessions import Admission, Refusal, SessionLedger
-from server.mcp.settings import MCPSettings
+from server.mcp_settings import MCPSettings
 from server.owner_quota import Eviction, Quota, evictions
 from server.runtime.restart import restart_required
 from server.runtime.settings import AppSettings

@@ -160,7 +160,7 @@ async def test_start_soon_takes_entries_before_the_table_exists_and_writes_them(
 async def test_a_log_held_back_by_its_gate_opens_for_entries_at_close_and_not_for_none(tmp_path):
     """The server opens its log once it has answered (a StartGate): closed before that, a log holding
     entries opens to write them, and an empty one is not opened at all."""
-    from server.runtime.start_gate import StartGate
+    from server.start_gate import StartGate
 
     held = RoutingLog(StatsSettings(path=str(tmp_path / "held.sqlite3"), store_queries=True), tmp_path)
     gate = StartGate()  # a gate nobody opens

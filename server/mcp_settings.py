@@ -6,6 +6,8 @@ Service) `/mcp` runs stateless: every request stands alone and any replica answe
 session costs about 42 KB and lives until the client ends it or it idles out, so sessions are capped per API
 key and for the whole process, with the rule of owner_quota.py (idle sessions make room, open streams never
 do). Imported by the config model: nothing here imports the MCP SDK.
+It sits beside mcp/, not in it: the config model (runtime/settings.py) composes it, and mcp/ builds on
+the runtime, so the block lives below both.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..owner_quota import Quota
+from .owner_quota import Quota
 
 SESSION_KEYS = ("max_sessions", "max_sessions_per_key", "idle_timeout_seconds")
 

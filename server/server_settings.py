@@ -1,4 +1,8 @@
-"""The `server:` block of config.yaml: where `serve` listens, how long a request and its parts may take."""
+"""The `server:` block of config.yaml: where `serve` listens, how long a request and its parts may take.
+
+It sits beside web/, not in it: the config model (runtime/settings.py) composes it, and web/ builds on
+the runtime, so the block lives below both.
+"""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@
 Off by default (a single process needs nothing). When on, reloads are announced to the other replicas
 and every replica publishes a heartbeat; the bus is Redis (`redis_url`) or, with only PostgreSQL at
 hand, the routing log's PostgreSQL database (`use_routing_log_db`, LISTEN/NOTIFY and a table).
+It sits beside cluster/, not in it: the config model (runtime/settings.py) composes it, and cluster/ builds on
+the runtime, so the block lives below both.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import socket
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..config.types import RedisUrl
+from .config.types import RedisUrl
 
 
 class ClusterSettings(BaseModel):
