@@ -4,7 +4,7 @@ Every figure is exact over the whole window except percentiles, which come from 
 (within one bin: 1/64 for a score, 26% of the value for a latency; hist_percentiles.py). A window is taken
 at minute granularity: from the start of the minute `since` falls in to the end of the minute `until` falls
 in. It is read from the largest buckets that fit inside it (hours, ten minutes, minutes). Only the unmatched questions
-read raw rows (their text is not rolled up), from a covering index (schema.py).
+read raw rows (their text is not rolled up), from a partial index of the no_match entries (schema.py).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from .rollup_schema import (
     rollup_tables,
     score_edges,
 )
+from .schema import unmatched_rows
 
 ALWAYS_LISTED = (Outcome.EXECUTED, Outcome.NO_MATCH, Outcome.ERROR)  # shown even at zero
 NICE_BUCKETS = (60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 604800)  # whole minutes
@@ -361,10 +362,11 @@ def _volume(conn: sa.Connection, c: sa.Table, w: Window) -> dict[str, Any]:
     }
 
 
-def _unmatched(conn: sa.Connection, t: sa.Table, w: Window, limit: int, max_rows: int) -> tuple[list, int]:
+def unmatched_query(t: sa.Table, w: Window, limit: int, max_rows: int) -> sa.Select:
     """The most asked questions nothing matched, from raw rows (question text is not rolled up): the newest
-    `max_rows` unmatched entries of the window at most; also how many were read."""
-    where = [t.c.outcome == Outcome.NO_MATCH.value, t.c.ts_ms >= w.start * 1000, t.c.ts_ms < w.end * 1000]
+    `max_rows` unmatched entries of the window at most (read through schema.py's `unmatched_index`). Rows:
+    question, count, last seen (ms), best score, and how many entries were read over all the groups."""
+    where = [unmatched_rows(t), t.c.ts_ms >= w.start * 1000, t.c.ts_ms < w.end * 1000]
     if w.adapter:
         where.append(sa.or_(t.c.adapter == w.adapter, t.c.selected_adapter == w.adapter))
     if w.kind:
@@ -378,12 +380,17 @@ def _unmatched(conn: sa.Connection, t: sa.Table, w: Window, limit: int, max_rows
     )
     count, last = sa.func.count(), sa.func.max(newest.c.ts_ms)
     read = sa.func.sum(count).over()  # every entry read, over all the groups: no second pass
-    top = conn.execute(
+    return (
         sa.select(newest.c.question, count, last, sa.func.max(newest.c.combined_score), read)
         .group_by(newest.c.question)
         .order_by(count.desc(), last.desc(), newest.c.question)
         .limit(limit)
-    ).all()
+    )
+
+
+def _unmatched(conn: sa.Connection, t: sa.Table, w: Window, limit: int, max_rows: int) -> tuple[list, int]:
+    """The unmatched list (`unmatched_query`) and how many entries it read."""
+    top = conn.execute(unmatched_query(t, w, limit, max_rows)).all()
     return [row[:4] for row in top], int(top[0][4]) if top else 0
 
 

@@ -20,7 +20,7 @@ from sqlalchemy.engine import Engine
 from .record import RoutingRecord
 from .rollup_build import RollupBatch
 from .rollup_schema import RollupTables
-from .schema import unmatched_index
+from .schema import superseded_indexes, unmatched_index
 
 log = logging.getLogger("intent_router.stats")
 
@@ -49,6 +49,7 @@ def ensure_rollups(engine: Engine, table: sa.Table, tables: RollupTables) -> int
     for rollup in tables.all():
         rollup.create(engine, checkfirst=True)
     unmatched_index(table, engine.dialect.name).create(engine, checkfirst=True)
+    _drop_indexes(engine, superseded_indexes(table))
     started = time.perf_counter()
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":  # writers of raw rows wait until the rollups are complete
@@ -65,6 +66,14 @@ def ensure_rollups(engine: Engine, table: sa.Table, tables: RollupTables) -> int
             "routing log: %d existing entries added to the rollups in %.1f s", added, time.perf_counter() - started
         )
     return added
+
+
+def _drop_indexes(engine: Engine, names: list[str]) -> None:
+    """Drop these indexes where they exist (names from this schema, quoted by the dialect)."""
+    quote = engine.dialect.identifier_preparer.quote
+    with engine.begin() as conn:
+        for name in names:
+            conn.execute(sa.text(f"DROP INDEX IF EXISTS {quote(name)}"))
 
 
 def _claim(conn: sa.Connection, table: sa.Table, state: sa.Table) -> bool:
