@@ -4,7 +4,8 @@ Every figure is exact over the whole window except percentiles, which come from 
 (within one bin: 1/64 for a score, 26% of the value for a latency; hist_percentiles.py). A window is taken
 at minute granularity: from the start of the minute `since` falls in to the end of the minute `until` falls
 in. It is read from the largest buckets that fit inside it (hours, ten minutes, minutes). Only the unmatched questions
-read raw rows (their text is not rolled up), from a partial index of the no_match entries (schema.py).
+read entries one by one (their text is not rolled up), from a table of the unmatched entries alone
+(unmatched_copy.py).
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from .rollup_schema import (
     rollup_tables,
     score_edges,
 )
-from .schema import unmatched_rows
 
 ALWAYS_LISTED = (Outcome.EXECUTED, Outcome.NO_MATCH, Outcome.ERROR)  # shown even at zero
 NICE_BUCKETS = (60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 604800)  # whole minutes
@@ -135,7 +135,7 @@ def compute(
         tl = rollups.tallies
         tallies = grouped(tl, [tl.c.metric, tl.c.name, tl.c.code], [sums(tl.c.n)])
         volume = _volume(conn, c, w)
-        unmatched, read = _unmatched(conn, t, w, unmatched_limit, max_rows)
+        unmatched, read = _unmatched(conn, rollups.unmatched, w, unmatched_limit, max_rows)
 
     figures = _counted(counts)
     total = figures["total"]
@@ -363,17 +363,17 @@ def _volume(conn: sa.Connection, c: sa.Table, w: Window) -> dict[str, Any]:
 
 
 def unmatched_query(t: sa.Table, w: Window, limit: int, max_rows: int) -> sa.Select:
-    """The most asked questions nothing matched, from raw rows (question text is not rolled up): the newest
-    `max_rows` unmatched entries of the window at most (read through schema.py's `unmatched_index`). Rows:
-    question, count, last seen (ms), best score, and how many entries were read over all the groups."""
-    where = [unmatched_rows(t), t.c.ts_ms >= w.start * 1000, t.c.ts_ms < w.end * 1000]
+    """The most asked questions nothing matched, from the unmatched entries' own rows (`t`: question text is
+    not rolled up; unmatched_copy.py): the newest `max_rows` of the window at most. Rows: question, count,
+    last seen (ms), best score, and how many entries were read over all the groups."""
+    where = [t.c.ts_ms >= w.start * 1000, t.c.ts_ms < w.end * 1000]
     if w.adapter:
         where.append(sa.or_(t.c.adapter == w.adapter, t.c.selected_adapter == w.adapter))
     if w.kind:
         where.append(t.c.kind == w.kind)
     newest = (
         sa.select(t.c.question, t.c.ts_ms, t.c.combined_score)
-        .where(*where, t.c.question.is_not(None))
+        .where(*where)
         .order_by(t.c.ts_ms.desc())
         .limit(max_rows)
         .subquery()

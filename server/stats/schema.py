@@ -8,7 +8,6 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from ..api.outcome import Outcome
 from ..local_sqlite import no_memory_maps
 from .settings import StatsSettings
 
@@ -50,30 +49,9 @@ def log_table(name: str, metadata: sa.MetaData | None = None) -> sa.Table:
     )
 
 
-def unmatched_rows(table: sa.Table) -> Any:
-    """The entries the unmatched list reads: the condition of its index and of its query (aggregates.py
-    `_unmatched`), one expression so they cannot drift apart. The outcome is written into the SQL, not bound:
-    SQLite uses a partial index only for a query whose WHERE holds the index's own condition literally."""
-    return table.c.outcome == sa.literal_column(f"'{Outcome.NO_MATCH.value}'")
-
-
-def unmatched_index(table: sa.Table, dialect: str) -> sa.Index:
-    """The unmatched questions of a window, newest first: a partial index of the no_match entries alone,
-    led by time (a window is one range of it, read backwards; an index led by the outcome over every entry
-    looked like random heap reads to PostgreSQL's planner, which scanned the time index and filtered a
-    day's rows instead). On SQLite it also holds every column the list reads, so the list comes from the
-    index alone; PostgreSQL cannot hold long question text in a btree entry (about 2.7 kB), so there it
-    finds the rows and reads them (in time order: the order they were written in)."""
-    c = table.c
-    columns = [c.ts_ms, c.kind, c.adapter, c.selected_adapter]
-    if dialect == "sqlite":  # the outcome too: SQLite reads the condition's column even where it is implied
-        columns += [c.question, c.combined_score, c.outcome]
-    where = unmatched_rows(table)
-    return sa.Index(f"ix_{table.name}_no_match", *columns, sqlite_where=where, postgresql_where=where)
-
-
 def superseded_indexes(table: sa.Table) -> list[str]:
-    """Indexes an older version made for the unmatched list (dropped when the log is opened)."""
+    """Indexes an older version made on the log for the unmatched list, which now reads its own table
+    (unmatched_copy.py): dropped when the log is opened."""
     return [f"ix_{table.name}_unmatched"]
 
 
