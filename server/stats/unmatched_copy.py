@@ -49,7 +49,7 @@ def unmatched_index(table: sa.Table, dialect: str) -> sa.Index:
     return sa.Index(f"ix_{table.name}_ts", *columns)
 
 
-def copies(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def copies(rows: Iterable[Mapping[Any, Any]]) -> list[dict[str, Any]]:
     """The rows this table keeps of these raw rows: unmatched entries whose question text was stored."""
     return [{k: row[k] for k in COLUMNS} for row in rows if row["outcome"] == NO_MATCH and row["question"] is not None]
 
