@@ -7,7 +7,9 @@ same run:
 - `warm_start_s`: process start to the first /health 200 with everything cached (embeddings, fitted models,
   the config cache); the first start of a run fills what is missing (`first_start_s`, cold when the
   cache dir is new). Trees, embeddings and fits live under `--cache-dir` across runs, so encoding 100,000
-  examples is paid once.
+  examples is paid once. `--warm-starts N` times N of them (`warm_start_s_all`), with the server's CPU
+  seconds to /health, the load average before each and the server's start log line (its phases);
+  `--start-only` stops there.
 - `throughput_ratio_8`: 8 closed-loop clients' /v1/test_routing q/s ÷ the bare encoder's sentences/s on
   batches of 16 of the same questions (in this process, server idle); `loop_cpu_ms_per_question`: the
   server's event-loop thread CPU per question in those rounds.
@@ -154,9 +156,11 @@ def measure_size(size: int, args: argparse.Namespace, bare: Bare) -> dict[str, A
             "bare_encoding_s": round(encode_all, 2),
             "ratio": round(fitted / encode_all, 3),
         }
+    out |= warm_starts(config, root, args)
+    if args.start_only:
+        return out
     server = Server(config, root / "warm.log", args.timeout)
     try:
-        out["warm_start_s"] = round(server.start_seconds, 2)
         out["intent_model_on"] = "intent model off" not in server.log()
         out["rss_mb"] = round(server.rss_mb(), 1)
         out |= throughput(server, templates, args, bare)
@@ -165,6 +169,30 @@ def measure_size(size: int, args: argparse.Namespace, bare: Bare) -> dict[str, A
     finally:
         server.stop()
     return out
+
+
+def warm_starts(config: Path, root: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """`--warm-starts` starts with everything cached: wall seconds to the first /health 200, the server's
+    CPU seconds by then (all threads: less disturbed by other jobs on the machine than the wall), the load
+    average beside each, and the server's own start log line (its phases)."""
+    walls, cpus, loads, phases, intent_on = [], [], [], None, False
+    for i in range(args.warm_starts):
+        loads.append(float(Path("/proc/loadavg").read_text().split()[0]))
+        server = Server(config, root / f"warm-{i}.log", args.timeout)
+        walls.append(round(server.start_seconds, 2))
+        cpus.append(round(server.cpu(), 2))
+        found = re.search(r"started in .*", server.log())
+        phases = found[0] if found else None
+        intent_on = "intent model off" not in server.log()
+        server.stop()
+    return {
+        "warm_start_s": float(np.median(walls)),
+        "warm_start_s_all": walls,
+        "warm_start_cpu_s_all": cpus,
+        "load_average_1m_all": loads,
+        "start_log": phases,
+        "intent_model_on": intent_on,
+    }
 
 
 def throughput(server: Server, templates: list, args: argparse.Namespace, bare: Bare) -> dict[str, Any]:
@@ -307,6 +335,8 @@ def main() -> None:
     parser.add_argument("--cold-max", type=int, default=1000)
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds a start may take")
     parser.add_argument("--cache-dir", type=Path, default=ROOT / "data" / "bench_scale")
+    parser.add_argument("--warm-starts", type=int, default=1, help="warm starts timed per size (median reported)")
+    parser.add_argument("--start-only", action="store_true", help="only the starts: no throughput, edit, SIGTERM")
     parser.add_argument("--no-search", action="store_true", help="skip the 150 x 100 search")
     parser.add_argument("--no-stats", action="store_true", help="skip scripts/bench_stats_scale.py")
     parser.add_argument("--stats-rows", type=int, default=1_000_000, help="routing-log rows for the statistics")
@@ -324,7 +354,7 @@ def main() -> None:
         rows.append(measure_size(size, args, bare))
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     base = rows[0]
-    for row in rows[1:]:
+    for row in rows[1:] if "rss_mb" in base else ():
         grown = (row["rss_mb"] - base["rss_mb"]) * 1024 / (row["examples"] - base["examples"])
         row["memory_per_example_kb"] = round(grown, 2)
         row["memory_per_example_vs_vector"] = round(grown / VECTOR_KB, 2)

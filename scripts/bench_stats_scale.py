@@ -197,7 +197,7 @@ async def one_backend(backend: str, rows: int, repeat: int, work: Path) -> dict[
         if url:
             drop = sa.create_engine(url)
             with drop.begin() as conn:
-                for suffix in ("", "_r_counts", "_r_templates", "_r_hist", "_r_tallies", "_r_state"):
+                for suffix in ("", "_r_counts", "_r_templates", "_r_hist", "_r_tallies", "_r_state", "_r_unmatched"):
                     conn.execute(sa.text(f'DROP TABLE IF EXISTS "{table}{suffix}"'))
             drop.dispose()
 

@@ -156,9 +156,12 @@ class ParseCache:
 
     @staticmethod
     def _check_key(namespace: str, args: tuple) -> str | None:
-        if not exact_json(list(args)):
+        if all(type(a) is str for a in args):  # the usual case (one body): the same text, without the walk
+            text = json.dumps(args)
+        elif exact_json(list(args)):
+            text = json.dumps(args, sort_keys=True)
+        else:
             return None
-        text = json.dumps(args, sort_keys=True)
         return hashlib.sha256(f"{_VERSIONS}\0check\0{namespace}\0{text}".encode()).hexdigest()
 
     def _prune_yaml(self) -> None:

@@ -10,13 +10,14 @@ to the wrapped embedder, in one call.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,11 +105,23 @@ class _DiskCache:
                         if used_at < stale:
                             touched.append(bytes(key))
             if touched:  # remember use so that pruning drops what nobody asks for any more
-                self._db.executemany(
-                    "UPDATE embeddings SET used_at = ? WHERE model_id = ? AND text_sha256 = ?",
-                    [(now, model_id, k) for k in touched],
-                )
+                with self._transaction():  # one commit: each row's own cost 19 ms of fsync here (20,000: minutes)
+                    self._db.executemany(
+                        "UPDATE embeddings SET used_at = ? WHERE model_id = ? AND text_sha256 = ?",
+                        [(now, model_id, k) for k in touched],
+                    )
         return found
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One explicit transaction (the connection commits every statement on its own otherwise)."""
+        self._db.execute("BEGIN")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
 
     def put(self, model_id: str, items: list[tuple[bytes, np.ndarray]]) -> None:
         now = time.time()
@@ -116,13 +129,8 @@ class _DiskCache:
             (model_id, k, int(v.shape[0]), np.ascontiguousarray(v, dtype=np.float32).tobytes(), now) for k, v in items
         ]
         with self._lock:
-            self._db.execute("BEGIN")
-            try:
+            with self._transaction():
                 self._db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)", rows)
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
             self._count += len(rows)
             if self._count > self._max_entries:
                 self._prune()

@@ -4,7 +4,8 @@ Every figure is exact over the whole window except percentiles, which come from 
 (within one bin: 1/64 for a score, 26% of the value for a latency; hist_percentiles.py). A window is taken
 at minute granularity: from the start of the minute `since` falls in to the end of the minute `until` falls
 in. It is read from the largest buckets that fit inside it (hours, ten minutes, minutes). Only the unmatched questions
-read raw rows (their text is not rolled up), from a covering index (schema.py).
+read entries one by one (their text is not rolled up), from a table of the unmatched entries alone
+(unmatched_copy.py).
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ def compute(
         tl = rollups.tallies
         tallies = grouped(tl, [tl.c.metric, tl.c.name, tl.c.code], [sums(tl.c.n)])
         volume = _volume(conn, c, w)
-        unmatched, read = _unmatched(conn, t, w, unmatched_limit, max_rows)
+        unmatched, read = _unmatched(conn, rollups.unmatched, w, unmatched_limit, max_rows)
 
     figures = _counted(counts)
     total = figures["total"]
@@ -361,29 +362,35 @@ def _volume(conn: sa.Connection, c: sa.Table, w: Window) -> dict[str, Any]:
     }
 
 
-def _unmatched(conn: sa.Connection, t: sa.Table, w: Window, limit: int, max_rows: int) -> tuple[list, int]:
-    """The most asked questions nothing matched, from raw rows (question text is not rolled up): the newest
-    `max_rows` unmatched entries of the window at most; also how many were read."""
-    where = [t.c.outcome == Outcome.NO_MATCH.value, t.c.ts_ms >= w.start * 1000, t.c.ts_ms < w.end * 1000]
+def unmatched_query(t: sa.Table, w: Window, limit: int, max_rows: int) -> sa.Select:
+    """The most asked questions nothing matched, from the unmatched entries' own rows (`t`: question text is
+    not rolled up; unmatched_copy.py): the newest `max_rows` of the window at most. Rows: question, count,
+    last seen (ms), best score, and how many entries were read over all the groups."""
+    where = [t.c.ts_ms >= w.start * 1000, t.c.ts_ms < w.end * 1000]
     if w.adapter:
         where.append(sa.or_(t.c.adapter == w.adapter, t.c.selected_adapter == w.adapter))
     if w.kind:
         where.append(t.c.kind == w.kind)
     newest = (
         sa.select(t.c.question, t.c.ts_ms, t.c.combined_score)
-        .where(*where, t.c.question.is_not(None))
+        .where(*where)
         .order_by(t.c.ts_ms.desc())
         .limit(max_rows)
         .subquery()
     )
     count, last = sa.func.count(), sa.func.max(newest.c.ts_ms)
     read = sa.func.sum(count).over()  # every entry read, over all the groups: no second pass
-    top = conn.execute(
+    return (
         sa.select(newest.c.question, count, last, sa.func.max(newest.c.combined_score), read)
         .group_by(newest.c.question)
         .order_by(count.desc(), last.desc(), newest.c.question)
         .limit(limit)
-    ).all()
+    )
+
+
+def _unmatched(conn: sa.Connection, t: sa.Table, w: Window, limit: int, max_rows: int) -> tuple[list, int]:
+    """The unmatched list (`unmatched_query`) and how many entries it read."""
+    top = conn.execute(unmatched_query(t, w, limit, max_rows)).all()
     return [row[:4] for row in top], int(top[0][4]) if top else 0
 
 

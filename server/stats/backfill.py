@@ -20,7 +20,8 @@ from sqlalchemy.engine import Engine
 from .record import RoutingRecord
 from .rollup_build import RollupBatch
 from .rollup_schema import RollupTables
-from .schema import unmatched_index
+from .schema import superseded_indexes
+from .unmatched_copy import copy_existing, unmatched_index
 
 log = logging.getLogger("intent_router.stats")
 
@@ -45,21 +46,24 @@ READ = (
 
 def ensure_rollups(engine: Engine, table: sa.Table, tables: RollupTables) -> int | None:
     """Create the rollup tables if missing and, the first time, add every raw row to them; how many raw
-    rows were added (None when the rollups were already there)."""
-    for rollup in tables.all():
+    rows were added (None when the rollups were already there). The unmatched entries' table is claimed
+    and filled the same way, on its own (a log with rollups from before it existed gets it filled alone)."""
+    for rollup in (*tables.all(), tables.unmatched):
         rollup.create(engine, checkfirst=True)
-    unmatched_index(table, engine.dialect.name).create(engine, checkfirst=True)
+    unmatched_index(tables.unmatched, engine.dialect.name).create(engine, checkfirst=True)
+    _drop_indexes(engine, superseded_indexes(table))
     started = time.perf_counter()
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":  # writers of raw rows wait until the rollups are complete
             quote = conn.dialect.identifier_preparer.quote
             conn.execute(sa.text(f"LOCK TABLE {quote(table.name)} IN SHARE ROW EXCLUSIVE MODE"))
-        if not _claim(conn, table, tables.state):
+        if _claim(conn, tables.unmatched.name, tables.state):
+            copied = copy_existing(conn, table, tables.unmatched)
+            _record(conn, tables.state, tables.unmatched.name, copied)
+        if not _claim(conn, table.name, tables.state):
             return None
         added = _backfill(conn, table, tables)
-        conn.execute(
-            sa.update(tables.state).where(tables.state.c.log_table == table.name).values(backfilled_rows=added)
-        )
+        _record(conn, tables.state, table.name, added)
     if added:
         log.info(
             "routing log: %d existing entries added to the rollups in %.1f s", added, time.perf_counter() - started
@@ -67,12 +71,25 @@ def ensure_rollups(engine: Engine, table: sa.Table, tables: RollupTables) -> int
     return added
 
 
-def _claim(conn: sa.Connection, table: sa.Table, state: sa.Table) -> bool:
-    """Insert the state row unless it exists; True when this transaction inserted it (and must backfill)."""
+def _record(conn: sa.Connection, state: sa.Table, name: str, rows: int) -> None:
+    conn.execute(sa.update(state).where(state.c.log_table == name).values(backfilled_rows=rows))
+
+
+def _drop_indexes(engine: Engine, names: list[str]) -> None:
+    """Drop these indexes where they exist (names from this schema, quoted by the dialect)."""
+    quote = engine.dialect.identifier_preparer.quote
+    with engine.begin() as conn:
+        for name in names:
+            conn.execute(sa.text(f"DROP INDEX IF EXISTS {quote(name)}"))
+
+
+def _claim(conn: sa.Connection, name: str, state: sa.Table) -> bool:
+    """Insert the state row `name` unless it exists; True when this transaction inserted it (and must fill
+    what it stands for)."""
     from sqlalchemy.dialects import postgresql, sqlite
 
     insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-    stmt = insert(state).values(log_table=table.name, backfilled_rows=0, backfilled_at=time.time())
+    stmt = insert(state).values(log_table=name, backfilled_rows=0, backfilled_at=time.time())
     claimed = stmt.on_conflict_do_nothing(index_elements=["log_table"]).returning(state.c.log_table)
     return conn.execute(claimed).first() is not None  # (rowcount is -1 here on PostgreSQL)
 

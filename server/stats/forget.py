@@ -16,8 +16,9 @@ from ..api.outcome import Outcome
 CHUNK = 50  # questions per UPDATE (bind parameters stay well under every database's limit)
 
 
-def forget_questions(engine: Engine, table: sa.Table, questions: Sequence[str]) -> int:
-    """Remove these exact question texts from no_match entries; how many entries lost their text."""
+def forget_questions(engine: Engine, table: sa.Table, unmatched: sa.Table, questions: Sequence[str]) -> int:
+    """Remove these exact question texts from no_match entries (and their rows from `unmatched`, the table
+    the list reads: unmatched_copy.py); how many entries lost their text."""
     wanted = list(dict.fromkeys(questions))
     forgotten = 0
     with engine.begin() as conn:
@@ -29,4 +30,5 @@ def forget_questions(engine: Engine, table: sa.Table, questions: Sequence[str]) 
                 .values(question=None)
             )
             forgotten += result.rowcount or 0
+            conn.execute(sa.delete(unmatched).where(unmatched.c.question.in_(chunk)))
     return forgotten

@@ -20,6 +20,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from .unmatched_copy import unmatched_table
+
 MINUTE, TEN_MINUTES, HOUR = 60, 600, 3600
 SPANS = (MINUTE, TEN_MINUTES, HOUR)  # each divides the next
 BINS = 64  # bins of a histogram row
@@ -79,8 +81,10 @@ class RollupTables:
     hist: sa.Table  # value histograms: metric "score" | "ms" | "exec_ms" | "hist", name = stage or source
     tallies: sa.Table  # per-source events inside entries: search failures, fan-out runs
     state: sa.Table  # one row per log table: whether its raw rows were added to the rollups (backfill)
+    unmatched: sa.Table  # the unmatched entries' own rows, not bucketed (unmatched_copy.py)
 
     def all(self) -> tuple[sa.Table, ...]:
+        """The bucketed rollups, then the state table (not the unmatched entries' table)."""
         return (self.counts, self.templates, self.hist, self.tallies, self.state)
 
 
@@ -139,4 +143,4 @@ def rollup_tables(log_name: str, metadata: sa.MetaData | None = None) -> RollupT
         sa.Column("backfilled_rows", big, nullable=False),  # raw rows found and added when rollups began
         sa.Column("backfilled_at", sa.Float, nullable=False),
     )
-    return RollupTables(counts, templates, hist, tallies, state)
+    return RollupTables(counts, templates, hist, tallies, state, unmatched_table(log_name, md))

@@ -49,15 +49,10 @@ def log_table(name: str, metadata: sa.MetaData | None = None) -> sa.Table:
     )
 
 
-def unmatched_index(table: sa.Table, dialect: str) -> sa.Index:
-    """The unmatched questions of a window (aggregates.py `_unmatched`). On SQLite it holds every column the
-    list reads, so the list comes from the index alone; PostgreSQL cannot hold long question text in a
-    btree entry (about 2.7 kB), so there it finds the rows and reads them."""
-    c = table.c
-    columns = [c.outcome, c.ts_ms, c.kind, c.adapter, c.selected_adapter]
-    if dialect == "sqlite":
-        columns += [c.question, c.combined_score]
-    return sa.Index(f"ix_{table.name}_unmatched", *columns)
+def superseded_indexes(table: sa.Table) -> list[str]:
+    """Indexes an older version made on the log for the unmatched list, which now reads its own table
+    (unmatched_copy.py): dropped when the log is opened."""
+    return [f"ix_{table.name}_unmatched"]
 
 
 def add_missing_columns(engine: Engine, table: sa.Table) -> list[str]:

@@ -267,6 +267,7 @@ class RoutingLog:
         import sqlalchemy as sa
 
         from .rollup_build import RollupBatch
+        from .unmatched_copy import copies
 
         rows = [entry.to_row() for entry in entries]
         rollup = RollupBatch()
@@ -282,9 +283,12 @@ class RoutingLog:
             self.table.metadata.create_all(self.engine)
             add_missing_columns(self.engine, self.table)
             ensure_rollups(self.engine, self.table, self.rollups)  # and its rollups, from what rows it still has
+        unmatched = copies(rows)
         with self.engine.begin() as conn:
             conn.execute(sa.insert(self.table), rows)
             rollup.write(conn, self.rollups)
+            if unmatched:
+                conn.execute(sa.insert(self.rollups.unmatched), unmatched)
 
     def _reopen_file(self, failure: Exception) -> None:
         """After a refused batch the log file is opened afresh: a pooled connection keeps what it opened (a
@@ -321,6 +325,8 @@ class RoutingLog:
             for rollup in self.rollups.all()[:-1]:  # not the state row
                 for span in SPANS:  # span first: a range of the rollup's key
                     conn.execute(sa.delete(rollup).where(rollup.c.span == span, rollup.c.bucket < hour))
+            unmatched = self.rollups.unmatched
+            conn.execute(sa.delete(unmatched).where(unmatched.c.ts_ms < hour * 1000))
         self.counters.purged += removed
         return removed
 

@@ -8,6 +8,7 @@ shown; the marked spans (offsets into the plain text) train the learned paramete
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -47,8 +48,10 @@ def is_annotated(raw: str) -> bool:
     return _ATTEMPT.search(raw) is not None
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_example(raw: str) -> AnnotatedExample:
-    """The plain text and the marked spans of one `nl_examples` entry; raises AnnotationError."""
+    """The plain text and the marked spans of one `nl_examples` entry; raises AnnotationError. Remembered
+    (the result is immutable): validating a template reads each entry twice, for its text and its spans."""
     if not is_annotated(raw):
         return AnnotatedExample(raw, ())
     pieces: list[str] = []

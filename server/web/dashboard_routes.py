@@ -69,7 +69,9 @@ class DashboardRoutes:
 
             await rlog.ready()
             try:
-                forgotten = await run_on(STATISTICS_POOL, forget_questions, rlog.engine, rlog.table, asked.questions)
+                forgotten = await run_on(
+                    STATISTICS_POOL, forget_questions, rlog.engine, rlog.table, rlog.rollups.unmatched, asked.questions
+                )
             except Exception as exc:
                 log.warning("forgetting unmatched questions failed: %s: %s", type(exc).__name__, exc)
                 raise IntentRouterError(

@@ -39,3 +39,18 @@ def test_bench_scale_at_ten_templates(tmp_path):
     assert row["edit"]["routable_s"] is not None  # the edited example routed on every stage
     assert row["sigterm_exit_s"] is not None
     assert (tmp_path / "tree-10" / "data" / "config_cache" / "checks.json").exists()
+
+
+def test_bench_scale_times_warm_starts_alone(tmp_path):
+    """--start-only --warm-starts 2: two warm starts, each with the server's CPU, the load average and the
+    server's start log line, and nothing after them."""
+    command = [sys.executable, str(ROOT / "scripts" / "bench_scale.py"), "--sizes", "10", "--start-only"]
+    command += ["--warm-starts", "2", "--no-search", "--no-stats", "--timeout", "600", "--cache-dir", str(tmp_path)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (row,) = json.loads(done.stdout)["sizes"]
+    assert len(row["warm_start_s_all"]) == len(row["warm_start_cpu_s_all"]) == len(row["load_average_1m_all"]) == 2
+    assert all(cpu > 0 for cpu in row["warm_start_cpu_s_all"])
+    assert row["start_log"].startswith("started in ") and "runtime built in" in row["start_log"]
+    assert row["intent_model_on"] is True
+    assert "throughput_ratio_8" not in row and "edit" not in row

@@ -51,7 +51,7 @@ async def make_log(request, tmp_path):
     if url:
         engine = sa.create_engine(url)
         with engine.begin() as conn:
-            for table in ("", "_r_counts", "_r_templates", "_r_hist", "_r_tallies", "_r_state"):
+            for table in ("", "_r_counts", "_r_templates", "_r_hist", "_r_tallies", "_r_state", "_r_unmatched"):
                 conn.execute(sa.text(f'DROP TABLE IF EXISTS "{name}{table}"'))
         engine.dispose()
 
@@ -200,7 +200,8 @@ async def test_an_old_log_without_rollups_gets_them_on_open(make_log):
 
     upgraded = await make_log()
     with upgraded.engine.connect() as conn:
-        state = conn.execute(sa.select(upgraded.rollups.state)).one()
+        state_table = upgraded.rollups.state
+        state = conn.execute(sa.select(state_table).where(state_table.c.log_table == table.name)).one()
     assert state.backfilled_rows == 500
     everything = Window(T0 - 600, T0 + 3 * HOUR)
     assert check_equal(upgraded, everything)["total"] == 500

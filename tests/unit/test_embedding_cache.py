@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -160,3 +161,26 @@ async def test_questions_stay_in_memory_and_never_reach_the_file(
     assert second.stats.computed == 1
     await second.close()
     assert sqlite3.connect(path).execute("SELECT count(*) FROM embeddings").fetchone() == (0,)
+
+
+def test_stale_rows_are_refreshed_in_one_transaction(tmp_path: Path) -> None:
+    """A warm start an hour after the last one refreshes every row it reads: one commit for all of them (each
+    row committed on its own cost a file sync apiece, minutes for a large library)."""
+    from server.embedding.cache import _DiskCache
+
+    path = tmp_path / "cache.sqlite3"
+    disk = _DiskCache(path, max_entries=10_000)
+    keys = [text_key(f"text {i}") for i in range(300)]
+    disk.put("m", [(k, np.full(4, i, dtype=np.float32)) for i, k in enumerate(keys)])
+    disk._db.execute("UPDATE embeddings SET used_at = used_at - 7200")  # two hours ago
+    statements: list[str] = []
+    disk._db.set_trace_callback(statements.append)
+    found = disk.get("m", keys)
+    disk._db.set_trace_callback(None)
+    assert len(found) == 300 and float(found[keys[7]][0]) == 7.0
+    updates = [s for s in statements if s.startswith("UPDATE")]
+    assert len(updates) == 300 and statements.count("BEGIN") == 1 and statements.count("COMMIT") == 1
+    assert statements.index("BEGIN") < statements.index(updates[0]) < statements.index("COMMIT")
+    refreshed = disk._db.execute("SELECT min(used_at) FROM embeddings").fetchone()[0]
+    disk.close()
+    assert refreshed > time.time() - 60
