@@ -9,7 +9,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from server.stores.bounded_scores import _Q_LEVELS, _X_LEVELS
-from server.stores.int8_graph import IR_VERSION, OPSET, matmul_integer_model
+from server.stores.int8_graph import IR_VERSION, OPSET, QUESTIONS, matmul_integer_model
 
 
 def onnx_helper_model(codes: np.ndarray) -> bytes:
@@ -18,8 +18,8 @@ def onnx_helper_model(codes: np.ndarray) -> bytes:
     graph = helper.make_graph(
         [helper.make_node("MatMulInteger", ["A", "B", "zero"], ["Y"])],
         "template_codes",
-        [helper.make_tensor_value_info("A", TensorProto.UINT8, [1, dim])],
-        [helper.make_tensor_value_info("Y", TensorProto.INT32, [1, rows])],
+        [helper.make_tensor_value_info("A", TensorProto.UINT8, [QUESTIONS, dim])],
+        [helper.make_tensor_value_info("Y", TensorProto.INT32, [QUESTIONS, rows])],
         [
             numpy_helper.from_array(np.ascontiguousarray(codes.T), "B"),
             numpy_helper.from_array(np.array(128, dtype=np.uint8), "zero"),
@@ -46,6 +46,17 @@ def test_onnxruntime_runs_it_exactly() -> None:
     got = session.run(None, {"A": question})[0]
     expected = (question.astype(np.int64) - 128) @ codes.T.astype(np.int64)
     assert got.dtype == np.int32 and np.array_equal(got, expected)
+
+
+def test_several_questions_in_one_run_get_their_own_products() -> None:
+    """Concurrent questions share one run: each row is what the question alone gets."""
+    rng = np.random.default_rng(1)
+    codes = rng.integers(-_X_LEVELS, _X_LEVELS + 1, size=(300, 384), dtype=np.int8)
+    session = ort.InferenceSession(matmul_integer_model(codes), providers=["CPUExecutionProvider"])
+    questions = rng.integers(128 - _Q_LEVELS, 128 + _Q_LEVELS + 1, size=(5, 384)).astype(np.uint8)
+    together = session.run(None, {"A": questions})[0]
+    alone = np.vstack([session.run(None, {"A": q[None]})[0] for q in questions])
+    assert together.shape == (5, 300) and np.array_equal(together, alone)
 
 
 def test_refuses_what_is_not_int8_codes() -> None:
