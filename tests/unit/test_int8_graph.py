@@ -37,26 +37,19 @@ def test_same_bytes_as_onnx_helper(rows: int, dim: int) -> None:
     assert matmul_integer_model(codes) == onnx_helper_model(codes)
 
 
-def test_onnxruntime_runs_it_exactly() -> None:
-    """With the codes' ranges the store uses (7-bit template codes, questions within +-127 of 128)."""
-    rng = np.random.default_rng(0)
+@pytest.mark.parametrize("questions", [1, 5])
+def test_onnxruntime_runs_it_exactly(questions: int) -> None:
+    """With the codes' ranges the store uses (7-bit template codes, questions within +-127 of 128); several
+    questions (a batch of concurrent requests) share one run, each row what the question alone gets."""
+    rng = np.random.default_rng(questions)
     codes = rng.integers(-_X_LEVELS, _X_LEVELS + 1, size=(500, 384), dtype=np.int8)
     session = ort.InferenceSession(matmul_integer_model(codes), providers=["CPUExecutionProvider"])
-    question = rng.integers(128 - _Q_LEVELS, 128 + _Q_LEVELS + 1, size=(1, 384)).astype(np.uint8)
-    got = session.run(None, {"A": question})[0]
-    expected = (question.astype(np.int64) - 128) @ codes.T.astype(np.int64)
-    assert got.dtype == np.int32 and np.array_equal(got, expected)
-
-
-def test_several_questions_in_one_run_get_their_own_products() -> None:
-    """Concurrent questions share one run: each row is what the question alone gets."""
-    rng = np.random.default_rng(1)
-    codes = rng.integers(-_X_LEVELS, _X_LEVELS + 1, size=(300, 384), dtype=np.int8)
-    session = ort.InferenceSession(matmul_integer_model(codes), providers=["CPUExecutionProvider"])
-    questions = rng.integers(128 - _Q_LEVELS, 128 + _Q_LEVELS + 1, size=(5, 384)).astype(np.uint8)
-    together = session.run(None, {"A": questions})[0]
-    alone = np.vstack([session.run(None, {"A": q[None]})[0] for q in questions])
-    assert together.shape == (5, 300) and np.array_equal(together, alone)
+    asked = rng.integers(128 - _Q_LEVELS, 128 + _Q_LEVELS + 1, size=(questions, 384)).astype(np.uint8)
+    got = session.run(None, {"A": asked})[0]
+    expected = (asked.astype(np.int64) - 128) @ codes.T.astype(np.int64)
+    assert got.dtype == np.int32 and got.shape == (questions, 500) and np.array_equal(got, expected)
+    alone = np.vstack([session.run(None, {"A": q[None]})[0] for q in asked])
+    assert np.array_equal(got, alone)
 
 
 def test_refuses_what_is_not_int8_codes() -> None:
