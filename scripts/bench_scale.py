@@ -112,9 +112,10 @@ class Server:
 
 
 def questions(templates: list, n: int, tag: str) -> list[str]:
-    """Unseen phrasings of the templates' own requests (unique per run: no cache answers them)."""
+    """Unseen phrasings of the templates' own requests (unique per run: no cache answers them), `n` of them
+    even with fewer templates (a template asked again gets another numbered phrasing)."""
     step = max(1, len(templates) // n)
-    picked = templates[::step][:n]
+    picked = [templates[(i * step) % len(templates)] for i in range(n)]
     return [f"could you find {t.description.lower()[4:]} ({tag} {i})" for i, t in enumerate(picked)]
 
 
@@ -164,8 +165,9 @@ def measure_size(size: int, args: argparse.Namespace, bare: Bare) -> dict[str, A
         out["intent_model_on"] = "intent model off" not in server.log()
         out["rss_mb"] = round(server.rss_mb(), 1)
         out |= throughput(server, templates, args, bare)
-        out["edit"] = edit_one(server, root, templates, out["intent_model_on"])
-        out["sigterm_exit_s"] = sigterm_during_refit(server, root, templates)
+        if not args.throughput_only:
+            out["edit"] = edit_one(server, root, templates, out["intent_model_on"])
+            out["sigterm_exit_s"] = sigterm_during_refit(server, root, templates)
     finally:
         server.stop()
     return out
@@ -210,10 +212,15 @@ def throughput(server: Server, templates: list, args: argparse.Namespace, bare: 
         ratios.append(qps / bare_rate)
         if before and after:
             loop_ms.append((after[0] - before[0]) * 1000 / len(batch))
+    alone = asyncio.run(load(server.url, "all", questions(templates, args.single, tag + "s"), 1, bare))
     return {
         "throughput_ratio_8": round(float(np.median(ratios)), 3),
         "throughput_round_ratios": [round(r, 3) for r in ratios],
         "loop_cpu_ms_per_question": round(float(np.median(loop_ms)), 3) if loop_ms else None,
+        "single_latency_p50_ms": alone["latency_p50_ms"],
+        "single_bare_p50_ms": alone["bare_single_p50_ms"],
+        "single_latency_ratio": round(alone["latency_p50_ms"] / alone["bare_single_p50_ms"], 2),
+        "load_average": os.getloadavg()[0],
     }
 
 
@@ -331,6 +338,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--questions", type=int, default=96, help="questions per throughput round")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--single", type=int, default=48, help="questions asked by one client (latency ratio)")
+    parser.add_argument("--throughput-only", action="store_true", help="skip the edit and SIGTERM measurements")
     parser.add_argument("--cold", action="store_true", help="refit from scratch at sizes up to --cold-max")
     parser.add_argument("--cold-max", type=int, default=1000)
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds a start may take")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -184,10 +184,19 @@ class Int8Pass:
     err_l2: np.ndarray
     l2: np.ndarray
 
-    def bounds(self, query: Query) -> tuple[np.ndarray, np.ndarray]:
-        """Per vector, an estimate of its exact score and a proven bound on the gap."""
-        codes, sq, qh_l2, q_err_l2 = query.int8()
-        dots = self.session.run(None, {"A": codes})[0][0]  # type: ignore[attr-defined]
+    def dots(self, queries: Sequence[Query]) -> np.ndarray:
+        """The integer products of the questions' codes with every vector's, one row per question, in one
+        run: the template codes are read once for the batch (at 20,000 vectors 0.22-0.28 ms a question for
+        four to eight questions, against 0.6-0.7 ms one by one)."""
+        codes = np.concatenate([q.int8()[0] for q in queries]) if len(queries) != 1 else queries[0].int8()[0]
+        return self.session.run(None, {"A": codes})[0]  # type: ignore[attr-defined]
+
+    def bounds(self, query: Query, dots: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Per vector, an estimate of its exact score and a proven bound on the gap; `dots`: the question's
+        row of `self.dots` when a batch computed it."""
+        _, sq, qh_l2, q_err_l2 = query.int8()
+        if dots is None:
+            dots = self.dots([query])[0]
         approx = dots * (sq * self.scale)  # = q^.x^ up to two float64 roundings
         # |q.x - q^.x^| <= ||q^|| ||x - x^|| + ||q - q^|| ||x||; plus the float32 rounding of the exact
         # score (2^-24 |q.x|), the float64 roundings above (2^-40 covers them) and of this bound itself.

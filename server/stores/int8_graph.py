@@ -12,6 +12,7 @@ import numpy as np
 _UINT8, _INT8, _INT32 = 2, 3, 6  # onnx TensorProto.DataType
 IR_VERSION = 8
 OPSET = 13
+QUESTIONS = "questions"  # the first dimension of the question codes and the scores: any number of questions
 
 
 def _varint(value: int) -> bytes:
@@ -48,15 +49,17 @@ def _tensor(name: str, data_type: int, array: np.ndarray) -> Chunks:
     return [dims, _int(2, data_type), *_str(8, name), *_field(9, [raw])]
 
 
-def _value_info(name: str, elem_type: int, shape: tuple[int, ...]) -> Chunks:
-    """ValueInfoProto: name (1), type (2) -> TypeProto.tensor_type (1) -> elem_type (1), shape (2) -> dim (1)."""
-    dims = [piece for d in shape for piece in _field(1, [_int(1, d)])]
+def _value_info(name: str, elem_type: int, shape: tuple[int | str, ...]) -> Chunks:
+    """ValueInfoProto: name (1), type (2) -> TypeProto.tensor_type (1) -> elem_type (1), shape (2) -> dim (1)
+    -> dim_value (1) or, for a dimension named instead of fixed, dim_param (2)."""
+    dims = [piece for d in shape for piece in _field(1, _str(2, d) if isinstance(d, str) else [_int(1, d)])]
     tensor_type = [_int(1, elem_type), *_field(2, dims)]
     return [*_str(1, name), *_field(2, _field(1, tensor_type))]
 
 
 def matmul_integer_model(codes: np.ndarray) -> bytes:
-    """Y[1, rows] = (A[1, dim] - 128) @ codes.T: u8 question codes with zero point 128 against s8 template codes."""
+    """Y[n, rows] = (A[n, dim] - 128) @ codes.T: u8 codes of n questions (zero point 128) against s8 template
+    codes; the concurrent questions of a batch read the template codes once."""
     if codes.dtype != np.int8 or codes.ndim != 2:
         raise ValueError("template codes must be a 2-D int8 array")
     rows, dim = codes.shape
@@ -66,8 +69,8 @@ def matmul_integer_model(codes: np.ndarray) -> bytes:
         *_str(2, "template_codes"),
         *_field(5, _tensor("B", _INT8, codes.T)),
         *_field(5, _tensor("zero", _UINT8, np.array(128, dtype=np.uint8))),
-        *_field(11, _value_info("A", _UINT8, (1, dim))),
-        *_field(12, _value_info("Y", _INT32, (1, rows))),
+        *_field(11, _value_info("A", _UINT8, (QUESTIONS, dim))),
+        *_field(12, _value_info("Y", _INT32, (QUESTIONS, rows))),
     ]
     opset = [*_str(1, ""), _int(2, OPSET)]
     return b"".join([_int(1, IR_VERSION), *_field(7, graph), *_field(8, opset)])

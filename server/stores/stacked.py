@@ -36,6 +36,8 @@ BLOCK_ROWS = 1024
 _UNDERFLOW = 2.0**-139  # an exact score below 2^-126 rounds to float32 within 2^-150
 _SORT_TEMPLATES = 2048  # up to this many templates in a view, per-pack k-th values come from one sort
 _REFINE_ABOVE = 256  # int8 survivors above which a float32 pass prunes them again before exact scoring
+# questions whose int8 first pass runs as one product (their int32 scores: 80 KB each at 20,000 vectors)
+INT8_MANY_ROWS = 64
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,23 +67,35 @@ class StackedView:
                 raise ValueError("query vector has non-finite values")
             return self._float32(q, k)
         query = query_of(vector)
-        if query.norm == 0:  # every score is exactly 0: insertion order decides
-            firsts = [
-                [StoreHit(p.ids[t], 0.0, p.texts[int(p.bounds[t])]) for t in range(min(k, len(p.ids)))]
-                for p in self.packs
-            ]
-            return firsts
+        if query.norm == 0:
+            return self._zero(k)
         return self._int8(query, k)
 
+    def _zero(self, k: int) -> list[list[StoreHit]]:
+        """A zero question: every score is exactly 0, insertion order decides."""
+        return [
+            [StoreHit(p.ids[t], 0.0, p.texts[int(p.bounds[t])]) for t in range(min(k, len(p.ids)))] for p in self.packs
+        ]
+
     def search_many(self, vectors: np.ndarray, k: int) -> list[list[list[StoreHit]]]:
-        """`search` for each row of `vectors` (fit-thresholds routes thousands of questions): the same
-        products, one per question, so the same scores; the selection after them runs over all the
-        questions at once instead of costing its fixed numpy overhead per question. Large (int8) views
-        and rows `search` would refuse go through `search` one by one."""
+        """`search` for each row of `vectors` (concurrent requests' questions; fit-thresholds routes
+        thousands): the same products, one per question, so the same scores. Small views select over all
+        the questions at once instead of paying the selection's fixed numpy overhead per question; large
+        (int8) views run the first pass for the questions in one product (INT8_MANY_ROWS at a time), then
+        bound and score each question as `search` does. Rows `search` would refuse go through it one by one."""
         q = np.asarray(vectors, dtype=np.float32)
-        if k <= 0 or self.int8 is not None or q.ndim != 2 or q.shape[1] != self.dim or not np.isfinite(q).all():
+        if k <= 0 or q.ndim != 2 or q.shape[1] != self.dim or not np.isfinite(q).all():
             return [self.search(v, k) for v in vectors]
-        return self._float32_many(q, k)
+        if self.int8 is None:
+            return self._float32_many(q, k)
+        queries = [query_of(v) for v in q]
+        out: list[list[list[StoreHit]]] = []
+        for lo in range(0, len(queries), INT8_MANY_ROWS):
+            part = queries[lo : lo + INT8_MANY_ROWS]
+            live = [query for query in part if query.norm != 0]
+            dots = iter(self.int8.dots(live)) if live else iter(())
+            out += [self._int8(query, k, next(dots)) if query.norm != 0 else self._zero(k) for query in part]
+        return out
 
     def _float32_many(self, qs: np.ndarray, k: int) -> list[list[list[StoreHit]]]:
         total = int(self.vector_starts[-1])
@@ -119,9 +133,10 @@ class StackedView:
         rows = at_best[np.searchsorted(at_best, self.starts[templates])]  # each template's first best vector
         return self._hits(templates, best[templates], rows, k)
 
-    def _int8(self, query: Query, k: int) -> list[list[StoreHit]]:
+    def _int8(self, query: Query, k: int, dots: np.ndarray | None = None) -> list[list[StoreHit]]:
+        """`dots`: the question's first-pass products when a batch computed them (Int8Pass.dots)."""
         assert self.int8 is not None
-        approx, bound = self.int8.bounds(query)
+        approx, bound = self.int8.bounds(query, dots)
         lower = np.maximum.reduceat(approx - bound, self.starts)
         kth = self._kth_per_pack(lower, k)
         # A template among its pack's k best scores at least the pack's k-th best lower bound, and its best

@@ -9,7 +9,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from server.stores.bounded_scores import _Q_LEVELS, _X_LEVELS
-from server.stores.int8_graph import IR_VERSION, OPSET, matmul_integer_model
+from server.stores.int8_graph import IR_VERSION, OPSET, QUESTIONS, matmul_integer_model
 
 
 def onnx_helper_model(codes: np.ndarray) -> bytes:
@@ -18,8 +18,8 @@ def onnx_helper_model(codes: np.ndarray) -> bytes:
     graph = helper.make_graph(
         [helper.make_node("MatMulInteger", ["A", "B", "zero"], ["Y"])],
         "template_codes",
-        [helper.make_tensor_value_info("A", TensorProto.UINT8, [1, dim])],
-        [helper.make_tensor_value_info("Y", TensorProto.INT32, [1, rows])],
+        [helper.make_tensor_value_info("A", TensorProto.UINT8, [QUESTIONS, dim])],
+        [helper.make_tensor_value_info("Y", TensorProto.INT32, [QUESTIONS, rows])],
         [
             numpy_helper.from_array(np.ascontiguousarray(codes.T), "B"),
             numpy_helper.from_array(np.array(128, dtype=np.uint8), "zero"),
@@ -37,15 +37,19 @@ def test_same_bytes_as_onnx_helper(rows: int, dim: int) -> None:
     assert matmul_integer_model(codes) == onnx_helper_model(codes)
 
 
-def test_onnxruntime_runs_it_exactly() -> None:
-    """With the codes' ranges the store uses (7-bit template codes, questions within +-127 of 128)."""
-    rng = np.random.default_rng(0)
+@pytest.mark.parametrize("questions", [1, 5])
+def test_onnxruntime_runs_it_exactly(questions: int) -> None:
+    """With the codes' ranges the store uses (7-bit template codes, questions within +-127 of 128); several
+    questions (a batch of concurrent requests) share one run, each row what the question alone gets."""
+    rng = np.random.default_rng(questions)
     codes = rng.integers(-_X_LEVELS, _X_LEVELS + 1, size=(500, 384), dtype=np.int8)
     session = ort.InferenceSession(matmul_integer_model(codes), providers=["CPUExecutionProvider"])
-    question = rng.integers(128 - _Q_LEVELS, 128 + _Q_LEVELS + 1, size=(1, 384)).astype(np.uint8)
-    got = session.run(None, {"A": question})[0]
-    expected = (question.astype(np.int64) - 128) @ codes.T.astype(np.int64)
-    assert got.dtype == np.int32 and np.array_equal(got, expected)
+    asked = rng.integers(128 - _Q_LEVELS, 128 + _Q_LEVELS + 1, size=(questions, 384)).astype(np.uint8)
+    got = session.run(None, {"A": asked})[0]
+    expected = (asked.astype(np.int64) - 128) @ codes.T.astype(np.int64)
+    assert got.dtype == np.int32 and got.shape == (questions, 500) and np.array_equal(got, expected)
+    alone = np.vstack([session.run(None, {"A": q[None]})[0] for q in asked])
+    assert np.array_equal(got, alone)
 
 
 def test_refuses_what_is_not_int8_codes() -> None:

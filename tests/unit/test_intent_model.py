@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from server.intent.intent_model import IntentModel, LexicalFeatures, LexicalModel, SparseRows, fit_sparse_softmax
+from server.intent.lexical_model import ROWWISE_DOT_ROWS
 
 TOPICS = {
     "balance": ["what is my balance", "how much money do I have", "show my account balance"],
@@ -156,6 +157,30 @@ def test_sparse_dot_matches_dense() -> None:
     dense[0, 0], dense[0, 3], dense[2, 1] = 1.0, 2.0, 3.0
     w = np.arange(8, dtype=np.float32).reshape(4, 2)
     assert np.allclose(rows.dot(w), dense @ w)
+
+
+@pytest.mark.parametrize("rows", [1, ROWWISE_DOT_ROWS, ROWWISE_DOT_ROWS + 1, 500])
+def test_sparse_dot_matches_dense_by_rows_and_by_blocks(rows: int) -> None:
+    """A request's few rows go one product per row, a fit's many go in blocks: the same values either way."""
+    rng = np.random.default_rng(rows)
+    dense = np.where(rng.random((rows, 300)) < 0.05, rng.random((rows, 300)), 0.0).astype(np.float32)
+    dense[rows // 2] = 0.0  # a question without a known feature
+    indptr = np.concatenate([[0], np.cumsum((dense != 0).sum(1))])
+    sparse = SparseRows(indptr, np.nonzero(dense)[1], dense[dense != 0])
+    w = rng.normal(size=(300, 40)).astype(np.float32)
+    assert np.allclose(sparse.dot(w), dense @ w, atol=1e-5)
+
+
+def test_questions_analysed_together_score_as_alone() -> None:
+    """The request path scores the questions of concurrent requests in one call: each gets its own scores."""
+    model, sample = _fit()
+    queries = np.vstack([sample(i % 3, 1) for i in range(5)])
+    texts = ["what is my balance", "card delivery", "send money", "my balance please", "where is my card"]
+    together = model.analyse_many(queries, texts)
+    for i, (query, text) in enumerate(zip(queries, texts, strict=True)):
+        alone = model.analyse(query, text)
+        assert np.allclose(together.fused[i], alone.fused, atol=1e-5)
+        assert np.isclose(together.best_cosine[i], alone.best_cosine, atol=1e-6)
 
 
 def test_sparse_softmax_learns_a_separable_problem() -> None:

@@ -9,6 +9,7 @@ import asyncio
 import numpy as np
 import pytest
 
+from server.stores import stacked
 from server.stores.group_search import GroupSearch
 from server.stores.memory import INT8_ABOVE_FLOATS, MemoryTemplateStore
 from server.stores.packed import pack
@@ -179,6 +180,18 @@ def test_many_questions_at_once_equal_each_searched_alone(threshold):
         assert [as_tuples(r) for r in got] == [
             as_tuples(r) for r in group.search("m", [stores[0], empty, *stores[1:]], q, 3)
         ]
+
+
+def test_int8_first_pass_for_more_questions_than_one_run_takes(monkeypatch):
+    """The int8 view runs its first pass for a batch of questions in runs of INT8_MANY_ROWS: across the
+    runs' edges (and a zero question inside one) each question gets `search`'s answer."""
+    monkeypatch.setattr(stacked, "INT8_MANY_ROWS", 3)
+    rng = np.random.default_rng(32)
+    stores_templates = children(rng, [20, 5, 30])
+    view = build_view([fill(t, INT8_ALWAYS).packed() for t in stores_templates], INT8_ALWAYS)
+    qs = np.stack([*questions(rng, stores_templates, 5), np.zeros(384, np.float32)])
+    for got, q in zip(view.search_many(qs, 3), qs, strict=True):
+        assert [as_tuples(h) for h in got] == [as_tuples(h) for h in view.search(q, 3)]
 
 
 def test_one_refused_question_among_many_fails_alone():
