@@ -9,12 +9,6 @@ the event loop; doing them one by one pays each step's fixed cost (dozens of sma
 per question, in the thread that also serves HTTP. Here every call made within one turn of the loop
 joins the same batched call, started in the next turn. Nothing waits on purpose: a lone call is
 answered a few loop turns (microseconds) later than it would have been.
-
-One batched call runs at a time per loop, as the encoder runs one pass per runner: calls made while one
-is in flight form the next, started when it ends (the encoder's two lanes deliver their questions at
-different moments, and two small calls side by side on a 2-core machine each read the whole example
-matrix for a handful of questions). At 1,000 templates under 8 clients the stage and search calls had
-carried 1.8-2 questions each; the cost of a call's products hardly grows with its questions.
 """
 
 from __future__ import annotations
@@ -45,7 +39,6 @@ class Coalescer(Generic[Item, Result]):
     run_many: Callable[[list[Item]], Awaitable[list[Result]]]
     stats: BatchStats = field(default_factory=BatchStats)
     _waiting: dict[asyncio.AbstractEventLoop, list[_Waiting[Item, Result]]] = field(default_factory=dict)
-    _running: set[asyncio.AbstractEventLoop] = field(default_factory=set)  # loops with a call in flight
 
     async def submit(self, item: Item) -> Result:
         loop = asyncio.get_running_loop()
@@ -53,19 +46,15 @@ class Coalescer(Generic[Item, Result]):
         batch = self._waiting.get(loop)
         if batch is None:
             batch = self._waiting[loop] = []
-            if loop not in self._running:  # else the call in flight starts this batch when it ends
-                loop.call_soon(self._start, loop)
+            loop.call_soon(self._start, loop)
         batch.append(waiting)
         return await waiting.future
 
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
         batch = self._waiting.pop(loop, [])
-        if not batch or loop in self._running:
-            return
-        self._running.add(loop)
-        loop.create_task(self._run(loop, batch), name=f"coalesced-{self.name}")
+        loop.create_task(self._run(batch), name=f"coalesced-{self.name}")
 
-    async def _run(self, loop: asyncio.AbstractEventLoop, batch: list[_Waiting[Item, Result]]) -> None:
+    async def _run(self, batch: list[_Waiting[Item, Result]]) -> None:
         self.stats.record(len(batch))
         try:
             results = await self.run_many([w.item for w in batch])
@@ -78,10 +67,6 @@ class Coalescer(Generic[Item, Result]):
                 if not w.future.done():
                     w.future.set_exception(exc)
             return
-        finally:
-            self._running.discard(loop)
-            if self._waiting.get(loop):  # what came in meanwhile, with what this turn still adds
-                loop.call_soon(self._start, loop)
         for w, result in zip(batch, results, strict=True):
             if not w.future.done():  # its request may have been cancelled (client gone, timeout)
                 w.future.set_result(result)

@@ -65,38 +65,6 @@ async def test_a_lone_question_is_scored_at_once_and_later_ones_form_a_new_call(
     assert stage.calls == [["first"], ["second", "third"]]
 
 
-async def test_questions_arriving_while_a_call_runs_wait_for_it_and_form_one_next_call():
-    """One call in flight at a time: the questions that come in meanwhile, at different moments (the
-    encoder's lanes deliver theirs apart), are scored together once it ends, each with its own report."""
-    hold = asyncio.Event()
-    stage = CountingStage(hold=hold)
-    first = asyncio.ensure_future(stage.score_request("first", candidates()))
-    await eventually(lambda: stage.calls == [["first"]])
-    later = []
-    for q in ("second", "third", "fourth"):
-        later.append(asyncio.ensure_future(stage.score_request(q, candidates())))
-        await asyncio.sleep(0.01)  # separate turns of the loop
-    assert stage.calls == [["first"]]  # nothing started beside the call in flight
-    hold.set()
-    assert (await first).error == "note first"
-    assert [r.error for r in await asyncio.gather(*later)] == ["note second", "note third", "note fourth"]
-    assert stage.calls == [["first"], ["second", "third", "fourth"]]
-    assert stage.coalescing is not None and (stage.coalescing.calls, stage.coalescing.largest) == (2, 3)
-
-
-async def test_a_failed_call_still_starts_the_questions_that_waited_for_it():
-    hold = asyncio.Event()
-    stage = CountingStage(fail_on="bad", hold=hold)
-    failing = asyncio.ensure_future(stage.score_request("bad", candidates()))
-    await eventually(lambda: stage.calls == [["bad"]])
-    waiting = asyncio.ensure_future(stage.score_request("good", candidates()))
-    await asyncio.sleep(0.01)
-    hold.set()
-    with pytest.raises(RuntimeError, match="cannot score bad"):
-        await failing
-    assert (await asyncio.wait_for(waiting, 5)).error == "note good"
-
-
 async def test_a_stage_that_does_not_batch_scores_each_question_on_its_own():
     stage = CountingStage()
     stage.batches = False
