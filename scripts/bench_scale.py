@@ -16,7 +16,10 @@ same run:
 - `edit`: one example edited in a library file: seconds until the edited text routes to its template with
   every stage scoring it (intent model included), and the server's CPU over that time.
 - `sigterm_exit_s`: SIGTERM sent while the edit's refit runs: seconds until the process is gone.
-- `rss_mb`: the warm server's RSS; `memory_per_example_kb` = the RSS growth per example between the
+- `rss_mb`: the warm server's RSS once its heap has settled (the log's "heap settled after start", ~5 s
+  after listening: the starts held back until then have loaded at every size; read at the first /health
+  200 instead, the encoder lanes and MCP were in at one size and not the other, ±10 MB); `rss_at_health_mb`
+  the read at that first 200; `memory_per_example_kb` = the settled RSS growth per example between the
   smallest size and this one, ÷ one vector's 1.5 KB (bar: <= 3x).
 Then `search_150x100`: the composite's search stage p50 at 150 templates x 100 examples against one bare
 float32 matrix-vector product + argpartition over the same vectors (bar: <= 1.5x), in-process; and the
@@ -84,6 +87,15 @@ class Server:
     def rss_mb(self) -> float:
         status = Path(f"/proc/{self.proc.pid}/status").read_text()
         return int(re.search(r"VmRSS:\s+(\d+)", status)[1]) / 1024  # type: ignore[index]
+
+    def settled_rss_mb(self, timeout: float = 30.0) -> float | None:
+        """The RSS once the server logged that its heap settled after start (None: not within `timeout`)."""
+        started = time.perf_counter()
+        while "heap settled after start" not in self.log():
+            if time.perf_counter() - started > timeout or self.proc.poll() is not None:
+                return None
+            time.sleep(0.1)
+        return self.rss_mb()
 
     def cpu(self) -> float:
         found = server_cpu(self.proc.pid)
@@ -158,7 +170,9 @@ def measure_size(size: int, args: argparse.Namespace, bare: Bare) -> dict[str, A
     try:
         out["warm_start_s"] = round(server.start_seconds, 2)
         out["intent_model_on"] = "intent model off" not in server.log()
-        out["rss_mb"] = round(server.rss_mb(), 1)
+        out["rss_at_health_mb"] = round(server.rss_mb(), 1)
+        settled = server.settled_rss_mb()
+        out["rss_mb"] = round(settled, 1) if settled is not None else None
         out |= throughput(server, templates, args, bare)
         out["edit"] = edit_one(server, root, templates, out["intent_model_on"])
         out["sigterm_exit_s"] = sigterm_during_refit(server, root, templates)
@@ -325,6 +339,8 @@ def main() -> None:
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     base = rows[0]
     for row in rows[1:]:
+        if row["rss_mb"] is None or base["rss_mb"] is None:
+            continue
         grown = (row["rss_mb"] - base["rss_mb"]) * 1024 / (row["examples"] - base["examples"])
         row["memory_per_example_kb"] = round(grown, 2)
         row["memory_per_example_vs_vector"] = round(grown / VECTOR_KB, 2)
