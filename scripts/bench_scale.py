@@ -16,9 +16,9 @@ same run:
 - `edit`: one example edited in a library file: seconds until the edited text routes to its template with
   every stage scoring it (intent model included), and the server's CPU over that time.
 - `sigterm_exit_s`: SIGTERM sent while the edit's refit runs: seconds until the process is gone.
-- `rss_mb`: the warm server's RSS once its heap has settled (the log's "heap settled after start", ~5 s
-  after listening: the starts held back until then have loaded at every size; read at the first /health
-  200 instead, the encoder lanes and MCP were in at one size and not the other, ±10 MB); `rss_at_health_mb`
+- `rss_mb`: the warm server's RSS once it has settled (`Server.settled_rss_mb`: the heap settled, no part
+  "starting", the RSS steady: read at the first /health 200 instead, or at the heap's settling alone, the
+  encoder lanes and MCP had loaded at one size and not the other, up to 60 MB apart); `rss_at_health_mb`
   the read at that first 200; `memory_per_example_kb` = the settled RSS growth per example between the
   smallest size and this one, ÷ one vector's 1.5 KB (bar: <= 3x).
 Then `search_150x100`: the composite's search stage p50 at 150 templates x 100 examples against one bare
@@ -88,14 +88,25 @@ class Server:
         status = Path(f"/proc/{self.proc.pid}/status").read_text()
         return int(re.search(r"VmRSS:\s+(\d+)", status)[1]) / 1024  # type: ignore[index]
 
-    def settled_rss_mb(self, timeout: float = 30.0) -> float | None:
-        """The RSS once the server logged that its heap settled after start (None: not within `timeout`)."""
+    def settled_rss_mb(self, timeout: float = 60.0) -> float | None:
+        """The RSS once the server has settled: its log says the heap settled after start, /health reports
+        no part "starting" (MCP, the routing log), and the RSS held within 1 MB over 2 s (encoder lanes open
+        in the background). None when that takes more than `timeout`."""
         started = time.perf_counter()
-        while "heap settled after start" not in self.log():
-            if time.perf_counter() - started > timeout or self.proc.poll() is not None:
-                return None
-            time.sleep(0.1)
-        return self.rss_mb()
+        steady: list[float] = []
+        while time.perf_counter() - started < timeout and self.proc.poll() is None:
+            time.sleep(0.5)
+            if "heap settled after start" not in self.log() or '"starting"' in self.health():
+                continue
+            steady = [*steady[-3:], self.rss_mb()]
+            if len(steady) == 4 and max(steady) - min(steady) < 1.0:
+                return steady[-1]
+        return None
+
+    def health(self) -> str:
+        with contextlib.suppress(OSError), urllib.request.urlopen(self.url + "/health", timeout=5) as reply:
+            return reply.read().decode()
+        return '"starting"'
 
     def cpu(self) -> float:
         found = server_cpu(self.proc.pid)
