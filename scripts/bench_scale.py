@@ -18,7 +18,10 @@ same run:
 - `edit`: one example edited in a library file: seconds until the edited text routes to its template with
   every stage scoring it (intent model included), and the server's CPU over that time.
 - `sigterm_exit_s`: SIGTERM sent while the edit's refit runs: seconds until the process is gone.
-- `rss_mb`: the warm server's RSS; `memory_per_example_kb` = the RSS growth per example between the
+- `rss_mb`: the warm server's RSS once it has settled (`Server.settled_rss_mb`: the heap settled, no part
+  "starting", the RSS steady: read at the first /health 200 instead, or at the heap's settling alone, the
+  encoder lanes and MCP had loaded at one size and not the other, up to 60 MB apart); `rss_at_health_mb`
+  the read at that first 200; `memory_per_example_kb` = the settled RSS growth per example between the
   smallest size and this one, ÷ one vector's 1.5 KB (bar: <= 3x).
 Then `search_150x100`: the composite's search stage p50 at 150 templates x 100 examples against one bare
 float32 matrix-vector product + argpartition over the same vectors (bar: <= 1.5x), in-process; and the
@@ -86,6 +89,26 @@ class Server:
     def rss_mb(self) -> float:
         status = Path(f"/proc/{self.proc.pid}/status").read_text()
         return int(re.search(r"VmRSS:\s+(\d+)", status)[1]) / 1024  # type: ignore[index]
+
+    def settled_rss_mb(self, timeout: float = 60.0) -> float | None:
+        """The RSS once the server has settled: its log says the heap settled after start, /health reports
+        no part "starting" (MCP, the routing log), and the RSS held within 1 MB over 2 s (encoder lanes open
+        in the background). None when that takes more than `timeout`."""
+        started = time.perf_counter()
+        steady: list[float] = []
+        while time.perf_counter() - started < timeout and self.proc.poll() is None:
+            time.sleep(0.5)
+            if "heap settled after start" not in self.log() or '"starting"' in self.health():
+                continue
+            steady = [*steady[-3:], self.rss_mb()]
+            if len(steady) == 4 and max(steady) - min(steady) < 1.0:
+                return steady[-1]
+        return None
+
+    def health(self) -> str:
+        with contextlib.suppress(OSError), urllib.request.urlopen(self.url + "/health", timeout=5) as reply:
+            return reply.read().decode()
+        return '"starting"'
 
     def cpu(self) -> float:
         found = server_cpu(self.proc.pid)
@@ -163,7 +186,9 @@ def measure_size(size: int, args: argparse.Namespace, bare: Bare) -> dict[str, A
     server = Server(config, root / "warm.log", args.timeout)
     try:
         out["intent_model_on"] = "intent model off" not in server.log()
-        out["rss_mb"] = round(server.rss_mb(), 1)
+        out["rss_at_health_mb"] = round(server.rss_mb(), 1)
+        settled = server.settled_rss_mb()
+        out["rss_mb"] = round(settled, 1) if settled is not None else None
         out |= throughput(server, templates, args, bare)
         if not args.throughput_only:
             out["edit"] = edit_one(server, root, templates, out["intent_model_on"])
@@ -364,6 +389,8 @@ def main() -> None:
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     base = rows[0]
     for row in rows[1:] if "rss_mb" in base else ():
+        if row["rss_mb"] is None or base["rss_mb"] is None:
+            continue
         grown = (row["rss_mb"] - base["rss_mb"]) * 1024 / (row["examples"] - base["examples"])
         row["memory_per_example_kb"] = round(grown, 2)
         row["memory_per_example_vs_vector"] = round(grown / VECTOR_KB, 2)

@@ -31,7 +31,8 @@ class EmbeddingCacheSettings(BaseModel, extra="forbid"):
         MEMORY_BYTES,
         ge=0,
         description="bytes the vectors kept in memory in front of the file may hold (32 MiB: about 18,500 "
-        "384-d vectors, each counted as its array, key and slot); least recently used leave first",
+        "384-d vectors, each counted as its array, key and slot); least recently used leave first. Questions' "
+        "vectors; templates' only when nothing persists them (the file and the template stores hold those)",
     )
     # also in Redis, shared by every replica (a new replica starts warm); absent: this replica's file only
     shared: SharedEmbeddingCacheSettings | None = Field(

@@ -1,19 +1,26 @@
 """Fitted intent models by the fingerprint of what they were fitted on, owned by the runtime holder.
 
 A fit costs seconds for hundreds of templates; another composite over the same children, or a reload
-that did not touch them, reuses the model instead. Small: each model holds its examples' vectors.
-Behind the memory layer, a directory (`composite_retrieval.intent_model.cache_dir`) keeps the fits
-across restarts (intent/model_files.py), so a warm start with unchanged templates refits nothing.
+that did not touch them, reuses the model instead. Behind the memory layer, a directory
+(`composite_retrieval.intent_model.cache_dir`) keeps the fits across restarts (intent/model_files.py), so a
+warm start with unchanged templates refits nothing.
+
+A model holds a copy of every example's vector and its lexical weights (~2.5 KB per example at 1,000
+templates), so the memory layer finds the fits something still uses (a stage, the last fit of a lineage)
+and lets go of the others when the directory keeps them: kept after each edit, the four last fits stayed
+resident (a reverted edit loads its fit from the directory instead, in a fraction of a second). Without a
+directory it keeps the last few, as the only copy.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ..recent import Recent
 from . import model_files
@@ -23,6 +30,7 @@ if TYPE_CHECKING:
     from .intent_model import IntentModel
 
 Source = Literal["memory", "disk"]
+V = TypeVar("V")
 log = logging.getLogger("intent_router.routing.fitted_models")
 
 
@@ -41,8 +49,11 @@ class FittedModels:
     """Intent models and the acceptance tests fitted on them: memory first, then the directory given."""
 
     def __init__(self, size: int = 4) -> None:
+        # fits the directory does not keep (strong: the only copy); all fits, weakly, by key
         self._models: Recent[str, IntentModel] = Recent(size)
         self._acceptance: Recent[str, Acceptance] = Recent(size)
+        self._live_models: weakref.WeakValueDictionary[str, IntentModel] = weakref.WeakValueDictionary()
+        self._live_acceptance: weakref.WeakValueDictionary[str, Acceptance] = weakref.WeakValueDictionary()
         self._latest: Recent[str, Any] = Recent(32)  # lineage -> the last fit applied (a FitResult)
         self._generations: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -70,7 +81,7 @@ class FittedModels:
 
     def find(self, key: str, directory: Path | None = None) -> tuple[IntentModel | None, Source | None]:
         """The model fitted for `key` and where it came from (None, None: fit it)."""
-        model = self._models.get(key)
+        model = self._memory(self._models, self._live_models, key)
         if model is not None:
             self.stats.memory_hits += 1
             return model, "memory"
@@ -81,14 +92,14 @@ class FittedModels:
             self.stats.disk_misses += 1
             return None, None
         self.stats.disk_loads += 1
-        self._models.put(key, model)
+        self._keep(self._models, self._live_models, key, model, directory)
         return model, "disk"
 
     def get(self, key: str, directory: Path | None = None) -> IntentModel | None:
         return self.find(key, directory)[0]
 
     def put(self, key: str, model: IntentModel, directory: Path | None = None) -> None:
-        self._models.put(key, model)
+        self._keep(self._models, self._live_models, key, model, directory)
         if directory is not None:
             self._save(lambda: model_files.save_model(directory, key, model))
 
@@ -96,7 +107,7 @@ class FittedModels:
         self, key: str, model: IntentModel, directory: Path | None = None
     ) -> tuple[Acceptance | None, Source | None]:
         """The acceptance test fitted for `key` on exactly `model` (None, None: fit it)."""
-        fitted = self._acceptance.get(key)
+        fitted = self._memory(self._acceptance, self._live_acceptance, key)
         if fitted is not None and fitted.intent_model is model:
             self.stats.memory_hits += 1
             return fitted, "memory"
@@ -107,16 +118,37 @@ class FittedModels:
             self.stats.disk_misses += 1
             return None, None
         self.stats.disk_loads += 1
-        self._acceptance.put(key, fitted)
+        self._keep(self._acceptance, self._live_acceptance, key, fitted, directory)
         return fitted, "disk"
 
     def get_acceptance(self, key: str) -> Acceptance | None:
-        return self._acceptance.get(key)
+        return self._memory(self._acceptance, self._live_acceptance, key)
 
     def put_acceptance(self, key: str, acceptance: Acceptance, directory: Path | None = None) -> None:
-        self._acceptance.put(key, acceptance)
+        self._keep(self._acceptance, self._live_acceptance, key, acceptance, directory)
         if directory is not None:
             self._save(lambda: model_files.save_acceptance(directory, key, acceptance))
+
+    def _memory(self, kept: Recent[str, V], live: weakref.WeakValueDictionary[str, V], key: str) -> V | None:
+        found = kept.get(key)
+        if found is not None:
+            return found
+        with self._lock:
+            return live.get(key)
+
+    def _keep(
+        self,
+        kept: Recent[str, V],
+        live: weakref.WeakValueDictionary[str, V],
+        key: str,
+        value: V,
+        directory: Path | None,
+    ) -> None:
+        """Found while something uses it; held here too only when no directory keeps it."""
+        with self._lock:
+            live[key] = value
+        if directory is None:
+            kept.put(key, value)
 
     def _save(self, write: Callable[[], object]) -> None:
         """A failed write (read-only disk, full disk) costs the next start a refit, not this one."""

@@ -141,8 +141,8 @@ class IntentModel:
         np.divide(raw, np.maximum(norms, 1e-12)[:, None], out=x[:n])
         del raw
         centred = x[:n]
-        desc = normalise(np.vstack([np.asarray(d, np.float32) for d in descriptions]) - mu).astype(np.float32)
-        x[n:] = desc
+        x[n:] = normalise(np.vstack([np.asarray(d, np.float32) for d in descriptions]) - mu)
+        desc = x[n:]  # the model keeps the training rows as they are: two views of x, no copy of either part
         owner = np.repeat(np.arange(len(keys)), counts)
         y = np.concatenate([owner, np.arange(len(keys))])
         w, b = fit_softmax_regression(x, y, len(keys), cancelled)

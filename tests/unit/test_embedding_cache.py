@@ -47,7 +47,7 @@ async def test_warm_restart_reembeds_nothing(tmp_path: Path, minilm_embedder: Mi
     cold = await first.embed(TEXTS)
     assert (first.stats.hits, first.stats.misses, first.stats.computed) == (0, 5, 4)  # duplicate embedded once
     again = await first.embed(TEXTS[:2])
-    assert first.stats.memory_hits == 2 and first.stats.computed == 4
+    assert first.stats.disk_hits == 2 and first.stats.computed == 4  # template texts: from the file
     np.testing.assert_array_equal(again, cold[:2])
     await first.close()
 
@@ -184,3 +184,25 @@ def test_stale_rows_are_refreshed_in_one_transaction(tmp_path: Path) -> None:
     refreshed = disk._db.execute("SELECT min(used_at) FROM embeddings").fetchone()[0]
     disk.close()
     assert refreshed > time.time() - 60
+
+
+async def test_template_vectors_stay_out_of_memory_when_the_file_keeps_them(
+    tmp_path: Path, minilm_embedder: MiniLMEmbedder
+) -> None:
+    """The template stores hold the templates' vectors and the file persists them: the memory LRU holds
+    questions only (a third copy of every example cost ~1.7 KB per example at 1,000 templates)."""
+    path = tmp_path / "cache.sqlite3"
+    cache = CachedEmbedder(minilm_embedder, path)
+    computed = cache.embed_sync(TEXTS)  # embedded, written to the file
+    reader = CachedEmbedder(minilm_embedder, path)
+    np.testing.assert_array_equal(await reader.embed(TEXTS), computed)  # read back from the file
+    assert reader.stats.disk_hits == len(TEXTS) and reader.memory_entries == 0
+    await reader.close()
+    assert cache.memory_entries == 0 and cache.memory_bytes == 0
+    question = await cache.embed_query("how many people work in Finance?")
+    assert cache.memory_entries == 1
+    assert cache.memory_bytes == vector_bytes(text_key("how many people work in Finance?"), question)
+    again = cache.embed_sync(TEXTS)
+    assert cache.stats.disk_hits == len(TEXTS) and cache.stats.computed == 4 + 1  # the question's
+    np.testing.assert_array_equal(again, computed)
+    await cache.close()
