@@ -142,7 +142,7 @@ class IntentModel:
         del raw
         centred = x[:n]
         x[n:] = normalise(np.vstack([np.asarray(d, np.float32) for d in descriptions]) - mu)
-        desc = x[n:]  # the model keeps the training rows as they are: two views of x, no copy of either part
+        desc = x[n:].copy()  # its own rows: `centred` becomes a column-major copy, and x must not outlive the fit
         owner = np.repeat(np.arange(len(keys)), counts)
         y = np.concatenate([owner, np.arange(len(keys))])
         w, b = fit_softmax_regression(x, y, len(keys), cancelled)

@@ -48,8 +48,8 @@ def _held(model: IntentModel) -> tuple[int, int]:
 
 
 def test_a_fit_keeps_its_arrays_and_nothing_else():
-    """The training rows (examples, then descriptions) become the model's `centred` and `desc` in place: no
-    copy of either, and no larger training matrix behind a view."""
+    """The model's arrays own their buffers: no training matrix (examples and descriptions stacked) stays
+    alive behind a view once the fit is done."""
     model = _fit()
     buffers, arrays = _held(model)
     assert buffers == arrays
