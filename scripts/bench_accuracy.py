@@ -31,9 +31,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from server.adapters.base import DataAdapter  # noqa: E402
 from server.routing.decision import DecisionRule  # noqa: E402
 from server.routing.fitting import Observation, evaluate, fit_threshold  # noqa: E402
+from server.routing.source import RoutingSource  # noqa: E402
 from server.runtime.build import build_runtime  # noqa: E402
 from server.runtime.loader import load_config  # noqa: E402
 from server.service.answer import explain_routing  # noqa: E402
@@ -133,7 +133,7 @@ def build_tree(root: Path, examples: dict[str, list[str]], cache: Path, configs:
 
 
 async def route_all(runtime, name: str, questions: list[tuple[str, str]]):
-    owner = {t: a.name for a in runtime.adapters.values() if isinstance(a, DataAdapter) for t in a.templates}
+    owner = {t: a.name for a in runtime.adapters.values() if isinstance(a, RoutingSource) for t in a.templates}
     composite = runtime.get(name)
     rows = []
     for text, intent in questions:

@@ -119,7 +119,6 @@ sys.path.insert(0, str(ROOT))
 import aiohttp  # noqa: E402
 import yaml  # noqa: E402
 
-from server.adapters.base import DataAdapter  # noqa: E402
 from server.embedding.factory import graph_dir_for, shared_minilm  # noqa: E402
 from server.errors import IntentRouterError  # noqa: E402
 from server.params.coercion import InvalidValue, coerce  # noqa: E402
@@ -127,6 +126,7 @@ from server.params.dates import find_dates  # noqa: E402
 from server.params.numbers import find_numbers  # noqa: E402
 from server.params.spans import check_annotation  # noqa: E402
 from server.routing.normalise import normalise_question  # noqa: E402
+from server.routing.source import RoutingSource  # noqa: E402
 from server.runtime.loader import load_config  # noqa: E402
 from server.templates import ParameterSpec, ParameterType, Template  # noqa: E402
 from server.testing.app import running_app  # noqa: E402
@@ -726,7 +726,7 @@ async def ask(client: Any, runtime: Any, split: str, turn: Turn) -> Answered:
     answered.clarification = metadata.get("clarification") or []
     answered.timings = metadata.get("timings_ms") or {}
     child = runtime.adapters.get(answered.adapter) if answered.adapter else None
-    if isinstance(child, DataAdapter) and answered.template in child.templates:
+    if isinstance(child, RoutingSource) and answered.template in child.templates:
         question = normalise_question(turn.utterance)
         t = time.perf_counter()
         try:

@@ -1,39 +1,26 @@
-"""Adapter base classes: `Adapter` (what the service needs of anything a question is asked of) and
-`DataAdapter` (one data source with its templates). The composite (composite.py) is an `Adapter`
-that owns no templates and routes over its children. Both answer through the same Router, which the
-runtime builds (runtime/build.py), so routing logic lives once.
+"""Adapter base classes: `Adapter` (anything an adapter entry of the config builds: settings, lifecycle,
+health) and `DataAdapter` (one data source: its templates and how it executes them). Nothing here knows
+how a question is routed: routing/source.py wraps a DataAdapter with its embedder, template store and
+parameter extractor, and the composite (routing/composite.py) routes over those wrappers.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..api.health import Health
 from ..api.requests import ADAPTER_NAME_PATTERN
-from ..bulkhead import SEARCH_POOL, Bulkhead, run_on
+from ..bulkhead import Bulkhead
 from ..config.errors import ConfigIssue
-from ..embedding.base import Embedder
 from ..embedding.settings import EmbeddingSettings
 from ..errors import QueryFailed
-from ..intent.calibration import ScoreCalibration
-from ..intent.fitted_models import FittedModels
-from ..params.base import ParameterExtractor
 from ..params.settings import ParameterExtractionSettings
-from ..rerankers.settings import RerankerSettings
-from ..rerankers.shared_cache import SharedRerankCache
 from ..resilience import CircuitBreakerSettings, RetrySettings, SourceGuard
-from ..routing.policy import RoutingPolicy
-from ..routing.settings import CompositeRetrievalSettings
-from ..routing.stages.base import ScoringStage
-from ..stores.base import StoreHit, TemplateStore
-from ..stores.group_search import GroupSearch
 from ..templates import Template
 from ..templates.library import ParsedBody
 from .result_cache import CachedRows, ResultCache, ResultCacheSettings, cache_key, ttl_for
@@ -97,61 +84,27 @@ class QueryResult:
 
 @dataclass
 class AdapterContext:
-    """What the runtime hands an adapter when it builds it: where it lives and the services it uses.
-
-    Data adapters get their embedder, store, extractor and templates; a composite gets `lookup` (the
-    runtime's adapters by name, so it always sees its current children), its effective retrieval
-    settings, the named reranker connections and the runtime's cache of fitted intent models.
-    """
+    """What the runtime hands a data adapter when it builds it: where it lives, its templates and the
+    result cache its answers may come from."""
 
     root: Path
-    embedder: Embedder | None = None
-    store: TemplateStore | None = None
-    extractor: ParameterExtractor | None = None
     templates: dict[str, Template] = field(default_factory=dict)
-    lookup: Callable[[str], Adapter] | None = None
-    retrieval: CompositeRetrievalSettings | None = None
-    rerankers: Mapping[str, RerankerSettings] = field(default_factory=dict)
-    fitted_models: FittedModels | None = None
     result_cache: ResultCache | None = None
     result_cache_settings: ResultCacheSettings = field(default_factory=ResultCacheSettings)
-    shared_rerank_cache: SharedRerankCache | None = None  # rerank scores in Redis (rerank_cache.backend redis)
 
 
 class Adapter(ABC):
-    """What every adapter is to the service: a name, templates a question may route to, a policy."""
+    """What every adapter entry builds: a name, settings, a lifecycle and a health check."""
 
     type_name: ClassVar[str]
     settings_model: ClassVar[type[AdapterSettings]] = AdapterSettings
 
-    def __init__(self, settings: AdapterSettings, context: AdapterContext) -> None:
+    def __init__(self, settings: AdapterSettings) -> None:
         self.settings = settings
-        self.context = context
 
     @property
     def name(self) -> str:
         return self.settings.name
-
-    @abstractmethod
-    def routing_sources(self) -> list[DataAdapter]:
-        """The data adapters whose templates a question to this adapter may route to."""
-
-    @abstractmethod
-    def routing_policy(self) -> RoutingPolicy:
-        """Threshold, candidates per source, search and ambiguity settings for questions asked here."""
-
-    def score_calibrations(self) -> Mapping[str, ScoreCalibration]:
-        """Per embedding model, the map of its cosines to the common scale (a composite of mixed models)."""
-        return {}
-
-    def routing_stages(self) -> Sequence[ScoringStage]:
-        """Scoring stages after the embedding search (none for a data adapter asked directly)."""
-        return ()
-
-    def group_search(self) -> GroupSearch | None:
-        """How the routing sources' stores are searched together (a composite's stacked view); None:
-        each on its own."""
-        return None
 
     @abstractmethod
     def describe(self) -> dict[str, Any]:
@@ -169,8 +122,9 @@ class Adapter(ABC):
 
 
 class DataAdapter(Adapter):
-    """An adapter over one data source: owns templates (parsed from its `body_key` in the libraries),
-    a template store and an embedder, and executes exactly the template it is handed."""
+    """An adapter over one data source: owns templates (parsed from its `body_key` in the libraries)
+    and executes exactly the template it is handed, through its retries, circuit breaker, bulkhead and
+    result cache."""
 
     body_key: ClassVar[str]  # the template body key in a library ("sql", "mongodb", ...)
     # True when `execute` blocks a thread: it then takes its bulkhead slot itself (`self.bulkhead.thread`),
@@ -178,34 +132,13 @@ class DataAdapter(Adapter):
     runs_in_threads: ClassVar[bool] = False
 
     def __init__(self, settings: AdapterSettings, context: AdapterContext) -> None:
-        super().__init__(settings, context)
+        super().__init__(settings)
+        self.context = context
         self.templates: dict[str, Template] = dict(context.templates)
-        self._embedder = context.embedder
-        self._store = context.store
         self.guard = SourceGuard.for_settings(settings)  # retries + circuit breaker around `execute`
         assert isinstance(settings, DataAdapterSettings)
         self.bulkhead = Bulkhead(settings.name, settings.max_concurrency, settings.queue_timeout)
         self.source_check: SourceCheck | None = None  # what the load's check against the source found
-        if context.extractor is not None:
-            context.extractor.bind_values_source(self)  # values_from lists run on this adapter's source
-
-    @property
-    def embedder(self) -> Embedder:
-        if self._embedder is None:
-            raise RuntimeError(f"adapter {self.name} has no embedder")
-        return self._embedder
-
-    @property
-    def store(self) -> TemplateStore:
-        if self._store is None:
-            raise RuntimeError(f"adapter {self.name} has no template store")
-        return self._store
-
-    @property
-    def extractor(self) -> ParameterExtractor:
-        if self.context.extractor is None:
-            raise RuntimeError(f"adapter {self.name} has no parameter extractor")
-        return self.context.extractor
 
     # --- templates ------------------------------------------------------------------------
     @classmethod
@@ -218,31 +151,6 @@ class DataAdapter(Adapter):
         """Checks that need the adapter's settings as well as the body (e.g. the SQL dialect of its
         URL); run by the loader, so `validate` reports them without connecting to anything."""
         return []
-
-    async def search_templates(self, vector: np.ndarray, k: int) -> list[StoreHit]:
-        return await run_on(SEARCH_POOL, self.store.search, vector, k)
-
-    @property
-    def searches_inline(self) -> bool:
-        """True when a search is pure in-process arithmetic (the in-memory store, search not overridden):
-        the router then calls `search_inline` in place instead of paying a task and a timeout per child."""
-        return (
-            self._store is not None
-            and not self._store.blocking
-            and type(self).search_templates is DataAdapter.search_templates
-        )
-
-    def search_inline(self, vector: np.ndarray, k: int) -> list[StoreHit]:
-        return self.store.search(vector, k)
-
-    # --- routing --------------------------------------------------------------------------
-    def routing_sources(self) -> list[DataAdapter]:
-        return [self]
-
-    def routing_policy(self) -> RoutingPolicy:
-        s = self.settings
-        assert isinstance(s, DataAdapterSettings)
-        return RoutingPolicy(confidence_threshold=s.confidence_threshold, max_templates_per_source=s.max_templates)
 
     # --- execution ------------------------------------------------------------------------
     def render_request(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> dict[str, Any]:
@@ -294,8 +202,7 @@ class DataAdapter(Adapter):
             found = await self.source_health()
         if self.source_check is not None and self.source_check.status == "unchecked":
             found = {**found, "templates_checked": self.source_check.to_json()}  # why its templates were not
-        extraction = self.context.extractor.status() if self.context.extractor is not None else {}
-        return {**found, "parameter_extraction": extraction} if extraction else found
+        return found
 
     async def source_health(self) -> dict[str, Any]:
         """Cheap liveness of the source itself: {'status': 'ok'|'down', 'reason'?: str}."""
@@ -343,19 +250,12 @@ class DataAdapter(Adapter):
 
     # --- lifecycle ------------------------------------------------------------------------
     async def close(self) -> None:
-        """Release the source's pools / clients, then the extractor's."""
+        """Release the source's pools / clients."""
         await self.close_source()
         self.bulkhead.close()
-        if self.context.extractor is not None:
-            await self.context.extractor.close()
 
     async def close_source(self) -> None:
         """Release pools / clients of the data source."""
 
     def describe(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"type": self.type_name}
-        if self._store is not None:
-            info["total_templates"] = len(self.templates)
-            info["collection_name"] = self.store.collection_name
-        info["bulkhead"] = self.bulkhead.snapshot()
-        return info
+        return {"type": self.type_name, "bulkhead": self.bulkhead.snapshot()}

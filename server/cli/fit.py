@@ -19,15 +19,16 @@ from typing import Any, TextIO
 import numpy as np
 import yaml
 
-from ..adapters.base import Adapter, DataAdapter
-from ..adapters.composite import CompositeAdapter
 from ..config.yaml_bounds import SAFE_LOADER, check_bounds
 from ..embedding.base import Embedder
 from ..intent.acceptance import Acceptance
+from ..routing.composite import CompositeAdapter
 from ..routing.decision import DecisionRule
 from ..routing.fitting import Fit, Observation, evaluate, fit_threshold, tidy_threshold
 from ..routing.normalise import normalise_question
+from ..routing.routable import Routable
 from ..routing.router import Router
+from ..routing.source import RoutingSource
 from ..routing.stages.intent_model import IntentModelStage
 from ..runtime.build import build_runtime
 from ..runtime.heap import no_cyclic_gc
@@ -60,7 +61,7 @@ def read_labelled(path: Path) -> list[dict[str, Any]]:
 
 
 async def observe(
-    adapter: Adapter, items: list[dict[str, Any]], progress: Progress | None = None
+    adapter: Routable, items: list[dict[str, Any]], progress: Progress | None = None
 ) -> tuple[list[Observation], list[Observation]]:
     """Route every question with no threshold and no margin, keeping the best two scores; and the
     same questions scored by the acceptance probability of the best candidate (0 when not judged).
@@ -72,7 +73,7 @@ async def observe(
     policy = dataclasses.replace(adapter.routing_policy(), confidence_threshold=0.0, ambiguity_margin=None)
     router = Router(policy, adapter.routing_stages(), adapter.score_calibrations(), adapter.group_search())
     sources = adapter.routing_sources()
-    single = isinstance(adapter, DataAdapter)
+    single = isinstance(adapter, RoutingSource)
     questions = [normalise_question(item["question"]) for item in items]
     progress = progress or Progress(len(items))
     starts = list(range(0, len(questions), EMBED_CHUNK))
@@ -115,7 +116,7 @@ async def observe(
     return out, accepted
 
 
-async def embed_chunk(sources: list[DataAdapter], questions: list[str]) -> dict[str, np.ndarray]:
+async def embed_chunk(sources: list[RoutingSource], questions: list[str]) -> dict[str, np.ndarray]:
     """The questions' vectors per embedding model among the sources. A model that fails is left out:
     the router then embeds with it per question and reports the failure as the request path does."""
     embedders: dict[str, Embedder] = {}
@@ -169,7 +170,7 @@ class Progress:
             self.stream.flush()
 
 
-def acceptance_of(adapter: Adapter) -> Acceptance | None:
+def acceptance_of(adapter: Routable) -> Acceptance | None:
     """The adapter's fitted acceptance test, if it has one."""
     stages = adapter.routing_stages()
     return next((s.acceptance for s in stages if isinstance(s, IntentModelStage) and s.acceptance), None)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..adapters.base import Adapter
 from ..config.yaml_edit import EditRefused, set_keys
 from ..routing.decision import DecisionRule
 from ..routing.fitting import (
@@ -23,6 +22,7 @@ from ..routing.fitting import (
     Observation,
     misses,
 )
+from ..routing.routable import Routable
 from ..runtime.loader import AdapterEntry
 from ..templates import Template
 
@@ -72,7 +72,7 @@ def _advice(why: str, o: Observation, rule: DecisionRule, templates: dict[Key, T
 
 
 def wrong_answers(
-    adapter: Adapter,
+    adapter: Routable,
     items: Sequence[dict[str, Any]],
     obs: Sequence[Observation],
     rule: DecisionRule,

@@ -17,14 +17,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-from ..params.base import Extraction
+from ..params.base import Extraction, ExtractionSource
 from ..params.text import wordset
 from .state import LastAnswer, TemplateRef
-
-if TYPE_CHECKING:
-    from ..adapters.base import DataAdapter
 
 CarryKind = Literal["follow_up", "correction"]
 
@@ -83,7 +80,7 @@ def new_values(extraction: Extraction) -> dict[str, object]:
     return {t.name: extraction.values.get(t.name) for t in extraction.trace if t.extractor != "default"}
 
 
-def lookup(last: LastAnswer, sources: Mapping[str, DataAdapter]) -> tuple[DataAdapter, TemplateRef] | None:
+def lookup(last: LastAnswer, sources: Mapping[str, ExtractionSource]) -> tuple[ExtractionSource, TemplateRef] | None:
     source = sources.get(last.template.adapter)
     if source is None or last.template.template_id not in source.templates:
         return None

@@ -13,12 +13,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from rapidfuzz import fuzz, utils
 
 from ..params import problems as param_problems
-from ..params.base import Extraction, ParamProblem
+from ..params.base import Extraction, ExtractionSource, ParamProblem
 from ..params.choices import suggestions
 from ..params.coercion import InvalidValue
 from ..params.extractor import validate
@@ -27,9 +27,6 @@ from ..routing.router import RoutingOutcome
 from ..templates import ParameterSpec, Template
 from .carry_over import CUE_WORDS, is_carry_over, new_values, read_message
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, TemplateRef
-
-if TYPE_CHECKING:
-    from ..adapters.base import DataAdapter
 
 Kind = Literal["clarification", "choice", "follow_up", "correction", "expired"]
 # the reason an answer gives (metadata.reason, the routing log) for each kind of follow-up
@@ -72,7 +69,7 @@ class FollowUp:
     """What the message completes: run `template` of `source` with `extraction` (or ask again)."""
 
     kind: Kind
-    source: DataAdapter
+    source: ExtractionSource
     template: Template
     extraction: Extraction
     completes_turn: int | None
@@ -92,7 +89,7 @@ async def interpret(
     state: SessionState | None,
     message: str,
     outcome: RoutingOutcome,
-    sources: Mapping[str, DataAdapter],
+    sources: Mapping[str, ExtractionSource],
     threshold: float,
     margin: float,
 ) -> FollowUp | None:
@@ -109,7 +106,7 @@ async def interpret(
     return None
 
 
-def _lookup(ref: TemplateRef, sources: Mapping[str, DataAdapter]) -> tuple[DataAdapter, Template] | None:
+def _lookup(ref: TemplateRef, sources: Mapping[str, ExtractionSource]) -> tuple[ExtractionSource, Template] | None:
     source = sources.get(ref.adapter)
     template = source.templates.get(ref.template_id) if source is not None else None
     return (source, template) if source is not None and template is not None else None
@@ -120,7 +117,7 @@ async def _complete(
     pending: PendingClarification,
     pending_turn: int | None,
     message: str,
-    sources: Mapping[str, DataAdapter],
+    sources: Mapping[str, ExtractionSource],
     is_confident: bool,
 ) -> FollowUp | None:
     found = _lookup(pending.template, sources)
@@ -162,7 +159,7 @@ async def _complete(
     return FollowUp("clarification", source, template, merged, pending_turn, pending.question, confidence)
 
 
-async def _other_values(source: DataAdapter, template: Template, message: str, wanted: set[str]) -> Extraction:
+async def _other_values(source: ExtractionSource, template: Template, message: str, wanted: set[str]) -> Extraction:
     """The values a reply states for the parameters not in `wanted` (none of the defaults)."""
     rest = [p for p in template.parameters if p.name not in wanted]
     if not rest:
@@ -209,7 +206,7 @@ def _not_listed(problem: ParamProblem, given: str) -> ParamProblem:
     return param_problems.invalid(spec, given, reason, allowed, suggestions(given, allowed))
 
 
-def _expired(pending: PendingClarification, pending_turn: int | None, sources: Mapping[str, DataAdapter]) -> Any:
+def _expired(pending: PendingClarification, pending_turn: int | None, sources: Mapping[str, ExtractionSource]) -> Any:
     """The pending question's template is gone: the answer says so instead of routing the reply afresh."""
     source = sources.get(pending.template.adapter) or next(iter(sources.values()), None)
     if source is None:
@@ -265,7 +262,7 @@ def values_only(message: str, extraction: Extraction, filler: frozenset[str] = V
 
 # --- follow-ups of the last answer --------------------------------------------------------------
 async def _carry(
-    last: LastAnswer, message: str, sources: Mapping[str, DataAdapter], is_confident: bool
+    last: LastAnswer, message: str, sources: Mapping[str, ExtractionSource], is_confident: bool
 ) -> FollowUp | None:
     """The last answer's template again, with the values this message gives and the others carried over."""
     found = _lookup(last.template, sources)
@@ -303,7 +300,7 @@ async def _pick(
     pending: PendingChoice,
     pending_turn: int | None,
     message: str,
-    sources: Mapping[str, DataAdapter],
+    sources: Mapping[str, ExtractionSource],
     is_confident: bool,
 ) -> FollowUp | None:
     index = pick_by_position(message, len(pending.options))

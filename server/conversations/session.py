@@ -6,16 +6,13 @@ import hashlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from ..params.base import ExtractionSource
 from ..routing.policy import RoutingPolicy
 from ..routing.router import RoutingOutcome
 from .follow_up import FollowUp, Kind, interpret
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, session_key
 from .store import SessionStore, new_session_id
-
-if TYPE_CHECKING:
-    from ..adapters.base import DataAdapter
 
 Pending = PendingClarification | PendingChoice
 
@@ -54,7 +51,7 @@ class Conversation:
         return cls(store, state, resumed=True)
 
     async def interpret(
-        self, message: str, outcome: RoutingOutcome, sources: Mapping[str, DataAdapter], policy: RoutingPolicy
+        self, message: str, outcome: RoutingOutcome, sources: Mapping[str, ExtractionSource], policy: RoutingPolicy
     ) -> FollowUp | None:
         """The follow-up this message is, or None (a new question). `policy.follow_ups` off: only what is
         pending is continued, never the last answer."""

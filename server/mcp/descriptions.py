@@ -7,9 +7,9 @@ its templates answer (their descriptions; a long catalogue is cut to a bounded s
 
 from __future__ import annotations
 
-from ..adapters.base import DataAdapter
 from ..auth import Principal
 from ..errors import IntentRouterError
+from ..routing.source import RoutingSource
 from ..runtime.build import Runtime
 from ..service.catalogue import visible_adapters
 from .calls import queryable
@@ -21,7 +21,7 @@ def _adapter_line(runtime: Runtime, name: str) -> str:
     adapter = runtime.adapters[name]
     description = adapter.settings.description
     line = f"- {name}"
-    if not isinstance(adapter, DataAdapter):
+    if not isinstance(adapter, RoutingSource):
         children = ", ".join(a.name for a in adapter.routing_sources())
         line += f" (routes each question to one of: {children})"
     if description:
@@ -47,7 +47,7 @@ def ask_description(runtime: Runtime, principal: Principal) -> str:
         default = None
     if default in names:
         lines.append(f"Without `adapter` the question goes to `{default}`.")
-    data = [a for a in visible_adapters(runtime, principal.may_query) if isinstance(a, DataAdapter)]
+    data = [a for a in visible_adapters(runtime, principal.may_query) if isinstance(a, RoutingSource)]
     shown = 0
     total = sum(len(a.templates) for a in data)
     if total:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..templates import Template
 
@@ -93,3 +93,17 @@ class ParameterExtractor(ABC):
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release clients (the LLM pass holds one)."""
+
+
+class ExtractionSource(Protocol):
+    """A data source's templates with the extractor that fills their parameters (routing's RoutingSource):
+    what a conversation needs to continue an answer of that source."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def templates(self) -> dict[str, Template]: ...
+
+    @property
+    def extractor(self) -> ParameterExtractor: ...

@@ -15,7 +15,7 @@ import hashlib
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from ..config.errors import ConfigError
@@ -59,10 +59,7 @@ from .strings import (
 from .text import overlaps, words
 from .times import dated_times, find_times
 from .value_list import ValueList
-from .values_from import ValuesCache, ValuesRunner, adapter_values_runner
-
-if TYPE_CHECKING:
-    from ..adapters.base import DataAdapter
+from .values_from import ValuesCache, ValuesRunner, ValuesSource, adapter_values_runner
 
 log = logging.getLogger("intent_router.params")
 
@@ -136,7 +133,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         self.learned = learned
 
     # --- wiring --------------------------------------------------------------------------
-    def bind_values_source(self, source: DataAdapter) -> None:
+    def bind_values_source(self, source: ValuesSource) -> None:
         """Where values_from queries run: the adapter that owns the templates."""
         self.values.bind(adapter_values_runner(source), source.name)
 

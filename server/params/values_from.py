@@ -1,7 +1,7 @@
 """Valid values of a parameter listed by a query on its own source, cached per runtime.
 
 The extractor is built before its adapter, so the adapter is bound afterwards with
-`bind_values_source(adapter)` (the DataAdapter base class does this when it is constructed). Lists are
+`bind_values_source(adapter)` (routing's RoutingSource does this when it wraps the adapter). Lists are
 fetched when the runtime is built (`prefetch`, from the extractor's `prepare`), so a list over its
 `max_values` refuses the load or reload with the template's file:line; a source that is down then is
 logged, and its lists are fetched when a question first needs them. A reload builds new adapters
@@ -14,31 +14,57 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..config.errors import ConfigIssue
 from ..errors import IntentRouterError, QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import ParameterSpec, Template
-from ..templates.library import parse_values_query
+from ..templates.library import ParsedBody, parse_values_query
 from .value_list import ValueList
-
-if TYPE_CHECKING:
-    from ..adapters.base import DataAdapter, QueryResult
 
 log = logging.getLogger("intent_router.params")
 
+
+class ListedRows(Protocol):
+    """The rows a values_from query returned (an adapter's QueryResult)."""
+
+    @property
+    def rows(self) -> list[dict[str, Any]]: ...
+
+    @property
+    def columns(self) -> list[str]: ...
+
+    @property
+    def truncated(self) -> bool: ...
+
+
+class ValuesSource(Protocol):
+    """What a values_from list needs of the data adapter that owns the template (satisfied by
+    adapters/base.py's DataAdapter; declared here so that params depends on no adapter)."""
+
+    @property
+    def body_key(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    def parse_body(self, raw: Any) -> ParsedBody: ...
+
+    async def list_rows(self, template: Template, max_rows: int) -> ListedRows: ...
+
+
 # (query id, raw query, row cap) -> the rows, `truncated` when the source holds more than the cap
-ValuesRunner = Callable[[str, Any, int], Awaitable["QueryResult"]]
+ValuesRunner = Callable[[str, Any, int], Awaitable[ListedRows]]
 
 
-def adapter_values_runner(adapter: DataAdapter) -> ValuesRunner:
+def adapter_values_runner(adapter: ValuesSource) -> ValuesRunner:
     """Run a values_from query through the adapter that owns the template, like any template body but
     never from the result cache and capped at the list's max_values instead of the adapter's max_rows.
 
     The loader already refused queries the adapter's guard rejects; one that reaches here anyway (a
     runtime built by hand) is a failed query of that adapter (502), like a failing source."""
 
-    async def run(query_id: str, raw_query: Any, max_rows: int) -> QueryResult:
+    async def run(query_id: str, raw_query: Any, max_rows: int) -> ListedRows:
         try:
             parsed = parse_values_query(adapter.parse_body, raw_query)
         except ValueError as exc:

@@ -31,9 +31,11 @@ _Together = dict[int, list[StoreHit] | Exception]  # id(source) -> its hits, or 
 
 
 class TemplateSource(Protocol):
-    """What the router needs of a data adapter: its templates, its embedder and a store search."""
+    """What the router needs of a data source (routing/source.py): its templates, its embedder and a
+    store search."""
 
-    templates: dict[str, Template]
+    @property
+    def templates(self) -> dict[str, Template]: ...
 
     @property
     def name(self) -> str: ...

@@ -19,7 +19,6 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..adapters.base import Adapter, AdapterContext, AdapterSettings, DataAdapter, DataAdapterSettings
-from ..adapters.composite import CompositeAdapter, CompositeAdapterSettings
 from ..adapters.registry import AdapterRegistry
 from ..adapters.registry import registry as default_registry
 from ..adapters.result_cache import ResultCache
@@ -32,9 +31,13 @@ from ..embedding.factory import build_embedder, settings_key
 from ..embedding.settings import EmbeddingSettings
 from ..errors import NotFound
 from ..intent.fitted_models import FittedModels
+from ..params.base import ParameterExtractor
 from ..params.factory import build_extractor
 from ..params.learned.store import LearnedModels
 from ..rerankers.shared_cache import SharedRerankCache, build_shared_rerank_cache
+from ..routing.composite import CompositeAdapter, CompositeAdapterSettings, CompositeContext
+from ..routing.routable import Routable
+from ..routing.source import RoutingSource
 from ..shared_redis import SharedState
 from ..stores.base import TemplateStore
 from ..stores.factory import build_store
@@ -48,12 +51,14 @@ from .source_checks import check_sources, unchecked_warnings
 log = logging.getLogger("intent_router.runtime")
 
 T = TypeVar("T")
+# wraps a freshly built data adapter with its embedder, store and extractor for routing
+SourceFactory = Callable[[DataAdapter, Embedder, TemplateStore, ParameterExtractor | None], RoutingSource]
 
 
 @dataclass
 class Runtime:
     config: LoadedConfig
-    adapters: dict[str, Adapter] = field(default_factory=dict)
+    adapters: dict[str, Routable] = field(default_factory=dict)  # data sources (RoutingSource), composites
     index_reports: dict[str, IndexReport] = field(default_factory=dict)
     stores: dict[str, TemplateStore] = field(default_factory=dict)
     embedders: dict[str, Embedder] = field(default_factory=dict)  # by embedding settings
@@ -71,7 +76,7 @@ class Runtime:
     owns_result_cache: bool = False  # built for this runtime alone (no holder): closed with it
     rerank_cache: SharedRerankCache | None = None  # rerank_cache.backend redis; carried over like sessions
 
-    def get(self, name: str) -> Adapter:
+    def get(self, name: str) -> Routable:
         try:
             return self.adapters[name]
         except KeyError:
@@ -142,9 +147,13 @@ class Runtime:
     def warnings(self) -> list[str]:
         """What a load of this runtime reports as worth fixing: templates not checked against a source that
         was down (adapters/source_check.py), a tuned encoder whose templates changed (encoder_check.py)."""
-        return unchecked_warnings(self.adapters.values()) + encoder_warnings(self.config)
+        return unchecked_warnings(self.data_adapters()) + encoder_warnings(self.config)
 
-    def default_adapter(self) -> Adapter:
+    def data_adapters(self) -> list[DataAdapter]:
+        """The data adapters of this runtime's sources, in config order."""
+        return [s.adapter for s in self.adapters.values() if isinstance(s, RoutingSource)]
+
+    def default_adapter(self) -> Routable:
         """The adapter a request that names none is asked: `server.default_adapter`, else the first
         composite, else the first adapter."""
         configured = self.config.app.server.default_adapter
@@ -165,12 +174,14 @@ async def build_runtime(
     fitted_models: FittedModels | None = None,
     result_cache: ResultCache | None = None,
     rebuild_stores: bool = False,
+    make_source: SourceFactory = RoutingSource,
 ) -> Runtime:
     """Build and start every adapter; on any failure close what this build started and re-raise.
 
     `previous` is only read: its objects are shared with the new runtime where nothing changed.
     `fitted_models` is the holder's cache of intent models, kept across reloads.
     `rebuild_stores` empties every store and indexes all templates again (the `reindex` command).
+    `make_source` wraps each data adapter for routing (a test type may search its store differently).
     """
     started = time.perf_counter()
     runtime = Runtime(
@@ -183,7 +194,7 @@ async def build_runtime(
     if rebuild_stores:
         previous = None
     app = config.app
-    fresh: list[Adapter] = []
+    fresh: list[Routable] = []
     try:
         models = runtime.fitted_models = fitted_models if fitted_models is not None else FittedModels()
         if result_cache is None:
@@ -192,18 +203,7 @@ async def build_runtime(
         runtime.result_cache = result_cache
         for settings in config.adapters:
             cls = registry.get(settings.type)
-            context = AdapterContext(
-                root=config.root,
-                # a composite's children by name; a data adapter gets none: one carried into the next
-                # config would keep this runtime (and every adapter it closed) alive through it
-                lookup=None if issubclass(cls, DataAdapter) else runtime.get,
-                retrieval=config.retrieval.get(settings.name),
-                rerankers=app.rerankers,
-                fitted_models=models,
-                result_cache=result_cache,
-                result_cache_settings=app.result_cache,
-                shared_rerank_cache=runtime.rerank_cache,
-            )
+            built: Routable
             if issubclass(cls, DataAdapter):
                 t = time.perf_counter()
                 embedder = _embedder_for(settings, runtime, previous)
@@ -220,35 +220,52 @@ async def build_runtime(
                     runtime.adapters[settings.name] = reusable
                     runtime.reused_adapters.add(settings.name)
                     continue
-                context.embedder = embedder
-                context.store = store
-                context.templates = {t.id: t for t in templates}
-                context.extractor = build_extractor(
-                    settings, app, learned_models=runtime.learned_models, root=config.root
+                context = AdapterContext(
+                    root=config.root,
+                    templates={t.id: t for t in templates},
+                    result_cache=result_cache,
+                    result_cache_settings=app.result_cache,
                 )
-            adapter = cls(settings, context)
-            runtime.adapters[settings.name] = adapter
-            fresh.append(adapter)
+                extractor = build_extractor(settings, app, learned_models=runtime.learned_models, root=config.root)
+                built = make_source(cls(settings, context), embedder, store, extractor)
+            elif issubclass(cls, CompositeAdapter):
+                assert isinstance(settings, CompositeAdapterSettings)
+                retrieval = config.retrieval.get(settings.name)
+                if retrieval is None:
+                    raise ValueError(f"composite {settings.name}: no retrieval settings (not built by the loader)")
+                composite_context = CompositeContext(
+                    root=config.root,
+                    lookup=runtime.get,  # its children by name, as they are now
+                    retrieval=retrieval,
+                    fitted_models=models,
+                    rerankers=app.rerankers,
+                    shared_rerank_cache=runtime.rerank_cache,
+                )
+                built = cls(settings, composite_context)
+            else:
+                raise TypeError(f"adapter type {settings.type}: {cls.__name__} is not a data adapter or a composite")
+            runtime.adapters[settings.name] = built
+            fresh.append(built)
         t = time.perf_counter()
         # data adapters open their sources side by side (each in a thread); composites start after
         # them, since they read their children's stores and embedders
         started_data = await asyncio.gather(
-            *(a.start() for a in fresh if isinstance(a, DataAdapter)), return_exceptions=True
+            *(a.start() for a in fresh if isinstance(a, RoutingSource)), return_exceptions=True
         )
         failed = next((r for r in started_data if isinstance(r, BaseException)), None)
         if failed is not None:  # raised once every start has finished: none is left running while we close
             raise failed
         t = _phase(runtime, "data_adapters_start", t)
-        data = [a for a in fresh if isinstance(a, DataAdapter)]
+        data = [a for a in fresh if isinstance(a, RoutingSource)]
         # templates checked against their live sources, then the extractors: every refusal reported together
-        issues = await _issues_of(check_sources(data))
+        issues = await _issues_of(check_sources(s.adapter for s in data))
         t = _phase(runtime, "source_checks", t)
         issues += await _issues_of(_prepare_extractors(data))
         t = _phase(runtime, "extractors_prepare", t)
         if issues:
             raise ConfigError(issues)
         for adapter in fresh:
-            if not isinstance(adapter, DataAdapter):
+            if not isinstance(adapter, RoutingSource):
                 await adapter.start()
         _phase(runtime, "composites_start", t)
     except BaseException:
@@ -258,12 +275,12 @@ async def build_runtime(
     return runtime
 
 
-async def _prepare_extractors(adapters: list[DataAdapter]) -> None:
+async def _prepare_extractors(adapters: list[RoutingSource]) -> None:
     """Once their sources are open, the extractors of freshly built data adapters get ready (values_from
     lists are fetched now, learned extractors loaded or fitted): side by side, and every adapter's
     ConfigError issues reported together.
     A reused adapter keeps what its extractor already holds."""
-    ready = [a for a in adapters if a.context.extractor is not None]
+    ready = [a for a in adapters if a.has_extractor]
     results = await asyncio.gather(*(a.extractor.prepare(a.templates.values()) for a in ready), return_exceptions=True)
     failed = next((r for r in results if isinstance(r, BaseException) and not isinstance(r, ConfigError)), None)
     if failed is not None:
@@ -333,7 +350,7 @@ def _index(
     elif (
         previous is not None
         and previous.config.templates.get(name) is templates
-        and previous.adapters[name].context.embedder is embedder
+        and _same_embedder(previous.adapters[name], embedder)
     ):
         return old, IndexReport(unchanged=len(templates))  # the loader handed over the very same list
     else:
@@ -387,16 +404,20 @@ def _reusable_adapter(
     templates: list[Template],
     config: LoadedConfig,
     previous: Runtime | None,
-) -> Adapter | None:
-    """The previous runtime's adapter when nothing it depends on changed (no new pool, no re-check)."""
+) -> RoutingSource | None:
+    """The previous runtime's source when nothing it depends on changed (no new pool, no re-check)."""
     if previous is None:
         return None
     old = previous.adapters.get(settings.name)
-    if old is None or type(old) is not cls or old.settings != settings or previous.config.app != config.app:
+    if not isinstance(old, RoutingSource) or type(old.adapter) is not cls or old.settings != settings:
         return None
-    if old.context.store is not store or old.context.embedder is not embedder:
+    if previous.config.app != config.app or old.store is not store or old.embedder is not embedder:
         return None
     before = previous.config.templates.get(settings.name, [])
     if before is not templates and before != templates:
         return None
     return old
+
+
+def _same_embedder(previous: Routable, embedder: Embedder) -> bool:
+    return isinstance(previous, RoutingSource) and previous.embedder is embedder

@@ -12,7 +12,6 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ..adapters.base import AdapterSettings, DataAdapter, DataAdapterSettings
-from ..adapters.composite import CompositeAdapterSettings
 from ..adapters.registry import AdapterRegistry, UnknownAdapterType
 from ..adapters.registry import registry as default_registry
 from ..config.errors import ConfigError, ConfigIssue
@@ -20,6 +19,7 @@ from ..config.parse_cache import CacheCounts, ParseCache, parser_namespace
 from ..config.validation import issues_from_validation, validate_model
 from ..config.yaml_source import Path_, YamlDocument, format_path, load_yaml
 from ..params.spans import check_annotation
+from ..routing.composite import CompositeAdapterSettings
 from ..routing.settings import CompositeRetrievalSettings
 from ..templates import Template
 from ..templates.library import count_pair_issues, load_library

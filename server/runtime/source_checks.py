@@ -40,9 +40,9 @@ async def check_sources(adapters: Iterable[DataAdapter]) -> list[SourceCheck]:
     return results
 
 
-def unchecked_warnings(adapters: Iterable[object]) -> list[str]:
+def unchecked_warnings(adapters: Iterable[DataAdapter]) -> list[str]:
     """The load's warnings for data adapters whose templates could not be checked."""
-    checks = [a.source_check for a in adapters if isinstance(a, DataAdapter) and a.source_check is not None]
+    checks = [a.source_check for a in adapters if a.source_check is not None]
     return [warning for check in checks if (warning := check.warning()) is not None]
 
 

@@ -8,9 +8,9 @@ adapter learns that a name is unknown (404).
 
 from __future__ import annotations
 
-from ..adapters.base import Adapter
 from ..auth import Principal
 from ..errors import Forbidden
+from ..routing.routable import Routable
 from ..runtime.build import Runtime
 
 
@@ -18,7 +18,7 @@ def forbidden(name: str) -> Forbidden:
     return Forbidden(f"this key may not query adapter '{name}'")
 
 
-def adapter_for(runtime: Runtime, principal: Principal, name: str | None) -> Adapter:
+def adapter_for(runtime: Runtime, principal: Principal, name: str | None) -> Routable:
     """The adapter `name` (or the default one) if this principal may query it; else 403 (or 404 for an
     unknown name asked by a key that may query everything)."""
     if name is not None and not principal.may_query(name):

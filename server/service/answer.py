@@ -7,8 +7,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..adapters.base import Adapter, DataAdapter
-from ..adapters.composite import CompositeAdapter
 from ..api.outcome import AnswerReason, DecisionReason, Outcome
 from ..api.requests import Detail, Execution
 from ..api.responses import QueryMetadata, QueryResponse, RoutingExplanation, SessionTurnView, Wire
@@ -26,8 +24,11 @@ from ..conversations.follow_up import REASONS
 from ..errors import IntentRouterError
 from ..params.base import Extraction
 from ..routing.candidates import Candidate
+from ..routing.composite import CompositeAdapter
 from ..routing.normalise import normalise_question
+from ..routing.routable import Routable
 from ..routing.router import Router, RoutingOutcome
+from ..routing.source import RoutingSource
 from ..templates import Template
 from . import fan_out, parameter_views
 from .explain import alternative_view, composite_routing_view, routing_explanation
@@ -84,21 +85,21 @@ class Explanation(_Body):
         return self.outcome.decision.outcome
 
 
-def router_for(adapter: Adapter) -> Router:
+def router_for(adapter: Routable) -> Router:
     """The router for questions asked of this adapter: its policy and its scoring stages."""
     return Router(
         adapter.routing_policy(), adapter.routing_stages(), adapter.score_calibrations(), adapter.group_search()
     )
 
 
-async def _route(adapter: Adapter, question: str) -> tuple[Router, dict[str, DataAdapter], RoutingOutcome]:
+async def _route(adapter: Routable, question: str) -> tuple[Router, dict[str, RoutingSource], RoutingOutcome]:
     router = router_for(adapter)
     sources = {s.name: s for s in adapter.routing_sources()}
     return router, sources, await router.route(question, list(sources.values()))
 
 
 async def explain_routing(
-    adapter: Adapter, question: str, detail: Detail = "compact", execution: Execution | None = None
+    adapter: Routable, question: str, detail: Detail = "compact", execution: Execution | None = None
 ) -> Explanation:
     """The decision with every candidate and score, and the parameters the chosen template would get
     (with the extraction trace); no query is executed. `detail="full"` lists every candidate's examples.
@@ -123,7 +124,7 @@ async def explain_routing(
     return Explanation(response, outcome)
 
 
-async def answer(adapter: Adapter, question: str, execution: Execution | None = None) -> Answer:
+async def answer(adapter: Routable, question: str, execution: Execution | None = None) -> Answer:
     """Route the question, extract the chosen template's parameters, run it (or say what is missing);
     under fan_out, the best template of each child that clears min_score (service/fan_out.py)."""
     original, question = question, normalise_question(question)
@@ -133,7 +134,7 @@ async def answer(adapter: Adapter, question: str, execution: Execution | None = 
 
 
 async def answer_in_session(
-    adapter: Adapter,
+    adapter: Routable,
     question: str,
     sessions: SessionStore,
     session_id: str | None,
@@ -149,7 +150,7 @@ async def answer_in_session(
 
 
 async def _answer_turn(
-    adapter: Adapter, question: str, sessions: SessionStore, session_id: str | None, owner: str, fanning: bool
+    adapter: Routable, question: str, sessions: SessionStore, session_id: str | None, owner: str, fanning: bool
 ) -> Answer:
     conversation = await Conversation.open(sessions, session_id, owner, adapter.name)
     original, question = question, normalise_question(question)
@@ -158,7 +159,7 @@ async def _answer_turn(
     if follow_up is None:
         result = await _respond(adapter, original, question, router, sources, outcome, fanning)
     else:
-        result = await _complete(adapter, original, question, outcome, follow_up)
+        result = await _complete(adapter, original, question, outcome, sources, follow_up)
     turn = await conversation.record(result.pending, follow_up, result.executed)
     result.turn = turn
     result.response.session_id = turn.session_id
@@ -172,7 +173,7 @@ async def _answer_turn(
 
 
 def _metadata(
-    adapter: Adapter, original: str, question: str, template_id: str | None, reason: DecisionReason | AnswerReason
+    adapter: Routable, original: str, question: str, template_id: str | None, reason: DecisionReason | AnswerReason
 ) -> QueryMetadata:
     metadata = QueryMetadata(source="intent", adapter=adapter.name, template_id=template_id, reason=reason)
     if question != original:
@@ -181,11 +182,11 @@ def _metadata(
 
 
 async def _respond(
-    adapter: Adapter,
+    adapter: Routable,
     original: str,
     question: str,
     router: Router,
-    sources: dict[str, DataAdapter],
+    sources: dict[str, RoutingSource],
     outcome: RoutingOutcome,
     fanning: bool = False,
 ) -> Answer:
@@ -247,7 +248,12 @@ def _ref(candidate: Candidate) -> TemplateRef:
 
 
 async def _complete(
-    adapter: Adapter, original: str, question: str, outcome: RoutingOutcome, follow_up: FollowUp
+    adapter: Routable,
+    original: str,
+    question: str,
+    outcome: RoutingOutcome,
+    sources: dict[str, RoutingSource],
+    follow_up: FollowUp,
 ) -> Answer:
     """Answer a follow-up: the pending template with the values found so far (or ask again for what is missing),
     or the last answer's template with the values the message changed."""
@@ -257,7 +263,7 @@ async def _complete(
     timings = dict(outcome.timings_ms)
     confidence = follow_up.confidence
     return await _finish(
-        follow_up.source,
+        sources[follow_up.source.name],  # the source interpret found the follow-up's template in
         follow_up.template,
         follow_up.extraction,
         follow_up.question if follow_up.kind in ("clarification", "choice") else question,
@@ -268,7 +274,7 @@ async def _complete(
     )
 
 
-def _expired(adapter: Adapter, original: str, question: str, outcome: RoutingOutcome, follow_up: FollowUp) -> Answer:
+def _expired(adapter: Routable, original: str, question: str, outcome: RoutingOutcome, follow_up: FollowUp) -> Answer:
     """The question this message answers waited on a template a reload removed or renamed: say so."""
     gone = follow_up.template
     metadata = _metadata(adapter, original, question, None, AnswerReason(REASONS["expired"]))
@@ -284,7 +290,7 @@ def _expired(adapter: Adapter, original: str, question: str, outcome: RoutingOut
 
 
 async def _finish(
-    owner: DataAdapter,
+    owner: RoutingSource,
     template: Template,
     extraction: Extraction,
     question: str,
@@ -320,7 +326,7 @@ async def _finish(
         return Answer(response, outcome, Outcome.NEEDS_CLARIFICATION, timings_ms=timings, pending=pending)
 
     t = time.perf_counter()
-    result = await owner.run(template, extraction.values)
+    result = await owner.adapter.run(template, extraction.values)
     timings["execute"] = round((time.perf_counter() - t) * 1000, 3)
     metadata.status = Outcome.EXECUTED
     metadata.executed_by = owner.name

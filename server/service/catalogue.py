@@ -7,9 +7,10 @@ limited to `company` can ask anything `company` routes to, so it may see those t
 
 from __future__ import annotations
 
-from ..adapters.base import Adapter, DataAdapter
 from ..api.responses import AdapterEntry, Catalogue, TemplateEntry
 from ..errors import Forbidden
+from ..routing.routable import Routable
+from ..routing.source import RoutingSource
 from ..runtime.build import Runtime
 from ..templates import Template
 from ..templates.json_schema import template_schema
@@ -28,14 +29,14 @@ def template_entry(template: Template) -> TemplateEntry:
     )
 
 
-def _reachable(adapter: Adapter) -> list[Adapter]:
+def _reachable(adapter: Routable) -> list[Routable]:
     """The adapter itself and, for a composite, everything it routes to."""
-    if isinstance(adapter, DataAdapter):
+    if isinstance(adapter, RoutingSource):
         return [adapter]
     return [adapter, *adapter.routing_sources()]
 
 
-def visible_adapters(runtime: Runtime, may_query) -> list[Adapter]:
+def visible_adapters(runtime: Runtime, may_query) -> list[Routable]:
     """Adapters a principal may query, plus the children of composites it may query, in config order."""
     names: set[str] = set()
     for adapter in runtime.adapters.values():
@@ -44,9 +45,9 @@ def visible_adapters(runtime: Runtime, may_query) -> list[Adapter]:
     return [a for a in runtime.adapters.values() if a.name in names]
 
 
-def adapter_entry(adapter: Adapter) -> AdapterEntry:
+def adapter_entry(adapter: Routable) -> AdapterEntry:
     description = getattr(adapter.settings, "description", "") or ""
-    if not isinstance(adapter, DataAdapter):
+    if not isinstance(adapter, RoutingSource):
         return AdapterEntry(
             name=adapter.name,
             type=adapter.type_name,

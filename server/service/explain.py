@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..adapters.base import Adapter
 from ..api.requests import Detail
 from ..api.responses import (
     AlternativeView,
@@ -18,6 +17,7 @@ from ..api.responses import (
 )
 from ..routing.candidates import Candidate
 from ..routing.decision import clears
+from ..routing.routable import Routable
 from ..routing.router import Router, RoutingOutcome
 
 
@@ -141,7 +141,7 @@ def composite_routing_view(outcome: RoutingOutcome, router: Router) -> Composite
 
 
 def routing_explanation(
-    adapter: Adapter, outcome: RoutingOutcome, router: Router, detail: Detail = "compact"
+    adapter: Routable, outcome: RoutingOutcome, router: Router, detail: Detail = "compact"
 ) -> RoutingExplanation:
     """Built as one tree of fields and validated in one call: building it model by model took 1.6x as
     long on the hot path of /v1/test_routing (75 against 47 us for six candidates; the answer is the same)."""

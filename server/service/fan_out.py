@@ -15,8 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..adapters.base import Adapter, DataAdapter, DataAdapterSettings
-from ..adapters.composite import CompositeAdapter
+from ..adapters.base import DataAdapterSettings
 from ..api.outcome import AnswerReason, Outcome, SourceStatus
 from ..api.parameters import ClarificationView
 from ..api.requests import Execution
@@ -31,8 +30,11 @@ from ..api.responses import (
 from ..errors import Conflict, IntentRouterError, SourceTimeout, SourceUnavailable
 from ..resilience import remaining_time, request_deadline
 from ..routing.candidates import Candidate
+from ..routing.composite import CompositeAdapter
 from ..routing.decision import clears
+from ..routing.routable import Routable
 from ..routing.router import RoutingOutcome
+from ..routing.source import RoutingSource
 from . import parameter_views
 from .formatting import render_content
 
@@ -41,7 +43,7 @@ log = logging.getLogger("intent_router.fan_out")
 SOURCES_KEY = "_sources"  # each merged row lists the adapters it came from under this key
 
 
-def applies(adapter: Adapter, requested: Execution | None) -> bool:
+def applies(adapter: Routable, requested: Execution | None) -> bool:
     """Fan out when the request asks for it, else when the composite is configured to. Only a composite
     has several sources: asking a data adapter for fan_out is a 409 (`not_a_composite`): the request is
     well formed, and whether it can be done depends on what the configuration makes of that adapter."""
@@ -152,7 +154,7 @@ class SourceRun:
         }
 
 
-async def run_source(source: DataAdapter, candidate: Candidate, question: str) -> SourceRun:
+async def run_source(source: RoutingSource, candidate: Candidate, question: str) -> SourceRun:
     """Extract this template's parameters and run it through `DataAdapter.run` (retries, breaker, bulkhead,
     result cache), all within the child's query_timeout. Never raises: a failure is this source's status."""
     started = time.perf_counter()
@@ -177,7 +179,7 @@ async def run_source(source: DataAdapter, candidate: Candidate, question: str) -
                         clarification=parameter_views.clarification(extraction.problems),
                         error="; ".join(p.message for p in extraction.problems),
                     )
-                result = await source.run(template, extraction.values)
+                result = await source.adapter.run(template, extraction.values)
     except TimeoutError:
         return done(
             SourceStatus.TIMEOUT, error=f"no answer within {timeout:g} s (query_timeout)", code=SourceTimeout.code
@@ -255,7 +257,7 @@ class FanOutAnswer:
 async def answer(
     composite: CompositeAdapter,
     question: str,
-    sources: dict[str, DataAdapter],
+    sources: dict[str, RoutingSource],
     outcome: RoutingOutcome,
     metadata: QueryMetadata,
     timings: dict[str, float],

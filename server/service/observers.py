@@ -10,7 +10,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ..adapters.base import Adapter
+from ..routing.routable import Routable
 from .answer import Answer, Explanation
 
 
@@ -24,7 +24,7 @@ class Asked(StrEnum):
 @dataclass(frozen=True)
 class Answered:
     kind: Asked
-    adapter: Adapter  # the adapter the question was asked of
+    adapter: Routable  # the adapter the question was asked of
     question: str  # as checked (whitespace collapsed), not normalised
     result: Answer | Explanation
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ..adapters.base import Adapter
 from ..api.outcome import Outcome
 from ..conversations.session import SessionTurn
+from ..routing.routable import Routable
 from ..routing.router import RoutingOutcome
 from .record import RoutingRecord, from_error, from_outcome
 
@@ -33,7 +33,7 @@ class Decided(Protocol):
     def sources(self) -> list[dict[str, Any]] | None: ...
 
 
-def record_for(kind: str, adapter: Adapter, question: str, result: Decided, latency_ms: float | None) -> RoutingRecord:
+def record_for(kind: str, adapter: Routable, question: str, result: Decided, latency_ms: float | None) -> RoutingRecord:
     return from_outcome(
         kind,
         adapter.name,

@@ -17,12 +17,15 @@ from typing import Any, ClassVar
 import duckdb
 import numpy as np
 
-from server.adapters.base import AdapterContext
-from server.adapters.composite import CompositeAdapter, CompositeAdapterSettings
+from server.adapters.base import DataAdapter
 from server.adapters.registry import AdapterRegistry
 from server.adapters.sql import SQLAdapter, SQLAdapterSettings
+from server.embedding.base import Embedder
+from server.params.base import ParameterExtractor
+from server.routing.composite import CompositeAdapter, CompositeAdapterSettings, CompositeContext
+from server.routing.source import RoutingSource
 from server.runtime.build import Runtime
-from server.stores.base import StoreHit
+from server.stores.base import StoreHit, TemplateStore
 from server.testing.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_people_db, make_tree
 
 SALES_LIBRARY = """
@@ -91,23 +94,39 @@ class ProbeSettings(SQLAdapterSettings):
 
 
 class ProbeSQLAdapter(SQLAdapter):
-    """A SQL adapter whose template search can be made slow or failing (a test type, not a mock)."""
+    """A SQL adapter whose template search (ProbeSource) can be made slow or failing (a test type, not a
+    mock). Build the runtime with `make_source=probe_source`."""
 
     type_name = "probe_sql"
     settings_model = ProbeSettings
     settings: ProbeSettings
     calls: ClassVar[list[tuple[str, float, float]]] = []  # (adapter, started, finished) of every search
 
+
+class ProbeSource(RoutingSource):
+    """The routing source of a probe adapter: its search waits `search_delay`, and fails when `fail_with`
+    is set."""
+
     async def search_templates(self, vector: np.ndarray, k: int) -> list[StoreHit]:
+        settings = self.settings
+        assert isinstance(settings, ProbeSettings)
         started = time.perf_counter()
         try:
-            await asyncio.sleep(self.settings.search_delay)
-            if self.settings.fail_with:
+            await asyncio.sleep(settings.search_delay)
+            if settings.fail_with:
                 # a driver-style message that must not reach clients
                 raise ConnectionError("connection refused by 10.0.0.5:5432 secret-dsn")
             return await super().search_templates(vector, k)
         finally:
             ProbeSQLAdapter.calls.append((self.name, started, time.perf_counter()))
+
+
+def probe_source(
+    adapter: DataAdapter, embedder: Embedder, store: TemplateStore, extractor: ParameterExtractor | None
+) -> RoutingSource:
+    """build_runtime's `make_source` for probe configs: a ProbeSource for probe adapters, else the usual."""
+    cls = ProbeSource if isinstance(adapter, ProbeSQLAdapter) else RoutingSource
+    return cls(adapter, embedder, store, extractor)
 
 
 def probe_registry() -> AdapterRegistry:
@@ -160,12 +179,12 @@ def make_composite(runtime: Runtime, children: list[str], **keys: Any) -> Compos
         {"name": "composite", "type": "composite", "child_adapters": children, **keys}
     )
     app = runtime.config.app
-    context = AdapterContext(
+    context = CompositeContext(
         root=runtime.config.root,
         lookup=runtime.get,
         retrieval=app.composite_retrieval.merged(settings.overrides()),
-        rerankers=app.rerankers,
         fitted_models=runtime.fitted_models,
+        rerankers=app.rerankers,
         shared_rerank_cache=runtime.rerank_cache,
     )
     return CompositeAdapter(settings, context)

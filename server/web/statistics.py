@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..adapters.base import Adapter, DataAdapter
+from ..adapters.base import DataAdapter
 from ..api.requests import StatisticsQuery
 from ..api.responses import (
     AdapterSummary,
@@ -20,6 +20,8 @@ from ..api.responses import (
 )
 from ..bulkhead import STATISTICS_POOL, run_on
 from ..errors import IntentRouterError
+from ..routing.routable import Routable
+from ..routing.source import RoutingSource
 from ..runtime.holder import LoadStatus, RuntimeHolder
 from ..stats import RoutingLog
 from ..stats.settings import StatsSettings
@@ -82,11 +84,11 @@ async def statistics_body(
     )
 
 
-def _sources_shown(adapters: Any, asked: Adapter | None) -> list[DataAdapter]:
+def _sources_shown(adapters: Any, asked: Routable | None) -> list[DataAdapter]:
     """Every data adapter, or those the asked adapter routes over (itself, or a composite's children)."""
     if asked is not None:
-        return asked.routing_sources()
-    return [a for a in adapters if isinstance(a, DataAdapter)]
+        return [s.adapter for s in asked.routing_sources()]
+    return [a.adapter for a in adapters if isinstance(a, RoutingSource)]
 
 
 def _source_health(adapter: DataAdapter) -> SourceHealthView:

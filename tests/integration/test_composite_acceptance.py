@@ -12,7 +12,7 @@ from server.intent.acceptance import FEATURES
 from server.runtime.build import Runtime, build_runtime
 from server.runtime.loader import load_config
 from server.service import answer as answering
-from server.testing.composite_tree import build_tree, make_composite, probe_registry, sql_child
+from server.testing.composite_tree import build_tree, make_composite, probe_registry, probe_source, sql_child
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -24,7 +24,9 @@ ON = {"intent_model": {"enabled": True}, "acceptance": {"enabled": True}, "strin
 async def runtime(tmp_path_factory) -> AsyncIterator[Runtime]:
     registry = probe_registry()
     root = tmp_path_factory.mktemp("acceptance")
-    rt = await build_runtime(load_config(build_tree(root), registry=registry), registry=registry)
+    rt = await build_runtime(
+        load_config(build_tree(root), registry=registry), registry=registry, make_source=probe_source
+    )
     yield rt
     await rt.close()
 

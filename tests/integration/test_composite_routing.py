@@ -14,7 +14,7 @@ import pytest_asyncio
 from server.runtime.build import Runtime, build_runtime
 from server.runtime.loader import load_config
 from server.service import answer as answering
-from server.testing.composite_tree import ProbeSQLAdapter, build_tree, make_composite, probe_registry
+from server.testing.composite_tree import ProbeSQLAdapter, build_tree, make_composite, probe_registry, probe_source
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -26,7 +26,9 @@ STOCK_Q = "how much stock is left in the warehouse"
 async def runtime(tmp_path_factory) -> AsyncIterator[Runtime]:
     root = tmp_path_factory.mktemp("composite")
     registry = probe_registry()
-    rt = await build_runtime(load_config(build_tree(root), registry=registry), registry=registry)
+    rt = await build_runtime(
+        load_config(build_tree(root), registry=registry), registry=registry, make_source=probe_source
+    )
     yield rt
     await rt.close()
 

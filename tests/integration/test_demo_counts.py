@@ -27,7 +27,7 @@ def sqlite_count(root: Path, sql: str, *params: object) -> int:
 
 def duckdb_count(runtime, sql: str, *params: object) -> int:
     """Through the sales adapter's own connection (DuckDB keeps one instance per file and process)."""
-    cursor = runtime.get("sales")._conn.cursor()
+    cursor = runtime.get("sales").adapter._conn.cursor()
     try:
         return int(cursor.execute(sql, list(params)).fetchone()[0])
     finally:

@@ -48,7 +48,7 @@ async def test_lanes_follow_the_config_at_start_and_reload(tmp_path):
         adapter = holder.current.adapters["people"]
         calls = model.questions.stats.lane_calls
         questions = [f"who works in department {i}?" for i in range(12)]
-        await asyncio.gather(*(adapter.context.embedder.embed_query(q) for q in questions))
+        await asyncio.gather(*(adapter.embedder.embed_query(q) for q in questions))
         assert model.questions.stats.lane_calls > calls
 
         write(config_dir / "config.yaml", with_lanes(-1))

@@ -19,7 +19,7 @@ from server.routing.router import Router
 from server.runtime.build import Runtime, build_runtime
 from server.runtime.loader import load_config
 from server.service.answer import explain_routing
-from server.testing.composite_tree import build_tree, make_composite, probe_registry
+from server.testing.composite_tree import build_tree, make_composite, probe_registry, probe_source
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -35,7 +35,9 @@ class Terminal(io.StringIO):
 async def runtime(tmp_path_factory) -> AsyncIterator[Runtime]:
     registry = probe_registry()
     root = tmp_path_factory.mktemp("fit_batched")
-    rt = await build_runtime(load_config(build_tree(root), registry=registry), registry=registry)
+    rt = await build_runtime(
+        load_config(build_tree(root), registry=registry), registry=registry, make_source=probe_source
+    )
     yield rt
     await rt.close()
 

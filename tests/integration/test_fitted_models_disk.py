@@ -13,7 +13,7 @@ from server.routing.stages.intent_model import IntentModelStage
 from server.runtime.build import Runtime, build_runtime
 from server.runtime.loader import load_config
 from server.service import answer as answering
-from server.testing.composite_tree import build_tree, make_composite, probe_registry
+from server.testing.composite_tree import build_tree, make_composite, probe_registry, probe_source
 
 pytestmark = pytest.mark.asyncio
 
@@ -25,7 +25,9 @@ QUESTIONS = ["which customers are in the West region?", "quarterly revenue pleas
 async def start(root: Path, **keys) -> tuple[Runtime, IntentModelStage, dict]:
     """A new runtime with an empty in-memory cache, as a restarted process has."""
     registry = probe_registry()
-    rt = await build_runtime(load_config(root / "config", registry=registry), registry=registry)
+    rt = await build_runtime(
+        load_config(root / "config", registry=registry), registry=registry, make_source=probe_source
+    )
     assert isinstance(rt.fitted_models, FittedModels) and rt.fitted_models.stats.memory_hits == 0
     c = make_composite(rt, CHILDREN, confidence_threshold=0.0, **(keys or ON))
     await c.start()

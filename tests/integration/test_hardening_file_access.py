@@ -219,7 +219,7 @@ async def test_reloading_a_changed_duckdb_adapter_file_is_applied(tmp_path):
         assert status.ok, status.errors
         runtime = holder.current
         assert runtime.get("sales").settings.max_rows == 50
-        result = await runtime.get("sales").execute(runtime.get("sales").templates["t"], {})
+        result = await runtime.get("sales").adapter.execute(runtime.get("sales").templates["t"], {})
         assert result.rows == [{"name": "Ada"}]
     finally:
         await holder.close()

@@ -128,7 +128,7 @@ def test_pattern_allowed_is_for_strings(tmp_path):
 async def test_demo_order_history_for_a_percent_sign_returns_nothing(tmp_path):
     runtime = await build_runtime(load_config(seed_demo_tree(tmp_path)))
     try:
-        sales = runtime.get("sales")
+        sales = runtime.get("sales").adapter
         template = sales.templates["customer_order_history"]
         everything = await sales.execute(template, {"customer_name": "%", "limit": 500})
         some = await sales.execute(template, {"customer_name": "Greenfield", "limit": 500})

@@ -49,7 +49,7 @@ async def test_a_values_from_query_refused_by_the_guard_at_run_time_is_a_failed_
     """A runtime built without the loader: the same guard runs when the list is fetched."""
     runtime = await build_runtime(load_config(people_tree(tmp_path)))
     try:
-        run = adapter_values_runner(runtime.get("people"))
+        run = adapter_values_runner(runtime.get("people").adapter)
         with pytest.raises(QueryFailed) as caught:
             await run("people_in_department.department.values", "DELETE FROM people", 100)
         assert caught.value.status == 502

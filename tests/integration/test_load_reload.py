@@ -191,7 +191,7 @@ async def test_eight_clients_through_twenty_edits(tmp_path):
         await asyncio.gather(*(one_client(n) for n in range(CLIENTS)), sample_rss(), edit())
         elapsed = time.monotonic() - load_started
         # the circuit the removed file opened lets a probe through after reset_timeout; it closes it
-        breaker = holder.current.get("sales").guard.breaker
+        breaker = holder.current.get("sales").adapter.guard.breaker
         await eventually(lambda: breaker.state != "open")
         probe = await client.post("/v1/query", json={"query": "what is the total amount of sales?", "adapter": "sales"})
         assert probe.status == 200

@@ -54,7 +54,7 @@ async def people(tmp_path):
     runtime = await build_runtime(load_config(tree(tmp_path)))
     adapter = runtime.get("people")
     statements: list[str] = []
-    event.listen(adapter._engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
+    event.listen(adapter.adapter._engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
     try:
         yield adapter, statements, tmp_path
     finally:

@@ -442,7 +442,7 @@ templates:
         assert "circuit open" in body["error"]["message"] and len(api.arrivals) == 4
 
         api.down, api.delay = False, 0.0
-        breaker = holder.current.get("flaky").guard.breaker
+        breaker = holder.current.get("flaky").adapter.guard.breaker
         await eventually(lambda: breaker.state == "half_open")  # reset_timeout (0.5 s) has passed
         response = await client.post("/v1/query", json=ask)
         assert response.status == 200 and (await response.json())["rows"] == ITEMS

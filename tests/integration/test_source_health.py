@@ -19,7 +19,7 @@ from server.stats.aggregates import Window, compute
 from server.stats.capture import record_for
 from server.stats.record import from_error
 from server.testing.app import running_app
-from server.testing.composite_tree import build_tree, make_composite, probe_registry
+from server.testing.composite_tree import build_tree, make_composite, probe_registry, probe_source
 from server.testing.configs import BASE_CONFIG, make_tree
 from server.testing.flaky_api import FlakyApi
 from server.web.routing_log import STATS_LOG
@@ -39,7 +39,9 @@ def by_adapter(sources: list[dict]) -> dict[str, dict]:
 
 async def test_search_timeouts_failures_and_source_errors_are_counted_per_source(tmp_path):
     registry = probe_registry()
-    runtime = await build_runtime(load_config(build_tree(tmp_path), registry=registry), registry=registry)
+    runtime = await build_runtime(
+        load_config(build_tree(tmp_path), registry=registry), registry=registry, make_source=probe_source
+    )
     rlog = RoutingLog(StatsSettings(flush_interval=0.05), tmp_path)
     await rlog.start()
     try:

@@ -17,7 +17,7 @@ HOSTILE = ["'; DROP TABLE people; --", "Ada' OR '1'='1", 'Ada"; DELETE FROM peop
 async def test_hostile_values_are_inert(tmp_path, value):
     runtime = await build_runtime(load_config(people_tree(tmp_path)))
     try:
-        adapter = runtime.get("people")
+        adapter = runtime.get("people").adapter
         result = await adapter.execute(adapter.templates["person_by_name"], {"name": value})
         assert result.rows == []
     finally:
@@ -29,7 +29,7 @@ async def test_hostile_values_are_inert(tmp_path, value):
 async def test_sqlite_is_opened_read_only(tmp_path):
     runtime = await build_runtime(load_config(people_tree(tmp_path)))
     try:
-        adapter = runtime.get("people")
+        adapter = runtime.get("people").adapter
         engine = adapter._engine
         with engine.connect() as conn, pytest.raises(Exception, match=r"readonly|read-only|query_only"):
             conn.exec_driver_sql("DELETE FROM people")
@@ -43,7 +43,7 @@ async def test_row_cap_truncates(tmp_path):
     adapters.write_text(adapters.read_text() + "    max_rows: 2\n")
     runtime = await build_runtime(load_config(config_dir))
     try:
-        adapter = runtime.get("people")
+        adapter = runtime.get("people").adapter
         result = await adapter.execute(adapter.templates["headcount_by_department"], {})
         assert len(result.rows) == 2 and result.truncated
     finally:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from server.adapters.composite import CompositeAdapterSettings
+from server.routing.composite import CompositeAdapterSettings
 from server.runtime.loader import load_config
 from server.testing.scripts import load_script
 from server.testing.templates import template

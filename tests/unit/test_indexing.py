@@ -102,7 +102,8 @@ async def test_unchanged_adapter_is_reused_whole_and_survives_closing_the_old_ru
         assert second.get("people") is first.get("people")
         assert second.stores["people"] is first.stores["people"]
         await first.close(keep=[second])
-        result = await second.get("people").execute(second.get("people").templates["headcount_by_department"], {})
+        people = second.get("people").adapter
+        result = await people.execute(people.templates["headcount_by_department"], {})
         assert len(result.rows) == 3  # its pool was not closed with the old runtime
     finally:
         await second.close()

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from server.adapters.composite import CompositeAdapterSettings
 from server.config.errors import ConfigError
+from server.routing.composite import CompositeAdapterSettings
 from server.routing.settings import CompositeRetrievalSettings
 from server.runtime.loader import load_config
 from server.testing.configs import BASE_CONFIG, people_tree, write

@@ -1,23 +1,33 @@
 """Composite adapter: routes one question across its children's template stores, then hands the
-winning template to the child that owns it (route once: the child never re-matches)."""
+winning template to the child that owns it (route once: the child never re-matches). It owns no data
+source, so it lives with routing and is built with its own context (CompositeContext)."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from ..adapters.base import Adapter, AdapterSettings
 from ..api.health import Health
 from ..api.requests import Execution
 from ..bulkhead import REFIT_POOL, run_on
 from ..intent.calibration import ScoreCalibration, fit_per_model
-from ..routing.policy import RoutingPolicy
-from ..routing.settings import (
+from ..intent.fitted_models import FittedModels
+from ..rerankers.settings import RerankerSettings
+from ..rerankers.shared_cache import SharedRerankCache
+from ..stores.group_search import GroupSearch
+from .policy import RoutingPolicy
+from .routable import Routable
+from .settings import (
     AcceptanceOverride,
+    CompositeRetrievalSettings,
     IntentModelOverride,
     PerformanceOverride,
     RerankingOverride,
@@ -25,11 +35,10 @@ from ..routing.settings import (
     ScoringOverride,
     StringSimilarityOverride,
 )
-from ..routing.stages.base import ScoringStage
-from ..routing.stages.factory import build_stages
-from ..routing.stages.intent_model import IntentModelStage, Superseded
-from ..stores.group_search import GroupSearch
-from .base import Adapter, AdapterContext, AdapterSettings, DataAdapter
+from .source import RoutingSource
+from .stages.base import ScoringStage
+from .stages.factory import build_stages
+from .stages.intent_model import IntentModelStage, Superseded
 
 log = logging.getLogger("intent_router.adapters.composite")
 
@@ -107,17 +116,30 @@ class CompositeAdapterSettings(AdapterSettings):
         return RetrievalOverrides(**{block: getattr(self, block) for block in RetrievalOverrides.model_fields})
 
 
-class CompositeAdapter(Adapter):
+@dataclass
+class CompositeContext:
+    """What the runtime hands a composite: `lookup` (the runtime's routables by name, so it always sees
+    its current children), its effective retrieval settings (the global block merged with its own
+    overrides), the named reranker connections and the runtime's cache of fitted intent models."""
+
+    root: Path
+    lookup: Callable[[str], Routable]
+    retrieval: CompositeRetrievalSettings
+    fitted_models: FittedModels
+    rerankers: Mapping[str, RerankerSettings] = field(default_factory=dict)
+    shared_rerank_cache: SharedRerankCache | None = None  # rerank scores in Redis (rerank_cache.backend redis)
+
+
+class CompositeAdapter(Adapter, Routable):
     type_name = "composite"
     settings_model = CompositeAdapterSettings
 
     settings: CompositeAdapterSettings
 
-    def __init__(self, settings: CompositeAdapterSettings, context: AdapterContext) -> None:
-        super().__init__(settings, context)
-        if context.retrieval is None or context.lookup is None or context.fitted_models is None:
-            raise ValueError("a composite is built by the runtime: it needs retrieval settings, lookup and models")
-        self.retrieval = context.retrieval  # global block merged with this composite's overrides, at load
+    def __init__(self, settings: CompositeAdapterSettings, context: CompositeContext) -> None:
+        super().__init__(settings)
+        self.context = context
+        self.retrieval = context.retrieval
         self._lookup = context.lookup
         self._stages = build_stages(
             self.retrieval,
@@ -145,10 +167,10 @@ class CompositeAdapter(Adapter):
         self.calibration_status: dict[str, Any] = {"enabled": False}
         self._group_search = GroupSearch()
 
-    def routing_sources(self) -> list[DataAdapter]:
+    def routing_sources(self) -> list[RoutingSource]:
         """Children as they are now: after a reload the composite sees the new child objects."""
         children = [self._lookup(name) for name in self.settings.child_adapters]
-        return [c for c in children if isinstance(c, DataAdapter)]  # the loader refuses nested composites
+        return [c for c in children if isinstance(c, RoutingSource)]  # the loader refuses nested composites
 
     def routing_policy(self) -> RoutingPolicy:
         return self._policy
@@ -165,9 +187,9 @@ class CompositeAdapter(Adapter):
     def group_search(self) -> GroupSearch:
         return self._group_search
 
-    def _warm_search(self, children: list[DataAdapter]) -> None:
+    def _warm_search(self, children: list[RoutingSource]) -> None:
         """The children's stacked views (one per embedding model), built before the first question."""
-        by_model: dict[str, list[DataAdapter]] = {}
+        by_model: dict[str, list[RoutingSource]] = {}
         for child in children:
             if child.searches_inline:
                 by_model.setdefault(child.embedder.model_id, []).append(child)
@@ -177,12 +199,12 @@ class CompositeAdapter(Adapter):
     def score_calibrations(self) -> Mapping[str, ScoreCalibration]:
         return self._calibrations
 
-    def calibrates(self, children: list[DataAdapter]) -> bool:
+    def calibrates(self, children: list[RoutingSource]) -> bool:
         mode = self.settings.score_calibration
         models = {c.embedder.model_id for c in children}
         return mode == "examples" or (mode == "auto" and len(models) > 1)
 
-    async def _fit_calibrations(self, children: list[DataAdapter]) -> None:
+    async def _fit_calibrations(self, children: list[RoutingSource]) -> None:
         """One map per embedding model, fitted on the children's own templates (off the event loop).
         A model that cannot be fitted keeps raw cosines, and says so in the status and the log."""
         if not self.calibrates(children):
@@ -214,7 +236,6 @@ class CompositeAdapter(Adapter):
         await asyncio.to_thread(self._warm_search, children)
         await self._fit_calibrations(children)
         fitted = self.context.fitted_models
-        assert fitted is not None
         for stage in self._stages:
             if not isinstance(stage, IntentModelStage):
                 continue
@@ -248,9 +269,10 @@ class CompositeAdapter(Adapter):
     def _closing(self) -> bool:
         return self._closed
 
-    async def _refit(self, stage: IntentModelStage, children: list[DataAdapter], lineage: str, generation: int) -> None:
+    async def _refit(
+        self, stage: IntentModelStage, children: list[RoutingSource], lineage: str, generation: int
+    ) -> None:
         fitted = self.context.fitted_models
-        assert fitted is not None
 
         def superseded() -> bool:
             return self._closed or not fitted.is_newest(lineage, generation)
