@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from server.routing.decision import DecisionRule  # noqa: E402
 from server.routing.fitting import Observation, evaluate, fit_threshold  # noqa: E402
-from server.routing.source import RoutingSource  # noqa: E402
+from server.routing.routable import RoutingSource  # noqa: E402
 from server.runtime.build import build_runtime  # noqa: E402
 from server.runtime.loader import load_config  # noqa: E402
 from server.service.answer import explain_routing  # noqa: E402

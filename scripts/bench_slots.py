@@ -126,7 +126,7 @@ from server.params.dates import find_dates  # noqa: E402
 from server.params.numbers import find_numbers  # noqa: E402
 from server.params.spans import check_annotation  # noqa: E402
 from server.routing.normalise import normalise_question  # noqa: E402
-from server.routing.source import RoutingSource  # noqa: E402
+from server.routing.routable import RoutingSource  # noqa: E402
 from server.runtime.loader import load_config  # noqa: E402
 from server.templates import ParameterSpec, ParameterType, Template  # noqa: E402
 from server.testing.app import running_app  # noqa: E402

@@ -24,28 +24,6 @@ FORBIDDEN = {
     ("server.conversations", "server.adapters"),
 }
 
-# Known offences that the `layering` branch removes (AdapterContext's routing fields, DataAdapter imported by
-# params/ and conversations/). The lead deletes this set when that branch merges; nothing else may go here.
-UNTIL_LAYERING_MERGES = {
-    ("server.adapters.base", "server.intent.calibration"),
-    ("server.adapters.base", "server.intent.fitted_models"),
-    ("server.adapters.base", "server.rerankers.settings"),
-    ("server.adapters.base", "server.rerankers.shared_cache"),
-    ("server.adapters.base", "server.routing.policy"),
-    ("server.adapters.base", "server.routing.settings"),
-    ("server.adapters.base", "server.routing.stages.base"),
-    ("server.adapters.composite", "server.intent.calibration"),
-    ("server.adapters.composite", "server.routing.policy"),
-    ("server.adapters.composite", "server.routing.settings"),
-    ("server.adapters.composite", "server.routing.stages.base"),
-    ("server.adapters.composite", "server.routing.stages.factory"),
-    ("server.adapters.composite", "server.routing.stages.intent_model"),
-    ("server.conversations.carry_over", "server.adapters.base"),
-    ("server.conversations.follow_up", "server.adapters.base"),
-    ("server.conversations.session", "server.adapters.base"),
-    ("server.params.extractor", "server.adapters.base"),
-    ("server.params.values_from", "server.adapters.base"),
-}
 
 folder = partial(folder_of, package=PACKAGE)
 
@@ -54,7 +32,7 @@ folder = partial(folder_of, package=PACKAGE)
 def edges() -> list[ImportEdge]:
     found = import_edges(ROOT, PACKAGE)
     assert len(found) > 100, "the import graph came out nearly empty: the reader is broken"
-    return [e for e in found if (e.source, e.target) not in UNTIL_LAYERING_MERGES]
+    return found
 
 
 def _describe(found: list[list[str]], edges: list[ImportEdge], node_of: Callable[[str], str] = str) -> str:
@@ -79,12 +57,6 @@ def test_no_cycle_between_folders(edges: list[ImportEdge]) -> None:
 def test_no_forbidden_arrow(edges: list[ImportEdge]) -> None:
     offences = [e for e in edges if (folder(e.source), folder(e.target)) in FORBIDDEN]
     assert not offences, "\n".join(f"{e.where()}: {e.source} imports {e.target}" for e in offences)
-
-
-def test_allowlist_names_only_live_offences() -> None:
-    """An entry the layering branch already removed must leave the list, so the list only ever shrinks."""
-    live = {(e.source, e.target) for e in import_edges(ROOT, PACKAGE)}
-    assert live >= UNTIL_LAYERING_MERGES, sorted(UNTIL_LAYERING_MERGES - live)
 
 
 def test_the_reader_sees_imports_a_load_never_runs(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Adapter base classes: `Adapter` (anything an adapter entry of the config builds: settings, lifecycle,
 health) and `DataAdapter` (one data source: its templates and how it executes them). Nothing here knows
-how a question is routed: routing/source.py wraps a DataAdapter with its embedder, template store and
+how a question is routed: routing/routable.py wraps a DataAdapter with its embedder, template store and
 parameter extractor, and the composite (routing/composite.py) routes over those wrappers.
 """
 
@@ -17,12 +17,12 @@ from ..api.health import Health
 from ..api.requests import ADAPTER_NAME_PATTERN
 from ..bulkhead import Bulkhead
 from ..config.errors import ConfigIssue
+from ..config.parsed_body import ParsedBody
 from ..embedding.settings import EmbeddingSettings
 from ..errors import QueryFailed
 from ..params.settings import ParameterExtractionSettings
 from ..resilience import CircuitBreakerSettings, RetrySettings, SourceGuard
 from ..templates import Template
-from ..templates.library import ParsedBody
 from .result_cache import CachedRows, ResultCache, ResultCacheSettings, cache_key, ttl_for
 from .source_check import SourceCheck
 

@@ -26,9 +26,8 @@ from ..routing.composite import CompositeAdapter
 from ..routing.decision import DecisionRule
 from ..routing.fitting import Fit, Observation, evaluate, fit_threshold, tidy_threshold
 from ..routing.normalise import normalise_question
-from ..routing.routable import Routable
+from ..routing.routable import Routable, RoutingSource
 from ..routing.router import Router
-from ..routing.source import RoutingSource
 from ..routing.stages.intent_model import IntentModelStage
 from ..runtime.build import build_runtime
 from ..runtime.heap import no_cyclic_gc

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..auth import Principal
 from ..errors import IntentRouterError
-from ..routing.source import RoutingSource
+from ..routing.routable import RoutingSource
 from ..runtime.build import Runtime
 from ..service.catalogue import visible_adapters
 from .calls import queryable

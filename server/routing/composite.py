@@ -24,7 +24,7 @@ from ..rerankers.settings import RerankerSettings
 from ..rerankers.shared_cache import SharedRerankCache
 from ..stores.group_search import GroupSearch
 from .policy import RoutingPolicy
-from .routable import Routable
+from .routable import Routable, RoutingSource
 from .settings import (
     AcceptanceOverride,
     CompositeRetrievalSettings,
@@ -35,7 +35,6 @@ from .settings import (
     ScoringOverride,
     StringSimilarityOverride,
 )
-from .source import RoutingSource
 from .stages.base import ScoringStage
 from .stages.factory import build_stages
 from .stages.intent_model import IntentModelStage, Superseded

@@ -31,7 +31,7 @@ _Together = dict[int, list[StoreHit] | Exception]  # id(source) -> its hits, or 
 
 
 class TemplateSource(Protocol):
-    """What the router needs of a data source (routing/source.py): its templates, its embedder and a
+    """What the router needs of a data source (routing/routable.py): its templates, its embedder and a
     store search."""
 
     @property

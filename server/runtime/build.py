@@ -36,8 +36,7 @@ from ..params.factory import build_extractor
 from ..params.learned.store import LearnedModels
 from ..rerankers.shared_cache import SharedRerankCache, build_shared_rerank_cache
 from ..routing.composite import CompositeAdapter, CompositeAdapterSettings, CompositeContext
-from ..routing.routable import Routable
-from ..routing.source import RoutingSource
+from ..routing.routable import Routable, RoutingSource
 from ..shared_redis import SharedState
 from ..stores.base import TemplateStore
 from ..stores.factory import build_store

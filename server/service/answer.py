@@ -26,9 +26,8 @@ from ..params.base import Extraction
 from ..routing.candidates import Candidate
 from ..routing.composite import CompositeAdapter
 from ..routing.normalise import normalise_question
-from ..routing.routable import Routable
+from ..routing.routable import Routable, RoutingSource
 from ..routing.router import Router, RoutingOutcome
-from ..routing.source import RoutingSource
 from ..templates import Template
 from . import fan_out, parameter_views
 from .explain import alternative_view, composite_routing_view, routing_explanation

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from ..api.responses import AdapterEntry, Catalogue, TemplateEntry
 from ..errors import Forbidden
-from ..routing.routable import Routable
-from ..routing.source import RoutingSource
+from ..routing.routable import Routable, RoutingSource
 from ..runtime.build import Runtime
 from ..templates import Template
 from ..templates.json_schema import template_schema

@@ -32,9 +32,8 @@ from ..resilience import remaining_time, request_deadline
 from ..routing.candidates import Candidate
 from ..routing.composite import CompositeAdapter
 from ..routing.decision import clears
-from ..routing.routable import Routable
+from ..routing.routable import Routable, RoutingSource
 from ..routing.router import RoutingOutcome
-from ..routing.source import RoutingSource
 from . import parameter_views
 from .formatting import render_content
 

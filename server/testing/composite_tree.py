@@ -23,7 +23,7 @@ from server.adapters.sql import SQLAdapter, SQLAdapterSettings
 from server.embedding.base import Embedder
 from server.params.base import ParameterExtractor
 from server.routing.composite import CompositeAdapter, CompositeAdapterSettings, CompositeContext
-from server.routing.source import RoutingSource
+from server.routing.routable import RoutingSource
 from server.runtime.build import Runtime
 from server.stores.base import StoreHit, TemplateStore
 from server.testing.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_people_db, make_tree

@@ -20,8 +20,7 @@ from ..api.responses import (
 )
 from ..bulkhead import STATISTICS_POOL, run_on
 from ..errors import IntentRouterError
-from ..routing.routable import Routable
-from ..routing.source import RoutingSource
+from ..routing.routable import Routable, RoutingSource
 from ..runtime.holder import LoadStatus, RuntimeHolder
 from ..stats import RoutingLog
 from ..stats.settings import StatsSettings
