@@ -411,21 +411,14 @@ def _top1(obs: Sequence[Observation]) -> float:
 def acceptance_results(rows: list[dict], obs: list[Observation], half: int) -> dict:
     """With the acceptance test on: its probability as the score, fitted on labels (like the combined
     score above) and at its self-calibrated threshold (no labels), both measured on the second half."""
-    if not any(r["acceptance"] is not None for r in rows):
+    picked = _acceptance(rows, obs)
+    if picked is None:
         return {}
-    scored = [replace(o, score=r["acceptance"] or 0.0, runner_up=None) for o, r in zip(obs, rows, strict=True)]
-    default = next(r["acceptance_threshold"] for r in rows if r["acceptance_threshold"] is not None)
-    fitted = fit_threshold(scored[:half])
-    out = {}
-    for name, threshold in (("acceptance_labelled", fitted.threshold), ("acceptance_self_calibrated", default)):
-        held = evaluate(scored[half:], DecisionRule(threshold))
-        out[name] = {
-            "threshold": round(threshold, 4),
-            "out_of_scope_rejection": round(held.out_of_scope_rejection or 0.0, 4),
-            "in_scope_accuracy": round(held.in_scope_accuracy, 4),
-            "overall_accuracy": round(held.accuracy, 4),
-        }
-    return out
+    scored, default = picked
+    return {
+        "acceptance_labelled": point(scored[half:], fit_threshold(scored[:half]).threshold),
+        "acceptance_self_calibrated": point(scored[half:], default),
+    }
 
 
 def main() -> None:
