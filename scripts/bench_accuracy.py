@@ -23,16 +23,18 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from server.routing.decision import DecisionRule  # noqa: E402
-from server.routing.fitting import Observation, evaluate, fit_threshold  # noqa: E402
+from server.routing.fitting import Observation, evaluate, executes, fit_threshold  # noqa: E402
 from server.routing.routable import RoutingSource  # noqa: E402
 from server.runtime.build import build_runtime  # noqa: E402
 from server.runtime.loader import load_config  # noqa: E402
@@ -155,7 +157,9 @@ async def route_all(runtime, name: str, questions: list[tuple[str, str]]):
     return rows
 
 
-def tuned_config(config_dir: Path, tune_seconds: float, seed: int, steps: int = 300) -> dict:
+def tuned_config(
+    config_dir: Path, tune_seconds: float, seed: int, steps: int = 300, overrides: dict | None = None
+) -> dict:
     """Tune the encoder on this tree's templates (all their examples: the threshold is fitted on test
     questions, as for the stock encoder) and point config.yaml's embedding at the tuned folder."""
     from server.embedding.model_folder import bundled_folder
@@ -164,7 +168,7 @@ def tuned_config(config_dir: Path, tune_seconds: float, seed: int, steps: int = 
 
     loaded = load_config(config_dir)
     target = config_dir.parent / "tuned-encoder"
-    settings = TuneSettings(steps=steps, max_seconds=tune_seconds, seed=seed)
+    settings = TuneSettings(**{"steps": steps, "max_seconds": tune_seconds, "seed": seed, **(overrides or {})})
     result = tune_encoder(loaded.templates, bundled_folder(), target, settings, 0.0, lambda log: None)
     config_file = config_dir / "config.yaml"
     app = yaml.safe_load(config_file.read_text())
@@ -176,6 +180,7 @@ def tuned_config(config_dir: Path, tune_seconds: float, seed: int, steps: int = 
         "tune_train_cpu_seconds": round(result.log.cpu_seconds, 1),
         "tune_steps": result.log.steps,
         "tune_loss": result.log.last_loss,
+        "tune_settings": settings.dump(),
     }
 
 
@@ -234,7 +239,11 @@ async def run(
     tune_seconds: float | None = None,
     skip_top1: bool = False,
     tune_steps: int = 300,
+    tune_settings: dict | None = None,
+    compare: bool = False,
 ) -> list[dict]:
+    """The top-1 table (unless skipped) and the out-of-scope protocol; with `compare`, the stock and the
+    tuned encoder on the same out-of-scope tree, side by side (needs tune_seconds)."""
     rng = random.Random(seed)
     train, test = read_csv(data_dir() / "train.csv"), read_csv(data_dir() / "test.csv")
     by_intent: dict[str, list[str]] = defaultdict(list)
@@ -248,7 +257,8 @@ async def run(
     results: list[dict] = []
     encoder = "tuned" if tune_seconds else "stock"
     if not skip_top1:
-        results += await top1_results(examples, test, label, encoder, cache, configs, tune_seconds, seed, tune_steps)
+        top1_tune = tune_seconds if not compare else None
+        results += await top1_results(examples, test, label, encoder, cache, configs, top1_tune, seed, tune_steps)
 
     # out-of-scope: drop 10 intents from the templates; their questions must be rejected
     oos = set(rng.sample(sorted(examples), OOS_INTENTS))
@@ -256,65 +266,159 @@ async def run(
     half = len(test) // 2
     with tempfile.TemporaryDirectory() as tmp:
         config_dir = build_tree(Path(tmp), in_scope, cache, configs)
+        if compare:
+            stock = await scored_rows(config_dir, configs, test, oos)
         # tuned on the in-scope templates only: the held-out intents' examples are never seen
-        tuning = tuned_config(config_dir, tune_seconds, seed, tune_steps) if tune_seconds else {}
-        runtime = await build_runtime(load_config(config_dir))
-        try:
-            for name in configs:
-                rows = await route_all(runtime, name, test)
-                obs = [
-                    Observation(
-                        None if r["intent"] in oos else (r["expected_adapter"], r["intent"]),
-                        (r["predicted_adapter"], r["predicted"]) if r["predicted"] else None,
-                        r["score"],
-                        r["runner_up"],
-                    )
-                    for r in rows
-                ]
-                fitted = fit_threshold(obs[:half])
-                held_out = evaluate(obs[half:], DecisionRule(fitted.threshold))
-                no_threshold = evaluate(obs[half:], DecisionRule(0.0))
-                results.append(
-                    {
-                        "benchmark": "banking77_out_of_scope",
-                        "encoder": encoder,
-                        **tuning,
-                        "k": label,
-                        "config": name,
-                        "out_of_scope_intents": sorted(oos),
-                        "fitted_on": half,
-                        "measured_on": len(obs) - half,
-                        "fitted_threshold": round(fitted.threshold, 4),
-                        "out_of_scope_rejection": round(held_out.out_of_scope_rejection or 0.0, 4),
-                        "in_scope_accuracy": round(held_out.in_scope_accuracy, 4),
-                        "in_scope_accuracy_without_threshold": round(no_threshold.in_scope_accuracy, 4),
-                        "overall_accuracy": round(held_out.accuracy, 4),
-                        **acceptance_results(rows, obs, half),
-                    }
-                )
-        finally:
-            await runtime.close()
+        tuning = tuned_config(config_dir, tune_seconds, seed, tune_steps, tune_settings) if tune_seconds else {}
+        rows_by_config = await scored_rows(config_dir, configs, test, oos)
+    for name, (rows, obs) in rows_by_config.items():
+        base = {
+            "benchmark": "banking77_out_of_scope",
+            "encoder": encoder,
+            **tuning,
+            "k": label,
+            "seed": seed,
+            "config": name,
+            "out_of_scope_intents": sorted(oos),
+            "fitted_on": half,
+            "measured_on": len(obs) - half,
+        }
+        if compare:
+            results.append({**base, "encoder": "stock_vs_tuned", **compare_encoders(stock[name], (rows, obs), half)})
+        else:
+            results.append({**base, **legacy_points(rows, obs, half)})
     return results
+
+
+async def scored_rows(
+    config_dir: Path, configs: dict[str, dict], test: list[tuple[str, str]], oos: set[str]
+) -> dict[str, tuple[list[dict], list[Observation]]]:
+    """Every test question routed through each configuration, with its observation (None expected for
+    the removed intents)."""
+    runtime = await build_runtime(load_config(config_dir))
+    out = {}
+    try:
+        for name in configs:
+            rows = await route_all(runtime, name, test)
+            obs = [
+                Observation(
+                    None if r["intent"] in oos else (r["expected_adapter"], r["intent"]),
+                    (r["predicted_adapter"], r["predicted"]) if r["predicted"] else None,
+                    r["score"],
+                    r["runner_up"],
+                )
+                for r in rows
+            ]
+            out[name] = (rows, obs)
+    finally:
+        await runtime.close()
+    return out
+
+
+def legacy_points(rows: list[dict], obs: list[Observation], half: int) -> dict:
+    """One encoder at its threshold fitted on the first half, measured on the second."""
+    fitted = fit_threshold(obs[:half])
+    held_out = evaluate(obs[half:], DecisionRule(fitted.threshold))
+    no_threshold = evaluate(obs[half:], DecisionRule(0.0))
+    return {
+        "fitted_threshold": round(fitted.threshold, 4),
+        "out_of_scope_rejection": round(held_out.out_of_scope_rejection or 0.0, 4),
+        "in_scope_accuracy": round(held_out.in_scope_accuracy, 4),
+        "in_scope_accuracy_without_threshold": round(no_threshold.in_scope_accuracy, 4),
+        "overall_accuracy": round(held_out.accuracy, 4),
+        **acceptance_results(rows, obs, half),
+    }
+
+
+def point(obs: Sequence[Observation], threshold: float) -> dict:
+    """The decision rule at this threshold over these questions."""
+    fit = evaluate(obs, DecisionRule(threshold))
+    return {
+        "threshold": round(threshold, 4),
+        "in_scope_accuracy": round(fit.in_scope_accuracy, 4),
+        "out_of_scope_rejection": round(fit.out_of_scope_rejection or 0.0, 4),
+        "overall_accuracy": round(fit.accuracy, 4),
+    }
+
+
+def rejection_at_in_scope(obs: Sequence[Observation], target: float) -> dict:
+    """The most out-of-scope rejection any threshold reaches on these questions while keeping in-scope
+    accuracy at or above `target` (an oracle sweep: the same for every encoder, so their curves compare
+    at one operating point). In-scope accuracy only falls as the threshold rises, so this is the highest
+    threshold that keeps the target."""
+    scores = np.unique([o.score for o in obs])
+    grid = np.concatenate([[0.0], scores])
+    in_scope = np.array([o.expected is not None for o in obs])
+    right = np.array([o.predicted is not None and o.predicted == o.expected for o in obs])
+    chosen = 0.0
+    for threshold in grid:
+        runs = executes(obs, DecisionRule(float(threshold)))
+        if (runs & right & in_scope).sum() / max(1, in_scope.sum()) >= target - 5e-5:  # target is rounded to 4
+            chosen = float(threshold)
+    return {"target_in_scope_accuracy": round(target, 4), **point(obs, chosen)}
+
+
+def encoder_points(obs: list[Observation], half: int, self_calibrated: float | None = None) -> dict:
+    """One encoder's operating points on the second half: at the threshold fitted on the first half
+    (and at the label-free threshold, when there is one)."""
+    out = {"fitted": point(obs[half:], fit_threshold(obs[:half]).threshold)}
+    if self_calibrated is not None:
+        out["self_calibrated"] = point(obs[half:], self_calibrated)
+    return out
+
+
+def compare_encoders(
+    stock: tuple[list[dict], list[Observation]], tuned: tuple[list[dict], list[Observation]], half: int
+) -> dict:
+    """Stock vs tuned per score (the combined score; the acceptance probability when the acceptance test
+    is on): each at its own fitted threshold, and both at the stock encoder's fitted in-scope accuracy
+    (the rejection each reaches on the test half without going below it)."""
+    out: dict[str, dict] = {}
+    for score_name, pick in (("combined", _combined), ("acceptance", _acceptance)):
+        picked = [pick(rows, obs) for rows, obs in (stock, tuned)]
+        if any(p is None for p in picked):
+            continue
+        points = {
+            encoder: encoder_points(obs, half, default)
+            for encoder, (obs, default) in zip(("stock", "tuned"), picked, strict=True)  # type: ignore[misc]
+        }
+        target = points["stock"]["fitted"]["in_scope_accuracy"]
+        for encoder, (obs, _) in zip(("stock", "tuned"), picked, strict=True):  # type: ignore[misc]
+            points[encoder]["at_stock_in_scope"] = rejection_at_in_scope(obs[half:], target)
+            points[encoder]["top1_in_scope"] = round(_top1(obs[half:]), 4)
+        at = [points[e]["at_stock_in_scope"]["out_of_scope_rejection"] for e in ("stock", "tuned")]
+        out[score_name] = {**points, "tuned_rejects_more_at_equal_in_scope": at[1] > at[0]}
+    return out
+
+
+def _combined(rows: list[dict], obs: list[Observation]) -> tuple[list[Observation], None]:
+    return obs, None
+
+
+def _acceptance(rows: list[dict], obs: list[Observation]) -> tuple[list[Observation], float] | None:
+    if not any(r["acceptance"] is not None for r in rows):
+        return None
+    scored = [replace(o, score=r["acceptance"] or 0.0, runner_up=None) for o, r in zip(obs, rows, strict=True)]
+    return scored, next(r["acceptance_threshold"] for r in rows if r["acceptance_threshold"] is not None)
+
+
+def _top1(obs: Sequence[Observation]) -> float:
+    """Best candidate right among in-scope questions, no threshold."""
+    inside = [o for o in obs if o.expected is not None]
+    return sum(o.predicted == o.expected for o in inside) / max(1, len(inside))
 
 
 def acceptance_results(rows: list[dict], obs: list[Observation], half: int) -> dict:
     """With the acceptance test on: its probability as the score, fitted on labels (like the combined
     score above) and at its self-calibrated threshold (no labels), both measured on the second half."""
-    if not any(r["acceptance"] is not None for r in rows):
+    picked = _acceptance(rows, obs)
+    if picked is None:
         return {}
-    scored = [replace(o, score=r["acceptance"] or 0.0, runner_up=None) for o, r in zip(obs, rows, strict=True)]
-    default = next(r["acceptance_threshold"] for r in rows if r["acceptance_threshold"] is not None)
-    fitted = fit_threshold(scored[:half])
-    out = {}
-    for name, threshold in (("acceptance_labelled", fitted.threshold), ("acceptance_self_calibrated", default)):
-        held = evaluate(scored[half:], DecisionRule(threshold))
-        out[name] = {
-            "threshold": round(threshold, 4),
-            "out_of_scope_rejection": round(held.out_of_scope_rejection or 0.0, 4),
-            "in_scope_accuracy": round(held.in_scope_accuracy, 4),
-            "overall_accuracy": round(held.accuracy, 4),
-        }
-    return out
+    scored, default = picked
+    return {
+        "acceptance_labelled": point(scored[half:], fit_threshold(scored[:half]).threshold),
+        "acceptance_self_calibrated": point(scored[half:], default),
+    }
 
 
 def main() -> None:
@@ -332,13 +436,38 @@ def main() -> None:
         help="tune the encoder on each tree's templates first (tune-encoder's recipe, this time budget; needs JAX)",
     )
     parser.add_argument("--tune-steps", type=int, default=300, help="with --tune-seconds: training steps at most")
+    parser.add_argument(
+        "--tune-set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="with --tune-seconds: a TuneSettings field for this run (repeatable), e.g. hard_negative_group=1",
+    )
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="with --tune-seconds: stock and tuned on the same out-of-scope tree, each at its fitted threshold "
+        "and both at the stock encoder's in-scope accuracy (the top-1 table, if not skipped, is the stock one)",
+    )
     parser.add_argument("--skip-top1", action="store_true", help="only the out-of-scope protocol")
     args = parser.parse_args()
+    if args.compare and not args.tune_seconds:
+        parser.error("--compare needs --tune-seconds")
+    overrides = {name: yaml.safe_load(value) for name, value in (s.split("=", 1) for s in args.tune_set)}
     configs = {name: CONFIGS[name] for name in args.config} if args.config else CONFIGS
     for k in args.k or ["8", "all"]:
         k_value = None if k == "all" else int(k)
         results = run(
-            k_value, args.seed, args.limit, args.cache, configs, args.tune_seconds, args.skip_top1, args.tune_steps
+            k_value,
+            args.seed,
+            args.limit,
+            args.cache,
+            configs,
+            args.tune_seconds,
+            args.skip_top1,
+            args.tune_steps,
+            overrides,
+            args.compare,
         )
         for result in asyncio.run(results):
             print(json.dumps(result), flush=True)

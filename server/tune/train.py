@@ -34,6 +34,7 @@ class TuneSettings:
     weight_decay: float = 0.01
     warmup: float = 0.1  # share of the steps with a rising learning rate
     hard_negative_group: int = 4  # templates per batch picked together as nearest neighbours (1: random)
+    dropout: float = 0.0  # BERT's dropout while training (sentence-transformers trains with 0.1)
     max_seconds: float = 600.0
     seed: int = 0
     max_train_tokens: int = 64  # training pairs are cut here (cost grows with the width; serving is not cut)
@@ -103,9 +104,12 @@ def _encoder(shape: BertShape, pooling: str) -> Callable[..., Any]:
     return _ENCODERS[key]
 
 
-def _loss(p: Params, ids: jax.Array, mask: jax.Array, shape: BertShape, pooling: str, scale: float) -> jax.Array:
+def _loss(
+    p: Params, ids: jax.Array, mask: jax.Array, key: jax.Array, shape: BertShape, pooling: str, s: TuneSettings
+) -> jax.Array:
     """Anchors are the first half of the rows, their positives the second half (one forward pass)."""
-    vectors = encode(p, ids, mask, shape, pooling)
+    vectors = encode(p, ids, mask, shape, pooling, s.dropout, key)
+    scale = s.scale
     half = vectors.shape[0] // 2
     logits = scale * vectors[:half] @ vectors[half:].T
     return -jnp.mean(jnp.diagonal(jax.nn.log_softmax(logits, axis=-1)))
@@ -116,8 +120,8 @@ def _step_fn(shape: BertShape, pooling: str, s: TuneSettings) -> Callable[..., A
     b1, b2, eps = 0.9, 0.999, 1e-6
     grad = jax.value_and_grad(_loss)
 
-    def step(p: Params, m: Params, v: Params, t: jax.Array, lr: jax.Array, ids: Any, mask: Any) -> Any:
-        loss, g = grad(p, ids, mask, shape, pooling, s.scale)
+    def step(p: Params, m: Params, v: Params, t: jax.Array, lr: jax.Array, ids: Any, mask: Any, key: Any) -> Any:
+        loss, g = grad(p, ids, mask, key, shape, pooling, s)
         m = jax.tree.map(lambda mi, gi: b1 * mi + (1 - b1) * gi, m, g)
         v = jax.tree.map(lambda vi, gi: b2 * vi + (1 - b2) * gi * gi, v, g)
         c1, c2 = 1 - b1**t, 1 - b2**t
@@ -151,6 +155,7 @@ def tune(
 ) -> tuple[Params, TuneLog]:
     """Train `params` on pairs of `texts` for s.steps steps or until s.max_seconds have passed."""
     rng = np.random.default_rng(s.seed)
+    keys = jax.random.split(jax.random.PRNGKey(s.seed), s.steps)  # one dropout key per step
     step_fn = _step_fn(shape, pooling, s)
     p = dict(params)
     m = {k: jnp.zeros_like(w) for k, w in p.items()}
@@ -164,7 +169,7 @@ def tune(
         anchors, positives = next(batch_iter)
         lr = learning_rate(step, log.planned_steps, s)
         ids, mask = tokens([*anchors, *positives], s.max_train_tokens)
-        p, m, v, loss = step_fn(p, m, v, jnp.float32(step + 1), jnp.float32(lr), ids, mask)
+        p, m, v, loss = step_fn(p, m, v, jnp.float32(step + 1), jnp.float32(lr), ids, mask, keys[step])
         value = float(loss)
         log.steps, log.seconds = step + 1, time.perf_counter() - started
         log.cpu_seconds = time.process_time() - cpu_started

@@ -45,6 +45,27 @@ def test_jax_forward_equals_the_onnxruntime_graph(minilm_embedder: MiniLMEmbedde
     np.testing.assert_allclose(got, expected, atol=1e-5)
 
 
+def test_dropout_applies_only_with_a_key() -> None:
+    """Training's dropout changes the vectors, differently per key; with no key (serving's maths, the
+    validation pass) a dropout rate changes nothing."""
+    import jax
+
+    folder = bundled_folder()
+    tokenizer = Tokenizer.from_file(str(folder.tokenizer))
+    tokenizer.enable_padding()
+    encodings = tokenizer.encode_batch(TEXTS)
+    ids = np.array([e.ids for e in encodings])
+    mask = np.array([e.attention_mask for e in encodings])
+    params = trainable_params(load_file(str(folder.weights)))
+    shape = BertShape.from_config(folder.bert_config())
+    plain = np.asarray(encode(params, ids, mask, shape))
+    np.testing.assert_array_equal(np.asarray(encode(params, ids, mask, shape, "mean", 0.1)), plain)
+    one, two = (np.asarray(encode(params, ids, mask, shape, "mean", 0.1, jax.random.PRNGKey(k))) for k in (1, 2))
+    assert np.abs(one - plain).max() > 1e-3 and np.abs(one - two).max() > 1e-3
+    np.testing.assert_allclose(np.linalg.norm(one, axis=1), 1.0, atol=1e-5)
+    assert (one * plain).sum(1).min() > 0.5  # a perturbation of the same sentence, not noise
+
+
 @pytest.fixture(scope="module")
 def cls_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the bundled folder whose sentence-transformers config says CLS pooling, no Normalize."""
