@@ -331,6 +331,12 @@ class HealthResponse(Wire):
         "opened, refused, closed_for_room}}; down (it could not start, /mcp answers 503) and saturated (the "
         "stateful transport holds mcp.max_sessions sessions) make the status degraded (with a key when auth is on)",
     )
+    encoder_tune: Json | None = Field(
+        None,
+        description="with tune_encoder.on_reload (or once a background tune ran): {on_reload, status: idle | waiting |"
+        " running | done | failed, templates_hash, started_at, finished_at, seconds, steps, runs, message (admin key"
+        " only: why it failed)} (with a key when auth is on)",
+    )
     config_hash: str | None = Field(
         None,
         description="content hash of the config files this replica serves (config.yaml, adapter files, "

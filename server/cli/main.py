@@ -112,8 +112,8 @@ def _parser() -> tuple[argparse.ArgumentParser, set[str]]:
         "Serve it with embedding.model_path.",
     )
     tune.add_argument("--out", type=Path, help="the folder to write (default: data/tuned-encoder beside config/)")
-    tune.add_argument("--max-seconds", type=float, default=600.0, help="training time budget (default 600)")
-    tune.add_argument("--steps", type=int, default=300, help="training steps at most (default 300)")
+    tune.add_argument("--max-seconds", type=float, help="training time budget (default: tune_encoder.max_seconds, 600)")
+    tune.add_argument("--steps", type=int, help="training steps at most (default: tune_encoder.steps, 300)")
     tune.add_argument(
         "--validation", type=float, default=0.15, help="share of each template's examples held out (default 0.15)"
     )

@@ -12,8 +12,11 @@ from ..runtime.loader import load_config
 DEFAULT_OUT = "data/tuned-encoder"  # relative to the config directory's parent, like the embedding cache
 
 
-def tune_command(config: Path, out: Path | None, max_seconds: float, steps: int, validation: float, seed: int) -> dict:
-    """Tune the local encoder on the config's templates; returns what the last stdout line says."""
+def tune_command(
+    config: Path, out: Path | None, max_seconds: float | None, steps: int | None, validation: float, seed: int
+) -> dict:
+    """Tune the local encoder on the config's templates; returns what the last stdout line says. The budget
+    not given here is the config's `tune_encoder` block's."""
     try:
         from ..tune import bert_jax  # noqa: F401 - JAX (set to CPU by server/tune first), or how to install it
     except ImportError:
@@ -30,6 +33,9 @@ def tune_command(config: Path, out: Path | None, max_seconds: float, steps: int,
     target = out if out is not None else resolve_path(DEFAULT_OUT, loaded.root)
     if out is not None and not out.is_absolute():
         target = Path.cwd() / out
+    budget = loaded.app.tune_encoder
+    steps = budget.steps if steps is None else steps
+    max_seconds = budget.max_seconds if max_seconds is None else max_seconds
     settings = TuneSettings(steps=steps, max_seconds=max_seconds, seed=seed)
     bar = ProgressBar(steps, max_seconds)
     result = tune_encoder(loaded.templates, base, target, settings, validation, bar.update)

@@ -152,11 +152,12 @@ class RuntimeHolder:
         return runtime
 
     async def reload(
-        self, trigger: str = "admin", rebuild_stores: bool = False, allow_removal: bool = False
+        self, trigger: str = "admin", rebuild_stores: bool = False, allow_removal: bool = False, force: bool = False
     ) -> LoadStatus:
         """Load, validate and build the config now; swap it in only if all of that worked and the new
         config passes the reload rules (server/runtime/reload_guard.py; `allow_removal` lets it take
-        away adapters that clients use)."""
+        away adapters that clients use). `force` builds even when no config file changed: a model folder
+        the config names was rewritten (the background tune), and its embedder is keyed by its weights."""
         async with self._lock:
             started = time.perf_counter()
             old = self._current
@@ -164,7 +165,7 @@ class RuntimeHolder:
                 if rebuild_stores:
                     self.loader.forget()
                 result = await asyncio.to_thread(self.loader.load)
-                if result.unchanged and old is not None and not rebuild_stores:
+                if result.unchanged and old is not None and not rebuild_stores and not force:
                     self._failed_files = []
                     return self._record(
                         LoadStatus(

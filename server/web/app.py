@@ -26,7 +26,8 @@ from .cluster_routes import CLUSTER, install_cluster
 from .dashboard_routes import install_stats
 from .docs_routes import install_docs
 from .encoder_lanes import install_encoder_lanes
-from .health_view import config_view, visible_adapters
+from .encoder_tune import BACKGROUND_TUNE, install_background_tune
+from .health_view import config_view, tune_view, visible_adapters
 from .metrics import install_metrics
 from .query_string import parse_query_string
 from .request_body import BODY_TIMEOUT, MAX_BODY_BYTES, body_middleware, read_json
@@ -117,6 +118,7 @@ class Handlers:
         cluster = member.health() if member is not None else None
         shared = await self._shared_engines(request, runtime)
         mcp = endpoint.health() if (endpoint := request.app.get(MCP)) is not None else None
+        tune = request.app.get(BACKGROUND_TUNE)
         healthy = (
             adapters_ok
             and (load is None or load.ok)
@@ -135,6 +137,9 @@ class Handlers:
             cluster=cluster,
             shared=shared or None,
             mcp=mcp,
+            encoder_tune=tune_view(principal, tune.state.dump(), runtime.config.app.tune_encoder.on_reload)
+            if tune is not None
+            else None,
         )
         return web.json_response(body.dump())
 
@@ -180,5 +185,6 @@ def create_app(holder: RuntimeHolder) -> web.Application:
     install_docs(app, lambda: holder.current.config.app.auth.enabled)  # GET /openapi.json, /docs
     install_mcp(app, holder, app[OBSERVERS])  # /mcp: MCP over streamable HTTP
     install_encoder_lanes(app, holder)  # the local encoder's lanes, once the server has answered
+    install_background_tune(app, holder)  # tune_encoder.on_reload: re-tune a stale tuned encoder, then reload
     arm_start_gate(app)  # last: its fallback counts from the end of the other starts
     return app

@@ -6,7 +6,7 @@ errors name files, lines and keys, their changes and warnings name adapters of a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..api.responses import ConfigHealth, LoadStatusView, LoadSummaryView
 from ..auth import Principal, Role
@@ -44,3 +44,12 @@ def config_view(
         last_good_load=load_view(principal, good),
         restart_required=restart_required,
     )
+
+
+def tune_view(principal: Principal, state: dict[str, Any], on: bool) -> dict[str, Any] | None:
+    """The background tune, when it is on or has run; why it failed is the admin key's (it names files)."""
+    if not on and not state.get("runs"):
+        return None
+    if principal.role != Role.ADMIN:
+        state = {k: v for k, v in state.items() if k != "message"}
+    return {"on_reload": on, **state}
