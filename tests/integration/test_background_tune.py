@@ -8,20 +8,19 @@ import asyncio
 import json
 import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from server.embedding.tuned_manifest import read_manifest, templates_hash
+from server.embedding.model_folder import bundled_folder
+from server.embedding.tuned_manifest import read_manifest, templates_hash, write_manifest
 from server.runtime.background_tune import TRIGGER
+from server.runtime.loader import load_config
 from server.testing.app import running_app
-from server.testing.configs import BASE_CONFIG, people_tree
+from server.testing.configs import people_tree
 from server.web.encoder_tune import BACKGROUND_TUNE
 
-REPO = Path(__file__).resolve().parents[2]
 FOLDER = "data/tuned-encoder"
 ON_RELOAD = f"""
 embedding:
@@ -34,30 +33,20 @@ tune_encoder: {{on_reload: true, steps: 3, max_seconds: 240, nice: 5}}
 TUNE_SECONDS = 300  # a tiny tune: JAX's import and compilation dominate; generous for a loaded machine
 
 
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The people config tuned for a few steps by the real command, its step count from the config's
-    `tune_encoder` block (no --steps given); the config then turns the background tune on."""
-    config = people_tree(tmp_path_factory.mktemp("tuned"), BASE_CONFIG + "tune_encoder: {steps: 2}\n")
-    run = subprocess.run(
-        [sys.executable, "run.py", "--config", str(config), "tune-encoder", "--validation", "0"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=TUNE_SECONDS,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert json.loads(run.stdout.strip().splitlines()[-1])["steps"] == 2
-    (config / "config.yaml").write_text(ON_RELOAD)
-    return config
-
-
 @pytest.fixture
-def tuned(pristine: Path, tmp_path: Path) -> Path:
-    """A copy of the tuned tree of its own (each test edits templates and the folder)."""
-    root = tmp_path / "tree"
-    shutil.copytree(pristine.parent, root)
-    return root / pristine.name
+def tuned(tmp_path: Path) -> Path:
+    """The people config with a tuned folder for its templates (the stock weights and a manifest naming
+    the templates' hash: what `tune-encoder` writes, without the minutes), background tune on."""
+    config = people_tree(tmp_path / "tree", ON_RELOAD)
+    stock, folder = bundled_folder().root, config.parent / FOLDER
+    folder.mkdir(parents=True)
+    for item in stock.iterdir():
+        if item.name != "model.safetensors" and not item.name.startswith("."):
+            (shutil.copytree if item.is_dir() else shutil.copy2)(item, folder / item.name)
+    (folder / "model.safetensors").symlink_to(stock / "model.safetensors")  # replaced, never written, by a tune
+    digest = templates_hash(load_config(config).templates)  # up to date: an edit makes it stale
+    write_manifest(folder, {"base_model": {"name": "all-MiniLM-L6-v2", "path": None}, "templates_hash": digest})
+    return config
 
 
 def edit(config: Path, old: str, new: str) -> None:
@@ -156,3 +145,12 @@ async def test_turning_it_off_stops_the_running_tune(tuned: Path) -> None:
         await until(lambda: tune.state.status == "idle", seconds=5)
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+async def test_a_folder_stale_at_start_is_tuned_once_the_server_has_answered(tuned: Path) -> None:
+    edit(tuned, "headcount per department", "staff numbers by department")  # before the start
+    async with running_app(tuned) as (client, holder):
+        tune = client.app[BACKGROUND_TUNE]
+        assert "is stale" in holder.last_load.warnings[0]
+        await client.get("/health")  # the start gate opens: the tune starts once the server has answered
+        await until(lambda: tune.state.pid is not None)

@@ -52,10 +52,11 @@ TEMPLATE_TEXTS = {
 
 @pytest.fixture(scope="module")
 def tuned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
-    """The people config tuned for a few steps by the real command; (config dir, its last stdout line)."""
-    config = people_tree(tmp_path_factory.mktemp("tune"), BASE_CONFIG)
+    """The people config tuned for a few steps by the real command (the step count from the config's
+    `tune_encoder` block: no --steps given); (config dir, its last stdout line)."""
+    config = people_tree(tmp_path_factory.mktemp("tune"), BASE_CONFIG + "tune_encoder: {steps: 8}\n")
     run = subprocess.run(
-        [sys.executable, "run.py", "--config", str(config), "tune-encoder", "--steps", "8", "--validation", "0"],
+        [sys.executable, "run.py", "--config", str(config), "tune-encoder", "--validation", "0"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -80,7 +81,7 @@ def test_a_tiny_tune_pulls_templates_apart(tuned: tuple[Path, dict], minilm_embe
     assert folder == config.parent / "data" / "tuned-encoder"
     manifest = json.loads((folder / "intent_router_tune.json").read_text())
     assert manifest["base_model"]["name"] == "all-MiniLM-L6-v2" and manifest["templates"] == 3
-    assert manifest["settings"]["learning_rate"] == 3e-5 and manifest["steps"] == body["steps"] > 0
+    assert manifest["settings"]["learning_rate"] == 3e-5 and manifest["steps"] == body["steps"] == 8
     model = build_embedder(EmbeddingSettings(model_path=str(folder), cache={"enabled": False}), config.parent)
     assert isinstance(model, MiniLMEmbedder)
     before, after = separation(minilm_embedder), separation(model)
