@@ -130,7 +130,7 @@ async def dashboard_load(url: str | None, path: Path, table: str, work: Path) ->
     return {f"dashboard_seconds_{k}": round(statistics.median(v), 4) for k, v in out.items()}  # type: ignore[arg-type]
 
 
-async def one_backend(backend: str, rows: int, repeat: int, work: Path) -> dict[str, Any]:
+async def one_backend(backend: str, rows: int, repeat: int, work: Path, keep: str | None = None) -> dict[str, Any]:
     url = None
     if backend == "postgresql":
         from server.testing import pg
@@ -138,14 +138,18 @@ async def one_backend(backend: str, rows: int, repeat: int, work: Path) -> dict[
         url = pg.reachable_url()
         if url is None:
             return {"backend": backend, "skipped": "no PostgreSQL at 127.0.0.1:5432"}
-    table = f"bench_log_{uuid.uuid4().hex[:8]}"
+    table = keep or f"bench_log_{uuid.uuid4().hex[:8]}"
     path = work / "routing_log.sqlite3"
     settings = StatsSettings(url=url, path=str(path), table=table, store_queries=True, retention_days=36500)
     rlog = RoutingLog(settings, work)
     await rlog.start()
     now = time.time()
+    earlier = 0
+    if keep is not None:  # a log this script wrote before and kept: time only the reads (on a quieter machine)
+        with rlog.engine.connect() as conn:
+            earlier = conn.execute(sa.select(sa.func.count()).select_from(rlog.table)).scalar_one()
     try:
-        making, writing = await write(rlog, rows, now)
+        making, writing = await write(rlog, rows, now) if not earlier else (0.0, 0.0)
         print(f"{backend}: {rows} entries written in {writing:.1f} s", file=sys.stderr, flush=True)
         engine, raw = rlog.engine, rlog.table
         window = Window(now - DAY, time.time())
@@ -166,7 +170,8 @@ async def one_backend(backend: str, rows: int, repeat: int, work: Path) -> dict[
         stats_median, bare_median = statistics.median(stats_s), statistics.median(bare_s)
         return {
             "backend": backend,
-            "rows": rows,
+            "rows": earlier or rows,
+            "written_by_an_earlier_run": bool(earlier),
             "total_in_window": figures["total"],
             "make_entries_seconds": round(making, 2),
             "write_seconds": round(writing, 2),
@@ -194,7 +199,7 @@ async def one_backend(backend: str, rows: int, repeat: int, work: Path) -> dict[
         }
     finally:
         await rlog.close()
-        if url:
+        if url and keep is None:
             drop = sa.create_engine(url)
             with drop.begin() as conn:
                 for suffix in ("", "_r_counts", "_r_templates", "_r_hist", "_r_tallies", "_r_state", "_r_unmatched"):
@@ -202,14 +207,21 @@ async def one_backend(backend: str, rows: int, repeat: int, work: Path) -> dict[
             drop.dispose()
 
 
-def run(rows: int = 1_000_000, backends: tuple[str, ...] = ("sqlite", "postgresql"), repeat: int = 3) -> dict[str, Any]:
-    """The measurement as a function: one result per backend (scripts/bench_scale.py calls this)."""
+def run(
+    rows: int = 1_000_000,
+    backends: tuple[str, ...] = ("sqlite", "postgresql"),
+    repeat: int = 3,
+    keep: str | None = None,
+) -> dict[str, Any]:
+    """The measurement as a function: one result per backend (scripts/bench_scale.py calls this). `keep`
+    names a PostgreSQL table that outlives the run: written if empty, else read as it is."""
     with tempfile.TemporaryDirectory(prefix="bench_stats_") as tmp:
         results = []
         for backend in backends:
             work = Path(tmp) / backend
             work.mkdir()
-            results.append(asyncio.run(one_backend(backend, rows, repeat, work)))
+            kept = keep if backend == "postgresql" else None
+            results.append(asyncio.run(one_backend(backend, rows, repeat, work, kept)))
             print(json.dumps(results[-1]), file=sys.stderr, flush=True)  # each backend as soon as it is done
     return {"bench": "stats_scale", "cpus": os.cpu_count(), "results": results}
 
@@ -219,8 +231,14 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000, help="entries written over the last 24 h")
     parser.add_argument("--backends", default="sqlite,postgresql", help="comma-separated: sqlite, postgresql")
     parser.add_argument("--repeat", type=int, default=3, help="timings of each kind (medians reported)")
+    parser.add_argument(
+        "--keep",
+        metavar="TABLE",
+        help="PostgreSQL: log into this table and keep it; a later run with the same name only reads it (write on a "
+        "busy machine, time on a quiet one; drop it yourself, with its _r_* tables, when done)",
+    )
     args = parser.parse_args()
-    print(json.dumps(run(args.rows, tuple(args.backends.split(",")), args.repeat), indent=2))
+    print(json.dumps(run(args.rows, tuple(args.backends.split(",")), args.repeat, args.keep), indent=2))
 
 
 if __name__ == "__main__":
