@@ -63,7 +63,8 @@ class EmbeddingSettings(BaseModel, extra="forbid"):
         "the config directory's parent, like cache.path): one written by `run.py tune-encoder`, or any BERT-family "
         "sentence-transformers folder (model.safetensors, tokenizer.json, config.json; pooling read from "
         "modules.json and 1_Pooling/config.json). Leave out `model` then. The embedding cache and the fitted "
-        "models are keyed by the folder's contents",
+        "models are keyed by the folder's contents. A path that names no such folder is a load error (`validate` "
+        "and a reload report it with its file and line)",
     )
     base_url: str | None = Field(None, description="openai_compatible: the API's base URL")
     api_key_env: EnvVarName | None = Field(

@@ -18,6 +18,10 @@ from ..config.errors import ConfigError, ConfigIssue
 from ..config.parse_cache import CacheCounts, ParseCache, parser_namespace
 from ..config.validation import issues_from_validation, validate_model
 from ..config.yaml_source import Path_, YamlDocument, format_path, load_yaml
+from ..embedding.base import EmbeddingError
+from ..embedding.factory import resolve_path
+from ..embedding.model_folder import read_folder
+from ..embedding.settings import EmbeddingSettings
 from ..params.spans import check_annotation
 from ..routing.composite import CompositeAdapterSettings
 from ..routing.settings import CompositeRetrievalSettings
@@ -124,6 +128,7 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
         try:
             doc = load_yaml(config_file, rel(config_file))
             app = validate_model(AppSettings, doc.data or {}, doc)
+            issues.extend(model_folder_issues(app.embedding, root, doc, ()))
             cache = parse_cache_for(app, root)
         except ConfigError as exc:
             issues.extend(exc.issues)
@@ -137,6 +142,20 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
         cache.save(prune=True)
     loaded.cache_counts = cache.counts
     return loaded
+
+
+def model_folder_issues(
+    embedding: EmbeddingSettings | None, root: Path, doc: YamlDocument, key_path: Path_
+) -> list[ConfigIssue]:
+    """A `model_path` that names no model folder this project can run, refused at load with its file and
+    line (`validate` and a reload say so, as a start would)."""
+    if embedding is None or embedding.provider != "minilm" or embedding.model_path is None:
+        return []
+    try:
+        read_folder(resolve_path(embedding.model_path, root))
+    except EmbeddingError as exc:
+        return [doc.issue((*key_path, "embedding", "model_path"), exc.message)]
+    return []
 
 
 def _load_rest(
@@ -185,6 +204,8 @@ def _load_rest(
             where[settings.name] = (doc, key_path)
             if settings.enabled:
                 adapters.append(settings)
+                if isinstance(settings, DataAdapterSettings):
+                    issues.extend(model_folder_issues(settings.embedding, root, doc, key_path))
 
     templates: dict[str, list[Template]] = {}
     retrieval: dict[str, CompositeRetrievalSettings] = {}

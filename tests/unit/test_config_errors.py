@@ -201,3 +201,22 @@ adapters:
     assert issues_of(config) == [
         "config/adapters/all.yaml:4: adapters[0].child_adapters: unknown child adapter 'nobody'"
     ]
+
+
+def test_a_model_path_that_is_no_model_folder_names_file_line_and_key(tmp_path):
+    config = make_tree(tmp_path, "embedding:\n  provider: minilm\n  model_path: data/no-such-model\n")
+    [issue] = issues_of(config)
+    assert issue.startswith("config/config.yaml:3: embedding.model_path: embedding model folder ")
+    assert issue.endswith("no-such-model does not exist")
+    (tmp_path / "data" / "no-such-model").mkdir(parents=True)
+    [issue] = issues_of(config)
+    assert issue.endswith("lacks model.safetensors, tokenizer.json, config.json")
+
+
+def test_an_adapters_own_model_path_is_checked_too(tmp_path):
+    adapter = PEOPLE_ADAPTER.replace(
+        "    confidence_threshold: 0.3\n", "    confidence_threshold: 0.3\n    embedding: {model_path: models/mine}\n"
+    )
+    config = make_tree(tmp_path, adapters={"people.yaml": adapter}, libraries={"people/p.yaml": PEOPLE_LIBRARY})
+    [issue] = issues_of(config)
+    assert issue.startswith("config/adapters/people.yaml:7: adapters[0].embedding.model_path: embedding model folder")
