@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ..adapters.accepted_bodies import AcceptedBodies
 from ..adapters.base import Adapter, AdapterContext, AdapterSettings, DataAdapter, DataAdapterSettings
 from ..adapters.registry import AdapterRegistry
 from ..adapters.registry import registry as default_registry
@@ -44,7 +45,7 @@ from ..stores.indexing import IndexReport, index_digests, sync_store
 from ..stores.memory import MemoryTemplateStore
 from ..templates import Template
 from .encoder_check import encoder_warnings
-from .loader import LoadedConfig
+from .loader import LoadedConfig, config_cache_dir
 from .source_checks import check_sources, unchecked_warnings
 
 log = logging.getLogger("intent_router.runtime")
@@ -200,6 +201,7 @@ async def build_runtime(
             result_cache = build_result_cache(app.result_cache)
             runtime.owns_result_cache = result_cache is not None
         runtime.result_cache = result_cache
+        accepted = AcceptedBodies(config_cache_dir(app, config.root))
         for settings in config.adapters:
             cls = registry.get(settings.type)
             built: Routable
@@ -224,6 +226,7 @@ async def build_runtime(
                     templates={t.id: t for t in templates},
                     result_cache=result_cache,
                     result_cache_settings=app.result_cache,
+                    accepted_bodies=accepted,
                 )
                 extractor = build_extractor(settings, app, learned_models=runtime.learned_models, root=config.root)
                 built = make_source(cls(settings, context), embedder, store, extractor)
@@ -258,6 +261,8 @@ async def build_runtime(
         data = [a for a in fresh if isinstance(a, RoutingSource)]
         # templates checked against their live sources, then the extractors: every refusal reported together
         issues = await _issues_of(check_sources(s.adapter for s in data))
+        # a build that checked every data adapter keeps only the acceptances it used
+        await asyncio.to_thread(accepted.save, prune=not runtime.reused_adapters)
         t = _phase(runtime, "source_checks", t)
         issues += await _issues_of(_prepare_extractors(data))
         t = _phase(runtime, "extractors_prepare", t)
