@@ -26,7 +26,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..config.json_file import write_json
+from ..atomic_file import write_json
 from ..templates import Template
 
 log = logging.getLogger(__name__)

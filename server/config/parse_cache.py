@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 import sqlglot
 import yaml
 
-from .json_file import write_json
+from ..atomic_file import write_json
 from .json_values import exact_json
 from .parsed_body import BodyParser, ParsedBody
 
