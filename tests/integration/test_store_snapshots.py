@@ -62,10 +62,10 @@ async def test_a_warm_start_fills_the_store_from_its_file_with_the_same_vectors(
 
 async def test_an_edited_example_is_picked_up_at_the_next_start(tmp_path):
     config = people_tree(tmp_path)
-    ids, texts, matrix, _ = await pack_of(config)
+    _ids, _texts, matrix, _ = await pack_of(config)
     library = tmp_path / "templates" / "people" / "people.yaml"
     library.write_text(library.read_text().replace("Show me the people in Sales", EDITED))
-    new_ids, new_texts, new_matrix, read = await pack_of(config)
+    _new_ids, new_texts, new_matrix, read = await pack_of(config)
     assert read == len(new_texts) and EDITED in new_texts and "Show me the people in Sales" not in new_texts
     row = new_texts.index(EDITED)
     assert not np.array_equal(new_matrix[row], matrix[row])
@@ -81,7 +81,7 @@ async def test_a_damaged_file_is_logged_ignored_and_written_again(tmp_path, capl
     damaged[len(damaged) // 2] ^= 0xFF  # inside the matrix: its CRC-32 fails
     path.write_bytes(bytes(damaged))
     with caplog.at_level(logging.WARNING, logger="server.stores.snapshot"):
-        _, again, again_matrix, read = await pack_of(config)
+        _, _again, again_matrix, read = await pack_of(config)
     assert any("ignored" in r.getMessage() for r in caplog.records)
     assert read == len(texts) and np.array_equal(again_matrix, matrix)
     assert (await pack_of(config))[3] == 0  # written again whole
