@@ -33,8 +33,8 @@ from .base import DataAdapter, DataAdapterSettings, QueryResult
 from .file_identity import REASONS, FileIdentity, FollowsFile
 from .like_escape import add_escape_clauses, escaped_params, pattern_issues
 from .own_limit import limited_query
+from .row_values import to_json_value
 from .source_check import SourceCheck, SourceDown, check_in_thread, first_line, typed_nulls
-from .sql import to_json_value
 from .sql_guard import function_names, parse_sql_body, path_like_tables
 
 if TYPE_CHECKING:

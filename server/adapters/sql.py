@@ -11,12 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
-import decimal
 import functools
 import logging
-import math
-import uuid
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -38,6 +34,7 @@ from .base import DataAdapter, DataAdapterSettings, QueryResult
 from .file_identity import REASONS, FileIdentity, FollowsFile
 from .like_escape import add_escape_clauses, escaped_params, pattern_issues
 from .own_limit import limited_query
+from .row_values import to_json_value
 from .source_check import SourceCheck, check_in_thread
 from .sql_guard import function_names, parse_sql_body
 from .sql_prepare import refused_templates
@@ -451,30 +448,3 @@ def _safe_reason(exc: BaseException) -> str:
     if isinstance(exc, OperationalError):
         return "cannot connect to the database"
     return "database error"
-
-
-def to_json_value(value: Any) -> Any:
-    """Driver types (Decimal, dates, UUIDs, bytes) as plain JSON values."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None  # JSON has no NaN or infinity
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    if isinstance(value, decimal.Decimal):
-        if not value.is_finite():
-            return None
-        return int(value) if value == value.to_integral_value() and abs(value) < 2**53 else float(value)
-    if isinstance(value, dt.datetime | dt.date | dt.time):
-        return value.isoformat()
-    if isinstance(value, dt.timedelta):
-        return value.total_seconds()
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, bytes | bytearray | memoryview):
-        return bytes(value).hex()
-    if isinstance(value, list | tuple):
-        return [to_json_value(v) for v in value]
-    if isinstance(value, set | frozenset):  # MySQL SET columns
-        return sorted(to_json_value(v) for v in value)
-    if isinstance(value, dict):
-        return {str(k): to_json_value(v) for k, v in value.items()}
-    return str(value)
