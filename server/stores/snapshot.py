@@ -69,6 +69,8 @@ class StoreSnapshots:
             store.restore([(tid, digest, by_id[tid].embedding_texts()) for tid, digest in order], matrix, dim)
             if codes is not None:
                 _hand_over(store, codes)
+            elif matrix.size > INT8_ABOVE_FLOATS:  # codes of older code, or none: made now and written with it
+                self.save(adapter, store)
         except FileNotFoundError:
             return False
         except Exception as exc:  # truncated, bad CRC, not a zip, bad JSON, wrong shapes: fill it as before

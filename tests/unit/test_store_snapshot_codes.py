@@ -58,7 +58,7 @@ def test_a_restored_large_store_hands_its_view_the_codes_quantising_gives(tmp_pa
     assert restored.uses_int8_pass and not packed._ahead  # taken by the view, then dropped
 
 
-def test_codes_written_by_other_quantising_code_are_not_used(tmp_path):
+def test_codes_written_by_other_quantising_code_are_made_again_and_written(tmp_path):
     store, templates, digests = filled()
     snapshots = StoreSnapshots(tmp_path)
     snapshots.save("big", store)
@@ -74,4 +74,7 @@ def test_codes_written_by_other_quantising_code_are_not_used(tmp_path):
     restored = MemoryTemplateStore("big")
     assert snapshots.restore("big", restored, templates, digests, DIM)
     packed = restored.packed()
-    assert packed is not None and not packed._ahead
+    assert packed is not None and len(packed._ahead) == 1  # made again, and written again with the file
+    with np.load(path) as data:
+        assert json.loads(data["meta"].tobytes())["quantised"] != "older code"
+        assert np.array_equal(data["codes"], quantise(packed.matrix, packed.bounds).codes)
