@@ -1,15 +1,16 @@
 """Bodies a database file accepted, kept on disk so that a warm start does not ask it again (issue 34).
 
-Checking templates against their source (source_check.py) costs one DESCRIBE per body: 2.2 s of a warm
-start at 5,000 templates, for bodies and a database that had not changed. Whether a database accepts a
-body depends only on the checked statement and on the database: so an acceptance is kept under a key
-made of the adapter type, the source's identity (`source_identity`: the database file's path, device,
-inode, size, modification and change times, and its write-ahead log's; the driver's version; the connection
-settings), the body and its parameters' types. A changed file, body or driver is a new key: asked again.
+Checking templates against their source (source_check.py) costs one DESCRIBE (DuckDB) or EXPLAIN (SQLite)
+per body: 2.2 s of a warm start at 5,000 DuckDB templates, for bodies and a database that had not
+changed. Whether a database accepts a body depends only on the checked statement and on the database: so
+an acceptance is kept under a key made of the source's identity (`source_identity`: the database file's
+path, device, inode, size, modification and change times, and its write-ahead log's; the driver's version;
+the connection settings), the body and its parameters' types. A changed file, body or driver is a new key.
 
 Only acceptances are kept: a refused body is asked again on every load, so its message is always what
 the database says now. Sources whose answer can change without their file changing are never kept
-(`source_identity` returns None: a server database, or a DuckDB adapter allowed to read other files).
+(`source_identity` returns None: a server database, SQLite in memory, or a DuckDB adapter allowed to read
+other files).
 
 The file, `source_checks.json` in the config cache's directory, holds one JSON object of keys; one that
 is unreadable or of another shape is ignored (logged, rewritten whole by the next save), and a start keeps

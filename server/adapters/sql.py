@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import sqlite3
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -30,6 +31,7 @@ from ..config.parse_cache import remembered
 from ..config.parsed_body import ParsedBody
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
+from .accepted_bodies import file_identity
 from .base import DataAdapter, DataAdapterSettings, QueryResult
 from .file_identity import REASONS, FileIdentity, FollowsFile
 from .like_escape import add_escape_clauses, escaped_params, pattern_issues
@@ -250,7 +252,22 @@ class SQLAdapter(FollowsFile, DataAdapter):
             return SourceCheck.unchecked(self.name, len(templates), down["reason"] if down else "not started")
         timeout = self.settings.connection.connect_timeout + self.settings.query_timeout
         ask = functools.partial(refused_templates, engine, self.backend, classify=classify_error)
-        return await check_in_thread(self.name, f"{self.name} ({self.backend})", "sql", templates, ask, timeout)
+        label, accepted, identity = (
+            f"{self.name} ({self.backend})",
+            self.context.accepted_bodies,
+            self.source_identity(),
+        )
+        return await check_in_thread(self.name, label, "sql", templates, ask, timeout, accepted, identity)
+
+    def source_identity(self) -> str | None:
+        """A SQLite file: SQLite's version, the connection settings and the file as it is now (with its WAL).
+        None for a server database (it can change at any time) and for SQLite in memory."""
+        if self._file is None:
+            return None
+        where = file_identity(self._file.path)
+        if where is None:
+            return None
+        return f"sqlite {sqlite3.sqlite_version}|{self.settings.connection.model_dump_json()}|{where}"
 
     def _ping(self) -> None:
         assert self._engine is not None

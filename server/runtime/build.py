@@ -354,8 +354,10 @@ def _index(
         store = build_store(config.app.store, name, config.root)
         if rebuild:
             store.delete(list(store.template_hashes()))
-        if not rebuild and isinstance(store, MemoryTemplateStore) and snapshots.restore(
-            name, store, templates, index_digests(templates, embedder), embedder.dim
+        if (
+            not rebuild
+            and isinstance(store, MemoryTemplateStore)
+            and snapshots.restore(name, store, templates, index_digests(templates, embedder), embedder.dim)
         ):
             report = IndexReport(added=[t.id for t in templates])
         else:

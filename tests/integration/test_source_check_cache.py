@@ -1,4 +1,4 @@
-"""Bodies a DuckDB file accepted are not asked again by the next start (issue 34, accepted_bodies.py).
+"""Bodies a DuckDB or SQLite file accepted are not asked again by the next start (issue 34, accepted_bodies.py).
 
 A warm start at 5,000 templates spent 2.2 s on one DESCRIBE per template, for bodies and a database that
 had not changed. The acceptance is kept under the database file's identity: a changed file, a changed
@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sqlite3
 from pathlib import Path
 
 import duckdb
@@ -19,7 +20,7 @@ from server.config.errors import ConfigError
 from server.routing.routable import RoutingSource
 from server.runtime.build import Runtime, build_runtime
 from server.runtime.loader import load_config
-from server.testing.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_tree
+from server.testing.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_tree, people_tree
 
 ADAPTER = """
 adapters:
@@ -129,3 +130,17 @@ async def test_a_start_keeps_only_the_acceptances_it_used(tmp_path):
     assert await started(config) == (2, 1)
     stored = json.loads((tmp_path / "data" / "config_cache" / FILE).read_text())
     assert len(stored["keys"]) == 3  # the old body's acceptance is gone
+
+
+async def test_a_sqlite_file_is_not_asked_again_until_it_changes(tmp_path):
+    config = people_tree(tmp_path)
+    assert await started(config) == (0, 3)
+    assert await started(config) == (3, 0)
+    con = sqlite3.connect(tmp_path / "templates" / "people.db")
+    con.execute("ALTER TABLE people RENAME COLUMN department TO team")
+    con.commit()
+    con.close()
+    cached = await refusal(config)
+    assert "templates[id=people_in_department].sql: people (sqlite) refuses it: no such column: department" in cached
+    (tmp_path / "data" / "config_cache" / FILE).unlink()
+    assert await refusal(config) == cached
