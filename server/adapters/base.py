@@ -23,6 +23,7 @@ from ..errors import QueryFailed
 from ..params.settings import ParameterExtractionSettings
 from ..resilience import CircuitBreakerSettings, RetrySettings, SourceGuard
 from ..templates import Template
+from .accepted_bodies import AcceptedBodies
 from .result_cache import CachedRows, ResultCache, ResultCacheSettings, cache_key, ttl_for
 from .source_check import SourceCheck
 
@@ -91,6 +92,8 @@ class AdapterContext:
     templates: dict[str, Template] = field(default_factory=dict)
     result_cache: ResultCache | None = None
     result_cache_settings: ResultCacheSettings = field(default_factory=ResultCacheSettings)
+    # bodies its database file accepted at earlier loads (accepted_bodies.py): not asked again
+    accepted_bodies: AcceptedBodies = field(default_factory=lambda: AcceptedBodies(None))
 
 
 class Adapter(ABC):
@@ -212,6 +215,12 @@ class DataAdapter(Adapter):
         """Ask the live source whether each template would run (server/adapters/source_check.py), reading
         no rows; run when a config loads. Types without a schema to ask (http, graphql) keep this default."""
         return SourceCheck(self.name, "not_checked", len(self.templates))
+
+    def source_identity(self) -> str | None:
+        """What decides the source's answer to a body, when a string can say it (a database file as it is
+        now, the driver, the connection settings): bodies it accepted are then not asked again while it
+        stays the same (accepted_bodies.py). None: always ask (a server database can change at any time)."""
+        return None
 
     async def check_source(self) -> None:
         """Asked before the result cache and before every query: raise SourceUnavailable when the source

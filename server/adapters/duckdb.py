@@ -28,12 +28,13 @@ from ..config.parsed_body import ParsedBody
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
 from . import duckdb_files
+from .accepted_bodies import file_identity
 from .base import DataAdapter, DataAdapterSettings, QueryResult
 from .file_identity import REASONS, FileIdentity, FollowsFile
 from .like_escape import add_escape_clauses, escaped_params, pattern_issues
 from .own_limit import limited_query
+from .row_values import to_json_value
 from .source_check import SourceCheck, SourceDown, check_in_thread, first_line, typed_nulls
-from .sql import to_json_value
 from .sql_guard import function_names, parse_sql_body, path_like_tables
 
 if TYPE_CHECKING:
@@ -275,9 +276,24 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
         if conn is None or down is not None:
             return SourceCheck.unchecked(self.name, len(templates), down["reason"] if down else "not connected")
         ask = functools.partial(_refused_templates, conn)
-        return await check_in_thread(
-            self.name, f"{self.name} (duckdb)", "sql", templates, ask, self.settings.query_timeout
-        )
+        label, timeout = f"{self.name} (duckdb)", self.settings.query_timeout
+        accepted, identity = self.context.accepted_bodies, self.source_identity()
+        return await check_in_thread(self.name, label, "sql", templates, ask, timeout, accepted, identity)
+
+    def source_identity(self) -> str | None:
+        """DuckDB's version, the connection settings and the database file as it is now (an in-memory
+        database starts empty every time). None when templates may read other files (`allowed_paths`):
+        a CSV's columns can change under an unchanged database."""
+        import duckdb
+
+        connection = self.settings.connection
+        if connection.allowed_paths:
+            return None
+        path = self._path()
+        where = path if path == ":memory:" else file_identity(Path(path))
+        if where is None:
+            return None
+        return f"duckdb {duckdb.__version__}|{connection.model_dump_json()}|{where}"
 
     async def execute(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> QueryResult:
         if self._conn is None:

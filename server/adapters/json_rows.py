@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from .sql import to_json_value
+from .row_values import to_json_value
 
 _MISSING = object()
 

@@ -30,8 +30,8 @@ from .placeholders import (
     render,
     static_value,
 )
+from .row_values import to_json_value
 from .source_check import SourceCheck, refusal
-from .sql import to_json_value
 
 if TYPE_CHECKING:
     from pymongo import AsyncMongoClient

@@ -29,6 +29,7 @@ from sqlglot.tokens import TokenType
 
 from ..config.errors import ConfigIssue
 from ..templates import ParameterType, Template
+from .accepted_bodies import AcceptedBodies
 from .like_escape import LIKE_PREFIX
 
 Status = Literal["checked", "unchecked", "not_checked"]
@@ -165,16 +166,29 @@ Ask = Callable[[list[Template]], list[tuple[Template, str]]]  # (template, the d
 
 
 async def check_in_thread(
-    adapter: str, label: str, key: str, templates: list[Template], ask: Ask, timeout: float
+    adapter: str,
+    label: str,
+    key: str,
+    templates: list[Template],
+    ask: Ask,
+    timeout: float,
+    accepted: AcceptedBodies | None = None,
+    identity: str | None = None,
 ) -> SourceCheck:
     """Run a blocking `ask` over the templates in a thread, within `timeout`: refusals become issues, a
-    source that is down or too slow makes the check `unchecked`."""
+    source that is down or too slow makes the check `unchecked`. With `accepted` and the source's
+    `identity`, bodies this very source accepted before are not asked again, and those it accepts now
+    are remembered (accepted_bodies.py)."""
+    accepted = accepted if accepted is not None else AcceptedBodies(None)
+    unknown = accepted.unknown(identity, templates)
     try:
         async with asyncio.timeout(timeout):
-            refused = await asyncio.to_thread(ask, templates)
+            refused = await asyncio.to_thread(ask, unknown) if unknown else []
     except TimeoutError:
         return SourceCheck.unchecked(adapter, len(templates), "the source did not answer in time")
     except SourceDown as exc:
         return SourceCheck.unchecked(adapter, len(templates), exc.reason)
+    refused_ids = {id(t) for t, _ in refused}
+    accepted.accepted(identity, (t for t in unknown if id(t) not in refused_ids))
     issues = tuple(refusal(label, t, key, message) for t, message in refused)
     return SourceCheck(adapter, "checked", len(templates), issues=issues)

@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
-import decimal
 import functools
 import logging
-import math
-import uuid
+import sqlite3
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -34,10 +31,12 @@ from ..config.parse_cache import remembered
 from ..config.parsed_body import ParsedBody
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
+from .accepted_bodies import file_identity
 from .base import DataAdapter, DataAdapterSettings, QueryResult
 from .file_identity import REASONS, FileIdentity, FollowsFile
 from .like_escape import add_escape_clauses, escaped_params, pattern_issues
 from .own_limit import limited_query
+from .row_values import to_json_value
 from .source_check import SourceCheck, check_in_thread
 from .sql_guard import function_names, parse_sql_body
 from .sql_prepare import refused_templates
@@ -253,7 +252,22 @@ class SQLAdapter(FollowsFile, DataAdapter):
             return SourceCheck.unchecked(self.name, len(templates), down["reason"] if down else "not started")
         timeout = self.settings.connection.connect_timeout + self.settings.query_timeout
         ask = functools.partial(refused_templates, engine, self.backend, classify=classify_error)
-        return await check_in_thread(self.name, f"{self.name} ({self.backend})", "sql", templates, ask, timeout)
+        label, accepted, identity = (
+            f"{self.name} ({self.backend})",
+            self.context.accepted_bodies,
+            self.source_identity(),
+        )
+        return await check_in_thread(self.name, label, "sql", templates, ask, timeout, accepted, identity)
+
+    def source_identity(self) -> str | None:
+        """A SQLite file: SQLite's version, the connection settings and the file as it is now (with its WAL).
+        None for a server database (it can change at any time) and for SQLite in memory."""
+        if self._file is None:
+            return None
+        where = file_identity(self._file.path)
+        if where is None:
+            return None
+        return f"sqlite {sqlite3.sqlite_version}|{self.settings.connection.model_dump_json()}|{where}"
 
     def _ping(self) -> None:
         assert self._engine is not None
@@ -451,30 +465,3 @@ def _safe_reason(exc: BaseException) -> str:
     if isinstance(exc, OperationalError):
         return "cannot connect to the database"
     return "database error"
-
-
-def to_json_value(value: Any) -> Any:
-    """Driver types (Decimal, dates, UUIDs, bytes) as plain JSON values."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None  # JSON has no NaN or infinity
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    if isinstance(value, decimal.Decimal):
-        if not value.is_finite():
-            return None
-        return int(value) if value == value.to_integral_value() and abs(value) < 2**53 else float(value)
-    if isinstance(value, dt.datetime | dt.date | dt.time):
-        return value.isoformat()
-    if isinstance(value, dt.timedelta):
-        return value.total_seconds()
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, bytes | bytearray | memoryview):
-        return bytes(value).hex()
-    if isinstance(value, list | tuple):
-        return [to_json_value(v) for v in value]
-    if isinstance(value, set | frozenset):  # MySQL SET columns
-        return sorted(to_json_value(v) for v in value)
-    if isinstance(value, dict):
-        return {str(k): to_json_value(v) for k, v in value.items()}
-    return str(value)

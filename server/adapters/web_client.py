@@ -24,7 +24,7 @@ from ..config.types import EnvVarName
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..resilience import parse_retry_after, transient_http_status
 from .base import DataAdapter
-from .sql import to_json_value
+from .row_values import to_json_value
 
 log = logging.getLogger("intent_router.adapters.web")
 

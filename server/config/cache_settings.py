@@ -6,14 +6,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class ConfigCacheSettings(BaseModel):
-    """Parsed template libraries and body checks kept on disk by content hash."""
+    """What a start derives from unchanged inputs, kept on disk: parsed template libraries and body checks (by
+    content hash), the bodies a database file accepted (by the file's identity) and in-memory template stores
+    (by each template's index digest)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     enabled: bool = Field(
         True,
-        description="keep parsed template libraries and SQL/body checks by content hash, so a start or reload "
-        "parses only the files that changed",
+        description="keep parsed template libraries and SQL/body checks by content hash, the bodies a database "
+        "file accepted (by the file's identity) and in-memory template stores (by their templates' digests), so a "
+        "start or reload parses, checks and reads again only what changed",
     )
     path: str = Field(
         "data/config_cache", description="the cache's directory (relative to the config directory's parent)"

@@ -21,8 +21,6 @@ import functools
 import hashlib
 import json
 import logging
-import os
-import tempfile
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -32,6 +30,7 @@ from typing import Any, TypeVar
 import sqlglot
 import yaml
 
+from ..atomic_file import write_json
 from .json_values import exact_json
 from .parsed_body import BodyParser, ParsedBody
 
@@ -184,16 +183,7 @@ class ParseCache:
 
     def _write(self, path: Path, value: Any) -> None:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump(value, fh, separators=(",", ":"))
-                os.replace(tmp, path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            write_json(path, value)
         except (OSError, TypeError, ValueError) as exc:
             log.warning("config cache not written (%s): %s", path, exc)
 

@@ -230,9 +230,18 @@ class CompositeAdapter(Adapter, Routable):
         A fit found in the cache is used at once. Otherwise, when an earlier composite of the same name and
         settings had a model (a reload), that model serves while the new one is fitted in the background
         (on REFIT_POOL): new templates are routable by the other stages as soon as they are indexed, and
-        the newest reload's fit wins over one still running. Only a first fit is waited for."""
+        the newest reload's fit wins over one still running. Only a first fit is waited for.
+
+        The stacked view is built beside the rest (a thread of its own: its int8 session is built in
+        onnxruntime, outside the GIL, while the intent model is read): the start returns once both are done."""
         children = self.routing_sources()
-        await asyncio.to_thread(self._warm_search, children)
+        view = asyncio.ensure_future(asyncio.to_thread(self._warm_search, children))
+        try:
+            await self._start_stages(children)
+        finally:
+            await view
+
+    async def _start_stages(self, children: list[RoutingSource]) -> None:
         await self._fit_calibrations(children)
         fitted = self.context.fitted_models
         for stage in self._stages:

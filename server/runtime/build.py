@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ..adapters.accepted_bodies import AcceptedBodies
 from ..adapters.base import Adapter, AdapterContext, AdapterSettings, DataAdapter, DataAdapterSettings
 from ..adapters.registry import AdapterRegistry
 from ..adapters.registry import registry as default_registry
@@ -42,9 +43,10 @@ from ..stores.base import TemplateStore
 from ..stores.factory import build_store
 from ..stores.indexing import IndexReport, index_digests, sync_store
 from ..stores.memory import MemoryTemplateStore
+from ..stores.snapshot import StoreSnapshots
 from ..templates import Template
 from .encoder_check import encoder_warnings
-from .loader import LoadedConfig
+from .loader import LoadedConfig, config_cache_dir
 from .source_checks import check_sources, unchecked_warnings
 
 log = logging.getLogger("intent_router.runtime")
@@ -200,6 +202,7 @@ async def build_runtime(
             result_cache = build_result_cache(app.result_cache)
             runtime.owns_result_cache = result_cache is not None
         runtime.result_cache = result_cache
+        accepted = AcceptedBodies(config_cache_dir(app, config.root))
         for settings in config.adapters:
             cls = registry.get(settings.type)
             built: Routable
@@ -224,6 +227,7 @@ async def build_runtime(
                     templates={t.id: t for t in templates},
                     result_cache=result_cache,
                     result_cache_settings=app.result_cache,
+                    accepted_bodies=accepted,
                 )
                 extractor = build_extractor(settings, app, learned_models=runtime.learned_models, root=config.root)
                 built = make_source(cls(settings, context), embedder, store, extractor)
@@ -245,6 +249,8 @@ async def build_runtime(
                 raise TypeError(f"adapter type {settings.type}: {cls.__name__} is not a data adapter or a composite")
             runtime.adapters[settings.name] = built
             fresh.append(built)
+        if previous is None and app.store.backend == "memory":  # a start: the files of removed adapters go
+            _snapshots(config).keep_only(list(runtime.stores))
         t = time.perf_counter()
         # data adapters open their sources side by side (each in a thread); composites start after
         # them, since they read their children's stores and embedders
@@ -258,6 +264,8 @@ async def build_runtime(
         data = [a for a in fresh if isinstance(a, RoutingSource)]
         # templates checked against their live sources, then the extractors: every refusal reported together
         issues = await _issues_of(check_sources(s.adapter for s in data))
+        # a build that checked every data adapter keeps only the acceptances it used
+        await asyncio.to_thread(accepted.save, prune=not runtime.reused_adapters)
         t = _phase(runtime, "source_checks", t)
         issues += await _issues_of(_prepare_extractors(data))
         t = _phase(runtime, "extractors_prepare", t)
@@ -341,11 +349,21 @@ def _index(
     """The store for one adapter, brought up to date with as little work as the change needs."""
     old = _previous_store(name, config, previous)
     donors = list(previous.stores.values()) if previous is not None else []
+    snapshots = _snapshots(config)
     if old is None:
         store = build_store(config.app.store, name, config.root)
         if rebuild:
             store.delete(list(store.template_hashes()))
-        report = sync_store(store, templates, embedder, donors)
+        if (
+            not rebuild
+            and isinstance(store, MemoryTemplateStore)
+            and snapshots.restore(name, store, templates, index_digests(templates, embedder), embedder.dim)
+        ):
+            report = IndexReport(added=[t.id for t in templates])
+        else:
+            report = sync_store(store, templates, embedder, donors)
+            if isinstance(store, MemoryTemplateStore):
+                snapshots.save(name, store)
     elif (
         previous is not None
         and previous.config.templates.get(name) is templates
@@ -360,6 +378,8 @@ def _index(
             # copy on write: the running runtime keeps searching the old store untouched
             store = build_store(config.app.store, name, config.root)
             report = sync_store(store, templates, embedder, donors, baseline=stored)
+            if isinstance(store, MemoryTemplateStore):
+                snapshots.save(name, store)
         else:
             # a persistent store is updated in place; the router ignores hits for templates it does not know
             store = old
@@ -367,6 +387,12 @@ def _index(
     if config.app.store.backend == "memory":
         _warm(store, embedder, searched_alone=name not in _stacked_children(config))
     return store, report
+
+
+def _snapshots(config: LoadedConfig) -> StoreSnapshots:
+    """The in-memory stores' files, in the config cache's `stores/` folder (none when the cache is off)."""
+    directory = config_cache_dir(config.app, config.root)
+    return StoreSnapshots(directory / "stores" if directory is not None else None)
 
 
 def _stacked_children(config: LoadedConfig) -> set[str]:

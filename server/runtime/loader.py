@@ -54,12 +54,18 @@ def resolve_config_path(path: Path) -> tuple[Path, Path]:
     return path, path.parent / "adapters"
 
 
-def parse_cache_for(app: AppSettings, root: Path) -> ParseCache | None:
-    """The config cache this configuration asks for (None when `config_cache.enabled` is false)."""
+def config_cache_dir(app: AppSettings, root: Path) -> Path | None:
+    """The config cache's directory (None when `config_cache.enabled` is false)."""
     if not app.config_cache.enabled:
         return None
     path = Path(app.config_cache.path)
-    return ParseCache(path if path.is_absolute() else root / path)
+    return path if path.is_absolute() else root / path
+
+
+def parse_cache_for(app: AppSettings, root: Path) -> ParseCache | None:
+    """The config cache this configuration asks for (None when `config_cache.enabled` is false)."""
+    directory = config_cache_dir(app, root)
+    return None if directory is None else ParseCache(directory)
 
 
 def body_parser(cls: type[DataAdapter], cache: ParseCache | None):

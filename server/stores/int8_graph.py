@@ -26,7 +26,8 @@ def _varint(value: int) -> bytes:
             return bytes(out)
 
 
-Chunks = list[bytes]  # a message's encoding in pieces, joined once at the end (the codes are megabytes)
+Chunk = bytes | memoryview  # the codes go in as a view of their array: copied once, by the final join
+Chunks = list[Chunk]  # a message's encoding in pieces, joined once at the end (the codes are megabytes)
 
 
 def _int(field: int, value: int) -> bytes:
@@ -42,11 +43,24 @@ def _str(field: int, value: str) -> Chunks:
     return _field(field, [value.encode()])
 
 
+TRANSPOSE_ROWS = 4096  # rows of codes transposed per step: one step's source and target stay in cache
+
+
 def _tensor(name: str, data_type: int, array: np.ndarray) -> Chunks:
-    """TensorProto: dims (1), data_type (2), name (8), raw_data (9: little-endian, row-major)."""
+    """TensorProto: dims (1), data_type (2), name (8), raw_data (9: little-endian, row-major). The data goes
+    in as a view of the array (joined once, with the rest of the model), not as a copy of its own."""
     dims = b"".join(_int(1, d) for d in array.shape)
-    raw = np.ascontiguousarray(array).tobytes()
+    raw = np.ascontiguousarray(array).data.cast("B")
     return [dims, _int(2, data_type), *_str(8, name), *_field(9, [raw])]
+
+
+def transposed(codes: np.ndarray) -> np.ndarray:
+    """`codes.T`, row-major, copied in row blocks: numpy's own transposing copy of 100,000 x 384 bytes walks
+    the source a byte per cache line and took 3x as long."""
+    out = np.empty(codes.shape[::-1], codes.dtype)
+    for lo in range(0, len(codes), TRANSPOSE_ROWS):
+        out[:, lo : lo + TRANSPOSE_ROWS] = codes[lo : lo + TRANSPOSE_ROWS].T
+    return out
 
 
 def _value_info(name: str, elem_type: int, shape: tuple[int | str, ...]) -> Chunks:
@@ -67,7 +81,7 @@ def matmul_integer_model(codes: np.ndarray) -> bytes:
     graph = [
         *_field(1, node),
         *_str(2, "template_codes"),
-        *_field(5, _tensor("B", _INT8, codes.T)),
+        *_field(5, _tensor("B", _INT8, transposed(codes))),
         *_field(5, _tensor("zero", _UINT8, np.array(128, dtype=np.uint8))),
         *_field(11, _value_info("A", _UINT8, (QUESTIONS, dim))),
         *_field(12, _value_info("Y", _INT32, (QUESTIONS, rows))),

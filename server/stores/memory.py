@@ -56,6 +56,29 @@ class MemoryTemplateStore(TemplateStore):
             self._templates[template_id] = (content_hash, list(texts), vectors)
             self._packed = self._view = None
 
+    def restore(self, entries: list[tuple[str, str, list[str]]], matrix: np.ndarray, dim: int) -> None:
+        """Fill an empty store with its pack as written before (snapshot.py): (template id, content hash,
+        texts) in pack order, and their vectors as the rows of `matrix`; the same checks as `upsert`."""
+        sizes = [len(texts) for _, _, texts in entries]
+        if matrix.dtype != np.float32 or matrix.shape != (sum(sizes), dim) or not all(sizes):
+            raise ValueError(f"a matrix of {matrix.shape} does not hold these templates' vectors of dimension {dim}")
+        if len({tid for tid, _, _ in entries}) != len(entries):
+            raise ValueError("a template id is there twice")
+        if not np.isfinite(matrix).all():
+            raise ValueError("non-finite vector values")
+        bounds = np.concatenate(([0], np.cumsum(sizes)))
+        matrix = np.ascontiguousarray(matrix)
+        matrix.setflags(write=False)
+        packed = Packed([tid for tid, _, _ in entries], [t for _, _, texts in entries for t in texts], bounds, matrix)
+        with self._lock:
+            if self._templates:
+                raise ValueError("restore fills an empty store only")
+            self._dim = dim
+            self._templates = {tid: (digest, texts, matrix[:0]) for tid, digest, texts in entries}
+            self._vectors = int(bounds[-1])
+            self._packed, self._view = packed, None
+            self._share_rows(packed)
+
     def delete(self, template_ids: list[str]) -> None:
         with self._lock:
             for tid in template_ids:

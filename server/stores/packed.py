@@ -4,7 +4,7 @@ view of several stores) holding a `Packed` never sees half of a change."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -17,6 +17,8 @@ class Packed:
     texts: list[str]  # per vector, insertion order
     bounds: np.ndarray  # first vector of each template, plus the total
     matrix: np.ndarray  # float32 (vectors, dim)
+    # codes made ahead (read from the store's file, or made while writing it): taken by the next `quantised`
+    _ahead: list[Quantised] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def dim(self) -> int:
@@ -29,8 +31,16 @@ class Packed:
     def quantised(self) -> Quantised:
         """The int8 codes and error terms, made for each view that stacks this pack and dropped once the view's
         int8 pass holds them (kept per pack they cost 0.4 KB per example; quantising is ~2 ms per 1,000
-        vectors, paid again only when a view is rebuilt)."""
-        return quantise(self.matrix, self.bounds)
+        vectors, paid again only when a view is rebuilt). Codes handed over ahead (`hand_over`) are taken instead,
+        once."""
+        try:
+            return self._ahead.pop()  # atomic: two views built at once take it once
+        except IndexError:
+            return quantise(self.matrix, self.bounds)
+
+    def hand_over(self, codes: Quantised) -> None:
+        """Codes of exactly this matrix, for the next view built (then dropped, as those `quantised` makes)."""
+        self._ahead[:] = [codes]
 
 
 def pack(entries: list[tuple[str, list[str], np.ndarray]]) -> Packed:

@@ -1,0 +1,80 @@
+"""A large store's file carries its int8 codes (stores/snapshot.py): the view built from a restored store
+takes them instead of quantising again, and they are exactly what quantising gives (issue 34)."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+import numpy as np
+
+from server.stores.bounded_scores import quantise
+from server.stores.memory import MemoryTemplateStore
+from server.stores.snapshot import StoreSnapshots
+from server.templates import Template
+
+TEMPLATES, EXAMPLES, DIM = 300, 19, 384  # 6,000 vectors: above the int8 pass's threshold
+
+
+def filled() -> tuple[MemoryTemplateStore, list[Template], dict[str, str]]:
+    rng = np.random.default_rng(7)
+    templates = [
+        Template.model_validate(
+            {
+                "id": f"t{i}",
+                "description": f"template {i}",
+                "nl_examples": [f"ex {i} {j}" for j in range(EXAMPLES - 1)],
+                "body_key": "sql",
+                "body": "SELECT 1",
+            }
+        )
+        for i in range(TEMPLATES)
+    ]
+    store = MemoryTemplateStore("big")
+    digests = {}
+    for t in templates:
+        vectors = rng.standard_normal((EXAMPLES, DIM)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        digests[t.id] = f"digest-{t.id}"
+        store.upsert(t.id, digests[t.id], t.embedding_texts(), vectors)
+    return store, templates, digests
+
+
+def test_a_restored_large_store_hands_its_view_the_codes_quantising_gives(tmp_path):
+    store, templates, digests = filled()
+    snapshots = StoreSnapshots(tmp_path)
+    snapshots.save("big", store)
+    restored = MemoryTemplateStore("big")
+    assert snapshots.restore("big", restored, templates, digests, DIM)
+    packed = restored.packed()
+    assert packed is not None and len(packed._ahead) == 1
+    made = quantise(packed.matrix, packed.bounds)
+    for name in ("codes", "scale", "err_l2", "l2"):
+        assert np.array_equal(getattr(packed._ahead[0], name), getattr(made, name))
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        q = rng.standard_normal(DIM).astype(np.float32)
+        assert restored.search(q, 5) == store.search(q, 5)
+    assert restored.uses_int8_pass and not packed._ahead  # taken by the view, then dropped
+
+
+def test_codes_written_by_other_quantising_code_are_made_again_and_written(tmp_path):
+    store, templates, digests = filled()
+    snapshots = StoreSnapshots(tmp_path)
+    snapshots.save("big", store)
+    path = snapshots.path("big")
+    with zipfile.ZipFile(path) as zf:
+        members = {name: zf.read(name) for name in zf.namelist()}
+    with np.load(path) as data:
+        meta = json.loads(data["meta"].tobytes())
+        arrays = {name: data[name] for name in data.files if name != "meta"}
+    assert set(members) >= {"codes.npy", "matrix.npy"}
+    meta["quantised"] = "older code"
+    np.savez(path, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8), **arrays)
+    restored = MemoryTemplateStore("big")
+    assert snapshots.restore("big", restored, templates, digests, DIM)
+    packed = restored.packed()
+    assert packed is not None and len(packed._ahead) == 1  # made again, and written again with the file
+    with np.load(path) as data:
+        assert json.loads(data["meta"].tobytes())["quantised"] != "older code"
+        assert np.array_equal(data["codes"], quantise(packed.matrix, packed.bounds).codes)
