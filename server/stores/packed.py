@@ -38,9 +38,6 @@ def pack(entries: list[tuple[str, list[str], np.ndarray]]) -> Packed:
     blocks = [vectors for _, _, vectors in entries]
     bounds = np.concatenate(([0], np.cumsum([b.shape[0] for b in blocks])))
     texts = [text for _, texts, _ in entries for text in texts]
-    # column-major: a product with every row (`q @ matrix.T`, the intent model's pass over its examples,
-    # which reads them here: intent/example_rows.py) then reads a row-major matrix, half the time of the
-    # other layout with one BLAS thread
-    matrix = np.asfortranarray(np.vstack(blocks))
-    matrix.setflags(write=False)  # shared: the store's per-template vectors and the intent model read it
+    matrix = np.vstack(blocks)
+    matrix.setflags(write=False)  # shared: the store's per-template vectors are views of it
     return Packed([tid for tid, _, _ in entries], texts, bounds, matrix)

@@ -56,8 +56,8 @@ def brute_force(templates: list[tuple[str, list[str], np.ndarray]], q: np.ndarra
 def float32_brute_force(templates: list[tuple[str, list[str], np.ndarray]], q: np.ndarray, k: int):
     """Float32 BLAS products over all vectors in blocks of BLOCK_ROWS (as the small store does; the
     last bits of a BLAS score depend on the matrix shape), best first, ties by insertion order, the
-    first text at the best. The matrix is column-major, as the store packs it (stores/packed.py)."""
-    matrix = np.asfortranarray(np.vstack([t[2] for t in templates]))
+    first text at the best."""
+    matrix = np.vstack([t[2] for t in templates])
     scores = np.concatenate([matrix[i : i + BLOCK_ROWS] @ q for i in range(0, len(matrix), BLOCK_ROWS)]).tolist()
     scored, row = [], 0
     for index, (tid, texts, vectors) in enumerate(templates):
