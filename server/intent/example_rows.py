@@ -5,10 +5,11 @@ each (centred and renormalised: 1.55 KB per MiniLM example, issue 34); its centr
 the raw dots and per-example constants (intent_model.py), so the raw rows suffice, wherever they live:
 after a fit the model reads the rows of its composite's packs (`IntentModel.share`) and drops its own.
 A matrix of its own is column-major: the question's product `q @ m.T` then reads a row-major matrix, which
-one BLAS thread does in half the time (21,000 x 384, CPU time: 1.5 against 2.7 ms for one question). The
+one BLAS thread does in half the time (21,000 x 384, CPU time: 1.4 against 2.6 ms for one question). The
 packs stay row-major, as the search wants them (its exact rescoring gathers a few hundred rows: from a
-column-major pack that took the search at 1,000 templates from 2.0 to 3.4 ms a question); for two or more
-questions their product costs about what the column-major one did (4.4 against 4.0 ms for two).
+column-major pack that took the search at 1,000 templates from 2.0 to 3.4 ms a question); over them,
+numpy's `einsum` loop takes the 1.3 ms of the column-major product where OpenBLAS's row-major
+matrix-vector product takes 2.6.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# up to this many questions, one matrix-vector product each over a column-major matrix: OpenBLAS's matrix
-# product with a few rows is slower (21,000 x 384, one thread, CPU time: 2.6 against 4.0 ms for two
-# questions, 4.0 against 4.7 for three; from four on the matrix product wins). Under 8 clients a call
-# carries ~2 questions.
+# up to this many questions, one matrix-vector product each: OpenBLAS's matrix product with a few rows is
+# slower (21,000 x 384, one thread, CPU time, column-major: 2.6 against 4.0 ms for two questions, 4.0
+# against 4.7 for three; row-major with einsum: 2.6 / 3.9 against 4.4 / 5.1; from four on the matrix
+# product wins). Under 8 clients a call carries ~2 questions.
 GEMV_QUESTIONS = 3
 MAX_MATRICES = 64  # more matrices than this (each edit adds one when no store shares them) ...
 UNREAD_SHARE = 0.25  # ... or this share of their rows not read: `wasteful`
@@ -86,13 +87,14 @@ class ExampleRows:
         lo = 0
         for m in self.matrices:
             hi = lo + len(m)
-            if not m.flags.f_contiguous:  # a store's pack (row-major): one matrix product, whatever the count
-                out[:, lo:hi] = (m @ queries.T).T
-            elif len(queries) <= GEMV_QUESTIONS:
+            if len(queries) > GEMV_QUESTIONS:
+                out[:, lo:hi] = queries @ m.T
+            elif m.flags.f_contiguous:
                 for i, q in enumerate(queries):
                     np.matmul(q, m.T, out=out[i, lo:hi])
-            else:
-                out[:, lo:hi] = queries @ m.T
+            else:  # a store's pack (row-major): numpy's own loop reads it as fast as BLAS a column-major one
+                for i, q in enumerate(queries):
+                    np.einsum("ij,j->i", m, q, out=out[i, lo:hi])
             lo = hi
         return out if self.index is None else np.take(out, self.index, axis=1)
 
