@@ -87,8 +87,8 @@ class ExampleRows:
         lo = 0
         for m in self.matrices:
             hi = lo + len(m)
-            if len(queries) > GEMV_QUESTIONS:
-                out[:, lo:hi] = queries @ m.T
+            if len(queries) > GEMV_QUESTIONS:  # the operands in the order that keeps BLAS off its slow path
+                out[:, lo:hi] = queries @ m.T if m.flags.f_contiguous else (m @ queries.T).T
             elif m.flags.f_contiguous:
                 for i, q in enumerate(queries):
                     np.matmul(q, m.T, out=out[i, lo:hi])
