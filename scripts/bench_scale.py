@@ -12,7 +12,8 @@ same run:
   `--start-only` stops there.
 - `throughput_ratio_8`: 8 closed-loop clients' /v1/test_routing q/s ÷ the bare encoder's sentences/s on
   batches of 16 of the same questions (in this process, server idle); `loop_cpu_ms_per_question`: the
-  server's event-loop thread CPU per question in those rounds.
+  server's event-loop thread CPU per question in those rounds, `server_cpu_ms_per_question` all its threads'
+  (CPU time: under another job's load it moves far less than the rates do).
 - `intent_fit_s` (with `--cold`): the fit a cold start logged ÷ the bare encoding of the examples (rate
   measured on up to 2,000 of them, scaled to all).
 - `edit`: one example edited in a library file: seconds until the edited text routes to its template with
@@ -226,7 +227,7 @@ def throughput(server: Server, templates: list, args: argparse.Namespace, bare: 
     tag = f"r{time.time_ns() % 10**8}"
     asked = questions(templates, args.questions, tag)
     asyncio.run(load(server.url, "all", questions(templates, 16, tag + "w"), args.clients))  # warm-up
-    ratios, loop_ms = [], []
+    ratios, loop_ms, server_ms = [], [], []
     for round_ in range(args.rounds):
         batch = [f"{q} #{round_}" for q in asked]
         before = server_cpu(server.proc.pid)
@@ -237,11 +238,13 @@ def throughput(server: Server, templates: list, args: argparse.Namespace, bare: 
         ratios.append(qps / bare_rate)
         if before and after:
             loop_ms.append((after[0] - before[0]) * 1000 / len(batch))
+            server_ms.append((sum(after) - sum(before)) * 1000 / len(batch))
     alone = asyncio.run(load(server.url, "all", questions(templates, args.single, tag + "s"), 1, bare))
     return {
         "throughput_ratio_8": round(float(np.median(ratios)), 3),
         "throughput_round_ratios": [round(r, 3) for r in ratios],
         "loop_cpu_ms_per_question": round(float(np.median(loop_ms)), 3) if loop_ms else None,
+        "server_cpu_ms_per_question": round(float(np.median(server_ms)), 3) if server_ms else None,
         "single_latency_p50_ms": alone["latency_p50_ms"],
         "single_bare_p50_ms": alone["bare_single_p50_ms"],
         "single_latency_ratio": round(alone["latency_p50_ms"] / alone["bare_single_p50_ms"], 2),

@@ -52,7 +52,7 @@ class TemplateProfile:
 
     @classmethod
     def fit(cls, model: IntentModel) -> TemplateProfile:
-        raw = model.norms[:, None] * model.centred + model.mu  # the examples' raw vectors
+        raw = model.examples.rows()  # the examples' raw vectors
         raw = raw / np.maximum(np.linalg.norm(raw, axis=1, keepdims=True), 1e-12)
         cohesion = np.ones(len(model.keys), np.float32)
         for t, (start, count) in enumerate(zip(model.starts, model.counts, strict=True)):

@@ -5,11 +5,12 @@ that did not touch them, reuses the model instead. Behind the memory layer, a di
 (`composite_retrieval.intent_model.cache_dir`) keeps the fits across restarts (intent/model_files.py), so a
 warm start with unchanged templates refits nothing.
 
-A model holds a copy of every example's vector and its lexical weights (~2.5 KB per example at 1,000
-templates), so the memory layer finds the fits something still uses (a stage, the last fit of a lineage)
-and lets go of the others when the directory keeps them: kept after each edit, the four last fits stayed
-resident (a reverted edit loads its fit from the directory instead, in a fraction of a second). Without a
-directory it keeps the last few, as the only copy.
+A model holds its lexical weights and regression (~0.9 KB per example at 1,000 templates) and reads the
+examples' vectors from its composite's in-memory stores (a model that could not, or an older fit still
+referring to replaced packs, keeps 1.5 KB more per example), so the memory layer finds the fits something
+still uses (a stage, the last fit of a lineage) and lets go of the others when the directory keeps them:
+kept after each edit, the four last fits stayed resident (a reverted edit loads its fit from the directory
+instead, in a fraction of a second). Without a directory it keeps the last few, as the only copy.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .example_rows import ExampleRows
 from .fit_control import FitCancelled, NeedsFullFit, check, never
 from .lexical_model import (
     LEXICAL_BATCH,
@@ -89,8 +90,8 @@ CALIBRATION = (0.61, 6.41, 0.70, -9.75)
 class IntentModel:
     keys: list[Hashable]  # one per template, e.g. (adapter, template_id)
     mu: np.ndarray
-    centred: np.ndarray  # examples, centred and re-normalised, grouped by template
-    norms: np.ndarray  # |x - mu| per example: with centred_mu, gives raw cosines from the centred ones
+    examples: ExampleRows  # the examples' raw vectors, grouped by template (own, or rows of the stores' packs)
+    norms: np.ndarray  # |x - mu| per example: with centred_mu, gives centred cosines from the raw dots
     centred_mu: np.ndarray  # centred_x . mu per example
     starts: np.ndarray
     counts: np.ndarray
@@ -103,11 +104,11 @@ class IntentModel:
     fit_info: FitInfo = field(default_factory=lambda: FitInfo("loaded", 0, 0))
 
     def __post_init__(self) -> None:
-        # kept column-major, so that the question's product `qc @ centred.T` reads a row-major matrix: with
-        # one BLAS thread that product took half the CPU time this way (1,000 templates x 20 examples: 1.8
-        # against 4.1 ms for one question, 6.5 against 12.6 ms for eight); the sums agree to float32
-        # rounding (within 1e-6)
-        self.centred = np.asfortranarray(self.centred)
+        # per example, what turns a raw dot q.x into the centred cosine (analyse_many): with x = n c + mu,
+        # (q - mu).(x - mu) = q.x - q.mu - n (c.mu), divided by |q - mu| max(n, 1e-12) as `normalise` does
+        norms = np.asarray(self.norms, np.float64)
+        self._shift = (-norms * np.asarray(self.centred_mu, np.float64)).astype(np.float32)
+        self._inverse = (1.0 / np.maximum(norms, 1e-12)).astype(np.float32)
 
     @classmethod
     def fit(
@@ -132,7 +133,8 @@ class IntentModel:
         counts = np.array([len(bl) for bl in blocks])
         if (counts == 0).any():
             raise ValueError("every template needs at least one example vector (use its description)")
-        raw = np.vstack(blocks)  # a fresh array: centred in place, then normalised into the training rows
+        rows = ExampleRows.own(np.vstack(blocks))  # the raw vectors the model scores against
+        raw = rows.rows()  # a fresh array: centred in place, then normalised into the training rows
         n = len(raw)
         mu = raw.mean(0)
         raw -= mu
@@ -140,9 +142,9 @@ class IntentModel:
         x = np.empty((n + len(keys), raw.shape[1]), np.float32)  # examples, then descriptions (no stacked copy)
         np.divide(raw, np.maximum(norms, 1e-12)[:, None], out=x[:n])
         del raw
-        centred = x[:n]
+        centred_mu = x[:n] @ mu
         x[n:] = normalise(np.vstack([np.asarray(d, np.float32) for d in descriptions]) - mu)
-        desc = x[n:].copy()  # its own rows: `centred` becomes a column-major copy, and x must not outlive the fit
+        desc = x[n:].copy()  # its own rows: x must not outlive the fit
         owner = np.repeat(np.arange(len(keys)), counts)
         y = np.concatenate([owner, np.arange(len(keys))])
         w, b = fit_softmax_regression(x, y, len(keys), cancelled)
@@ -156,7 +158,7 @@ class IntentModel:
         lexical_weight = LEXICAL_WEIGHT * min(1.0, float(np.sqrt(per_template / LEXICAL_FULL_WEIGHT_EXAMPLES)))
         info = FitInfo("full", len(keys), len(x))
         return cls(
-            list(keys), mu, centred, norms, centred @ mu, starts, counts, w, b, lexical, lexical_weight,
+            list(keys), mu, rows, norms, centred_mu, starts, counts, w, b, lexical, lexical_weight,
             desc=desc, fit_info=info,
         )  # fmt: skip
 
@@ -184,7 +186,8 @@ class IntentModel:
             raise ValueError(f"{len(unknown)} template(s) neither changed nor in the model")
         if len(changed) > max(1, MAX_UPDATED_SHARE * len(keys)):
             raise NeedsFullFit(f"{len(changed)} of {len(keys)} templates changed")
-        blocks, norms, descs = [], [], []
+        pieces: list[tuple[ExampleRows, np.ndarray] | np.ndarray] = []
+        norms, descs, counts_list = [], [], []
         for k in keys:
             check(cancelled)
             if k in changed:
@@ -192,20 +195,28 @@ class IntentModel:
                 raw = np.atleast_2d(np.asarray(examples, np.float32))
                 if not len(raw):
                     raise ValueError("every template needs at least one example vector (use its description)")
-                blocks.append(normalise(raw - self.mu).astype(np.float32))
+                pieces.append(raw)
                 norms.append(np.linalg.norm(raw - self.mu, axis=1).astype(np.float32))
                 descs.append(normalise(np.asarray(description, np.float32) - self.mu).astype(np.float32))
+                counts_list.append(len(raw))
             else:
                 i = at[k]
                 s, n = int(self.starts[i]), int(self.counts[i])
-                blocks.append(self.centred[s : s + n])
+                pieces.append((self.examples, np.arange(s, s + n)))
                 norms.append(self.norms[s : s + n])
                 descs.append(self.desc[i])
-        centred, norm, desc = np.vstack(blocks), np.concatenate(norms), np.stack(descs)
+                counts_list.append(n)
+        example_rows = ExampleRows.joined(pieces)
+        norm, desc = np.concatenate(norms), np.stack(descs)
+        centred = example_rows.rows()
+        if example_rows.wasteful():  # rows nobody reads any more (edits without a store to share with)
+            example_rows = ExampleRows.own(centred)
+        centred -= self.mu
+        centred /= np.maximum(norm, 1e-12)[:, None]
         drift = float(np.linalg.norm(norm @ centred / len(centred)))  # |mean(raw) - mu|, as raw = norm c + mu
         if drift > MAX_CENTRE_DRIFT:
             raise NeedsFullFit(f"the examples' mean moved {drift:.3f} from the model's centre")
-        counts = np.array([len(bl) for bl in blocks])
+        counts = np.array(counts_list)
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
         positions = [at.get(k) for k in keys]
         fresh = np.array([p is None or k in changed for k, p in zip(keys, positions, strict=True)])
@@ -217,9 +228,33 @@ class IntentModel:
         weight = LEXICAL_WEIGHT * min(1.0, float(np.sqrt(per_template / LEXICAL_FULL_WEIGHT_EXAMPLES)))
         info = FitInfo("incremental", int(fresh.sum()), rows)
         return IntentModel(
-            list(keys), self.mu, centred, norm, centred @ self.mu, starts, counts, w, b, lexical, weight,
+            list(keys), self.mu, example_rows, norm, centred @ self.mu, starts, counts, w, b, lexical, weight,
             desc=desc, fit_info=info,
         )  # fmt: skip
+
+    def share(self, found: Mapping[Hashable, tuple[np.ndarray, np.ndarray]]) -> int:
+        """Read the examples of the templates in `found` (key -> (a matrix, the rows of it holding that
+        template's examples in order)) from there, where those rows hold exactly (bitwise) the vectors this
+        model has: the matrices are the stores' packs, which keep them anyway, so the model's own copy goes.
+        The others stay the model's own. In place, one attribute swap: a question scored meanwhile sees the
+        same vectors either way (its dot products may differ in the last float32 bits, as BLAS sums a matrix
+        of another shape in another order). Returns how many examples are now read from `found`."""
+        pieces: list[tuple[ExampleRows, np.ndarray] | np.ndarray] = []
+        wrapped: dict[int, ExampleRows] = {}
+        shared = 0
+        every = self.examples.rows()
+        for key, start, count in zip(self.keys, self.starts.tolist(), self.counts.tolist(), strict=True):
+            mine = every[start : start + count]
+            matrix, rows = found.get(key, (None, None))
+            if matrix is not None and rows is not None and len(rows) == count and np.array_equal(matrix[rows], mine):
+                source = wrapped.setdefault(id(matrix), ExampleRows((matrix,), None))
+                pieces.append((source, np.asarray(rows, np.int64)))
+                shared += count
+            else:
+                pieces.append(mine)  # copied into the new matrix of the model's own (`joined`)
+        if shared:
+            self.examples = ExampleRows.joined(pieces)
+        return shared
 
     def _refit_columns(
         self,
@@ -287,14 +322,17 @@ class IntentModel:
         fit-thresholds with hundreds, and the per-question numpy calls cost more than the arithmetic."""
         q = np.asarray(queries, np.float32)
         qc = normalise(q - self.mu)
-        sims = qc @ self.centred.T
+        # one pass over the raw examples gives both kinds of cosine: the raw ones (knn_max) as they are, the
+        # centred ones from them and per-example constants (__post_init__), so the model keeps no centred copy
+        raw_sims = self.examples.dots(q)
+        offset = np.maximum(np.linalg.norm(q - self.mu, axis=1, keepdims=True), 1e-12)
+        sims = raw_sims - (q @ self.mu)[:, None]
+        sims += self._shift
+        sims *= self._inverse
+        sims /= offset
         top = sims.max(axis=1, keepdims=True)
         sums = np.add.reduceat(np.exp((sims - top) / LSE_TEMPERATURE), self.starts, axis=1)
         knn_lse = top + LSE_TEMPERATURE * np.log(sums / self.counts)
-        # raw cosines from the centred ones, saving a second pass over the examples (half the query cost):
-        # x = |x - mu| c + mu and c.q = |q - mu| (c.qc) + c.mu, so x.q = |x - mu| (|q - mu| sims + c.mu) + mu.q
-        offset = np.linalg.norm(q - self.mu, axis=1, keepdims=True)
-        raw_sims = self.norms * (offset * sims + self.centred_mu) + (q @ self.mu)[:, None]
         knn_max = np.maximum.reduceat(raw_sims, self.starts, axis=1)
         regression = qc @ self.w + self.b
         z = standardise(np.stack([regression, knn_lse, knn_max]))  # each row on its own, in one call

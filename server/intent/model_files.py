@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .acceptance import Acceptance, AcceptanceModel, Expectation, TemplateProfile
+from .example_rows import ExampleRows
 from .intent_model import IntentModel
 from .lexical_model import LexicalFeatures, LexicalModel
 from .token_views import SifWeights, TokenViewModel, _Regression
@@ -29,8 +30,9 @@ from .token_views import SifWeights, TokenViewModel, _Regression
 log = logging.getLogger("intent_router.routing.model_files")
 
 # 2: the centred descriptions are stored (an edit after a restart refits only what changed from them);
-# a /1 file is ignored and the model refitted.
-FORMAT = "intent-router-fitted/2"
+# 3: the examples' raw vectors instead of centred ones (the model scores from raw dots: example_rows.py).
+# A file of another format is ignored and the model refitted (never read as this one).
+FORMAT = "intent-router-fitted/3"
 KEEP_FILES = 8  # per kind: the most recently used files survive, older ones are deleted
 
 
@@ -67,7 +69,7 @@ def save_model(directory: Path, key: str, model: IntentModel) -> Path | None:
         return None
     arrays: dict[str, np.ndarray] = {
         "mu": model.mu,
-        "centred": model.centred,
+        "examples": model.examples.rows(),
         "norms": model.norms,
         "centred_mu": model.centred_mu,
         "starts": model.starts,
@@ -124,7 +126,7 @@ def load_model(directory: Path, key: str) -> IntentModel | None:
         model = IntentModel(
             keys,
             a["mu"],
-            a["centred"],
+            ExampleRows.own(a["examples"]),
             a["norms"],
             a["centred_mu"],
             a["starts"],
@@ -152,12 +154,14 @@ def load_model(directory: Path, key: str) -> IntentModel | None:
 
 def _check_model(m: IntentModel) -> None:
     """Shapes that must agree; a file that passes the header check but not this is not used."""
-    t, n = len(m.keys), len(m.centred)
+    t, n = len(m.keys), len(m.examples)
     if len(set(m.keys)) != t or m.counts.shape != (t,) or m.starts.shape != (t,) or int(m.counts.sum()) != n:
         raise ValueError("template counts do not match the stored keys")
     if m.norms.shape != (n,) or m.centred_mu.shape != (n,) or m.w.shape != (m.mu.shape[0], t) or m.b.shape != (t,):
         raise ValueError("array shapes do not match")
     d = m.mu.shape[0]
+    if any(matrix.shape[1] != d for matrix in m.examples.matrices):
+        raise ValueError("example vectors do not match the centre's dimension")
     if m.desc is None or m.desc.shape != (t, d):
         raise ValueError("description rows do not match")
     if m.lexical is not None and m.lexical.w.shape != (m.lexical.features.size, t):

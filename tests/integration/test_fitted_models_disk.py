@@ -112,18 +112,23 @@ async def test_cache_dir_null_keeps_nothing_on_disk(tmp_path):
 
 
 async def test_a_file_of_the_previous_format_is_refitted_not_used(tmp_path):
-    """Format 1 files (no description rows, so no updates on edit) are ignored and rewritten as format 2."""
+    """Files of earlier formats are ignored and rewritten in the current one: format 1 (no description rows,
+    so no updates on edit) and format 2 (centred example rows, where format 3 keeps the raw ones), and so is
+    the current header over either's arrays."""
     build_tree(tmp_path)
     rt, _, _ = await start(tmp_path, intent_model={"enabled": True})
     await rt.close()
     [model_file] = files(tmp_path)
     with np.load(model_file, allow_pickle=False) as data:
-        arrays = {name: data[name] for name in data.files if name not in ("meta", "desc")}
+        full = {name: data[name] for name in data.files if name != "meta"}
         meta = json.loads(data["meta"].tobytes().decode())
-    for header, kept in (({**meta, "format": "intent-router-fitted/1"}, arrays), (meta, arrays)):
-        # the old format's header; then the new header over arrays without the description rows
+    first = {name: a for name, a in full.items() if name != "desc"}
+    second = {("centred" if name == "examples" else name): a for name, a in full.items()}
+    cases = [("intent-router-fitted/1", first), (meta["format"], first)]
+    cases += [("intent-router-fitted/2", second), (meta["format"], second)]
+    for header, kept in cases:
         with model_file.open("wb") as f:
-            np.savez(f, meta=np.frombuffer(json.dumps(header).encode(), np.uint8), **kept)
+            np.savez(f, meta=np.frombuffer(json.dumps({**meta, "format": header}).encode(), np.uint8), **kept)
         rt, stage, _ = await start(tmp_path, intent_model={"enabled": True})
         await rt.close()
         assert stage.source == "fitted" and stage.model is not None and stage.model.desc is not None

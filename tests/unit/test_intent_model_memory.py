@@ -35,7 +35,8 @@ def _fit(seed: int = 0) -> IntentModel:
 def _held(model: IntentModel) -> tuple[int, int]:
     """(bytes of the distinct buffers the model's arrays live in, bytes of the arrays themselves)."""
     assert model.lexical is not None and model.desc is not None
-    arrays = [model.mu, model.centred, model.norms, model.centred_mu, model.starts, model.counts, model.w, model.b]
+    arrays = [model.mu, *model.examples.matrices, model.norms, model.centred_mu, model.starts, model.counts]
+    arrays += [model.w, model.b]
     arrays += [model.desc, model.lexical.w, model.lexical.b, model.lexical.features.idf]
 
     def root(a: np.ndarray) -> np.ndarray:

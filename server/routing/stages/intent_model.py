@@ -22,6 +22,7 @@ from ...intent.token_views import PooledViewCache, TokenViewModel, worth_fitting
 from ..candidates import Candidate
 from ..settings import AcceptanceSettings, IntentModelSettings
 from .base import ScoringStage, StageReport, run_scoring
+from .intent_rows import pack_rows
 
 log = logging.getLogger("intent_router.routing.intent_model")
 # questions x example vector cells above which the scoring leaves the event loop. Measured (one question,
@@ -117,6 +118,10 @@ class IntentModelStage(ScoringStage):
             check(superseded)
             training = _gather(children, self.settings.token_views, superseded)
             model = training.fit(superseded)
+        # the example vectors are read from the stores' packs from now on, not from a copy of the model's own
+        # (also for a model found in memory: it moves to the packs the children have now)
+        shared = model.share(pack_rows(children))
+        log.info("intent model reads %d of %d example vectors from the stores' packs", shared, len(model.norms))
         if result.complete and source is None:
             self.fitted.put(key, model, self.cache_dir)
         result.model, result.source = model, source or ("updated" if model.fit_info.kind == "incremental" else "fitted")
@@ -255,7 +260,7 @@ class IntentModelStage(ScoringStage):
         work = functools.partial(_judge, model, acceptance, np.stack(queries), texts, views, keys, at)
         # the products grow with the examples: off the event loop (numpy lets go of the GIL) when they cost
         # more than the hop to a thread does
-        big = model.centred.size * len(scored) >= OFF_LOOP_CELLS
+        big = len(model.norms) * model.mu.shape[0] * len(scored) >= OFF_LOOP_CELLS
         scores, verdicts = await run_scoring(work) if big else work()
         for row, i in enumerate(scored):
             for cand, score, judged in zip(candidates[i], scores[row], verdicts[row], strict=True):
