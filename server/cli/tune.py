@@ -12,13 +12,23 @@ from ..runtime.loader import load_config
 DEFAULT_OUT = "data/tuned-encoder"  # relative to the config directory's parent, like the embedding cache
 
 
-def tune_command(config: Path, out: Path | None, max_seconds: float, steps: int, validation: float, seed: int) -> dict:
-    """Tune the local encoder on the config's templates; returns what the last stdout line says."""
+def tune_command(
+    config: Path,
+    out: Path | None,
+    max_seconds: float,
+    steps: int,
+    validation: float,
+    seed: int,
+    out_of_scope: Path | None = None,
+) -> dict:
+    """Tune the local encoder on the config's templates; returns what the last stdout line says.
+    `out_of_scope`: a file of questions no template may answer, added to the config's `tune:` ones."""
     try:
         from ..tune import bert_jax  # noqa: F401 - JAX (set to CPU by server/tune first), or how to install it
     except ImportError:
         raise EmbeddingError("tune-encoder needs JAX: pip install -r requirements-tune.txt") from None
     from ..embedding.factory import model_folder, resolve_path
+    from ..tune.anchors import read_out_of_scope
     from ..tune.run import base_folder, tune_encoder
     from ..tune.train import TuneSettings
 
@@ -30,9 +40,17 @@ def tune_command(config: Path, out: Path | None, max_seconds: float, steps: int,
     target = out if out is not None else resolve_path(DEFAULT_OUT, loaded.root)
     if out is not None and not out.is_absolute():
         target = Path.cwd() / out
-    settings = TuneSettings(steps=steps, max_seconds=max_seconds, seed=seed)
+    tune = loaded.app.tune
+    questions = list(tune.out_of_scope)
+    for path in (resolve_path(tune.out_of_scope_file, loaded.root) if tune.out_of_scope_file else None, out_of_scope):
+        if path is not None:
+            if not path.is_file():
+                raise EmbeddingError(f"out-of-scope questions file not found: {path}")
+            questions += read_out_of_scope(path)
+    knobs = tune.model_dump(exclude={"out_of_scope", "out_of_scope_file"})
+    settings = TuneSettings(steps=steps, max_seconds=max_seconds, seed=seed, **knobs)
     bar = ProgressBar(steps, max_seconds)
-    result = tune_encoder(loaded.templates, base, target, settings, validation, bar.update)
+    result = tune_encoder(loaded.templates, base, target, settings, validation, bar.update, questions)
     bar.close()
     body = result.dump()
     body["base_model"] = base.name

@@ -17,6 +17,7 @@ from ..routing.settings import CompositeRetrievalSettings
 from ..server_settings import ServerSettings
 from ..stats.settings import StatsSettings
 from ..stores.factory import StoreSettings
+from ..tune_settings import TuneConfig
 
 __all__ = ["AppSettings", "AuthSettings", "ClientKey", "ServerSettings"]
 
@@ -40,6 +41,10 @@ class AppSettings(_Strict):
     mcp: MCPSettings = Field(default_factory=MCPSettings)
     config_cache: ConfigCacheSettings = Field(
         default_factory=ConfigCacheSettings, description="what a config load keeps on disk for the next one"
+    )
+    tune: TuneConfig = Field(
+        default_factory=TuneConfig,
+        description="out-of-scope anchors of `run.py tune-encoder` (read by that command only)",
     )
 
     @model_validator(mode="after")
