@@ -8,6 +8,7 @@ from typing import Any
 
 from ..embedding.base import EmbeddingError
 from ..runtime.loader import load_config
+from ..tune_settings import TuneConfig
 
 DEFAULT_OUT = "data/tuned-encoder"  # relative to the config directory's parent, like the embedding cache
 
@@ -28,7 +29,6 @@ def tune_command(
     except ImportError:
         raise EmbeddingError("tune-encoder needs JAX: pip install -r requirements-tune.txt") from None
     from ..embedding.factory import model_folder, resolve_path
-    from ..tune.anchors import read_out_of_scope
     from ..tune.run import base_folder, tune_encoder
     from ..tune.train import TuneSettings
 
@@ -41,12 +41,7 @@ def tune_command(
     if out is not None and not out.is_absolute():
         target = Path.cwd() / out
     tune = loaded.app.tune
-    questions = list(tune.out_of_scope)
-    for path in (resolve_path(tune.out_of_scope_file, loaded.root) if tune.out_of_scope_file else None, out_of_scope):
-        if path is not None:
-            if not path.is_file():
-                raise EmbeddingError(f"out-of-scope questions file not found: {path}")
-            questions += read_out_of_scope(path)
+    questions = out_of_scope_questions(tune, loaded.root, out_of_scope)
     knobs = tune.model_dump(exclude={"out_of_scope", "out_of_scope_file"})
     settings = TuneSettings(steps=steps, max_seconds=max_seconds, seed=seed, **knobs)
     bar = ProgressBar(steps, max_seconds)
@@ -56,6 +51,21 @@ def tune_command(
     body["base_model"] = base.name
     body["use_it"] = f"embedding: {{provider: minilm, model_path: {target}}} in config.yaml"
     return body
+
+
+def out_of_scope_questions(tune: TuneConfig, root: Path, extra: Path | None) -> list[str]:
+    """The operator's out-of-scope questions: `tune.out_of_scope`, then its file (relative to `root`, the
+    config directory's parent), then the --out-of-scope file (relative to the working directory)."""
+    from ..embedding.factory import resolve_path
+    from ..tune.anchors import read_out_of_scope
+
+    questions = list(tune.out_of_scope)
+    for path in (resolve_path(tune.out_of_scope_file, root) if tune.out_of_scope_file else None, extra):
+        if path is not None:
+            if not path.is_file():
+                raise EmbeddingError(f"out-of-scope questions file not found: {path}")
+            questions += read_out_of_scope(path)
+    return questions
 
 
 class ProgressBar:

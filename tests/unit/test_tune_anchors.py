@@ -7,7 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 
+from server.cli.tune import out_of_scope_questions
+from server.embedding.base import EmbeddingError
+from server.runtime.settings import AppSettings
 from server.tune.anchors import (
     WRITE_VERBS,
     AnchorBatches,
@@ -79,3 +83,20 @@ def test_out_of_scope_questions_read_from_a_list_or_lines(tmp_path: Path) -> Non
     bad.write_text("- one\n- {two: 2}\n")
     with pytest.raises(ValueError, match="strings only"):
         read_out_of_scope(bad)
+
+
+def test_the_tune_block_reads_questions_from_the_list_and_both_files(tmp_path: Path) -> None:
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "oos.txt").write_text("book me a flight\n")
+    extra = tmp_path / "more.yaml"
+    extra.write_text("- tell me a joke\n")
+    settings = AppSettings.model_validate(
+        {"tune": {"out_of_scope": ["what's the weather?"], "out_of_scope_file": "config/oos.txt"}}
+    )
+    questions = out_of_scope_questions(settings.tune, tmp_path, extra)
+    assert questions == ["what's the weather?", "book me a flight", "tell me a joke"]
+    with pytest.raises(EmbeddingError, match="not found"):
+        out_of_scope_questions(settings.tune, tmp_path, tmp_path / "missing.txt")
+    with pytest.raises(ValidationError, match="anchor_wieght"):
+        AppSettings.model_validate({"tune": {"anchor_wieght": 2.0}})
+    assert AppSettings().tune.write_verb_anchors and AppSettings().tune.anchor_weight == 1.0
