@@ -48,7 +48,7 @@ def test_anchors_fall_below_the_templates(runs: tuple[TuneResult, TuneResult]) -
     assert before["count"] == 1 + anchored.anchors["generated"] and anchored.anchors["generated"] >= 4
     near_with = anchored.validation["after"]["anchors"]["max_cosine_mean"]
     near_without = plain.validation["after"]["anchors"]["max_cosine_mean"]
-    print(f"anchors' nearest centroid: base {before['max_cosine_mean']}, tuned {near_without}, with anchors {near_with}")
+    print(f"anchors' nearest centroid: base {before['max_cosine_mean']}, tuned {near_without}, anchored {near_with}")
     assert near_with < near_without - 0.05 and near_with < before["max_cosine_mean"] - 0.05
     own_with = anchored.validation["after"]["anchors"]["templates_own_cosine_mean"]
     assert own_with > before["templates_own_cosine_mean"]  # the templates' own texts still pulled together
