@@ -46,9 +46,10 @@ class TuneConfig(BaseModel):
         1.0, ge=0.0, le=100.0, description="weight of the anchors' margin term in the loss (0: anchors ignored)"
     )
     anchor_margin: float = Field(
-        0.1,
+        0.3,
         ge=0.0,
         le=1.0,
         description="cosine by which an anchor must sit below a template's own pair (the anchor's cosine to a "
-        "template's text must stay under that text's cosine to another text of its template minus this)",
+        "template's text must stay under that text's cosine to another text of its template minus this); on the "
+        "demo 0.3 pushed 'delete all employees' under the stock threshold, 0.1 did not (docs/benchmarks.md)",
     )

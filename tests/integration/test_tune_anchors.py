@@ -59,5 +59,5 @@ def test_the_manifest_records_the_anchors(runs: tuple[TuneResult, TuneResult]) -
     manifest = json.loads((anchored.model_path / "intent_router_tune.json").read_text())
     assert manifest["anchors"] == anchored.anchors and manifest["anchors"]["operator"] == 1
     assert {"delete", "drop", "truncate"} <= set(manifest["anchors"]["write_verbs"])
-    assert manifest["settings"]["anchor_weight"] == 1.0 and manifest["settings"]["anchor_margin"] == 0.1
+    assert manifest["settings"]["anchor_weight"] == 1.0 and manifest["settings"]["anchor_margin"] == 0.3
     assert len(manifest["anchors"]["hash"]) == 32
