@@ -53,6 +53,7 @@ SEE_ALSO = {
     "result_cache": "[Result cache](operations.md#result-cache)",
     "cluster": "[Running several replicas](deployment.md#running-several-replicas)",
     "mcp": "[Chat assistants (MCP)](mcp.md)",
+    "tune": "[tune-encoder](cli.md#tune-encoder)",
 }
 
 INTRO = """\

@@ -1,20 +1,28 @@
-"""The `tune_encoder:` block of config.yaml: what `run.py tune-encoder` does by default, and whether the
-server re-tunes by itself after an edit.
+"""The `tune:` block of config.yaml: `run.py tune-encoder`'s budget and what it pushes out of scope, and
+whether the server tunes again by itself after an edit.
 
-It sits at the top of the package, not in tune/: serving reads it, and tune/ needs JAX, which serving
-never imports.
+Tuning only on the templates' own texts tightens each template's cluster, including the cluster an
+out-of-scope question falls into ("delete all employees" beside "list terminated employees"). Out-of-scope
+anchors are texts no template may answer: the operator's own questions, and write commands generated from
+the templates' examples (server/tune/anchors.py). The loss pushes each anchor below every template's texts
+by a margin. The background tune (`on_reload`, off by default) runs tune-encoder in a child process when a
+reload leaves the tuned folder stale (server/runtime/background_tune.py). It sits beside tune/, not in it:
+the config model composes it, and importing tune/ prepares JAX, which serving never needs.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# keys that steer the background tune or the command's budget, not the training recipe (TuneSettings)
+NOT_TRAINING = frozenset({"on_reload", "nice", "steps", "max_seconds", "out_of_scope", "out_of_scope_file"})
 
-class EncoderTuneSettings(BaseModel):
-    """`tune-encoder`'s budget, and the background tune (off by default): when a reload leaves the tuned
-    folder at `embedding.model_path` stale (its manifest names other templates), the server tunes again in
-    a child process at low priority, keeps answering with the folder it has, and reloads onto the new one
-    when the tune has written it."""
+
+class TuneConfig(BaseModel):
+    """`run.py tune-encoder`'s budget and out-of-scope anchors (its options override the budget), and the
+    background tune: when a start or reload leaves the tuned folder at `embedding.model_path` stale (its
+    manifest names other templates), the server tunes again in a child process at low priority, keeps
+    answering with the folder it has, and reloads onto the new one when the tune has written it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -32,4 +40,40 @@ class EncoderTuneSettings(BaseModel):
         ge=0,
         le=19,
         description="niceness of the background tune's process (higher: it yields the cores to answering sooner)",
+    )
+
+    out_of_scope: list[str] = Field(
+        default_factory=list,
+        description="questions no template may answer (e.g. requests your data sources cannot serve); the tune "
+        "pushes each one below every template's texts. Added to out_of_scope_file and to --out-of-scope FILE",
+    )
+    out_of_scope_file: str | None = Field(
+        None,
+        description="a file of such questions: a YAML list of strings, or plain text with one question a line "
+        "(blank lines and lines starting with # skipped); relative to the config directory's parent, like "
+        "embedding.cache.path",
+    )
+    write_verb_anchors: bool = Field(
+        True,
+        description="also generate anchors from the templates' own descriptions and examples: the request verb "
+        "(list, show, count ...) replaced by a write verb (delete, drop, update, remove, insert, truncate ...), "
+        "only with write verbs that no template's text uses in any form (templates that say 'cancel my order' "
+        "keep 'cancel' in scope)",
+    )
+    anchors_per_template: int = Field(
+        2, ge=1, le=20, description="write_verb_anchors: how many texts of each template get a write verb"
+    )
+    anchors_per_batch: int = Field(
+        16, ge=1, le=256, description="anchors in each training batch (beside its pairs of template texts)"
+    )
+    anchor_weight: float = Field(
+        1.0, ge=0.0, le=100.0, description="weight of the anchors' margin term in the loss (0: anchors ignored)"
+    )
+    anchor_margin: float = Field(
+        0.3,
+        ge=0.0,
+        le=1.0,
+        description="cosine by which an anchor must sit below a template's own pair (the anchor's cosine to a "
+        "template's text must stay under that text's cosine to another text of its template minus this); on the "
+        "demo 0.3 pushed 'delete all employees' under the stock threshold, 0.1 did not (docs/benchmarks.md)",
     )

@@ -333,7 +333,7 @@ class HealthResponse(Wire):
     )
     encoder_tune: Json | None = Field(
         None,
-        description="with tune_encoder.on_reload (or once a background tune ran): {on_reload, status: idle | waiting |"
+        description="with tune.on_reload (or once a background tune ran): {on_reload, status: idle | waiting |"
         " running | done | failed, templates_hash, started_at, finished_at, seconds, steps, runs, message (admin key"
         " only: why it failed)} (with a key when auth is on)",
     )

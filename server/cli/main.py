@@ -109,15 +109,21 @@ def _parser() -> tuple[argparse.ArgumentParser, set[str]]:
         "other templates in the batch, grouped with their nearest neighbours, as negatives), on CPU with JAX, "
         "within --max-seconds. Holds out examples within templates to validate; shows progress on stderr; writes "
         "a model folder (weights, tokenizer, manifest) and prints JSON whose last line names it as model_path. "
-        "Serve it with embedding.model_path.",
+        "Serve it with embedding.model_path. Out-of-scope anchors (config `tune:`, --out-of-scope, and write "
+        "commands made from the templates' own texts) are pushed below every template's texts.",
     )
     tune.add_argument("--out", type=Path, help="the folder to write (default: data/tuned-encoder beside config/)")
-    tune.add_argument("--max-seconds", type=float, help="training time budget (default: tune_encoder.max_seconds, 600)")
-    tune.add_argument("--steps", type=int, help="training steps at most (default: tune_encoder.steps, 300)")
+    tune.add_argument("--max-seconds", type=float, help="training time budget (default: tune.max_seconds, 600)")
+    tune.add_argument("--steps", type=int, help="training steps at most (default: tune.steps, 300)")
     tune.add_argument(
         "--validation", type=float, default=0.15, help="share of each template's examples held out (default 0.15)"
     )
     tune.add_argument("--seed", type=int, default=0, help="random seed of the split and the batches (default 0)")
+    tune.add_argument(
+        "--out-of-scope",
+        type=Path,
+        help="questions no template may answer (YAML list, or one a line), added to the config's tune.out_of_scope",
+    )
     for command in (serve, route, validate, reindex, mcp, fit, tune):  # `route ... --config PATH` works as well
         command.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="config file or directory")
     return parser, set(sub.choices)
@@ -164,7 +170,9 @@ def main(argv: list[str] | None = None) -> int:
         if command == "tune-encoder":
             from .tune import tune_command
 
-            body = tune_command(args.config, args.out, args.max_seconds, args.steps, args.validation, args.seed)
+            body = tune_command(
+                args.config, args.out, args.max_seconds, args.steps, args.validation, args.seed, args.out_of_scope
+            )
             print(json.dumps(body))
             return 0
         if command == "mcp":

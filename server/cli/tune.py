@@ -8,15 +8,23 @@ from typing import Any
 
 from ..embedding.base import EmbeddingError
 from ..runtime.loader import load_config
+from ..tune_settings import NOT_TRAINING, TuneConfig
 
 DEFAULT_OUT = "data/tuned-encoder"  # relative to the config directory's parent, like the embedding cache
 
 
 def tune_command(
-    config: Path, out: Path | None, max_seconds: float | None, steps: int | None, validation: float, seed: int
+    config: Path,
+    out: Path | None,
+    max_seconds: float | None,
+    steps: int | None,
+    validation: float,
+    seed: int,
+    out_of_scope: Path | None = None,
 ) -> dict:
     """Tune the local encoder on the config's templates; returns what the last stdout line says. The budget
-    not given here is the config's `tune_encoder` block's."""
+    not given here is the config's `tune:` block's; `out_of_scope`: a file of questions no template may
+    answer, added to the block's own."""
     try:
         from ..tune import bert_jax  # noqa: F401 - JAX (set to CPU by server/tune first), or how to install it
     except ImportError:
@@ -33,17 +41,34 @@ def tune_command(
     target = out if out is not None else resolve_path(DEFAULT_OUT, loaded.root)
     if out is not None and not out.is_absolute():
         target = Path.cwd() / out
-    budget = loaded.app.tune_encoder
-    steps = budget.steps if steps is None else steps
-    max_seconds = budget.max_seconds if max_seconds is None else max_seconds
-    settings = TuneSettings(steps=steps, max_seconds=max_seconds, seed=seed)
+    tune = loaded.app.tune
+    steps = tune.steps if steps is None else steps
+    max_seconds = tune.max_seconds if max_seconds is None else max_seconds
+    questions = out_of_scope_questions(tune, loaded.root, out_of_scope)
+    knobs = tune.model_dump(exclude=set(NOT_TRAINING))
+    settings = TuneSettings(steps=steps, max_seconds=max_seconds, seed=seed, **knobs)
     bar = ProgressBar(steps, max_seconds)
-    result = tune_encoder(loaded.templates, base, target, settings, validation, bar.update)
+    result = tune_encoder(loaded.templates, base, target, settings, validation, bar.update, questions)
     bar.close()
     body = result.dump()
     body["base_model"] = base.name
     body["use_it"] = f"embedding: {{provider: minilm, model_path: {target}}} in config.yaml"
     return body
+
+
+def out_of_scope_questions(tune: TuneConfig, root: Path, extra: Path | None) -> list[str]:
+    """The operator's out-of-scope questions: `tune.out_of_scope`, then its file (relative to `root`, the
+    config directory's parent), then the --out-of-scope file (relative to the working directory)."""
+    from ..embedding.factory import resolve_path
+    from ..tune.anchors import read_out_of_scope
+
+    questions = list(tune.out_of_scope)
+    for path in (resolve_path(tune.out_of_scope_file, root) if tune.out_of_scope_file else None, extra):
+        if path is not None:
+            if not path.is_file():
+                raise EmbeddingError(f"out-of-scope questions file not found: {path}")
+            questions += read_out_of_scope(path)
+    return questions
 
 
 class ProgressBar:

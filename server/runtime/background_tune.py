@@ -1,4 +1,4 @@
-"""The background tune (`tune_encoder.on_reload`): when the serving templates leave the tuned encoder at
+"""The background tune (`tune.on_reload`): when the serving templates leave the tuned encoder at
 `embedding.model_path` stale, `tune-encoder` runs again in a child process at low priority, and the server
 reloads onto the folder it writes.
 
@@ -30,7 +30,7 @@ from typing import IO, Any
 
 from ..embedding.factory import resolve_path
 from ..embedding.tuned_manifest import read_manifest, templates_hash
-from ..tune_settings import EncoderTuneSettings
+from ..tune_settings import TuneConfig
 from .holder import LoadStatus, RuntimeHolder
 
 log = logging.getLogger("intent_router.tune")
@@ -65,14 +65,14 @@ class Target:
 
     folder: Path
     templates_hash: str
-    settings: EncoderTuneSettings
+    settings: TuneConfig
     config_path: Path
 
 
 def stale_target(holder: RuntimeHolder) -> Target | None:
     """The tune the serving config needs, or None (background tune off, not a tuned folder, up to date)."""
     config = holder.current.config
-    settings = config.app.tune_encoder
+    settings = config.app.tune
     embedding = config.app.embedding
     if not settings.on_reload or embedding.model_path is None:
         return None
@@ -118,7 +118,7 @@ class BackgroundTune:
         running = self._task is not None and not self._task.done()
         if running:
             assert self._task is not None
-            off = not self.holder.current.config.app.tune_encoder.on_reload
+            off = not self.holder.current.config.app.tune.on_reload
             if not off and (target is None or target.templates_hash == self._tuning_for):
                 return  # still wanted (or already up to date: it is reloading onto its folder)
             self._task.cancel()  # turned off, or an older edit's tune: the templates it learns are gone

@@ -17,7 +17,7 @@ from ..routing.settings import CompositeRetrievalSettings
 from ..server_settings import ServerSettings
 from ..stats.settings import StatsSettings
 from ..stores.factory import StoreSettings
-from ..tune_settings import EncoderTuneSettings
+from ..tune_settings import TuneConfig
 
 __all__ = ["AppSettings", "AuthSettings", "ClientKey", "ServerSettings"]
 
@@ -42,9 +42,10 @@ class AppSettings(_Strict):
     config_cache: ConfigCacheSettings = Field(
         default_factory=ConfigCacheSettings, description="what a config load keeps on disk for the next one"
     )
-    tune_encoder: EncoderTuneSettings = Field(
-        default_factory=EncoderTuneSettings,
-        description="`tune-encoder`'s defaults, and the background tune after an edit (off by default)",
+    tune: TuneConfig = Field(
+        default_factory=TuneConfig,
+        description="`run.py tune-encoder`'s budget and out-of-scope anchors, and the background tune after an edit "
+        "(off by default)",
     )
 
     @model_validator(mode="after")
@@ -59,9 +60,9 @@ class AppSettings(_Strict):
 
     @model_validator(mode="after")
     def _tune_target(self) -> AppSettings:
-        if self.tune_encoder.on_reload and (self.embedding.provider != "minilm" or self.embedding.model_path is None):
+        if self.tune.on_reload and (self.embedding.provider != "minilm" or self.embedding.model_path is None):
             raise ValueError(
-                "tune_encoder.on_reload tunes the local encoder into embedding.model_path: it needs embedding.provider "
+                "tune.on_reload tunes the local encoder into embedding.model_path: it needs embedding.provider "
                 "minilm and a model_path (run `run.py tune-encoder` once, then point model_path at its folder)"
             )
         return self

@@ -63,9 +63,21 @@ def batches(
     group: int,
     rng: np.random.Generator,
 ) -> Iterator[tuple[list[str], list[str]]]:
-    """Endless (anchors, positives) batches over templates with at least two texts: `batch_templates`
-    templates each (all if fewer), picked as seeds with their `group - 1` nearest unpicked neighbours;
-    every template is a seed's or a neighbour's before any repeats (an epoch)."""
+    """Endless (anchors, positives) batches: one pair of texts for each template of `batch_indices`."""
+    for batch in batch_indices(texts, neighbours, batch_templates, group, rng):
+        yield pair_texts(texts, batch, rng)
+
+
+def batch_indices(
+    texts: Sequence[Sequence[str]],
+    neighbours: np.ndarray,
+    batch_templates: int,
+    group: int,
+    rng: np.random.Generator,
+) -> Iterator[list[int]]:
+    """Endless batches of templates with at least two texts: `batch_templates` templates each (all if
+    fewer), picked as seeds with their `group - 1` nearest unpicked neighbours; every template is a seed's
+    or a neighbour's before any repeats (an epoch)."""
     usable = [i for i, t in enumerate(texts) if len(t) >= 2]
     if len(usable) < 2:
         raise ValueError("tuning needs at least two templates with two or more texts each")
@@ -88,12 +100,19 @@ def batches(
                         picked.append(j)
                 batch.extend(picked)
                 left.difference_update(picked)
-            anchors, positives = [], []
-            for i in batch:
-                a, b = rng.choice(len(texts[i]), size=2, replace=False)
-                anchors.append(texts[i][a])
-                positives.append(texts[i][b])
-            yield anchors, positives
+            yield batch
+
+
+def pair_texts(
+    texts: Sequence[Sequence[str]], batch: Sequence[int], rng: np.random.Generator
+) -> tuple[list[str], list[str]]:
+    """Two different texts of each template of the batch: (anchors, positives)."""
+    anchors, positives = [], []
+    for i in batch:
+        a, b = rng.choice(len(texts[i]), size=2, replace=False)
+        anchors.append(texts[i][a])
+        positives.append(texts[i][b])
+    return anchors, positives
 
 
 def centroid_scores(train_vectors: list[np.ndarray], held_vectors: list[np.ndarray]) -> dict[str, float]:
@@ -114,3 +133,18 @@ def centroid_scores(train_vectors: list[np.ndarray], held_vectors: list[np.ndarr
     if total == 0:
         return {}
     return {"top1": round(right / total, 4), "mean_margin": round(float(np.mean(margins)), 4), "examples": total}
+
+
+def anchor_scores(train_vectors: list[np.ndarray], anchor_vectors: np.ndarray) -> dict[str, float]:
+    """How close out-of-scope anchors sit to the templates: their mean (and 90th percentile) cosine to the
+    nearest template centroid, beside the templates' own texts' mean cosine to their own centroid."""
+    centroids = np.stack([v.mean(0) for v in train_vectors])
+    centroids /= np.maximum(np.linalg.norm(centroids, axis=1, keepdims=True), 1e-12)
+    nearest = (anchor_vectors @ centroids.T).max(1)
+    own = np.concatenate([v @ centroids[i] for i, v in enumerate(train_vectors)])
+    return {
+        "max_cosine_mean": round(float(nearest.mean()), 4),
+        "max_cosine_p90": round(float(np.percentile(nearest, 90)), 4),
+        "templates_own_cosine_mean": round(float(own.mean()), 4),
+        "count": len(anchor_vectors),
+    }

@@ -1,7 +1,11 @@
 """Contrastive tuning of a BERT sentence encoder on the templates' texts, on CPU with JAX.
 
 Loss: in-batch negatives (MultipleNegativesRanking, as SetFit / sentence-transformers): each anchor's
-scaled cosines to every positive of the batch, cross-entropy towards its own template's positive.
+scaled cosines to every positive of the batch, cross-entropy towards its own template's positive. With
+out-of-scope anchors (anchors.py) a margin term is added: each out-of-scope text's cosine to any template
+text of the batch must stay `anchor_margin` below that text's cosine to its own template's other text
+(a hinge on the worst template, averaged over the out-of-scope texts, times `anchor_weight`). Without
+them the loss is the plain one.
 AdamW with linear warm-up and decay. The step count adapts to the time budget: after the first
 steps (which include JAX's compilation) the remaining budget decides how many more fit.
 """
@@ -19,10 +23,12 @@ import numpy as np
 
 from server.embedding.minilm_graph import BertShape
 from server.tune.bert_jax import Params, encode
-from server.tune.pairs import batches
+from server.tune.pairs import batch_indices, pair_texts
+from server.tune_settings import TuneConfig
 
 EMBED_BATCH = 64
 WIDTHS = (16, 32, 48, 64, 96, 128, 192, 256, 384, 512)  # padded lengths: one compilation per width used
+_ANCHOR_DEFAULTS = TuneConfig()  # the anchor knobs' defaults live in the config model
 
 
 @dataclass(frozen=True)
@@ -38,6 +44,11 @@ class TuneSettings:
     max_seconds: float = 600.0
     seed: int = 0
     max_train_tokens: int = 64  # training pairs are cut here (cost grows with the width; serving is not cut)
+    write_verb_anchors: bool = _ANCHOR_DEFAULTS.write_verb_anchors  # the tune: block's knobs (tune_settings.py)
+    anchors_per_template: int = _ANCHOR_DEFAULTS.anchors_per_template
+    anchors_per_batch: int = _ANCHOR_DEFAULTS.anchors_per_batch
+    anchor_weight: float = _ANCHOR_DEFAULTS.anchor_weight
+    anchor_margin: float = _ANCHOR_DEFAULTS.anchor_margin
 
     def dump(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -105,23 +116,37 @@ def _encoder(shape: BertShape, pooling: str) -> Callable[..., Any]:
 
 
 def _loss(
-    p: Params, ids: jax.Array, mask: jax.Array, key: jax.Array, shape: BertShape, pooling: str, s: TuneSettings
+    p: Params,
+    ids: jax.Array,
+    mask: jax.Array,
+    key: jax.Array,
+    shape: BertShape,
+    pooling: str,
+    s: TuneSettings,
+    outside: int,
 ) -> jax.Array:
-    """Anchors are the first half of the rows, their positives the second half (one forward pass)."""
+    """Rows: the pairs' anchors, then their positives, then `outside` out-of-scope texts (one forward pass)."""
     vectors = encode(p, ids, mask, shape, pooling, s.dropout, key)
-    scale = s.scale
-    half = vectors.shape[0] // 2
-    logits = scale * vectors[:half] @ vectors[half:].T
-    return -jnp.mean(jnp.diagonal(jax.nn.log_softmax(logits, axis=-1)))
+    half = (vectors.shape[0] - outside) // 2
+    anchors, positives = vectors[:half], vectors[half : 2 * half]
+    logits = s.scale * anchors @ positives.T
+    loss = -jnp.mean(jnp.diagonal(jax.nn.log_softmax(logits, axis=-1)))
+    if outside == 0:
+        return loss
+    oos = vectors[2 * half :]
+    own = jnp.sum(anchors * positives, axis=-1)  # each template's own pair: the cosine to stay below
+    nearest = jnp.maximum(oos @ anchors.T, oos @ positives.T)
+    excess = jax.nn.relu(nearest - own[None, :] + s.anchor_margin).max(axis=1)
+    return loss + s.anchor_weight * jnp.mean(excess)
 
 
-def _step_fn(shape: BertShape, pooling: str, s: TuneSettings) -> Callable[..., Any]:
+def _step_fn(shape: BertShape, pooling: str, s: TuneSettings, outside: int) -> Callable[..., Any]:
     """One AdamW step (decoupled weight decay, not on biases and LayerNorm), compiled per input width."""
     b1, b2, eps = 0.9, 0.999, 1e-6
     grad = jax.value_and_grad(_loss)
 
     def step(p: Params, m: Params, v: Params, t: jax.Array, lr: jax.Array, ids: Any, mask: Any, key: Any) -> Any:
-        loss, g = grad(p, ids, mask, key, shape, pooling, s)
+        loss, g = grad(p, ids, mask, key, shape, pooling, s, outside)
         m = jax.tree.map(lambda mi, gi: b1 * mi + (1 - b1) * gi, m, g)
         v = jax.tree.map(lambda vi, gi: b2 * vi + (1 - b2) * gi * gi, v, g)
         c1, c2 = 1 - b1**t, 1 - b2**t
@@ -152,23 +177,28 @@ def tune(
     pooling: str,
     s: TuneSettings,
     progress: Callable[[TuneLog], None],
+    out_of_scope: Callable[[list[int]], list[str]] | None = None,
 ) -> tuple[Params, TuneLog]:
-    """Train `params` on pairs of `texts` for s.steps steps or until s.max_seconds have passed."""
+    """Train `params` on pairs of `texts` for s.steps steps or until s.max_seconds have passed;
+    `out_of_scope` gives a batch of templates its out-of-scope texts (always as many; None: no margin term)."""
     rng = np.random.default_rng(s.seed)
     keys = jax.random.split(jax.random.PRNGKey(s.seed), s.steps)  # one dropout key per step
-    step_fn = _step_fn(shape, pooling, s)
+    outside = s.anchors_per_batch if out_of_scope is not None and s.anchor_weight > 0 else 0
+    step_fn = _step_fn(shape, pooling, s, outside)
     p = dict(params)
     m = {k: jnp.zeros_like(w) for k, w in p.items()}
     v = {k: jnp.zeros_like(w) for k, w in p.items()}
     log = TuneLog(planned_steps=s.steps)
     started, cpu_started = time.perf_counter(), time.process_time()
-    batch_iter = batches(texts, neighbours, s.batch_templates, s.hard_negative_group, rng)
+    batch_iter = batch_indices(texts, neighbours, s.batch_templates, s.hard_negative_group, rng)
     for step in range(s.steps):
         if step >= log.planned_steps:
             break
-        anchors, positives = next(batch_iter)
+        batch = next(batch_iter)
+        anchors, positives = pair_texts(texts, batch, rng)
+        oos = out_of_scope(batch) if outside and out_of_scope is not None else []
         lr = learning_rate(step, log.planned_steps, s)
-        ids, mask = tokens([*anchors, *positives], s.max_train_tokens)
+        ids, mask = tokens([*anchors, *positives, *oos], s.max_train_tokens)
         p, m, v, loss = step_fn(p, m, v, jnp.float32(step + 1), jnp.float32(lr), ids, mask, keys[step])
         value = float(loss)
         log.steps, log.seconds = step + 1, time.perf_counter() - started

@@ -137,7 +137,7 @@ class Handlers:
             cluster=cluster,
             shared=shared or None,
             mcp=mcp,
-            encoder_tune=tune_view(principal, tune.state.dump(), runtime.config.app.tune_encoder.on_reload)
+            encoder_tune=tune_view(principal, tune.state.dump(), runtime.config.app.tune.on_reload)
             if tune is not None
             else None,
         )
@@ -185,6 +185,6 @@ def create_app(holder: RuntimeHolder) -> web.Application:
     install_docs(app, lambda: holder.current.config.app.auth.enabled)  # GET /openapi.json, /docs
     install_mcp(app, holder, app[OBSERVERS])  # /mcp: MCP over streamable HTTP
     install_encoder_lanes(app, holder)  # the local encoder's lanes, once the server has answered
-    install_background_tune(app, holder)  # tune_encoder.on_reload: re-tune a stale tuned encoder, then reload
+    install_background_tune(app, holder)  # tune.on_reload: re-tune a stale tuned encoder, then reload
     arm_start_gate(app)  # last: its fallback counts from the end of the other starts
     return app

@@ -1,4 +1,4 @@
-"""`tune_encoder.on_reload`: an edit that leaves the tuned encoder stale is tuned again in a child process
+"""`tune.on_reload`: an edit that leaves the tuned encoder stale is tuned again in a child process
 while the server answers with the old folder, and the server then reloads onto the new one; shutdown stops
 the child; a failing tune is reported and not retried for the same templates."""
 
@@ -28,7 +28,7 @@ embedding:
   model_path: {FOLDER}
   cache: {{enabled: true, path: data/embedding_cache.sqlite3}}
 store: {{backend: memory}}
-tune_encoder: {{on_reload: true, steps: 3, max_seconds: 240, nice: 5}}
+tune: {{on_reload: true, steps: 3, max_seconds: 240, nice: 5}}
 """
 TUNE_SECONDS = 300  # a tiny tune: JAX's import and compilation dominate; generous for a loaded machine
 
