@@ -3,10 +3,12 @@ demo seeder (scripts/seed_demo.py) loaded as a module, for tests that need the s
 
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib.util
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 from types import ModuleType
 
@@ -25,6 +27,16 @@ def load_seeder() -> ModuleType:
     return module
 
 
+@functools.cache
+def _seeded_databases() -> Path:
+    """A directory holding the demo databases, built once per process: the seeder is deterministic (a fixed
+    random seed), so each demo tree gets a copy of the same files instead of building them again."""
+    root = Path(tempfile.mkdtemp(prefix="demo-databases-"))
+    atexit.register(shutil.rmtree, root, True)
+    load_seeder().seed(root)
+    return root
+
+
 def seed_demo_tree(root: Path) -> Path:
     """A copy of the demo config (hr, sales, company) and libraries, with the demo databases built into it;
     returns the config directory."""
@@ -35,7 +47,9 @@ def seed_demo_tree(root: Path) -> Path:
         (root / "templates" / lib).mkdir(parents=True)
         for path in (REPO / "templates" / lib).glob("*.yaml"):
             shutil.copy(path, root / "templates" / lib / path.name)
-    load_seeder().seed(root)
+    seeder, built = load_seeder(), _seeded_databases()
+    for relative in (seeder.HR_DB, seeder.SALES_DB):
+        shutil.copy(built / relative, root / relative)
     return root / "config"
 
 
