@@ -29,7 +29,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance, status_code_conformance
 
 from server.api.openapi import OPERATIONS
-from server.testing.demo import seed_demo_tree, with_demo_keys
+from server.testing.demo import warm_demo_tree, with_demo_keys
 from server.testing.threaded import app_in_thread
 
 ADMIN_KEY = "schemathesis-admin-key"
@@ -60,7 +60,7 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "400", "401",
 
 @pytest.fixture(scope="module")
 def live_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    config_dir = with_demo_keys(seed_demo_tree(tmp_path_factory.mktemp("schemathesis")))
+    config_dir = with_demo_keys(warm_demo_tree(tmp_path_factory.mktemp("schemathesis")))
     with pytest.MonkeyPatch.context() as env:
         env.setenv("IR_DEMO_ADMIN_KEY", ADMIN_KEY)
         env.setenv("IR_DEMO_COMPANY_KEY", "schemathesis-company-key")
@@ -104,7 +104,7 @@ def test_all_checks_find_nothing_on_the_demo_with_keys(live_url, tmp_path, heade
 
 
 def test_all_checks_find_nothing_on_the_demo_without_keys(tmp_path):
-    with app_in_thread(seed_demo_tree(tmp_path / "demo")) as url:
+    with app_in_thread(warm_demo_tree(tmp_path / "demo")) as url:
         run_all_checks(url, tmp_path)
 
 
