@@ -8,6 +8,7 @@ often 0.5-0.7). Tests use it to build composites whose children use different mo
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 
@@ -22,9 +23,14 @@ SHARED = 2.2  # weight of the component every text shares (relative to one word'
 WORD = re.compile(r"[a-z0-9]+")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def word_vector(word: str) -> np.ndarray:
+    """The word's fixed random direction (read-only: kept for the word's next use, since seeding a generator
+    per word costs more than the rest of embedding a text)."""
     seed = int.from_bytes(hashlib.sha256(word.encode()).digest()[:8], "little")
-    return np.random.default_rng(seed).normal(size=DIM)
+    vector = np.random.default_rng(seed).normal(size=DIM)
+    vector.flags.writeable = False
+    return vector
 
 
 SHARED_DIRECTION = word_vector("\x00shared") / np.linalg.norm(word_vector("\x00shared"))

@@ -11,13 +11,14 @@ import pytest_asyncio
 
 from server.runtime.build import Runtime, build_runtime
 from server.runtime.loader import load_config
-from server.testing.demo import seed_demo_tree
+from server.testing.demo import warm_demo_tree
 
 
 @pytest.fixture(scope="module")
 def demo_config_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the demo config and libraries with the demo databases built into it."""
-    return seed_demo_tree(tmp_path_factory.mktemp("demo"))
+    """A copy of the demo config and libraries with the demo databases built into it, and the caches a first
+    start left (server.testing.demo.warm_demo_tree)."""
+    return warm_demo_tree(tmp_path_factory.mktemp("demo"))
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

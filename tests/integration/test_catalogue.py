@@ -7,7 +7,7 @@ import jsonschema
 import pytest
 
 from server.testing.app import running_app
-from server.testing.demo import seed_demo_tree, with_demo_keys
+from server.testing.demo import warm_demo_tree, with_demo_keys
 
 ADMIN = {"X-API-Key": "admin-k"}
 COMPANY = {"X-API-Key": "company-k"}
@@ -22,7 +22,7 @@ def keys(monkeypatch):
 
 
 async def test_catalogue_scoped_by_key(tmp_path, keys):
-    config = with_demo_keys(seed_demo_tree(tmp_path))
+    config = with_demo_keys(warm_demo_tree(tmp_path))
     async with running_app(config) as (client, holder):
         resp = await client.get("/v1/templates")
         assert resp.status == 401

@@ -20,7 +20,7 @@ from server.runtime.build import Runtime, build_runtime
 from server.runtime.loader import load_config
 from server.service.answer import answer_in_session
 from server.testing.app import running_app
-from server.testing.demo import seed_demo_tree
+from server.testing.demo import warm_demo_tree
 from server.testing.polling import eventually
 from server.testing.redis_server import ensure_redis, unique_prefix
 from server.web.routing_log import STATS_LOG
@@ -33,7 +33,7 @@ CLARIFY = "who earns more than?"  # a list question ("how many ..." is answered 
 @pytest.fixture(scope="module")
 def ambiguous_config_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo with an ambiguity margin on `company`: a one-word question lists alternatives."""
-    config = seed_demo_tree(tmp_path_factory.mktemp("ambiguous"))
+    config = warm_demo_tree(tmp_path_factory.mktemp("ambiguous"))
     path = config / "adapters" / "demo.yaml"
     text = path.read_text(encoding="utf-8")
     head, composite = text.split("  - name: company\n")
@@ -275,7 +275,7 @@ def _mcp(url: str):
 
 
 async def test_http_and_mcp_carry_the_session(tmp_path):
-    config = seed_demo_tree(tmp_path)
+    config = warm_demo_tree(tmp_path)
     async with running_app(config) as (client, _holder):
         rlog = client.app[STATS_LOG]
         await rlog.flush()

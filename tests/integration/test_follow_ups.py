@@ -13,7 +13,7 @@ from server.runtime.build import build_runtime
 from server.runtime.loader import load_config
 from server.service.answer import answer_in_session
 from server.testing.app import running_app
-from server.testing.demo import seed_demo_tree
+from server.testing.demo import warm_demo_tree
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -102,7 +102,7 @@ async def test_a_value_outside_the_list_is_asked_again_on_the_same_template(demo
 
 @pytest.fixture
 def no_follow_ups(tmp_path: Path) -> Path:
-    config = seed_demo_tree(tmp_path)
+    config = warm_demo_tree(tmp_path)
     path = config / "adapters" / "demo.yaml"
     text = path.read_text(encoding="utf-8")
     assert "    type: composite\n" in text
@@ -120,7 +120,7 @@ async def test_follow_ups_can_be_turned_off_per_composite(no_follow_ups):
 
 
 async def test_over_http_and_mcp(tmp_path):
-    config = seed_demo_tree(tmp_path)
+    config = warm_demo_tree(tmp_path)
     async with running_app(config) as (client, _holder):
         first = await (await client.post("/v1/query", json={"query": "revenue by region for 2024"})).json()
         sid = first["session_id"]
@@ -140,7 +140,7 @@ async def test_over_http_and_mcp(tmp_path):
 
 
 async def test_a_reload_that_removes_the_pending_template_says_so(tmp_path):
-    config = seed_demo_tree(tmp_path)
+    config = warm_demo_tree(tmp_path)
     async with running_app(config) as (client, holder):
         first = await (await client.post("/v1/query", json={"query": "who works in the office?"})).json()
         assert first["metadata"]["template_id"] == "employees_by_city"

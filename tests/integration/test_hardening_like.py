@@ -14,7 +14,7 @@ from server.runtime.loader import load_config
 from server.service import answer as answering
 from server.testing.adapter_harness import started
 from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, make_people_db, make_tree
-from server.testing.demo import seed_demo_tree
+from server.testing.demo import warm_demo_tree
 
 CONTAINS = "'%' || :q || '%'"
 
@@ -126,7 +126,7 @@ def test_pattern_allowed_is_for_strings(tmp_path):
 
 
 async def test_demo_order_history_for_a_percent_sign_returns_nothing(tmp_path):
-    runtime = await build_runtime(load_config(seed_demo_tree(tmp_path)))
+    runtime = await build_runtime(load_config(warm_demo_tree(tmp_path)))
     try:
         sales = runtime.get("sales").adapter
         template = sales.templates["customer_order_history"]

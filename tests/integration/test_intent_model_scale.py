@@ -25,6 +25,10 @@ from server.testing.embedding_standin import MODEL, EmbeddingStandin
 from server.testing.generated_trees import edited, generate_templates, write_libraries, write_tree
 from server.testing.polling import eventually
 
+# the edit tests' tree: enough templates that one changed (or added) is within an update's share (intent_model.py
+# MAX_UPDATED_SHARE: at least one), few enough that the full fits, token views included, stay short
+TEMPLATES = 20
+
 
 def intent(holder) -> dict:
     return holder.current.adapters["all"].describe()["multistage_selection"]["intent_model"]
@@ -42,7 +46,7 @@ def standin_config(standin: EmbeddingStandin) -> dict:
 
 
 async def test_an_edit_is_scored_by_the_intent_model_as_soon_as_the_reload_returns(tmp_path):
-    templates = generate_templates(40, 4)
+    templates = generate_templates(TEMPLATES, 4)
     write_tree(tmp_path, templates, composite={"intent_model": {"token_views": False}})
     async with running_app(tmp_path / "config") as (client, holder):
         first = intent(holder)
@@ -61,7 +65,7 @@ async def test_an_edit_is_scored_by_the_intent_model_as_soon_as_the_reload_retur
         assert body["routing_decision"]["selected_template"] == templates[7].id
         assert scored[templates[7].id] > 0
 
-        new = replace(generate_templates(41, 4)[40], id="brand_new")
+        new = replace(generate_templates(TEMPLATES + 1, 4)[TEMPLATES], id="brand_new")
         write_libraries(tmp_path, [*templates, new])
         assert (await holder.reload()).ok
         now = intent(holder)
@@ -75,7 +79,7 @@ async def test_an_edit_is_scored_by_the_intent_model_as_soon_as_the_reload_retur
 async def test_with_token_views_the_update_serves_until_the_full_fit_brings_them_back(tmp_path):
     """Token views need the encoder's pass over every text: the update leaves them out and serves at once,
     the full fit that follows in the background brings them back."""
-    templates = generate_templates(40, 4)
+    templates = generate_templates(TEMPLATES, 4)
     write_tree(tmp_path, templates)
     async with running_app(tmp_path / "config") as (client, holder):
         assert intent(holder)["token_views"] is True

@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from server.testing.app import running_app
 from server.testing.configs import write
-from server.testing.demo import seed_demo_tree, with_demo_keys
+from server.testing.demo import warm_demo_tree, with_demo_keys
 from server.testing.mcp_wire import ACCEPT, INIT
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,7 +47,7 @@ async def _ask_engineering(session: ClientSession) -> dict:
 
 
 async def test_stdio_demo(tmp_path):
-    config = seed_demo_tree(tmp_path)
+    config = warm_demo_tree(tmp_path)
     params = StdioServerParameters(
         command=sys.executable, args=[str(REPO / "run.py"), "mcp", "--no-watch", "--config", str(config)], cwd=REPO
     )
@@ -90,7 +90,7 @@ async def test_http_scopes_and_list_changed(tmp_path, monkeypatch):
     monkeypatch.setenv("IR_DEMO_ADMIN_KEY", "admin-k")
     monkeypatch.setenv("IR_DEMO_COMPANY_KEY", "company-k")
     monkeypatch.setenv("IR_DEMO_HR_KEY", "hr-k")
-    config = with_demo_keys(seed_demo_tree(tmp_path))
+    config = with_demo_keys(warm_demo_tree(tmp_path))
     async with running_app(config) as (client, holder):
         url = str(client.make_url("/mcp"))
         resp = await client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
@@ -298,7 +298,7 @@ async def test_an_unexpected_failure_is_a_tool_error_without_its_text(tmp_path, 
     from server.mcp.tools import call_tool
     from server.runtime.holder import RuntimeHolder
 
-    holder = RuntimeHolder(seed_demo_tree(tmp_path))  # never started: no configuration loaded
+    holder = RuntimeHolder(warm_demo_tree(tmp_path))  # never started: no configuration loaded
     principal = Principal(name="assistant", role="client")
     result = await call_tool(holder, principal, "ask", {"question": "how many employees are in Engineering?"})
     assert tool_error(result) == "internal_error"

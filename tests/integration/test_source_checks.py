@@ -22,7 +22,7 @@ from server.runtime.loader import load_config
 from server.runtime.source_checks import check_config_sources
 from server.testing.app import running_app
 from server.testing.configs import BASE_CONFIG, make_tree, people_tree
-from server.testing.demo import seed_demo_tree
+from server.testing.demo import warm_demo_tree
 from server.testing.es_standin import running_es_standin
 from server.testing.servers import free_port
 
@@ -48,7 +48,7 @@ def template_line(path: Path, template_id: str) -> int:
 
 
 def test_validate_on_the_demo_names_the_misspelt_column_and_exits_1(tmp_path):
-    config = seed_demo_tree(tmp_path)
+    config = warm_demo_tree(tmp_path)
     hr = tmp_path / "templates" / "hr" / "employees.yaml"
     sales = tmp_path / "templates" / "sales" / "customers.yaml"
     misspell(
@@ -73,7 +73,7 @@ def test_validate_on_the_demo_names_the_misspelt_column_and_exits_1(tmp_path):
 
 
 def test_validate_on_the_demo_as_shipped_checks_every_template(tmp_path):
-    config = seed_demo_tree(tmp_path)
+    config = warm_demo_tree(tmp_path)
     done = run_cli("validate", "--config", str(config), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     count = done.stdout.splitlines()[0].split(", ")[1].split()[0]

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from server.testing.app import running_app
-from server.testing.demo import seed_demo_tree
+from server.testing.demo import warm_demo_tree
 
 pytestmark = pytest.mark.asyncio
 
@@ -31,7 +31,7 @@ def hundred_examples(config_dir: Path) -> None:
 
 
 async def test_compact_by_default_full_on_request(tmp_path):
-    config_dir = seed_demo_tree(tmp_path)
+    config_dir = warm_demo_tree(tmp_path)
     hundred_examples(config_dir)
     async with running_app(config_dir) as (client, _):
         compact = await client.post("/v1/test_routing", json={"query": QUESTION, "adapter": "company"})
