@@ -5,17 +5,21 @@ the child; a failing tune is reported and not retried for the same templates."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from aiohttp.test_utils import TestClient
 
 from server.embedding.model_folder import bundled_folder
 from server.embedding.tuned_manifest import read_manifest, templates_hash, write_manifest
-from server.runtime.background_tune import TRIGGER
+from server.runtime.background_tune import TRIGGER, BackgroundTune
+from server.runtime.holder import RuntimeHolder
 from server.runtime.loader import load_config
 from server.testing.app import running_app
 from server.testing.configs import people_tree
@@ -93,14 +97,21 @@ async def test_an_edit_is_tuned_in_the_background_and_served(tuned: Path) -> Non
         assert (await resp.json())["all_matches"][0]["template_id"] == "headcount_by_department"
 
 
-async def test_shutdown_stops_a_running_tune(tuned: Path) -> None:
+@contextlib.asynccontextmanager
+async def tuning(tuned: Path) -> AsyncIterator[tuple[TestClient, RuntimeHolder, BackgroundTune, int]]:
+    """A running app whose edit started a background tune: (client, holder, tune, the child's pid)."""
     async with running_app(tuned) as (client, holder):
         tune = client.app[BACKGROUND_TUNE]
         await client.get("/health")
-        edit(tuned, "Look up one person by name", "Look up a person by their name")
+        edit(tuned, "headcount per department", "staff numbers by department")
         assert (await holder.reload()).ok
         await until(lambda: tune.state.pid is not None)
-        pid = tune.state.pid
+        assert tune.state.pid is not None
+        yield client, holder, tune, tune.state.pid
+
+
+async def test_shutdown_stops_a_running_tune(tuned: Path) -> None:
+    async with tuning(tuned) as (_, _, tune, pid):
         await asyncio.sleep(1.0)  # the child is importing or training now
         stopping = time.monotonic()
     took = time.monotonic() - stopping
@@ -133,13 +144,7 @@ async def test_a_failing_tune_is_reported_once_per_templates(tuned: Path) -> Non
 
 
 async def test_turning_it_off_stops_the_running_tune(tuned: Path) -> None:
-    async with running_app(tuned) as (client, holder):
-        tune = client.app[BACKGROUND_TUNE]
-        await client.get("/health")
-        edit(tuned, "headcount per department", "staff numbers by department")
-        assert (await holder.reload()).ok
-        await until(lambda: tune.state.pid is not None)
-        pid = tune.state.pid
+    async with tuning(tuned) as (_, holder, tune, pid):
         (tuned / "config.yaml").write_text(ON_RELOAD.replace("on_reload: true", "on_reload: false"))
         assert (await holder.reload()).ok
         await until(lambda: tune.state.status == "idle", seconds=5)
