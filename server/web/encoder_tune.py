@@ -26,7 +26,8 @@ def install_background_tune(app: web.Application, holder: RuntimeHolder) -> Back
 
     async def started(app: web.Application) -> None:
         holder.load_listeners.append(tune.on_load)
-        app[_FIRST_LOOK] = asyncio.ensure_future(first_look())
+        if holder.current.config.app.tune.on_reload:  # else a later reload that turns it on looks (on_load)
+            app[_FIRST_LOOK] = asyncio.ensure_future(first_look())
 
     async def stopped(app: web.Application) -> None:
         if tune.on_load in holder.load_listeners:
