@@ -42,15 +42,23 @@ def write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
     (folder / MANIFEST).write_text(json.dumps({"format": FORMAT, **manifest}, indent=2) + "\n", encoding="utf-8")
 
 
-def staleness(folder: Path, templates: Mapping[str, Iterable[Template]]) -> str | None:
-    """Why the tuned folder no longer matches `templates` (None: it matches, or it is not a tuned folder)."""
+def stale_against(folder: Path, digest: str) -> str | None:
+    """The templates hash a tuned folder was tuned on, when it is not `digest` (None: it matches, or the
+    folder is not one tune-encoder wrote: such a folder is never reported stale, nor tuned again)."""
     manifest = read_manifest(folder)
     if manifest is None:
         return None
+    tuned = manifest.get("templates_hash")
+    return None if tuned == digest else str(tuned)
+
+
+def staleness(folder: Path, templates: Mapping[str, Iterable[Template]]) -> str | None:
+    """Why the tuned folder no longer matches `templates` (None: it matches, or it is not a tuned folder)."""
     current = templates_hash(templates)
-    if manifest.get("templates_hash") == current:
+    tuned = stale_against(folder, current)
+    if tuned is None:
         return None
     return (
-        f"tuned encoder {folder} is stale: it was tuned on templates with hash {manifest.get('templates_hash')}, "
+        f"tuned encoder {folder} is stale: it was tuned on templates with hash {tuned}, "
         f"the config's templates now hash {current}; it is still served; run `run.py tune-encoder` again"
     )

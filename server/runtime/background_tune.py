@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..embedding.factory import resolve_path
-from ..embedding.tuned_manifest import read_manifest, templates_hash
+from ..embedding.tuned_manifest import stale_against, templates_hash
 from ..tune_settings import TuneConfig
 from .holder import LoadStatus, RuntimeHolder
 
@@ -77,9 +77,8 @@ def stale_target(holder: RuntimeHolder) -> Target | None:
     if not settings.on_reload or embedding.model_path is None:
         return None
     folder = resolve_path(embedding.model_path, config.root)
-    manifest = read_manifest(folder)
     digest = templates_hash(config.templates)
-    if manifest is None or manifest.get("templates_hash") == digest:
+    if stale_against(folder, digest) is None:
         return None
     return Target(folder, digest, settings, holder.config_path)
 
@@ -140,7 +139,7 @@ class BackgroundTune:
     async def _tune(self, target: Target) -> None:
         lock = await self._lock(target)
         try:
-            if self._still_stale(target):
+            if stale_against(target.folder, target.templates_hash) is not None:
                 await self._run_child(target)
             else:  # another worker tuned for these templates while this one waited
                 self._finish("done", target, message=None)
@@ -150,10 +149,6 @@ class BackgroundTune:
             self._reload = asyncio.get_running_loop().create_task(
                 self.holder.reload(trigger=TRIGGER, force=True), name="encoder-tune-reload"
             )
-
-    def _still_stale(self, target: Target) -> bool:
-        manifest = read_manifest(target.folder)
-        return manifest is None or manifest.get("templates_hash") != target.templates_hash
 
     async def _lock(self, target: Target) -> IO[bytes]:
         """The folder's tune lock (waiting while another worker holds it)."""
