@@ -64,6 +64,7 @@ __all__ = [  # the lexical part moved to lexical_model.py; its names stay import
 
 if TYPE_CHECKING:
     from ..embedding.base import TokenViews
+    from .first_pass import FirstPass
     from .token_views import PooledViews, TokenViewModel
 
 LSE_TEMPERATURE = 0.05  # 0.02..0.08 within 0.05 points on validation
@@ -317,14 +318,23 @@ class IntentModel:
         queries: np.ndarray,
         texts: Sequence[str] | None = None,
         views: Sequence[TokenViews] | PooledViews | None = None,
+        first_pass: FirstPass | None = None,
+        exact: Sequence[Sequence[int]] = (),
     ) -> Analyses:
         """`analyse` for several questions (one row each) in matrix products: the request path asks with one,
-        fit-thresholds with hundreds, and the per-question numpy calls cost more than the arithmetic."""
+        fit-thresholds with hundreds, and the per-question numpy calls cost more than the arithmetic.
+        `first_pass`: the search's int8 pass over these examples (first_pass.py), read instead of the
+        float32 rows, exactly for the templates (score columns) `exact[i]` of question i."""
         q = np.asarray(queries, np.float32)
         qc = normalise(q - self.mu)
         # one pass over the raw examples gives both kinds of cosine: the raw ones (knn_max) as they are, the
         # centred ones from them and per-example constants (__post_init__), so the model keeps no centred copy
-        raw_sims = self.examples.dots(q)
+        if first_pass is not None:
+            if len(exact) != len(q):
+                raise ValueError("the int8 first pass needs each question's exactly scored templates")
+            raw_sims = first_pass.dots(q, [self.example_positions(columns) for columns in exact])
+        else:
+            raw_sims = self.examples.dots(q)
         offset = np.maximum(np.linalg.norm(q - self.mu, axis=1, keepdims=True), 1e-12)
         sims = raw_sims - (q @ self.mu)[:, None]
         sims += self._shift
@@ -348,6 +358,13 @@ class IntentModel:
             # rescaled to the weight without views, so that the calibration below keeps its meaning
             fused = (fused + self.views.fused_many(views)) * (weight / (weight + self.views.weight))
         return Analyses(fused, knn_max.max(axis=1), raw_sims, knn_max, regression, lexical, embedding)
+
+    def example_positions(self, columns: Sequence[int]) -> np.ndarray:
+        """The positions of these templates' (score columns') examples in the model's example order."""
+        at = np.asarray(columns, np.int64)
+        counts = self.counts[at].astype(np.int64)
+        within = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+        return np.repeat(self.starts[at].astype(np.int64), counts) + within
 
     def fused(
         self, query: np.ndarray, text: str | None = None, views: TokenViews | None = None

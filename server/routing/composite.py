@@ -248,6 +248,7 @@ class CompositeAdapter(Adapter, Routable):
             if not isinstance(stage, IntentModelStage):
                 continue
             stage.owner = self.name
+            stage.search = self._group_search
             lineage = stage.lineage(children)
             generation = fitted.begin(lineage)  # a refit of an older reload still running stops
             previous = fitted.previous(lineage)

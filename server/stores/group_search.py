@@ -137,6 +137,10 @@ class GroupSearch:
         view = self._views.get(group)
         return len(live) == 0 or (view is not None and view.packs == tuple(live))
 
+    def view(self, group: str) -> StackedView | None:
+        """The group's stacked view in place (None before one is built); never builds one."""
+        return self._views.get(group)
+
     def _view_of(self, group: str, packs: list[Packed]) -> StackedView:
         view = self._views.get(group)
         if view is not None and view.packs == tuple(packs):  # Packed compares by identity

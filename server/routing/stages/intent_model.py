@@ -14,11 +14,15 @@ from typing import Any
 import numpy as np
 
 from ...intent.acceptance import Acceptance
+from ...intent.example_rows import ExampleRows
+from ...intent.first_pass import FirstPass
 from ...intent.fit_control import FitCancelled, NeedsFullFit, check, never
 from ...intent.fitted_models import FittedModels
 from ...intent.intent_model import IntentModel
 from ...intent.model_files import code_version
 from ...intent.token_views import PooledViewCache, TokenViewModel, worth_fitting
+from ...stores.group_search import GroupSearch
+from ...stores.stacked import StackedView
 from ..candidates import Candidate
 from ..settings import AcceptanceSettings, IntentModelSettings
 from .base import ScoringStage, StageReport, run_scoring
@@ -62,6 +66,8 @@ class IntentModelStage(ScoringStage):
         self.fitting = False  # a refit runs in the background; the previous model serves meanwhile
         self._at: tuple[IntentModel, dict[Any, int]] | None = None  # key -> score column, for one model
         self._pooled: PooledViewCache | None = None  # questions' pooled token views, for one model
+        self.search: GroupSearch | None = None  # the composite's search (set by it): its int8 pass is read
+        self._first: tuple[StackedView | None, ExampleRows, FirstPass | None] | None = None
 
     def fit(self, children: Sequence[Any]) -> None:
         """Fit (or find) the model for these children and use it at once (tests, tools)."""
@@ -257,7 +263,8 @@ class IntentModelStage(ScoringStage):
                 log.warning("intent model without token views for %d question(s): %s", len(texts), exc)
         at = self._positions(model)
         keys = [[c.key for c in candidates[i]] for i in scored]
-        work = functools.partial(_judge, model, acceptance, np.stack(queries), texts, views, keys, at)
+        first = self._first_pass(model)
+        work = functools.partial(_judge, model, acceptance, np.stack(queries), texts, views, keys, at, first)
         # the products grow with the examples: off the event loop (numpy lets go of the GIL) when they cost
         # more than the hop to a thread does
         big = len(model.norms) * model.mu.shape[0] * len(scored) >= OFF_LOOP_CELLS
@@ -276,6 +283,15 @@ class IntentModelStage(ScoringStage):
             self._pooled = PooledViewCache(views)
         return self._pooled
 
+    def _first_pass(self, model: IntentModel) -> FirstPass | None:
+        """The search's int8 pass read for this model's examples (intent/first_pass.py), while the composite's
+        view holds every one of them; worked out again when the view or the model's rows change."""
+        view = self.search.view(self.model_id) if self.search is not None and self.model_id is not None else None
+        cached = self._first
+        if cached is None or cached[0] is not view or cached[1] is not model.examples:
+            cached = self._first = (view, model.examples, FirstPass.of(view, model.examples))
+        return cached[2]
+
     def _positions(self, model: IntentModel) -> dict[Any, int]:
         """Template key -> its column in the model's scores (built once per fit)."""
         if self._at is None or self._at[0] is not model:
@@ -291,11 +307,13 @@ def _judge(
     views: Any,
     keys: list[list[Any]],
     at: dict[Any, int],
+    first: FirstPass | None = None,
 ) -> tuple[list[list[float]], list[list[Any]]]:
     """Per question (row), its candidates' confidences and acceptance verdicts (the stage's arithmetic)."""
-    analyses = model.analyse_many(queries, texts, views)
+    columns = [[at[k] for k in row_keys] for row_keys in keys]
+    analyses = model.analyse_many(queries, texts, views, first, columns if first is not None else ())
     confidence = model.calibrated(analyses.fused, analyses.best_cosine)
-    scores = [confidence[row, [at[k] for k in row_keys]].tolist() for row, row_keys in enumerate(keys)]
+    scores = [confidence[row, row_columns].tolist() for row, row_columns in enumerate(columns)]
     if acceptance is None:
         return scores, [[None] * len(k) for k in keys]
     return scores, acceptance.judge_many(analyses.embedding_only(), keys)
