@@ -10,8 +10,8 @@ composite's stacked search already holds the same vectors as int8 codes in one o
 
 So: every example's product is the int8 estimate, within its proven bound of the exact value (~0.001
 typical), and the examples of the templates the caller names (the stage's candidates: the only templates
-it reports scores for) are scored exactly (correctly rounded float32, as the search scores its survivors),
-so their kNN terms are what the float32 rows give. The other templates' estimates only enter the
+it reports scores for) are scored in float32 from their rows, so their kNN terms are what the float32 path
+gives (up to the last bits BLAS sums differently). The other templates' estimates only enter the
 per-question standardisation over all templates and the margin to the best other template: on 128 questions
 at 1,000 templates every question's best template was the same, and its calibrated confidence moved by at
 most 0.0006. The exact part costs candidates x examples rows, whatever the number of templates.
@@ -34,6 +34,7 @@ class FirstPass:
     """A stacked view's int8 pass read for one model's examples: example i is row `rows[i]` of the view."""
 
     view: StackedView
+    examples: ExampleRows
     rows: np.ndarray
     scale: np.ndarray  # the int8 pass's code scale of each example's row: estimate = product * sq * scale
 
@@ -51,7 +52,7 @@ class FirstPass:
         which = np.searchsorted(starts, local, side="right") - 1
         base = np.array([offsets[id(m)] for m in examples.matrices], np.int64)
         rows = base[which] + (local - starts[which])
-        return cls(view, rows, view.int8.scale[rows])
+        return cls(view, examples, rows, view.int8.scale[rows])
 
     def dots(self, queries: np.ndarray, exact: Sequence[np.ndarray]) -> np.ndarray:
         """(questions, examples) float32: each example's int8 estimate, exact at the example positions
@@ -67,8 +68,7 @@ class FirstPass:
         for row, i in enumerate(live):
             sq = asked[i].int8()[1]
             np.multiply(products[row][self.rows], sq * self.scale, out=out[i], casting="same_kind")  # Int8Pass.bounds
-            wanted = np.unique(np.asarray(exact[i], np.int64))
+            wanted = np.asarray(exact[i], np.int64)
             if len(wanted):
-                order = np.argsort(self.rows[wanted])  # the view scores rows in ascending order
-                out[i, wanted[order]] = self.view.exact_scores(self.rows[wanted[order]], asked[i])
+                out[i, wanted] = self.examples.rows(wanted) @ asked[i].q32
         return out

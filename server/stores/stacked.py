@@ -148,7 +148,7 @@ class StackedView:
         rows = np.flatnonzero(approx + bound >= reach)
         if len(rows) > _REFINE_ABOVE:
             rows = self._refine(rows, query, k)
-        scores = self.exact_scores(rows, query)
+        scores = self._exact(rows, query)
         owners = self._owner(rows)
         order = np.lexsort((rows, -scores, owners))  # by template, best first, then first text
         grouped = owners[order]
@@ -190,7 +190,7 @@ class StackedView:
         """The template of each vector (global indices)."""
         return np.searchsorted(self.starts, rows, side="right") - 1
 
-    def exact_scores(self, rows: np.ndarray, query: Query) -> np.ndarray:
+    def _exact(self, rows: np.ndarray, query: Query) -> np.ndarray:
         """Correctly rounded float32 scores of these vectors (ascending indices), read from their packs: each
         pack's rows gathered and multiplied in one step (numpy widens them to float64 for the gemv)."""
         assert self.int8 is not None
