@@ -6,7 +6,9 @@ that is the whole matrix per question: at 1,000 templates x 20 examples 1.8-2.0 
 question in batches of one or two (what 8 concurrent clients give), the largest part of the stage and
 the reason the event loop's scoring threads fought the encoder for memory bandwidth (issue 34). The
 composite's stacked search already holds the same vectors as int8 codes in one onnxruntime session
-(stores/bounded_scores.py), whose pass reads a quarter of the bytes: 0.1 ms a question.
+(stores/bounded_scores.py), whose pass reads a quarter of the bytes (0.1 ms a question), and it has just run
+that pass for the same questions: the view keeps the last questions' products (`StackedView.products`), so
+the intent model mostly reads them instead of running the pass again.
 
 So: every example's product is the int8 estimate, within its proven bound of the exact value (~0.001
 typical), and the examples of the templates the caller names (the stage's candidates: the only templates
@@ -64,7 +66,7 @@ class FirstPass:
         live = [i for i, query in enumerate(asked) if query.norm != 0]  # a zero question: every product is 0
         if not live:
             return out
-        products = int8.dots([asked[i] for i in live])
+        products = self.view.products([asked[i] for i in live])  # those the search just ran, mostly
         for row, i in enumerate(live):
             sq = asked[i].int8()[1]
             np.multiply(products[row][self.rows], sq * self.scale, out=out[i], casting="same_kind")  # Int8Pass.bounds

@@ -16,8 +16,10 @@ never misses a template; ties go to the template inserted first.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -38,6 +40,29 @@ _SORT_TEMPLATES = 2048  # up to this many templates in a view, per-pack k-th val
 _REFINE_ABOVE = 256  # int8 survivors above which a float32 pass prunes them again before exact scoring
 # questions whose int8 first pass runs as one product (their int32 scores: 80 KB each at 20,000 vectors)
 INT8_MANY_ROWS = 64
+# int8 products of the last questions kept (by their codes) for whoever asks next: the intent model reads the
+# pass the search just ran for the same questions (intent/first_pass.py), a few milliseconds later
+RECENT_PRODUCTS = 16
+
+
+class RecentProducts:
+    """The int8 pass's products of the last questions, by the questions' codes (all a product depends on)."""
+
+    def __init__(self, keep: int = RECENT_PRODUCTS) -> None:
+        self.keep = keep
+        self._rows: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()  # the search's and the scoring's threads
+
+    def get(self, key: bytes) -> np.ndarray | None:
+        with self._lock:
+            return self._rows.get(key)
+
+    def put(self, key: bytes, row: np.ndarray) -> None:
+        with self._lock:
+            self._rows[key] = row
+            self._rows.move_to_end(key)
+            while len(self._rows) > self.keep:
+                self._rows.popitem(last=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -49,10 +74,24 @@ class StackedView:
     sizes: np.ndarray  # vectors per template
     int8: Int8Pass | None
     blocks: list[np.ndarray]  # float32 path: each pack's matrix in row blocks of BLOCK_ROWS
+    recent: RecentProducts = field(default_factory=RecentProducts)
 
     @property
     def dim(self) -> int:
         return self.packs[0].dim
+
+    def products(self, queries: Sequence[Query]) -> list[np.ndarray]:
+        """The int8 pass's integer products of these (non-zero) questions with every vector: those of recent
+        questions as they were, the others in one run (Int8Pass.dots)."""
+        assert self.int8 is not None
+        keys = [query.int8()[0].tobytes() for query in queries]
+        found = {i: row for i, key in enumerate(keys) if (row := self.recent.get(key)) is not None}
+        missing = [i for i in range(len(keys)) if i not in found]
+        if missing:
+            for i, row in zip(missing, self.int8.dots([queries[i] for i in missing]), strict=True):
+                found[i] = row
+                self.recent.put(keys[i], row)
+        return [found[i] for i in range(len(keys))]
 
     def search(self, vector: np.ndarray, k: int) -> list[list[StoreHit]]:
         """Each pack's k best templates, best first (ties: insertion order), with the first text at
@@ -93,7 +132,7 @@ class StackedView:
         for lo in range(0, len(queries), INT8_MANY_ROWS):
             part = queries[lo : lo + INT8_MANY_ROWS]
             live = [query for query in part if query.norm != 0]
-            dots = iter(self.int8.dots(live)) if live else iter(())
+            dots = iter(self.products(live)) if live else iter(())
             out += [self._int8(query, k, next(dots)) if query.norm != 0 else self._zero(k) for query in part]
         return out
 
@@ -136,7 +175,7 @@ class StackedView:
     def _int8(self, query: Query, k: int, dots: np.ndarray | None = None) -> list[list[StoreHit]]:
         """`dots`: the question's first-pass products when a batch computed them (Int8Pass.dots)."""
         assert self.int8 is not None
-        approx, bound = self.int8.bounds(query, dots)
+        approx, bound = self.int8.bounds(query, self.products([query])[0] if dots is None else dots)
         lower = np.maximum.reduceat(approx - bound, self.starts)
         kth = self._kth_per_pack(lower, k)
         # A template among its pack's k best scores at least the pack's k-th best lower bound, and its best

@@ -13,9 +13,10 @@ from server.intent.intent_model import IntentModel
 from server.routing.settings import IntentModelSettings
 from server.routing.stages.intent_model import IntentModelStage
 from server.routing.stages.intent_rows import pack_rows
+from server.stores.bounded_scores import query_of
 from server.stores.group_search import GroupSearch
 from server.stores.memory import MemoryTemplateStore
-from server.stores.stacked import build_view
+from server.stores.stacked import RECENT_PRODUCTS, build_view
 from tests.unit.test_intent_model_raw_dots import EXAMPLES, TEMPLATES, tree
 
 CANDIDATES = 15
@@ -102,3 +103,19 @@ def test_the_stage_reads_its_composites_view_and_follows_a_new_one():
     children[0].store.upsert("extra", "h", ["d", "e"], np.vstack([questions[0], questions[1]]))
     search.warm("enc", [child.store for child in children])  # an edit: a new view, without the model's old pack
     assert stage._first_pass(model) is None
+
+
+def test_the_intent_model_reads_the_products_the_search_just_ran():
+    model, _, packs, questions = fitted(4)
+    view = build_view(packs, int8_above_floats=0)
+    view.search(questions[0], 5)
+    query = query_of(questions[0])
+    kept = view.recent.get(query.int8()[0].tobytes())
+    assert kept is not None and view.products([query])[0] is kept  # not computed again
+    first = FirstPass.of(view, model.examples)
+    assert first is not None
+    alone = FirstPass.of(build_view(packs, int8_above_floats=0), model.examples)  # a view with nothing kept
+    assert alone is not None
+    assert np.array_equal(first.dots(questions[:1], [np.arange(4)]), alone.dots(questions[:1], [np.arange(4)]))
+    view.search_many(questions[1 : 2 + RECENT_PRODUCTS], 5)
+    assert view.recent.get(query.int8()[0].tobytes()) is None  # only the last questions are kept
