@@ -90,7 +90,7 @@ class StackedView:
         if missing:
             for i, row in zip(missing, self.int8.dots([queries[i] for i in missing]), strict=True):
                 found[i] = row
-                self.recent.put(keys[i], row)
+                self.recent.put(keys[i], row.copy())  # a row of its own: a kept row never holds a whole batch
         return [found[i] for i in range(len(keys))]
 
     def search(self, vector: np.ndarray, k: int) -> list[list[StoreHit]]:
