@@ -191,7 +191,7 @@ class MiniLMModel:
             while len(self._lanes) < count:
                 t = time.perf_counter()
                 try:  # the main session's graph: no second build, whatever the graph directory
-                    session = _open_session(ort, self._source, self._options(1))
+                    session = _open_session(ort, self._lane_source(), self._options(1))
                 except Exception:
                     log.exception(
                         "cannot open encoder lane %d; concurrent questions share the others", len(self._lanes)
@@ -207,6 +207,19 @@ class MiniLMModel:
             del self._lanes[count:]
             self.questions.set_lanes(self._lanes)
             return len(self._lanes)
+
+    def _lane_source(self) -> GraphSource:
+        """The main session's graph, for a new lane; built again in memory when its file has gone since the
+        model loaded (its graph directory deleted under the running process: a temporary tree, an operator's
+        clean-up), so lanes still open."""
+        source = self._source
+        if source.path is not None and not source.path.exists():
+            log.warning("model graph %s is gone; building it in memory for the encoder lanes", source.path)
+            folder = self.folder
+            source = self._source = ensure_graph(
+                folder.weights, None, graph_name(folder), _builder_tag(folder), lambda: _build_graph(folder)
+            )
+        return source
 
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
         """Embed `texts` in length-sorted batches (less padding), returning rows in input order."""
