@@ -95,9 +95,11 @@ def compute(
     unmatched_limit: int = 15,
     view: str = "full",
     max_rows: int = 20_000,
+    hist_chunk: int = HIST_CHUNK,
 ) -> dict[str, Any]:
     """The statistics body's routing_log figures (rollups: those of `t` unless given). `view="dashboard"`:
-    without what the dashboard never draws; `max_rows`: unmatched entries read at most (stats.max_window_rows)."""
+    without what the dashboard never draws; `max_rows`: unmatched entries read at most (stats.max_window_rows);
+    `hist_chunk`: histogram rows fetched and summed at a time (`_merged`)."""
     rollups = rollups or rollup_tables(t.name)
     sums = sa.func.sum
     with engine.connect() as conn:
@@ -132,7 +134,7 @@ def compute(
             sa.select(h.c.metric, h.c.name, h.c.n, h.c.total, h.c.lo, h.c.hi, h.c.bins).where(
                 _spans(h, w.start, w.end), *_filters(h, w)
             ),
-            execution_options={"yield_per": HIST_CHUNK},
+            execution_options={"yield_per": hist_chunk},
         )
         values = _merged(hist.partitions())
         tl = rollups.tallies
