@@ -14,7 +14,7 @@ matrix-vector product takes 2.6.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,11 +60,7 @@ class ExampleRows:
         for piece in pieces:
             if isinstance(piece, tuple):
                 rows, positions = piece
-                local = rows.global_rows(positions)
-                starts = np.cumsum([0, *(len(m) for m in rows.matrices)])
-                which = np.searchsorted(starts, local, side="right") - 1
-                base = np.array([offsets[id(m)] for m in rows.matrices], np.int64)
-                parts.append(base[which] + (local - starts[which]))
+                parts.append(rows.placed(positions, offsets))
             else:
                 n = len(np.atleast_2d(piece))
                 parts.append(np.arange(next_new, next_new + n))
@@ -74,6 +70,15 @@ class ExampleRows:
 
     def __len__(self) -> int:
         return len(self.index) if self.index is not None else sum(len(m) for m in self.matrices)
+
+    def placed(self, positions: np.ndarray, offsets: Mapping[int, int]) -> np.ndarray:
+        """These examples' rows where the same matrices are stacked elsewhere, each (by identity) from row
+        `offsets[id(matrix)]` on (a joined ExampleRows, a stacked search view)."""
+        local = self.global_rows(positions)
+        starts = np.cumsum([0, *(len(m) for m in self.matrices)])
+        which = np.searchsorted(starts, local, side="right") - 1
+        base = np.array([offsets[id(m)] for m in self.matrices], np.int64)
+        return base[which] + (local - starts[which])
 
     def global_rows(self, positions: np.ndarray) -> np.ndarray:
         """The rows over the stacked matrices of these examples."""

@@ -49,11 +49,7 @@ class FirstPass:
         offsets = {id(pack.matrix): int(start) for pack, start in zip(view.packs, view.vector_starts, strict=False)}
         if any(id(m) not in offsets for m in examples.matrices):
             return None
-        starts = np.cumsum([0, *(len(m) for m in examples.matrices)])
-        local = examples.global_rows(np.arange(len(examples)))
-        which = np.searchsorted(starts, local, side="right") - 1
-        base = np.array([offsets[id(m)] for m in examples.matrices], np.int64)
-        rows = base[which] + (local - starts[which])
+        rows = examples.placed(np.arange(len(examples)), offsets)
         return cls(view, examples, rows, view.int8.scale[rows])
 
     def dots(self, queries: np.ndarray, exact: Sequence[np.ndarray]) -> np.ndarray:
