@@ -13,7 +13,7 @@ from server.stores import stacked
 from server.stores.group_search import GroupSearch
 from server.stores.memory import INT8_ABOVE_FLOATS, MemoryTemplateStore
 from server.stores.packed import pack
-from server.stores.stacked import _SORT_TEMPLATES, build_view
+from server.stores.stacked import _SORT_BELOW_PER_PACK, build_view
 from tests.unit.test_memory_store import FLOAT32, INT8_ALWAYS, as_tuples, brute_force, corpus, fill, unit
 
 
@@ -42,6 +42,7 @@ def test_view_equals_each_store_searched_alone(threshold):
     stores = [fill(t, threshold) for t in stores_templates]
     view = build_view([s.packed() for s in stores], threshold)
     assert (view.int8 is not None) == (threshold == INT8_ALWAYS)
+    assert len(view.starts) < _SORT_BELOW_PER_PACK * len(view.packs)  # k-th values from one sort
     for q in questions(rng, stores_templates):
         for k in (1, 3, 5, 200):
             assert [as_tuples(h) for h in view.search(q, k)] == [as_tuples(s.search(q, k)) for s in stores]
@@ -51,11 +52,11 @@ def test_int8_view_of_small_stores_equals_exact_brute_force():
     """Ten stores small enough for float32 on their own, large enough together for the int8 pass: the
     view's scores are the correctly rounded ones (a store alone may differ in the last bits)."""
     rng = np.random.default_rng(4)
-    stores_templates = children(rng, [220] * 10)  # more templates than _SORT_TEMPLATES
+    stores_templates = children(rng, [220] * 10)  # packs large enough for a partition each
     stores = [fill(t, INT8_ABOVE_FLOATS) for t in stores_templates]
     assert not any(s.uses_int8_pass for s in stores)
     view = build_view([s.packed() for s in stores])
-    assert view.int8 is not None and len(view.starts) > _SORT_TEMPLATES
+    assert view.int8 is not None and len(view.starts) >= _SORT_BELOW_PER_PACK * len(view.packs)
     for q in questions(rng, stores_templates, 4):
         got = view.search(q, 3)
         assert [as_tuples(h) for h in got] == [brute_force(t, q, 3) for t in stores_templates]
