@@ -72,8 +72,8 @@ class TuneConfig(BaseModel):
         description="also generate anchors from the templates' own descriptions and examples: the request verb "
         "(list, show, count ...) replaced by a write verb (delete, drop, update, remove, insert, truncate ...), "
         "only with write verbs that no template's text uses in any form (templates that say 'cancel my order' "
-        "keep 'cancel' in scope). Off by default: on BANKING77 they cost out-of-scope rejection of in-domain questions; "
-        "turn them on when users may type write commands beside read templates (the demo does)",
+        "keep 'cancel' in scope). Off by default: on BANKING77 they cost out-of-scope rejection of in-domain "
+        "questions; turn them on when users may type write commands beside read templates (the demo does)",
     )
     anchors_per_template: int = Field(
         2, ge=1, le=20, description="write_verb_anchors: how many texts of each template get a write verb"
