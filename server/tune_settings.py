@@ -53,12 +53,27 @@ class TuneConfig(BaseModel):
         "(blank lines and lines starting with # skipped); relative to the config directory's parent, like "
         "embedding.cache.path",
     )
+    hard_negative_group: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="templates of a training batch picked together as nearest neighbours (1: every template at "
+        "random, the in-batch-negatives recipe of SetFit and sentence-transformers; higher: harder negatives, "
+        "which lost out-of-scope rejection on BANKING77, docs/benchmarks.md)",
+    )
+    dropout: float = Field(
+        0.1,
+        ge=0.0,
+        lt=1.0,
+        description="BERT's dropout while training (0.1 as sentence-transformers trains; serving never drops)",
+    )
     write_verb_anchors: bool = Field(
-        True,
+        False,
         description="also generate anchors from the templates' own descriptions and examples: the request verb "
         "(list, show, count ...) replaced by a write verb (delete, drop, update, remove, insert, truncate ...), "
         "only with write verbs that no template's text uses in any form (templates that say 'cancel my order' "
-        "keep 'cancel' in scope)",
+        "keep 'cancel' in scope). Off by default: on BANKING77 they cost out-of-scope rejection of in-domain "
+        "questions; turn them on when users may type write commands beside read templates (the demo does)",
     )
     anchors_per_template: int = Field(
         2, ge=1, le=20, description="write_verb_anchors: how many texts of each template get a write verb"

@@ -1,9 +1,10 @@
 """What the encoder is tuned on: each template's texts, a held-out split, and batches of pairs.
 
 A batch holds one (anchor, positive) pair per template, two texts of the same template; the other
-templates' positives in the batch are its negatives (in-batch negatives). Templates go into a batch
-in groups of nearest neighbours (by the untuned encoder's centroids), so that the negatives a
-template meets are the ones it is most confused with (hard negatives). Numpy only.
+templates' positives in the batch are its negatives (in-batch negatives). Templates go into a batch at
+random (the default), or with `hard_negative_group` above 1 in groups of nearest neighbours (by the untuned
+encoder's centroids), so that the negatives a template meets are the ones it is most confused with (hard
+negatives). Numpy only.
 """
 
 from __future__ import annotations

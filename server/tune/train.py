@@ -28,7 +28,7 @@ from server.tune_settings import TuneConfig
 
 EMBED_BATCH = 64
 WIDTHS = (16, 32, 48, 64, 96, 128, 192, 256, 384, 512)  # padded lengths: one compilation per width used
-_ANCHOR_DEFAULTS = TuneConfig()  # the anchor knobs' defaults live in the config model
+_CONFIG_DEFAULTS = TuneConfig()  # the recipe's knobs have their defaults in the config model
 
 
 @dataclass(frozen=True)
@@ -39,16 +39,16 @@ class TuneSettings:
     scale: float = 20.0
     weight_decay: float = 0.01
     warmup: float = 0.1  # share of the steps with a rising learning rate
-    hard_negative_group: int = 4  # templates per batch picked together as nearest neighbours (1: random)
-    dropout: float = 0.0  # BERT's dropout while training (sentence-transformers trains with 0.1)
+    hard_negative_group: int = _CONFIG_DEFAULTS.hard_negative_group  # the tune: block's knobs (tune_settings.py)
+    dropout: float = _CONFIG_DEFAULTS.dropout
     max_seconds: float = 600.0
     seed: int = 0
     max_train_tokens: int = 64  # training pairs are cut here (cost grows with the width; serving is not cut)
-    write_verb_anchors: bool = _ANCHOR_DEFAULTS.write_verb_anchors  # the tune: block's knobs (tune_settings.py)
-    anchors_per_template: int = _ANCHOR_DEFAULTS.anchors_per_template
-    anchors_per_batch: int = _ANCHOR_DEFAULTS.anchors_per_batch
-    anchor_weight: float = _ANCHOR_DEFAULTS.anchor_weight
-    anchor_margin: float = _ANCHOR_DEFAULTS.anchor_margin
+    write_verb_anchors: bool = _CONFIG_DEFAULTS.write_verb_anchors
+    anchors_per_template: int = _CONFIG_DEFAULTS.anchors_per_template
+    anchors_per_batch: int = _CONFIG_DEFAULTS.anchors_per_batch
+    anchor_weight: float = _CONFIG_DEFAULTS.anchor_weight
+    anchor_margin: float = _CONFIG_DEFAULTS.anchor_margin
 
     def dump(self) -> dict[str, Any]:
         return dict(self.__dict__)

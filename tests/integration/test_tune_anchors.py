@@ -31,7 +31,16 @@ OUT_OF_SCOPE = ["what's the weather in Paris?"]
 
 
 def tiny_tune(target: Path, weight: float) -> TuneResult:
-    settings = TuneSettings(steps=6, learning_rate=1e-4, warmup=0.0, anchors_per_batch=4, anchor_weight=weight)
+    # write-verb anchors asked for (off by default); no dropout, so the two runs differ by the anchors alone
+    settings = TuneSettings(
+        steps=6,
+        learning_rate=1e-4,
+        warmup=0.0,
+        dropout=0.0,
+        write_verb_anchors=True,
+        anchors_per_batch=4,
+        anchor_weight=weight,
+    )
     return tune_encoder(TEMPLATES, bundled_folder(), target, settings, 0.0, lambda log: None, OUT_OF_SCOPE)
 
 
