@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..config.errors import ConfigError
 from ..errors import IntentRouterError
+from ..runtime.heap import pin_mmap_threshold
 from ..runtime.loader import load_config
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "config"
@@ -156,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     parser, commands = _parser()
     args = parser.parse_args(with_default_command(argv, commands))
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    pin_mmap_threshold()  # before the runtime's arrays: a steady RSS (runtime/heap.py)
     command = args.command or DEFAULT_COMMAND
     try:
         if command == "validate":

@@ -4,13 +4,17 @@ was frozen and has become garbage since (a replaced runtime's cycles)."""
 from __future__ import annotations
 
 import gc
+import subprocess
 import sys
 import weakref
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from server.runtime.heap import settle
+from server.runtime.heap import pin_mmap_threshold, settle
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 class Node:
@@ -55,3 +59,46 @@ def test_settle_gives_freed_heap_pages_back():
         pytest.skip("this C library has no malloc_trim")
     assert before - _rss_mb() > 50, "the freed blocks' pages stayed resident"
     assert len(survivors) == 4000
+
+
+HEAP_GROWTH = """
+import sys
+import numpy as np
+from server.runtime.heap import pin_mmap_threshold
+
+def heap_bytes():
+    for line in open("/proc/self/maps"):
+        if line.rstrip().endswith("[heap]"):
+            lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+            return hi - lo
+    return 0
+
+if sys.argv[1] == "pin":
+    assert pin_mmap_threshold()
+big = np.ones(4 << 17)  # 4 MB, then freed: glibc's own threshold rises above it
+del big
+before = heap_bytes()
+block = np.ones(2 << 17)  # 2 MB
+print(heap_bytes() - before)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's heap, read from /proc/self/maps")
+def test_a_pinned_mmap_threshold_keeps_large_arrays_out_of_the_heap():
+    """Without the pin, a 2 MB array allocated after a 4 MB one was freed grows the heap (glibc raised its
+    threshold), where freed pages can stay resident; with it, the array is mapped on its own."""
+    grown = {
+        mode: int(
+            subprocess.run(
+                [sys.executable, "-c", HEAP_GROWTH, mode], capture_output=True, text=True, check=True, cwd=REPO
+            ).stdout
+        )
+        for mode in ("default", "pin")
+    }
+    assert grown["pin"] == 0
+    assert grown["default"] >= 1 << 20  # most of the 2 MB (the heap may have had some room)
+
+
+def test_an_operators_mmap_threshold_is_kept(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "65536")
+    assert pin_mmap_threshold() is False
