@@ -215,10 +215,7 @@ class MiniLMModel:
         source = self._source
         if source.path is not None and not source.path.exists():
             log.warning("model graph %s is gone; building it in memory for the encoder lanes", source.path)
-            folder = self.folder
-            source = self._source = ensure_graph(
-                folder.weights, None, graph_name(folder), _builder_tag(folder), lambda: _build_graph(folder)
-            )
+            source = self._source = _graph(self.folder, None)
         return source
 
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
@@ -340,13 +337,19 @@ def _open_session(ort: Any, source: GraphSource, options: Any) -> Any:
     return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
 
+def _graph(folder: ModelFolder, graph_dir: Path | None) -> GraphSource:
+    """The folder's graph: cached under `graph_dir` (built there if missing), or built in memory (None)."""
+    return ensure_graph(
+        folder.weights, graph_dir, graph_name(folder), _builder_tag(folder), lambda: _build_graph(folder)
+    )
+
+
 def _load_session(
     ort: Any, folder: ModelFolder, graph_dir: Path | None, options: Any
 ) -> tuple[Any, LoadInfo, GraphSource]:
     """Open the cached graph, or build it; a cached file that fails to load is rebuilt once."""
     t0 = time.perf_counter()
-    name, tag = graph_name(folder), _builder_tag(folder)
-    source = ensure_graph(folder.weights, graph_dir, name, tag, lambda: _build_graph(folder))
+    source = _graph(folder, graph_dir)
     t1 = time.perf_counter()
     try:
         session = _open_session(ort, source, options)
@@ -355,7 +358,7 @@ def _load_session(
             raise
         log.warning("cached model graph %s failed to load (%s); rebuilding it", source.path, exc)
         discard(source)
-        source = ensure_graph(folder.weights, graph_dir, name, tag, lambda: _build_graph(folder))
+        source = _graph(folder, graph_dir)
         t1 = time.perf_counter()
         session = _open_session(ort, source, options)
     return session, LoadInfo(source.path, source.built, t1 - t0, time.perf_counter() - t1), source

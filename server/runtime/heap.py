@@ -35,6 +35,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 SETTLE_AFTER_START = 5.0  # seconds after listening: the held-back starts (server/start_gate.py) have loaded by then
 # blocks of this size and larger are mapped on their own and unmapped when freed (glibc's default starts at
@@ -62,14 +63,14 @@ def settle() -> Settled:
 
 
 @functools.cache
-def _malloc_trim():
-    """glibc's malloc_trim among the process's own symbols, or None (another C library)."""
+def _libc(name: str, argtypes: tuple[Any, ...], restype: Any) -> Any:
+    """A glibc function among the process's own symbols, typed, or None (another C library)."""
     try:
-        trim = ctypes.CDLL(None).malloc_trim
+        function = getattr(ctypes.CDLL(None), name)
     except (OSError, AttributeError):
         return None
-    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
-    return trim
+    function.argtypes, function.restype = list(argtypes), restype
+    return function
 
 
 def pin_mmap_threshold(size: int = MMAP_THRESHOLD) -> bool:
@@ -77,18 +78,14 @@ def pin_mmap_threshold(size: int = MMAP_THRESHOLD) -> bool:
     or when the operator set MALLOC_MMAP_THRESHOLD_ (theirs stays)."""
     if "MALLOC_MMAP_THRESHOLD_" in os.environ:
         return False
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return bool(mallopt(_M_MMAP_THRESHOLD, size))
+    mallopt = _libc("mallopt", (ctypes.c_int, ctypes.c_int), ctypes.c_int)
+    return mallopt is not None and bool(mallopt(_M_MMAP_THRESHOLD, size))
 
 
 def release_freed_memory() -> bool:
     """Return the free pages of every malloc arena to the system (the call drops the GIL while it walks
     them); False when the C library has no malloc_trim."""
-    trim = _malloc_trim()
+    trim = _libc("malloc_trim", (ctypes.c_size_t,), ctypes.c_int)
     if trim is None:
         return False
     trim(0)
