@@ -19,6 +19,7 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -58,6 +59,8 @@ class FittedModels:
         self._latest: Recent[str, Any] = Recent(32)  # lineage -> the last fit applied (a FitResult)
         self._generations: dict[str, int] = {}
         self._lock = threading.Lock()
+        self._writer: ThreadPoolExecutor | None = None
+        self._pending: list[Future[None]] = []
         self.stats = FittedStats()
 
     # --- fits by lineage (one composite, one embedding model, one set of fitting settings) ---------------
@@ -152,6 +155,15 @@ class FittedModels:
             kept.put(key, value)
 
     def _save(self, write: Callable[[], object]) -> None:
+        """Written by one thread of its own, in order: the fit is used at once, while its file (tens of MB,
+        fsynced: up to a second at 1,000 templates) is written. `flush` waits for what is pending."""
+        with self._lock:
+            if self._writer is None:
+                self._writer = ThreadPoolExecutor(1, thread_name_prefix="fitted-models-writer")
+            self._pending = [f for f in self._pending if not f.done()]
+            self._pending.append(self._writer.submit(self._write, write))
+
+    def _write(self, write: Callable[[], object]) -> None:
         """A failed write (read-only disk, full disk) costs the next start a refit, not this one."""
         try:
             write()
@@ -159,3 +171,9 @@ class FittedModels:
         except OSError as exc:
             self.stats.disk_write_errors += 1
             log.warning("could not keep the fitted model on disk (the next start refits): %s", exc)
+
+    def flush(self) -> None:
+        """Wait until every fit handed to the directory is written (a runtime's close; tests)."""
+        with self._lock:
+            pending, self._pending = self._pending, []
+        wait(pending)

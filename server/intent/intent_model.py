@@ -46,7 +46,7 @@ from .lexical_model import (
     fit_sparse_softmax,
 )
 from .softmax_regression import FIT_BATCH, LEARNING_RATE, STEPS, fit_softmax_regression, normalise, standardise
-from .warm_start import fit_columns, logsumexp
+from .warm_start import carried_columns, fit_columns, logsumexp
 
 __all__ = [  # the lexical part moved to lexical_model.py; its names stay importable from here
     "LEXICAL_BATCH",
@@ -269,22 +269,22 @@ class IntentModel:
     ) -> tuple[np.ndarray, np.ndarray, int]:
         """The regression for the new template list: old columns where unchanged, the fresh ones refitted
         against the fixed others (their examples and descriptions, and sampled rows of other templates)."""
-        keep = np.array([-1 if p is None else p for p in positions])
-        w = np.where(keep >= 0, self.w[:, keep], 0.0).astype(np.float32)
-        b = np.where(keep >= 0, self.b[keep], np.median(self.b)).astype(np.float32)
+        w, b = carried_columns(self.w, self.b, positions)
         fresh_ids = np.flatnonzero(fresh)
         if not len(fresh_ids):
             return w, b, 0
         owner = np.repeat(np.arange(len(counts)), counts)
         pos_rows = np.flatnonzero(fresh[owner])
         others = np.flatnonzero(~fresh[owner])
+        positives = len(pos_rows) + len(fresh_ids)
+        # the pool fits one batch when the edit is small: every step reads the same rows, no resampling
+        room = max(min(EDIT_NEGATIVES, FIT_BATCH - positives), EDIT_NEGATIVES // 2)
         rng = np.random.default_rng(0)
-        if len(others) > EDIT_NEGATIVES:
-            others = np.sort(rng.choice(others, EDIT_NEGATIVES, replace=False))
-        stale_desc = np.flatnonzero(~fresh)[: max(0, EDIT_NEGATIVES - len(others))]
+        if len(others) > room:
+            others = np.sort(rng.choice(others, room, replace=False))
+        stale_desc = np.flatnonzero(~fresh)[: max(0, room - len(others))]
         x = np.vstack([centred[pos_rows], desc[fresh_ids], centred[others], desc[stale_desc]])
         labels = np.concatenate([owner[pos_rows], fresh_ids, owner[others], stale_desc])
-        positives = len(pos_rows) + len(fresh_ids)
         check(cancelled)
         logits = x @ w + b
         logits[:, fresh_ids] = -np.inf

@@ -15,7 +15,7 @@ from itertools import pairwise
 import numpy as np
 
 from .fit_control import check, never
-from .warm_start import adam_step, fit_columns, logsumexp
+from .warm_start import adam_step, carried_columns, fit_columns, logsumexp
 
 # fixed number of mini-batch steps, so the fit cost does not grow with the data
 LEXICAL_STEPS = 150
@@ -252,9 +252,7 @@ class LexicalModel:
         wait for the next full fit); unchanged templates keep their columns, and only the fresh columns are
         fitted, warm-started from their old weights: a softmax over them and the fixed logsumexp of all the
         other columns, on the fresh templates' texts and a sample of the others' (cost: the fresh columns only)."""
-        keep = [p if p is not None else -1 for p in positions]
-        w = np.where(np.array(keep) >= 0, self.w[:, keep], 0.0).astype(np.float32)
-        b = np.where(np.array(keep) >= 0, self.b[keep], np.median(self.b) if len(self.b) else 0.0).astype(np.float32)
+        w, b = carried_columns(self.w, self.b, positions)
         fresh_ids = np.flatnonzero(np.asarray(fresh, bool))
         if len(fresh_ids) == 0 or self.features.size == 0:
             return LexicalModel(self.features, w, b)
@@ -280,7 +278,7 @@ class LexicalModel:
             dense,
             y,
             rest,
-            w[used][:, fresh_ids],
+            w[np.ix_(used, fresh_ids)],
             b[fresh_ids],
             len(positives),
             steps=LEXICAL_STEPS,

@@ -9,7 +9,7 @@ with the fixed ones), not of the model; the next full fit fits everything togeth
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -22,6 +22,21 @@ def logsumexp(z: np.ndarray) -> np.ndarray:
     safe = np.where(np.isfinite(top), top, 0.0)
     with np.errstate(divide="ignore"):
         return (safe + np.log(np.exp(z - safe[:, None]).sum(1))).astype(np.float32)
+
+
+def carried_columns(w: np.ndarray, b: np.ndarray, positions: Sequence[int | None]) -> tuple[np.ndarray, np.ndarray]:
+    """The columns for a new template list: template i's old column `positions[i]` (float32 copies), zeros
+    and the old biases' median for a new one (None). An edit keeps the list: one contiguous copy, no gather
+    (the lexical weights reach tens of MB)."""
+    keep = np.array([-1 if p is None else p for p in positions], np.int64)
+    if len(keep) == w.shape[1] and np.array_equal(keep, np.arange(len(keep))):
+        return w.astype(np.float32, copy=True), b.astype(np.float32, copy=True)
+    old = keep >= 0
+    new_w = np.zeros((w.shape[0], len(keep)), np.float32)
+    new_w[:, old] = w[:, keep[old]]
+    new_b = np.full(len(keep), np.median(b) if len(b) else 0.0, np.float32)
+    new_b[old] = b[keep[old]]
+    return new_w, new_b
 
 
 def adam_step(
@@ -86,7 +101,8 @@ def fit_columns(
             rows = np.concatenate([pos, neg]).astype(np.int64)
             part = x[rows]
             used = np.flatnonzero(part.any(0))
-            part = part[:, used]
+            if len(used) < x.shape[1]:
+                part = part[:, used]
         wu = w[used]
         z = np.hstack([part @ wu + b, rest[rows, None]])
         z -= z.max(1, keepdims=True)

@@ -141,6 +141,7 @@ class Runtime:
                 log.warning("closing the session store failed: %s", exc)
         if self.rerank_cache is not None and id(self.rerank_cache) not in kept:
             await self.rerank_cache.close()
+        await asyncio.to_thread(self.fitted_models.flush)  # fits still being written reach the directory
 
     def describe(self) -> dict[str, Any]:
         return {name: adapter.describe() for name, adapter in self.adapters.items()}

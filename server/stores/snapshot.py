@@ -68,7 +68,7 @@ class StoreSnapshots:
             by_id = {t.id: t for t in templates}
             store.restore([(tid, digest, by_id[tid].embedding_texts()) for tid, digest in order], matrix, dim)
             if codes is not None:
-                _hand_over(store, codes)
+                self._hand_over(adapter, store, codes, order)
             elif matrix.size > INT8_ABOVE_FLOATS:  # codes of older code, or none: made now and written with it
                 self.save(adapter, store)
         except FileNotFoundError:
@@ -93,6 +93,7 @@ class StoreSnapshots:
             "templates": [[t, hashes[t]] for t in packed.ids],
         }
         arrays = {"matrix": packed.matrix}
+        codes = None
         if packed.matrix.size > INT8_ABOVE_FLOATS:  # any view of it takes the int8 pass: its codes go too
             codes = packed.quantised()
             packed.hand_over(codes)  # made now, used by the view this start builds
@@ -103,6 +104,30 @@ class StoreSnapshots:
             replace_file(path, lambda fh: np.savez(fh, allow_pickle=False, meta=header, **arrays))
         except OSError as exc:
             log.warning("store file of adapter %s not written (%s): %s", adapter, path, exc)
+            return
+        if codes is not None:
+            self._hand_over(adapter, store, codes, meta["templates"])  # type: ignore[arg-type]
+
+    def _hand_over(self, adapter: str, store: MemoryTemplateStore, codes: Quantised, order: list) -> None:
+        """The codes to the store's pack for the next view, and the file as where later views read them."""
+        packed = store.packed()
+        if packed is None:
+            return
+        packed.hand_over(codes)
+        packed.kept_on_disk(functools.partial(self._reread, adapter, packed.matrix, order))
+
+    def _reread(self, adapter: str, matrix: np.ndarray, order: list) -> Quantised | None:
+        """The codes of `matrix` from the adapter's file, if it still holds them (the same templates with the
+        same digests, by the same quantising code); None otherwise or on any error (they are made again)."""
+        try:
+            with np.load(self.path(adapter), allow_pickle=False) as data:
+                meta = json.loads(data["meta"].tobytes().decode())
+                if meta.get("templates") != order or meta.get("quantised") != quantise_version():
+                    return None
+                return _codes(data, matrix)
+        except Exception as exc:  # gone, rewritten mid-read, damaged: quantising again is only slower
+            log.debug("store file of adapter %s not reread: %s", adapter, exc)
+            return None
 
     def keep_only(self, adapters: list[str]) -> None:
         """Remove the files of adapters not in `adapters` (a server's start: the config as it is now)."""
@@ -130,9 +155,3 @@ def _codes(data: Any, matrix: np.ndarray) -> Quantised:
     if any(a.dtype != np.float64 or a.shape != (rows,) for a in (codes.scale, codes.err_l2, codes.l2)):
         raise ValueError("error terms of another shape than the matrix")
     return codes
-
-
-def _hand_over(store: MemoryTemplateStore, codes: Quantised) -> None:
-    packed = store.packed()
-    if packed is not None:
-        packed.hand_over(codes)

@@ -78,3 +78,33 @@ def test_codes_written_by_other_quantising_code_are_made_again_and_written(tmp_p
     with np.load(path) as data:
         assert json.loads(data["meta"].tobytes())["quantised"] != "older code"
         assert np.array_equal(data["codes"], quantise(packed.matrix, packed.bounds).codes)
+
+
+def test_a_view_rebuilt_later_reads_the_codes_back_from_the_file_while_it_holds_this_pack(tmp_path, monkeypatch):
+    store, templates, digests = filled()
+    snapshots = StoreSnapshots(tmp_path)
+    snapshots.save("big", store)
+    restored = MemoryTemplateStore("big")
+    assert snapshots.restore("big", restored, templates, digests, DIM)
+    packed = restored.packed()
+    assert packed is not None
+    made = quantise(packed.matrix, packed.bounds)
+    packed.quantised()  # the first view takes the codes handed over
+    calls = []
+    monkeypatch.setattr("server.stores.packed.quantise", lambda *a: calls.append(a) or quantise(*a))
+    again = packed.quantised()  # another store was edited: the view over this pack is built anew
+    assert not calls
+    for name in ("codes", "scale", "err_l2", "l2"):
+        assert np.array_equal(getattr(again, name), getattr(made, name))
+    # the file now holds another pack of the adapter (an edit of it): this pack's codes are made again
+    other = MemoryTemplateStore("big")
+    edited = dict(digests, t0="digest-edited")
+    assert not snapshots.restore("big", other, templates, edited, DIM)
+    vectors = np.eye(EXAMPLES, DIM, dtype=np.float32)
+    for t in templates:
+        other.upsert(t.id, edited[t.id], t.embedding_texts(), vectors)
+    snapshots.save("big", other)
+    calls.clear()
+    assert np.array_equal(packed.quantised().codes, made.codes) and len(calls) == 1
+    snapshots.path("big").unlink()  # gone: made again, no error
+    assert np.array_equal(packed.quantised().codes, made.codes) and len(calls) == 2
