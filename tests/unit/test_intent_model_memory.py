@@ -67,6 +67,7 @@ def test_the_cache_lets_go_of_fits_nobody_uses_when_the_directory_keeps_them(tmp
     model = _fit()
     fits.put("a", model, tmp_path)
     assert fits.find("a", tmp_path) == (model, "memory")  # in use: found in memory
+    fits.flush()  # its file is written by a thread of its own, which holds the model until then
     gone = weakref.ref(model)
     w = model.w.copy()
     del model
