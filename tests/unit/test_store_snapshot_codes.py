@@ -10,6 +10,7 @@ import numpy as np
 
 from server.stores.bounded_scores import quantise
 from server.stores.memory import MemoryTemplateStore
+from server.stores.packed import Packed
 from server.stores.snapshot import StoreSnapshots
 from server.templates import Template
 
@@ -40,14 +41,21 @@ def filled() -> tuple[MemoryTemplateStore, list[Template], dict[str, str]]:
     return store, templates, digests
 
 
-def test_a_restored_large_store_hands_its_view_the_codes_quantising_gives(tmp_path):
+def saved_and_restored(tmp_path) -> tuple[StoreSnapshots, MemoryTemplateStore, MemoryTemplateStore, Packed]:
+    """A large store written to its file, and a second store restored from it (with its pack)."""
     store, templates, digests = filled()
     snapshots = StoreSnapshots(tmp_path)
     snapshots.save("big", store)
     restored = MemoryTemplateStore("big")
     assert snapshots.restore("big", restored, templates, digests, DIM)
     packed = restored.packed()
-    assert packed is not None and len(packed._ahead) == 1
+    assert packed is not None
+    return snapshots, store, restored, packed
+
+
+def test_a_restored_large_store_hands_its_view_the_codes_quantising_gives(tmp_path):
+    _, store, restored, packed = saved_and_restored(tmp_path)
+    assert len(packed._ahead) == 1
     made = quantise(packed.matrix, packed.bounds)
     for name in ("codes", "scale", "err_l2", "l2"):
         assert np.array_equal(getattr(packed._ahead[0], name), getattr(made, name))
@@ -81,17 +89,17 @@ def test_codes_written_by_other_quantising_code_are_made_again_and_written(tmp_p
 
 
 def test_a_view_rebuilt_later_reads_the_codes_back_from_the_file_while_it_holds_this_pack(tmp_path, monkeypatch):
-    store, templates, digests = filled()
-    snapshots = StoreSnapshots(tmp_path)
-    snapshots.save("big", store)
-    restored = MemoryTemplateStore("big")
-    assert snapshots.restore("big", restored, templates, digests, DIM)
-    packed = restored.packed()
-    assert packed is not None
+    snapshots, _, _, packed = saved_and_restored(tmp_path)
+    templates, digests = filled()[1:]
     made = quantise(packed.matrix, packed.bounds)
     packed.quantised()  # the first view takes the codes handed over
     calls = []
-    monkeypatch.setattr("server.stores.packed.quantise", lambda *a: calls.append(a) or quantise(*a))
+
+    def counted(*args):
+        calls.append(args)
+        return quantise(*args)
+
+    monkeypatch.setattr("server.stores.packed.quantise", counted)
     again = packed.quantised()  # another store was edited: the view over this pack is built anew
     assert not calls
     for name in ("codes", "scale", "err_l2", "l2"):
