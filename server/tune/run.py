@@ -119,10 +119,11 @@ def tune_encoder(
     tuned, log = tune(
         params, split.train, neighbour_order(centroids), tokens, shape, base.pooling, settings, progress, sampler
     )
-    final = mixed(params, tuned, settings.stock_share)
+    prefix = "bert." if any(k.startswith("bert.") for k in raw) else ""
+    stock = {name: raw[prefix + name] for name in tuned}  # `params` went to the training steps (donated)
+    final = mixed(stock, tuned, settings.stock_share)
     _, after = scores(final) if split.held_out_count or anchors.all else (None, {})
 
-    prefix = "bert." if any(k.startswith("bert.") for k in raw) else ""
     weights = dict(raw)
     for name, value in final.items():
         weights[prefix + name] = np.asarray(value, dtype=raw[prefix + name].dtype)
