@@ -170,10 +170,7 @@ def tuned_config(
     target = config_dir.parent / "tuned-encoder"
     settings = TuneSettings(**{"steps": steps, "max_seconds": tune_seconds, "seed": seed, **(overrides or {})})
     result = tune_encoder(loaded.templates, bundled_folder(), target, settings, 0.0, lambda log: None)
-    config_file = config_dir / "config.yaml"
-    app = yaml.safe_load(config_file.read_text())
-    app["embedding"] = {**app["embedding"], "model_path": str(target)}
-    config_file.write_text(yaml.safe_dump(app))
+    point_at(config_dir, target)
     return {
         "tune_seconds": round(result.seconds, 1),
         "tune_train_seconds": round(result.log.seconds, 1),
@@ -241,9 +238,11 @@ async def run(
     tune_steps: int = 300,
     tune_settings: dict | None = None,
     compare: bool = False,
+    stock_shares: Sequence[float] = (),
 ) -> list[dict]:
     """The top-1 table (unless skipped) and the out-of-scope protocol; with `compare`, the stock and the
-    tuned encoder on the same out-of-scope tree, side by side (needs tune_seconds)."""
+    tuned encoder on the same out-of-scope tree, side by side (needs tune_seconds); `stock_shares`: the same
+    tune measured again mixed with the stock weights at each share (tune.stock_share)."""
     rng = random.Random(seed)
     train, test = read_csv(data_dir() / "train.csv"), read_csv(data_dir() / "test.csv")
     by_intent: dict[str, list[str]] = defaultdict(list)
@@ -270,24 +269,55 @@ async def run(
             stock = await scored_rows(config_dir, configs, test, oos)
         # tuned on the in-scope templates only: the held-out intents' examples are never seen
         tuning = tuned_config(config_dir, tune_seconds, seed, tune_steps, tune_settings) if tune_seconds else {}
-        rows_by_config = await scored_rows(config_dir, configs, test, oos)
-    for name, (rows, obs) in rows_by_config.items():
-        base = {
-            "benchmark": "banking77_out_of_scope",
-            "encoder": encoder,
-            **tuning,
-            "k": label,
-            "seed": seed,
-            "config": name,
-            "out_of_scope_intents": sorted(oos),
-            "fitted_on": half,
-            "measured_on": len(obs) - half,
-        }
-        if compare:
-            results.append({**base, "encoder": "stock_vs_tuned", **compare_encoders(stock[name], (rows, obs), half)})
-        else:
-            results.append({**base, **legacy_points(rows, obs, half)})
+        variants = [({}, await scored_rows(config_dir, configs, test, oos))]
+        for share in stock_shares if tune_seconds else ():
+            point_at(config_dir, mixed_folder(config_dir.parent / "tuned-encoder", share))
+            variants.append(({"stock_share": share}, await scored_rows(config_dir, configs, test, oos)))
+    for variant, rows_by_config in variants:
+        for name, (rows, obs) in rows_by_config.items():
+            base = {
+                "benchmark": "banking77_out_of_scope",
+                "encoder": encoder,
+                **tuning,
+                **variant,
+                "k": label,
+                "seed": seed,
+                "config": name,
+                "out_of_scope_intents": sorted(oos),
+                "fitted_on": half,
+                "measured_on": len(obs) - half,
+            }
+            if compare:
+                versus = compare_encoders(stock[name], (rows, obs), half)
+                results.append({**base, "encoder": "stock_vs_tuned", **versus})
+            else:
+                results.append({**base, **legacy_points(rows, obs, half)})
     return results
+
+
+def mixed_folder(tuned: Path, stock_share: float) -> Path:
+    """The tuned folder's weights mixed with the stock encoder's (tune.stock_share), written beside it:
+    one tune measured at several shares."""
+    from safetensors.numpy import load_file
+
+    from server.embedding.model_folder import bundled_folder, read_folder
+    from server.embedding.tuned_manifest import read_manifest
+    from server.tune.folder import write_folder
+    from server.tune.mix import mixed
+
+    folder = read_folder(tuned)
+    manifest = read_manifest(tuned) or {}
+    manifest["settings"] = {**manifest.get("settings", {}), "stock_share": stock_share}
+    weights = mixed(load_file(str(bundled_folder().weights)), load_file(str(folder.weights)), stock_share)
+    return write_folder(folder, weights, tuned.with_name(f"{tuned.name}-stock{stock_share}"), manifest)
+
+
+def point_at(config_dir: Path, model_path: Path) -> None:
+    """config.yaml's embedding.model_path set to this folder."""
+    config_file = config_dir / "config.yaml"
+    app = yaml.safe_load(config_file.read_text())
+    app["embedding"] = {**app["embedding"], "model_path": str(model_path)}
+    config_file.write_text(yaml.safe_dump(app))
 
 
 async def scored_rows(
@@ -449,6 +479,11 @@ def main() -> None:
         help="with --tune-seconds: stock and tuned on the same out-of-scope tree, each at its fitted threshold "
         "and both at the stock encoder's in-scope accuracy (the top-1 table, if not skipped, is the stock one)",
     )
+    parser.add_argument(
+        "--stock-shares",
+        default="",
+        help="with --tune-seconds: comma-separated tune.stock_share values the same tune is measured at again",
+    )
     parser.add_argument("--skip-top1", action="store_true", help="only the out-of-scope protocol")
     args = parser.parse_args()
     if args.compare and not args.tune_seconds:
@@ -468,6 +503,7 @@ def main() -> None:
             args.tune_steps,
             overrides,
             args.compare,
+            [float(v) for v in args.stock_shares.split(",") if v.strip()],
         )
         for result in asyncio.run(results):
             print(json.dumps(result), flush=True)

@@ -78,6 +78,7 @@ def tune_encoder(
     from server.tune.anchors import AnchorBatches, Anchors, write_verb_anchors
     from server.tune.bert_jax import trainable_params
     from server.tune.folder import write_folder
+    from server.tune.mix import mixed
     from server.tune.pairs import anchor_scores, centroid_scores, neighbour_order, split_examples
     from server.tune.train import Tokens, embed, tune
 
@@ -118,11 +119,13 @@ def tune_encoder(
     tuned, log = tune(
         params, split.train, neighbour_order(centroids), tokens, shape, base.pooling, settings, progress, sampler
     )
-    _, after = scores(tuned) if split.held_out_count or anchors.all else (None, {})
-
     prefix = "bert." if any(k.startswith("bert.") for k in raw) else ""
+    stock = {name: raw[prefix + name] for name in tuned}  # `params` went to the training steps (donated)
+    final = mixed(stock, tuned, settings.stock_share)
+    _, after = scores(final) if split.held_out_count or anchors.all else (None, {})
+
     weights = dict(raw)
-    for name, value in tuned.items():
+    for name, value in final.items():
         weights[prefix + name] = np.asarray(value, dtype=raw[prefix + name].dtype)
     digest = templates_hash(templates)
     validation_report = {

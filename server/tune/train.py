@@ -41,6 +41,7 @@ class TuneSettings:
     warmup: float = 0.1  # share of the steps with a rising learning rate
     hard_negative_group: int = _CONFIG_DEFAULTS.hard_negative_group  # the tune: block's knobs (tune_settings.py)
     dropout: float = _CONFIG_DEFAULTS.dropout
+    stock_share: float = _CONFIG_DEFAULTS.stock_share
     max_seconds: float = 600.0
     seed: int = 0
     max_train_tokens: int = 64  # training pairs are cut here (cost grows with the width; serving is not cut)

@@ -158,3 +158,32 @@ def test_the_embedding_cache_is_keyed_by_the_model_folder(tuned: tuple[Path, dic
     with sqlite3.connect(cache["path"]) as db:
         ids = {row[0] for row in db.execute("SELECT DISTINCT model_id FROM embeddings")}
     assert ids == {stock.model_id, mine.model_id}
+
+
+def test_a_stock_share_writes_the_weights_between_the_stock_and_the_tuned_ones(
+    tuned: tuple[Path, dict], tmp_path: Path
+) -> None:
+    """`tune.stock_share: 0.5`: the same tune (same seed and steps), every float weight halfway to the stock
+    encoder's; the manifest names the share."""
+    from server.embedding.model_folder import MANIFEST, bundled_folder
+
+    config = people_tree(tmp_path, BASE_CONFIG + "tune: {steps: 8, stock_share: 0.5}\n")
+    out = tmp_path / "mixed"
+    run = subprocess.run(
+        [sys.executable, "run.py", "--config", str(config), "tune-encoder", "--validation", "0", "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    stock = load_file(str(bundled_folder().weights))
+    full = load_file(str(Path(tuned[1]["model_path"]) / "model.safetensors"))
+    mixed = load_file(str(out / "model.safetensors"))
+    moved = 0
+    for name, weight in mixed.items():
+        if np.issubdtype(weight.dtype, np.floating):
+            np.testing.assert_allclose(weight, 0.5 * stock[name] + 0.5 * full[name], atol=1e-6, err_msg=name)
+            moved += not np.array_equal(full[name], stock[name])
+    assert moved > 50  # the tune moved the weights: the check above is not stock == tuned == mixed
+    assert json.loads((out / MANIFEST).read_text())["settings"]["stock_share"] == 0.5
