@@ -270,10 +270,10 @@ def edit_one(server: Server, root: Path, templates: list, intent: bool) -> dict[
     target = templates[len(templates) // 2]
     changed = edited(target, 0, f"bench edit {time.time_ns()}: {target.description.lower()}")
     new = [changed if t.id == target.id else t for t in templates]
-    path, text = rewrite(root, new, target.id)
+    path, library = rewrite(root, new, target.id)
     cpu = server.cpu()
     started = time.perf_counter()
-    path.write_text(text, encoding="utf-8")
+    path.write_text(library, encoding="utf-8")
     seen = False
     while time.perf_counter() - started < 300:
         text = changed.nl_examples[0]
@@ -290,8 +290,8 @@ def edit_one(server: Server, root: Path, templates: list, intent: bool) -> dict[
 def sigterm_during_refit(server: Server, root: Path, templates: list) -> float | None:
     """Edit again (a refit starts once the reload is in), then SIGTERM: seconds until the process is gone."""
     target = templates[len(templates) // 3]
-    path, text = rewrite(root, [edited(t, 1) if t.id == target.id else t for t in templates], target.id)
-    path.write_text(text, encoding="utf-8")
+    path, library = rewrite(root, [edited(t, 1) if t.id == target.id else t for t in templates], target.id)
+    path.write_text(library, encoding="utf-8")
     started = time.perf_counter()
     while time.perf_counter() - started < 60 and not reloaded(server, target.id):
         time.sleep(0.05)

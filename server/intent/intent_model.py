@@ -189,17 +189,9 @@ class IntentModel:
             raise NeedsFullFit(f"{len(changed)} of {len(keys)} templates changed")
         pieces: list[tuple[ExampleRows, np.ndarray] | np.ndarray] = []
         norms, descs, counts_list = [], [], []
-        run: list[int] = []  # [start, stop) of this model's rows read as one piece (unchanged neighbours)
-
-        def end_run() -> None:
-            if run:
-                pieces.append((self.examples, np.arange(run[0], run[1])))
-                run.clear()
-
         for k in keys:
             check(cancelled)
             if k in changed:
-                end_run()
                 examples, description = changed[k]
                 raw = np.atleast_2d(np.asarray(examples, np.float32))
                 if not len(raw):
@@ -211,15 +203,10 @@ class IntentModel:
             else:
                 i = at[k]
                 s, n = int(self.starts[i]), int(self.counts[i])
-                if run and run[1] == s:
-                    run[1] = s + n
-                else:
-                    end_run()
-                    run.extend((s, s + n))
+                pieces.append((self.examples, np.arange(s, s + n)))
                 norms.append(self.norms[s : s + n])
                 descs.append(self.desc[i])
                 counts_list.append(n)
-        end_run()
         example_rows = ExampleRows.joined(pieces)
         norm, desc = np.concatenate(norms), np.stack(descs)
         centred = example_rows.rows()

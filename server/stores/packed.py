@@ -40,11 +40,8 @@ class Packed:
             return self._ahead.pop()  # atomic: two views built at once take it once
         except IndexError:
             pass
-        for read in self._on_disk[:1]:
-            codes = read()
-            if codes is not None:
-                return codes
-        return quantise(self.matrix, self.bounds)
+        codes = self._on_disk[0]() if self._on_disk else None
+        return codes if codes is not None else quantise(self.matrix, self.bounds)
 
     def hand_over(self, codes: Quantised) -> None:
         """Codes of exactly this matrix, for the next view built (then dropped, as those `quantised` makes)."""

@@ -34,6 +34,7 @@ from ..templates import Template
 from . import bounded_scores
 from .bounded_scores import Quantised
 from .memory import MemoryTemplateStore
+from .packed import Packed
 from .stacked import INT8_ABOVE_FLOATS
 
 log = logging.getLogger(__name__)
@@ -67,8 +68,10 @@ class StoreSnapshots:
                 codes = _codes(data, matrix) if meta.get("quantised") == quantise_version() else None
             by_id = {t.id: t for t in templates}
             store.restore([(tid, digest, by_id[tid].embedding_texts()) for tid, digest in order], matrix, dim)
-            if codes is not None:
-                self._hand_over(adapter, store, codes, order)
+            packed = store.packed()
+            if codes is not None and packed is not None:
+                packed.hand_over(codes)
+                self._read_back_later(adapter, packed, order)
             elif matrix.size > INT8_ABOVE_FLOATS:  # codes of older code, or none: made now and written with it
                 self.save(adapter, store)
         except FileNotFoundError:
@@ -87,11 +90,8 @@ class StoreSnapshots:
         if packed is None:
             path.unlink(missing_ok=True)
             return
-        meta: dict[str, object] = {
-            "format": FORMAT,
-            "adapter": adapter,
-            "templates": [[t, hashes[t]] for t in packed.ids],
-        }
+        order = [[t, hashes[t]] for t in packed.ids]
+        meta: dict[str, object] = {"format": FORMAT, "adapter": adapter, "templates": order}
         arrays = {"matrix": packed.matrix}
         codes = None
         if packed.matrix.size > INT8_ABOVE_FLOATS:  # any view of it takes the int8 pass: its codes go too
@@ -106,17 +106,13 @@ class StoreSnapshots:
             log.warning("store file of adapter %s not written (%s): %s", adapter, path, exc)
             return
         if codes is not None:
-            self._hand_over(adapter, store, codes, meta["templates"])  # type: ignore[arg-type]
+            self._read_back_later(adapter, packed, order)
 
-    def _hand_over(self, adapter: str, store: MemoryTemplateStore, codes: Quantised, order: list) -> None:
-        """The codes to the store's pack for the next view, and the file as where later views read them."""
-        packed = store.packed()
-        if packed is None:
-            return
-        packed.hand_over(codes)
+    def _read_back_later(self, adapter: str, packed: Packed, order: list[list[str]]) -> None:
+        """The adapter's file as where views built later read this pack's codes (it holds them now)."""
         packed.kept_on_disk(functools.partial(self._reread, adapter, packed.matrix, order))
 
-    def _reread(self, adapter: str, matrix: np.ndarray, order: list) -> Quantised | None:
+    def _reread(self, adapter: str, matrix: np.ndarray, order: list[list[str]]) -> Quantised | None:
         """The codes of `matrix` from the adapter's file, if it still holds them (the same templates with the
         same digests, by the same quantising code); None otherwise or on any error (they are made again)."""
         try:
