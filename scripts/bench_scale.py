@@ -26,7 +26,8 @@ same run:
   smallest size and this one, ÷ one vector's 1.5 KB (bar: <= 3x).
 Then `search_150x100`: the composite's search stage p50 at 150 templates x 100 examples against one bare
 float32 matrix-vector product + argpartition over the same vectors (bar: <= 1.5x), in-process; and the
-statistics rows of scripts/bench_stats_scale.py when it exists. Prints one JSON object.
+statistics rows of scripts/bench_stats_scale.py when it exists. `--lane-min-questions N` writes the trees with
+`server.encoder_lane_min_questions: N`. Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -166,7 +167,10 @@ def measure_size(size: int, args: argparse.Namespace, bare: Bare) -> dict[str, A
     if cold:
         shutil.rmtree(root / "data" / "fitted", ignore_errors=True)
     templates = generate_templates(size, args.examples)
-    config = write_tree(root, templates, children=5, cache=args.cache_dir / "embeddings.sqlite3", composite=COMPOSITE)
+    extra = {"server": {"encoder_lane_min_questions": args.lane_min_questions}} if args.lane_min_questions else None
+    config = write_tree(
+        root, templates, children=5, cache=args.cache_dir / "embeddings.sqlite3", composite=COMPOSITE, config=extra
+    )
     out: dict[str, Any] = {"templates": size, "examples": size * args.examples}
     first = Server(config, root / "first.log", args.timeout)
     out["first_start_s"] = round(first.start_seconds, 2)
@@ -377,6 +381,9 @@ def main() -> None:
     parser.add_argument("--cache-dir", type=Path, default=ROOT / "data" / "bench_scale")
     parser.add_argument("--warm-starts", type=int, default=1, help="warm starts timed per size (median reported)")
     parser.add_argument("--start-only", action="store_true", help="only the starts: no throughput, edit, SIGTERM")
+    parser.add_argument(
+        "--lane-min-questions", type=int, help="the trees' server.encoder_lane_min_questions (unset: the default)"
+    )
     parser.add_argument("--no-search", action="store_true", help="skip the 150 x 100 search")
     parser.add_argument("--no-stats", action="store_true", help="skip scripts/bench_stats_scale.py")
     parser.add_argument("--stats-rows", type=int, default=1_000_000, help="routing-log rows for the statistics")
@@ -406,7 +413,12 @@ def main() -> None:
             if row.get("loop_cpu_ms_per_question") and base.get("loop_cpu_ms_per_question")
             else None
         )
-    out: dict[str, Any] = {"benchmark": "scale", "sizes": rows, "cpus": os.cpu_count()}
+    out: dict[str, Any] = {
+        "benchmark": "scale",
+        "sizes": rows,
+        "cpus": os.cpu_count(),
+        "lane_min_questions": args.lane_min_questions,
+    }
     if not args.no_search:
         out["search_150x100"] = asyncio.run(search_150x100(args))
     out["statistics"] = statistics_rows(args)

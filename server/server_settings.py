@@ -57,6 +57,17 @@ class ServerSettings(BaseModel):
         "unset: one per core of this process's share, at most 4; 0: off. Applied at start and at every "
         "reload",
     )
+    # a lane pass beside another carries at least this many questions (embedding/batching.py); measured in
+    # docs/benchmarks.md: 4 gained 10-15% at 1,000 templates under 4-8 clients, lost 10% at 10 under 4
+    encoder_lane_min_questions: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="fewest waiting questions an idle encoder lane starts a pass with while another pass runs "
+        "(fewer wait for a pass to finish, then go in one); 1: at once. Worth raising (e.g. 4) where routing "
+        "after the encoder is heavy (hundreds of templates with the intent model) and several questions "
+        "arrive at once: fewer, larger passes leave a core to the routing. Applied at start and at every reload",
+    )
     # used when a request names no adapter; unset: the first composite, else the first adapter
     default_adapter: str | None = Field(
         None,

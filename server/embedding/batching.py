@@ -7,7 +7,12 @@ question at once, and a question never waits longer than the call in progress pl
 the questions queued before it (`max_batch` bounds each call).
 
 With lanes (embedding/lanes.py), a lone question still runs on the wide runner (every core), while
-questions that queue up are shared out over the free lanes, each a one-core pass of its own.
+questions that queue up are shared out over the free lanes, each a one-core pass of its own, in passes
+of at least `lane_floor` questions (`server.encoder_lane_min_questions`; the last may hold fewer); while
+a pass runs, fewer waiting questions wait for a runner to finish. Every pass reads all the model's
+weights (~90 MB) and costs about as much again as two short questions, so where the routing after the
+encoder already takes a core, passes of one or two questions side by side cost more than they save
+(docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -82,16 +87,25 @@ class QuestionBatcher:
         self._lock = threading.Lock()
         self._pending: list[_Pending] = []
         self._lanes: list[Lane] = list(lanes)
+        self._lane_floor = 1
         self._busy: set[Lane] = set()  # the runners (lanes, the wide one) running a pass
 
     @property
     def lanes(self) -> int:
         return len(self._lanes)
 
-    def set_lanes(self, lanes: Sequence[Lane]) -> None:
-        """Use these lanes from the next pass on (a dropped lane finishes the pass it runs)."""
+    @property
+    def lane_floor(self) -> int:
+        return self._lane_floor
+
+    def set_lanes(self, lanes: Sequence[Lane], lane_floor: int = 1) -> None:
+        """Use these lanes from the next pass on (a dropped lane finishes the pass it runs), sharing the queue
+        out in passes of at least `lane_floor` questions (see `_plan`)."""
+        if lane_floor < 1:
+            raise ValueError("lane_floor must be at least 1")
         with self._lock:
             self._lanes = list(lanes)
+            self._lane_floor = lane_floor
             starts = self._plan()
         self._start(starts)
 
@@ -118,7 +132,9 @@ class QuestionBatcher:
     def _plan(self) -> list[tuple[Lane, list[_Pending]]]:
         """(Under the lock.) The passes to start now: nothing while the wide runner runs (it has every
         core); a lone question with nothing running goes to the wide runner, as does everything without
-        lanes; otherwise the queue is shared out evenly over the free lanes."""
+        lanes; otherwise the queue is shared out evenly over the free lanes, in passes of at least `lane_floor`
+        (the last may hold fewer), and held for a runner to finish while it is shorter than `lane_floor`
+        beside a running pass."""
         if not self._pending or self._wide in self._busy:
             return []
         if not self._lanes or (not self._busy and len(self._pending) == 1):
@@ -126,9 +142,9 @@ class QuestionBatcher:
                 return []
             return [self._claim(self._wide, self.max_batch)]
         free = [lane for lane in self._lanes if lane not in self._busy]
-        if not free:
+        if not free or (self._busy and len(self._pending) < self._lane_floor):
             return []
-        share = min(self.max_batch, -(-len(self._pending) // len(free)))
+        share = min(self.max_batch, max(self._lane_floor, -(-len(self._pending) // len(free))))
         return [self._claim(lane, share) for lane in free[: -(-len(self._pending) // share)]]
 
     def _claim(self, runner: Lane, n: int) -> tuple[Lane, list[_Pending]]:

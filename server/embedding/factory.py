@@ -72,16 +72,17 @@ def shared_minilm(graph_dir: Path | None, folder: ModelFolder | None = None) -> 
         return model
 
 
-def use_encoder_lanes(setting: int | None, embedders: Iterable[Embedder]) -> None:
-    """Apply `server.encoder_lanes` to the process-wide local model when the serving config uses it (none
-    when it no longer does). Called by the server at start and at every reload, not by one-shot commands;
-    new lanes open in the background while the main session serves."""
+def use_encoder_lanes(setting: int | None, embedders: Iterable[Embedder], lane_floor: int = 1) -> None:
+    """Apply `server.encoder_lanes` (and `server.encoder_lane_min_questions`, `lane_floor`) to the
+    process-wide local model when the serving config uses it (no lanes when it no longer does). Called by
+    the server at start and at every reload, not by one-shot commands; new lanes open in the background
+    while the main session serves."""
     used = {e.model_id for e in embedders}
     with _MODELS_LOCK:
         models = list(_MODELS.values())
     for model in models:
         count = resolve_lanes(setting) if model.model_id in used else 0
-        model.set_lanes(count).add_done_callback(_report_lanes)
+        model.set_lanes(count, lane_floor).add_done_callback(_report_lanes)
 
 
 def _report_lanes(done: Future[int]) -> None:

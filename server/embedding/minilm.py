@@ -173,18 +173,19 @@ class MiniLMModel:
         """Lanes in use now (set_lanes loads new ones in the background)."""
         return self.questions.lanes
 
-    def set_lanes(self, count: int) -> Future[int]:
-        """Use `count` one-thread lanes for concurrent questions (0: the main session alone). New lanes'
-        sessions (~90 MB each) are opened one by one on a background thread, each used once open; the
-        future gives the count in use at the end. A lane that fails to open is logged and left out (the
-        main session still serves every question)."""
-        return self._lane_loader.submit(self._set_lanes, count)
+    def set_lanes(self, count: int, lane_floor: int = 1) -> Future[int]:
+        """Use `count` one-thread lanes for concurrent questions (0: the main session alone), each pass beside
+        another carrying at least `lane_floor` questions (QuestionBatcher). New lanes' sessions (~90 MB each)
+        are opened one by one on a background thread, each used once open; the future gives the count in
+        use at the end. A lane that fails to open is logged and left out (the main session still serves
+        every question)."""
+        return self._lane_loader.submit(self._set_lanes, count, lane_floor)
 
     def settled_lanes(self, timeout: float = 60.0) -> int:
         """The lanes in use once every change asked for so far is done."""
         return self._lane_loader.submit(lambda: self.lanes).result(timeout)
 
-    def _set_lanes(self, count: int) -> int:
+    def _set_lanes(self, count: int, lane_floor: int) -> int:
         import onnxruntime as ort
 
         with self._lanes_lock:
@@ -200,12 +201,12 @@ class MiniLMModel:
                 n = len(self._lanes)
                 executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"minilm-lane{n}")
                 self._lanes.append(Lane(partial(self.encode_questions, lane=session), executor))
-                self.questions.set_lanes(self._lanes)
+                self.questions.set_lanes(self._lanes, lane_floor)
                 log.info("encoder lane %d opened in %.2f s", n, time.perf_counter() - t)
             # A dropped lane finishes the pass it may be running; its thread ends with its executor, which is
             # not shut down here: a pass planned just before this could still be handed to it.
             del self._lanes[count:]
-            self.questions.set_lanes(self._lanes)
+            self.questions.set_lanes(self._lanes, lane_floor)
             return len(self._lanes)
 
     def _lane_source(self) -> GraphSource:

@@ -106,7 +106,8 @@ class RuntimeHolder:
 
     def _apply_encoder_lanes(self) -> None:
         if self._encoder_lanes and self._current is not None:
-            use_encoder_lanes(self._current.config.app.server.encoder_lanes, self._current.embedders.values())
+            server = self._current.config.app.server
+            use_encoder_lanes(server.encoder_lanes, self._current.embedders.values(), server.encoder_lane_min_questions)
 
     @property
     def current(self) -> Runtime:

@@ -63,6 +63,12 @@ async def test_lanes_follow_the_config_at_start_and_reload(tmp_path):
             }
         ]
         assert await asyncio.to_thread(model.settled_lanes) == 1  # the last good config's lanes stay
+        assert model.questions.lane_floor == 1
+
+        write(config_dir / "config.yaml", BASE_CONFIG + "server: {encoder_lanes: 1, encoder_lane_min_questions: 4}\n")
+        assert (await holder.reload()).ok
+        await eventually(lambda: model.questions.lane_floor == 4, timeout=30)
+        assert await asyncio.to_thread(model.settled_lanes) == 1
 
         write(config_dir / "config.yaml", with_lanes(0))
         assert (await holder.reload()).ok

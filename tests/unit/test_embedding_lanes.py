@@ -99,6 +99,48 @@ def test_queued_questions_are_shared_out_evenly_over_the_lanes(runners):
     assert batcher.stats.lane_calls == 2 and batcher.stats.questions == 8
 
 
+def test_a_lane_pass_beside_another_waits_for_the_lane_floor(runners):
+    r = runners(2)
+    batcher = r.batcher()
+    batcher.set_lanes(r.lanes, lane_floor=3)
+    r.lanes_gate.clear()
+    first = batcher.submit("first")  # alone: the wide runner, held at the gate
+    queued = [batcher.submit(f"q{i}") for i in range(3)]
+    r.gate.set()
+    first.result(5)
+    until(lambda: r.running == {"lane0"})  # 3 waiting, floor 3: one pass of 3, not 2 + 1
+    held = [batcher.submit(f"a{i}") for i in range(2)]
+    time.sleep(0.05)
+    assert r.running == {"lane0"}  # 2 < 3 beside a running pass: they wait
+    held.append(batcher.submit("a2"))
+    until(lambda: r.running == {"lane0", "lane1"})  # 3 waiting: a pass of its own beside the other
+    r.lanes_gate.set()
+    for f in queued + held:
+        f.result(5)
+    assert sorted(r.passes[1:]) == [("lane0", ["q0", "q1", "q2"]), ("lane1", ["a0", "a1", "a2"])]
+    assert batcher.lane_floor == 3
+
+
+def test_held_questions_go_with_the_next_pass_when_a_runner_finishes(runners):
+    r = runners(2)
+    batcher = r.batcher()
+    batcher.set_lanes(r.lanes, lane_floor=4)
+    r.lanes_gate.clear()
+    first = batcher.submit("first")
+    queued = [batcher.submit(f"q{i}") for i in range(2)]
+    r.gate.set()
+    first.result(5)
+    until(lambda: r.running == {"lane0"})  # 2 waiting, nothing running: one pass of both
+    held = [batcher.submit(f"a{i}") for i in range(3)]  # 3 < 4 beside it: held for lane0
+    time.sleep(0.05)
+    r.lanes_gate.set()
+    for f in queued + held:
+        f.result(5)
+    assert r.passes[1:] == [("lane0", ["q0", "q1"]), ("lane0", ["a0", "a1", "a2"])]
+    with pytest.raises(ValueError, match="lane_floor"):
+        batcher.set_lanes(r.lanes, lane_floor=0)
+
+
 def test_wide_and_lane_passes_never_overlap_and_lanes_stay_within_max_batch(runners):
     r = runners(2)
     batcher = r.batcher(max_batch=3)
