@@ -62,11 +62,12 @@ class ServerSettings(BaseModel):
     encoder_lane_min_questions: int = Field(
         1,
         ge=1,
-        le=64,
+        le=16,  # the largest pass the encoder runs for questions (embedding/minilm.py QUERY_BATCH)
         description="fewest waiting questions an idle encoder lane starts a pass with while another pass runs "
         "(fewer wait for a pass to finish, then go in one); 1: at once. Worth raising (e.g. 4) where routing "
         "after the encoder is heavy (hundreds of templates with the intent model) and several questions "
-        "arrive at once: fewer, larger passes leave a core to the routing. Applied at start and at every reload",
+        "arrive at once: fewer, larger passes leave a core to the routing. At most 16, the largest pass. Applied "
+        "at start and at every reload",
     )
     # used when a request names no adapter; unset: the first composite, else the first adapter
     default_adapter: str | None = Field(
