@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 
 import pytest
@@ -11,6 +14,24 @@ from server.embedding.factory import shared_minilm
 from server.embedding.minilm import MiniLMEmbedder
 from server.testing import mariadb, mongo, pg, redis_server
 from server.testing.servers import missing
+
+JAX_CACHE_ENV = {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1"}
+_JAX_CACHE = pytest.StashKey[str]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One JAX compilation cache for the run, before any test imports JAX: the suite's tiny tunes (in this
+    process and in the `tune-encoder` children it starts, which inherit the environment) load the steps an
+    earlier tune of the same shapes compiled instead of compiling them again, most of a tiny tune's time."""
+    if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+        config.stash[_JAX_CACHE] = folder = tempfile.mkdtemp(prefix="jax-cache-")
+        os.environ |= {"JAX_COMPILATION_CACHE_DIR": folder, **JAX_CACHE_ENV}
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(_JAX_CACHE, None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -55,6 +55,15 @@ class TuneSettings:
         return dict(self.__dict__)
 
 
+def steps_that_fit(step: int, seconds: float, first_step_seconds: float, s: TuneSettings) -> int:
+    """The steps the time budget allows, planned after step `step` (0-based, > 0) from the mean speed since
+    the first step (mostly compilation); all of `s.steps` whenever they fit. Every re-plan starts afresh, so
+    a stall (the machine busy, the process paused) shortens the plan only while it still weighs on the mean."""
+    per_step = (seconds - first_step_seconds) / step
+    fits = step + 1 + int((s.max_seconds - seconds) / max(per_step, 1e-6))
+    return s.steps if fits >= s.steps else max(step + 1, fits)
+
+
 @dataclass
 class TuneLog:
     steps: int = 0
@@ -209,10 +218,8 @@ def tune(
         log.last_loss = value
         log.losses.append(round(value, 4))
         if step == 4 or (step > 4 and step % 20 == 0):  # re-plan from the measured speed
-            per_step = (log.seconds - log.first_step_seconds) / step
-            fits = step + 1 + int((s.max_seconds - log.seconds) / max(per_step, 1e-6))
-            if fits < s.steps:
-                log.planned_steps, log.stopped_by = max(step + 1, fits), "max_seconds"
+            log.planned_steps = steps_that_fit(step, log.seconds, log.first_step_seconds, s)
+            log.stopped_by = "steps" if log.planned_steps == s.steps else "max_seconds"
         if log.seconds >= s.max_seconds:
             log.stopped_by = "max_seconds"
             break
