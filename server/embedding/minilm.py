@@ -174,8 +174,8 @@ class MiniLMModel:
         return self.questions.lanes
 
     def set_lanes(self, count: int, lane_floor: int = 1) -> Future[int]:
-        """Use `count` one-thread lanes for concurrent questions (0: the main session alone), each pass beside
-        another carrying at least `lane_floor` questions (QuestionBatcher). New lanes' sessions (~90 MB each)
+        """Use `count` one-thread lanes for concurrent questions (0: the main session alone), in passes of at
+        least `lane_floor` questions (QuestionBatcher._plan). New lanes' sessions (~90 MB each)
         are opened one by one on a background thread, each used once open; the future gives the count in
         use at the end. A lane that fails to open is logged and left out (the main session still serves
         every question)."""
