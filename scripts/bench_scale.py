@@ -13,7 +13,8 @@ same run:
 - `throughput_ratio_8`: 8 closed-loop clients' /v1/test_routing q/s ÷ the bare encoder's sentences/s on
   batches of 16 of the same questions (in this process, server idle); `loop_cpu_ms_per_question`: the
   server's event-loop thread CPU per question in those rounds, `server_cpu_ms_per_question` all its threads'
-  (CPU time: under another job's load it moves far less than the rates do).
+  (CPU time: under another job's load it moves far less than the rates do), `thread_cpu_ms_per_question`
+  the same by thread name (the encoder lanes, the search and scoring pools, the log: server/named_threads.py).
 - `intent_fit_s` (with `--cold`): the fit a cold start logged ÷ the bare encoding of the examples (rate
   measured on up to 2,000 of them, scaled to all).
 - `edit`: one example edited in a library file: seconds until the edited text routes to its template with
@@ -55,7 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_throughput import Bare, free_port, load, pct, server_cpu  # noqa: E402
+from bench_throughput import Bare, free_port, load, pct, server_cpu, thread_cpu  # noqa: E402
 
 from server.testing.generated_trees import edited, generate_templates, library_path, write_tree  # noqa: E402
 
@@ -232,11 +233,16 @@ def throughput(server: Server, templates: list, args: argparse.Namespace, bare: 
     asked = questions(templates, args.questions, tag)
     asyncio.run(load(server.url, "all", questions(templates, 16, tag + "w"), args.clients))  # warm-up
     ratios, loop_ms, server_ms = [], [], []
+    by_thread: dict[str, list[float]] = {}
     for round_ in range(args.rounds):
         batch = [f"{q} #{round_}" for q in asked]
-        before = server_cpu(server.proc.pid)
+        before, threads_before = server_cpu(server.proc.pid), thread_cpu(server.proc.pid)
         got = asyncio.run(load(server.url, "all", batch, args.clients))
-        after = server_cpu(server.proc.pid)
+        after, threads_after = server_cpu(server.proc.pid), thread_cpu(server.proc.pid)
+        if threads_before is not None and threads_after is not None:
+            for name, seconds in threads_after.items():
+                spent = (seconds - threads_before.get(name, 0.0)) * 1000 / len(batch)
+                by_thread.setdefault(name, []).append(spent)
         qps = (got["steady"] or {}).get("qps") or got["qps"]
         bare_rate = len(batch) / bare.batched_seconds(batch)
         ratios.append(qps / bare_rate)
@@ -249,6 +255,9 @@ def throughput(server: Server, templates: list, args: argparse.Namespace, bare: 
         "throughput_round_ratios": [round(r, 3) for r in ratios],
         "loop_cpu_ms_per_question": round(float(np.median(loop_ms)), 3) if loop_ms else None,
         "server_cpu_ms_per_question": round(float(np.median(server_ms)), 3) if server_ms else None,
+        "thread_cpu_ms_per_question": {
+            name: round(float(np.median(spent)), 3) for name, spent in sorted(by_thread.items()) if max(spent) > 0
+        },
         "single_latency_p50_ms": alone["latency_p50_ms"],
         "single_bare_p50_ms": alone["bare_single_p50_ms"],
         "single_latency_ratio": round(alone["latency_p50_ms"] / alone["bare_single_p50_ms"], 2),

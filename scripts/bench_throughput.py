@@ -35,6 +35,7 @@ import csv
 import json
 import os
 import random
+import re
 import secrets
 import socket
 import statistics
@@ -216,27 +217,40 @@ def steady(done_at: list[float], emptied_at: float, clients: int) -> dict:
     return {"questions": inside, "seconds": round(seconds, 3), "qps": qps}
 
 
-def server_cpu(pid: int) -> tuple[float, float] | None:
-    """CPU seconds so far of the server's event loops (each process's main thread) and of its other threads
-    (the encoder's, the pools'), over the process and its worker processes; None without Linux's /proc."""
-    loops = others = 0.0
+EVENT_LOOP = "event loop"
+
+
+def thread_cpu(pid: int) -> dict[str, float] | None:
+    """CPU seconds so far of the server's threads by name, over the process and its worker processes: each
+    process's main thread is EVENT_LOOP, the others go by their kernel name (server/named_threads.py) less
+    the pool index ("router-search_2" -> "router-search"); None without Linux's /proc."""
+    by_name: dict[str, float] = {}
     tick = os.sysconf("SC_CLK_TCK")
     pending = [pid]
     try:
         while pending:
             process = pending.pop()
             for tid in os.listdir(f"/proc/{process}/task"):
-                fields = Path(f"/proc/{process}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+                task = Path(f"/proc/{process}/task/{tid}")
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
                 seconds = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
-                if int(tid) == process:
-                    loops += seconds
-                else:
-                    others += seconds
-                children = Path(f"/proc/{process}/task/{tid}/children")
+                name = EVENT_LOOP if int(tid) == process else re.sub(r"_\d*$", "", (task / "comm").read_text().strip())
+                by_name[name] = by_name.get(name, 0.0) + seconds
+                children = task / "children"
                 pending += [int(c) for c in children.read_text().split()] if children.exists() else []
     except (OSError, ValueError):
         return None
-    return loops, others
+    return by_name
+
+
+def server_cpu(pid: int) -> tuple[float, float] | None:
+    """CPU seconds so far of the server's event loops (each process's main thread) and of its other threads
+    (the encoder's, the pools'), over the process and its worker processes; None without Linux's /proc."""
+    by_name = thread_cpu(pid)
+    if by_name is None:
+        return None
+    loops = by_name.pop(EVENT_LOOP, 0.0)
+    return loops, sum(by_name.values())
 
 
 def free_port() -> int:

@@ -21,17 +21,17 @@ import functools
 import os
 import threading
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from .errors import SourceBusy
+from .named_threads import NamedPool
 
 T = TypeVar("T")
 
-SEARCH_POOL = ThreadPoolExecutor(4, thread_name_prefix="router-search")  # blocking store search, cache disk reads
-STATISTICS_POOL = ThreadPoolExecutor(2, thread_name_prefix="router-stats")  # /v1/routing/statistics aggregates
-LOG_POOL = ThreadPoolExecutor(2, thread_name_prefix="router-log")  # routing-log inserts, purge, schema
+SEARCH_POOL = NamedPool(4, thread_name_prefix="router-search")  # blocking store search, cache disk reads
+STATISTICS_POOL = NamedPool(2, thread_name_prefix="router-stats")  # /v1/routing/statistics aggregates
+LOG_POOL = NamedPool(2, thread_name_prefix="router-log")  # routing-log inserts, purge, schema
 
 
 def _lower_priority() -> None:
@@ -41,8 +41,8 @@ def _lower_priority() -> None:
 
 
 # intent-model refits: one at a time, niced, off the event loop and off the pools that serve questions
-REFIT_POOL = ThreadPoolExecutor(1, thread_name_prefix="router-refit", initializer=_lower_priority)
-HEALTH_POOL = ThreadPoolExecutor(4, thread_name_prefix="router-health")  # /health pings (a down source blocks one)
+REFIT_POOL = NamedPool(1, thread_name_prefix="router-refit", initializer=_lower_priority)
+HEALTH_POOL = NamedPool(4, thread_name_prefix="router-health")  # /health pings (a down source blocks one)
 
 
 async def run_on(pool: concurrent.futures.Executor, fn: Callable[..., T], *args: Any) -> T:
@@ -64,7 +64,7 @@ class Bulkhead:
         self.max_concurrency = max_concurrency
         self.queue_timeout = queue_timeout
         self._semaphore = asyncio.Semaphore(max_concurrency)
-        self._executor: ThreadPoolExecutor | None = None  # created on first threaded query
+        self._executor: NamedPool | None = None  # created on first threaded query
         self._running = 0
         self.stats = BulkheadStats()
 
@@ -98,9 +98,7 @@ class Bulkhead:
         loop = asyncio.get_running_loop()
         try:
             if self._executor is None:
-                self._executor = ThreadPoolExecutor(
-                    self.max_concurrency, thread_name_prefix=f"adapter-{self.adapter}"[:40]
-                )
+                self._executor = NamedPool(self.max_concurrency, thread_name_prefix=f"adapter-{self.adapter}"[:40])
             work = self._executor.submit(fn, *args)
         except BaseException:
             self.release()

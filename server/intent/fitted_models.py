@@ -19,11 +19,12 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from ..named_threads import NamedPool
 from ..recent import Recent
 from . import model_files
 
@@ -59,7 +60,7 @@ class FittedModels:
         self._latest: Recent[str, Any] = Recent(32)  # lineage -> the last fit applied (a FitResult)
         self._generations: dict[str, int] = {}
         self._lock = threading.Lock()
-        self._writer: ThreadPoolExecutor | None = None
+        self._writer: NamedPool | None = None
         self._pending: list[Future[None]] = []
         self.stats = FittedStats()
 
@@ -159,7 +160,7 @@ class FittedModels:
         fsynced: up to a second at 1,000 templates) is written. `flush` waits for what is pending."""
         with self._lock:
             if self._writer is None:
-                self._writer = ThreadPoolExecutor(1, thread_name_prefix="fitted-models-writer")
+                self._writer = NamedPool(1, thread_name_prefix="fitted-models-writer")
             self._pending = [f for f in self._pending if not f.done()]
             self._pending.append(self._writer.submit(self._write, write))
 

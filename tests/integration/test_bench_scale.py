@@ -48,6 +48,8 @@ def test_bench_scale_at_ten_templates(cache_dir):
     assert row["intent_model_on"] is True
     assert row["throughput_ratio_8"] > 0 and row["loop_cpu_ms_per_question"] is not None
     assert row["server_cpu_ms_per_question"] >= row["loop_cpu_ms_per_question"]
+    threads = row["thread_cpu_ms_per_question"]  # by the threads' kernel names (server/named_threads.py)
+    assert "event loop" in threads and any(name.startswith("minilm") for name in threads)
     assert row["edit"]["routable_s"] is not None  # the edited example routed on every stage
     assert row["sigterm_exit_s"] is not None
     assert row["rss_mb"] > 0 and row["rss_at_health_mb"] > 0  # read once the heap settled, and at /health

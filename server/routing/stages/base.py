@@ -5,18 +5,18 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
 from ...coalescing import Coalescer
 from ...embedding.batching import BatchStats
+from ...named_threads import NamedPool
 from ..candidates import Candidate
 
 T = TypeVar("T")
 # a stage's arithmetic when it is too large for the event loop (numpy releases the GIL in its products);
 # its own threads, so that store search and query execution never wait behind it
-SCORING_POOL = ThreadPoolExecutor(2, thread_name_prefix="router-scoring")
+SCORING_POOL = NamedPool(2, thread_name_prefix="router-scoring")
 
 
 async def run_scoring(fn: Callable[[], T]) -> T:

@@ -1,0 +1,38 @@
+"""Pool threads carry their names to the OS (what `top -H` and /proc/PID/task/*/comm show), cut to the
+kernel's 15 bytes, with the pool's own initializer still run; the main thread keeps the process's name."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from server.named_threads import NamedPool, name_os_thread
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="kernel thread names: Linux")
+
+
+def os_name(native_id: int) -> str:
+    return Path(f"/proc/self/task/{native_id}/comm").read_text().strip()
+
+
+def test_a_pool_thread_has_its_name_in_the_kernel_and_its_initializer_runs() -> None:
+    seen: list[str] = []
+    with NamedPool(1, thread_name_prefix="probe-pool", initializer=seen.append, initargs=("started",)) as pool:
+        native = pool.submit(threading.get_native_id).result(5)
+        assert os_name(native) == "probe-pool_0"
+    assert seen == ["started"]
+
+
+def test_a_long_name_is_cut_to_fifteen_bytes() -> None:
+    with NamedPool(1, thread_name_prefix="router-scoring-and-more") as pool:
+        native = pool.submit(threading.get_native_id).result(5)
+        assert os_name(native) == "router-scoring-"
+
+
+def test_the_main_thread_keeps_the_process_name() -> None:
+    before = os_name(threading.get_native_id())
+    assert name_os_thread("renamed") is False
+    assert os_name(threading.get_native_id()) == before
