@@ -482,13 +482,19 @@ def main() -> None:
     parser.add_argument(
         "--stock-shares",
         default="",
-        help="with --tune-seconds: comma-separated tune.stock_share values the same tune is measured at again",
+        help="with --tune-seconds: comma-separated tune.stock_share values the same tune is measured at again "
+        "(the tune itself is then written at share 0 and measured as such)",
     )
     parser.add_argument("--skip-top1", action="store_true", help="only the out-of-scope protocol")
     args = parser.parse_args()
     if args.compare and not args.tune_seconds:
         parser.error("--compare needs --tune-seconds")
     overrides = {name: yaml.safe_load(value) for name, value in (s.split("=", 1) for s in args.tune_set)}
+    shares = [float(v) for v in args.stock_shares.split(",") if v.strip()]
+    if shares:  # every share is mixed from the plain tune, which is then measured as share 0
+        if "stock_share" in overrides:
+            parser.error("--stock-shares mixes the plain tune: leave stock_share out of --tune-set")
+        overrides["stock_share"] = 0.0
     configs = {name: CONFIGS[name] for name in args.config} if args.config else CONFIGS
     for k in args.k or ["8", "all"]:
         k_value = None if k == "all" else int(k)
@@ -503,7 +509,7 @@ def main() -> None:
             args.tune_steps,
             overrides,
             args.compare,
-            [float(v) for v in args.stock_shares.split(",") if v.strip()],
+            shares,
         )
         for result in asyncio.run(results):
             print(json.dumps(result), flush=True)

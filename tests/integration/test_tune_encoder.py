@@ -53,8 +53,8 @@ TEMPLATE_TEXTS = {
 @pytest.fixture(scope="module")
 def tuned(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     """The people config tuned for a few steps by the real command (the step count from the config's
-    `tune:` block: no --steps given); (config dir, its last stdout line)."""
-    config = people_tree(tmp_path_factory.mktemp("tune"), BASE_CONFIG + "tune: {steps: 8}\n")
+    `tune:` block: no --steps given), written unmixed (`stock_share: 0`); (config dir, its last stdout line)."""
+    config = people_tree(tmp_path_factory.mktemp("tune"), BASE_CONFIG + "tune: {steps: 8, stock_share: 0}\n")
     run = subprocess.run(
         [sys.executable, "run.py", "--config", str(config), "tune-encoder", "--validation", "0"],
         cwd=REPO,
