@@ -58,7 +58,7 @@ class ServerSettings(BaseModel):
         "reload",
     )
     # a lane pass beside another carries at least this many questions (embedding/batching.py); measured in
-    # docs/benchmarks.md: 4 gained 6-11% at 1,000 templates under 4-8 clients, lost 10% at 10 under 4
+    # docs/benchmarks.md: 4 gained 6-11% at 1,000 templates under 4-8 clients, lost 10-31% on small trees under 4
     encoder_lane_min_questions: int = Field(
         1,
         ge=1,
