@@ -28,14 +28,14 @@ a chunk allocates thousands of short-lived objects that reference counting frees
 from __future__ import annotations
 
 import ctypes
-import functools
 import gc
 import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+
+from ..libc import libc_function
 
 SETTLE_AFTER_START = 5.0  # seconds after listening: the held-back starts (server/start_gate.py) have loaded by then
 # blocks of this size and larger are mapped on their own and unmapped when freed (glibc's default starts at
@@ -62,30 +62,19 @@ def settle() -> Settled:
     return Settled(time.perf_counter() - started, collected, gc.get_freeze_count(), trimmed)
 
 
-@functools.cache
-def _libc(name: str, argtypes: tuple[Any, ...], restype: Any) -> Any:
-    """A glibc function among the process's own symbols, typed, or None (another C library)."""
-    try:
-        function = getattr(ctypes.CDLL(None), name)
-    except (OSError, AttributeError):
-        return None
-    function.argtypes, function.restype = list(argtypes), restype
-    return function
-
-
 def pin_mmap_threshold(size: int = MMAP_THRESHOLD) -> bool:
     """Fix glibc's mmap threshold at `size` (which also stops it from growing); False with another C library,
     or when the operator set MALLOC_MMAP_THRESHOLD_ (theirs stays)."""
     if "MALLOC_MMAP_THRESHOLD_" in os.environ:
         return False
-    mallopt = _libc("mallopt", (ctypes.c_int, ctypes.c_int), ctypes.c_int)
+    mallopt = libc_function("mallopt", (ctypes.c_int, ctypes.c_int), ctypes.c_int)
     return mallopt is not None and bool(mallopt(_M_MMAP_THRESHOLD, size))
 
 
 def release_freed_memory() -> bool:
     """Return the free pages of every malloc arena to the system (the call drops the GIL while it walks
     them); False when the C library has no malloc_trim."""
-    trim = _libc("malloc_trim", (ctypes.c_size_t,), ctypes.c_int)
+    trim = libc_function("malloc_trim", (ctypes.c_size_t,), ctypes.c_int)
     if trim is None:
         return False
     trim(0)

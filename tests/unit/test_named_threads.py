@@ -34,5 +34,5 @@ def test_a_long_name_is_cut_to_fifteen_bytes() -> None:
 
 def test_the_main_thread_keeps_the_process_name() -> None:
     before = os_name(threading.get_native_id())
-    assert name_os_thread("renamed") is False
+    assert name_os_thread() is False
     assert os_name(threading.get_native_id()) == before
