@@ -56,7 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_throughput import Bare, free_port, load, pct, server_cpu, thread_cpu  # noqa: E402
+from bench_throughput import EVENT_LOOP, Bare, free_port, load, pct, server_cpu, thread_cpu  # noqa: E402
 
 from server.testing.generated_trees import edited, generate_templates, library_path, write_tree  # noqa: E402
 
@@ -236,19 +236,18 @@ def throughput(server: Server, templates: list, args: argparse.Namespace, bare: 
     by_thread: dict[str, list[float]] = {}
     for round_ in range(args.rounds):
         batch = [f"{q} #{round_}" for q in asked]
-        before, threads_before = server_cpu(server.proc.pid), thread_cpu(server.proc.pid)
+        before = thread_cpu(server.proc.pid)
         got = asyncio.run(load(server.url, "all", batch, args.clients))
-        after, threads_after = server_cpu(server.proc.pid), thread_cpu(server.proc.pid)
-        if threads_before is not None and threads_after is not None:
-            for name, seconds in threads_after.items():
-                spent = (seconds - threads_before.get(name, 0.0)) * 1000 / len(batch)
-                by_thread.setdefault(name, []).append(spent)
+        after = thread_cpu(server.proc.pid)
+        if before is not None and after is not None:
+            spent = {name: (seconds - before.get(name, 0.0)) * 1000 / len(batch) for name, seconds in after.items()}
+            for name, ms in spent.items():
+                by_thread.setdefault(name, []).append(ms)
+            loop_ms.append(spent.get(EVENT_LOOP, 0.0))
+            server_ms.append(sum(spent.values()))
         qps = (got["steady"] or {}).get("qps") or got["qps"]
         bare_rate = len(batch) / bare.batched_seconds(batch)
         ratios.append(qps / bare_rate)
-        if before and after:
-            loop_ms.append((after[0] - before[0]) * 1000 / len(batch))
-            server_ms.append((sum(after) - sum(before)) * 1000 / len(batch))
     alone = asyncio.run(load(server.url, "all", questions(templates, args.single, tag + "s"), 1, bare))
     return {
         "throughput_ratio_8": round(float(np.median(ratios)), 3),
