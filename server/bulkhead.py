@@ -18,14 +18,12 @@ import asyncio
 import concurrent.futures
 import contextlib
 import functools
-import os
-import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from .errors import SourceBusy
-from .named_threads import NamedPool
+from .named_threads import REFIT_NICE, NamedPool
 
 T = TypeVar("T")
 
@@ -34,14 +32,8 @@ STATISTICS_POOL = NamedPool(2, thread_name_prefix="router-stats")  # /v1/routing
 LOG_POOL = NamedPool(2, thread_name_prefix="router-log")  # routing-log inserts, purge, schema
 
 
-def _lower_priority() -> None:
-    """Refit threads yield the CPU to request work (Linux: a thread's nice value is its own)."""
-    with contextlib.suppress(OSError, AttributeError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
-
-
 # intent-model refits: one at a time, niced, off the event loop and off the pools that serve questions
-REFIT_POOL = NamedPool(1, thread_name_prefix="router-refit", initializer=_lower_priority)
+REFIT_POOL = NamedPool(1, thread_name_prefix="router-refit", nice=REFIT_NICE)
 HEALTH_POOL = NamedPool(4, thread_name_prefix="router-health")  # /health pings (a down source blocks one)
 
 

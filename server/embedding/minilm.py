@@ -29,7 +29,7 @@ from server.embedding.batching import Lane, QuestionBatcher
 from server.embedding.graph_store import GraphSource, discard, ensure_graph, file_sha256, weights_digest
 from server.embedding.lanes import PassGate
 from server.embedding.model_folder import BUNDLED_NAME, ModelFolder, bundled_folder
-from server.named_threads import NamedPool
+from server.named_threads import ENCODER_NICE, NamedPool
 from server.recent import Recent, slot_bytes
 
 log = logging.getLogger(__name__)
@@ -129,9 +129,9 @@ class MiniLMModel:
         self._recent_views: Recent[str, TokenViews] = Recent(RECENT_VIEWS, RECENT_VIEWS_BYTES, views_bytes)
         # Questions keep their token states only once someone (the intent model) has asked for them.
         self._views_wanted = False
-        self.executor = NamedPool(max_workers=1, thread_name_prefix="minilm")  # bulk work
+        self.executor = NamedPool(max_workers=1, thread_name_prefix="minilm", nice=ENCODER_NICE)  # bulk work
         # a lone question's pass has a thread of its own: the gate, not a queue behind bulk work, orders them
-        questions_executor = NamedPool(max_workers=1, thread_name_prefix="minilm-questions")
+        questions_executor = NamedPool(max_workers=1, thread_name_prefix="minilm-questions", nice=ENCODER_NICE)
         self.questions = QuestionBatcher(self.encode_questions, questions_executor, query_batch)
         self._lanes: list[Lane] = []
         self._lanes_lock = threading.Lock()
@@ -200,7 +200,7 @@ class MiniLMModel:
                     )
                     break
                 n = len(self._lanes)
-                executor = NamedPool(max_workers=1, thread_name_prefix=f"minilm-lane{n}")
+                executor = NamedPool(max_workers=1, thread_name_prefix=f"minilm-lane{n}", nice=ENCODER_NICE)
                 self._lanes.append(Lane(partial(self.encode_questions, lane=session), executor))
                 self.questions.set_lanes(self._lanes, lane_floor)
                 log.info("encoder lane %d opened in %.2f s", n, time.perf_counter() - t)

@@ -5,12 +5,17 @@ run on the lanes, and a holder that does not serve (one-shot commands) opens non
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import re
+from pathlib import Path
 
 import aiohttp
 import pytest
 
 from server.config.errors import ConfigError
 from server.embedding.factory import _MODELS, MODEL_ID
+from server.named_threads import ENCODER_NICE
 from server.runtime.holder import RuntimeHolder
 from server.runtime.loader import load_app_settings
 from server.start_gate import START_GATE
@@ -22,6 +27,16 @@ from server.web.app import create_app
 
 def with_lanes(value: object) -> str:
     return BASE_CONFIG + f"server: {{encoder_lanes: {value}}}\n"
+
+
+def lane_priorities() -> list[int]:
+    """The nice values of this process's encoder lane threads (by their kernel names)."""
+    found = []
+    for task in Path("/proc/self/task").iterdir():
+        with contextlib.suppress(OSError):
+            if re.fullmatch(r"minilm-lane\d+_\d+", (task / "comm").read_text().strip()):
+                found.append(os.getpriority(os.PRIO_PROCESS, int(task.name)))
+    return found
 
 
 async def no_lanes() -> None:
@@ -50,6 +65,7 @@ async def test_lanes_follow_the_config_at_start_and_reload(tmp_path):
         questions = [f"who works in department {i}?" for i in range(12)]
         await asyncio.gather(*(adapter.embedder.embed_query(q) for q in questions))
         assert model.questions.stats.lane_calls > calls
+        assert lane_priorities() and all(nice >= ENCODER_NICE for nice in lane_priorities())
 
         write(config_dir / "config.yaml", with_lanes(-1))
         result = await holder.reload()

@@ -1,15 +1,17 @@
 """Pool threads carry their names to the OS (what `top -H` and /proc/PID/task/*/comm show), cut to the
-kernel's 15 bytes, with the pool's own initializer still run; the main thread keeps the process's name."""
+kernel's 15 bytes, with the pool's own initializer still run; the main thread keeps the process's name. A
+pool's `nice` lowers its own threads' priority only."""
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-from server.named_threads import NamedPool, name_os_thread
+from server.named_threads import ENCODER_NICE, NamedPool, lower_thread_priority, name_os_thread
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="kernel thread names: Linux")
 
@@ -36,3 +38,20 @@ def test_the_main_thread_keeps_the_process_name() -> None:
     before = os_name(threading.get_native_id())
     assert name_os_thread() is False
     assert os_name(threading.get_native_id()) == before
+
+
+def test_a_pool_with_a_nice_value_runs_its_threads_at_it_and_others_keep_the_process_priority() -> None:
+    own = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    with NamedPool(1, thread_name_prefix="probe-niced", nice=own + 5) as niced, NamedPool(1) as plain:
+        assert niced.submit(lambda: os.getpriority(os.PRIO_PROCESS, 0)).result(5) == own + 5
+        assert plain.submit(lambda: os.getpriority(os.PRIO_PROCESS, 0)).result(5) == own
+
+
+def test_a_thread_already_below_the_asked_priority_stays_there() -> None:
+    def twice() -> int:
+        assert lower_thread_priority(ENCODER_NICE + 2)
+        assert lower_thread_priority(ENCODER_NICE)  # lowering the nice value back would need privileges
+        return os.getpriority(os.PRIO_PROCESS, 0)
+
+    with NamedPool(1) as pool:
+        assert pool.submit(twice).result(5) >= ENCODER_NICE + 2
