@@ -25,7 +25,7 @@ from .libc import libc_function
 _PR_SET_NAME = 15
 OS_NAME_BYTES = 15  # the kernel keeps 16 bytes with the terminating NUL
 _PRCTL_ARGS = (ctypes.c_int, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong)
-# Under 8 closed-loop clients at 1,000 templates, encoder threads at nice 5 answered 5% more questions a
+# Under 8 closed-loop clients at 1,000 templates, encoder threads at nice 5 answered about 8% more questions a
 # second (docs/benchmarks.md): a question's search and scoring no longer wait behind the next encoder pass, so
 # it is answered sooner and the encoder's queue refills sooner. Alone on the cores a nice value changes nothing.
 ENCODER_NICE = 5
