@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -45,14 +46,12 @@ def name_os_thread() -> bool:
 def lower_thread_priority(nice: int) -> bool:
     """Raise the calling thread's nice value to `nice` (never lower it: that needs privileges); False where
     threads have no priority of their own to set (not Linux)."""
-    getpriority = getattr(os, "getpriority", None)
-    setpriority = getattr(os, "setpriority", None)
-    if getpriority is None or setpriority is None or not hasattr(threading, "get_native_id"):
+    if not sys.platform.startswith("linux"):  # elsewhere a thread id given as a process id names a process
         return False
     with contextlib.suppress(OSError):
         thread = threading.get_native_id()
-        if getpriority(os.PRIO_PROCESS, thread) < nice:
-            setpriority(os.PRIO_PROCESS, thread, nice)
+        if os.getpriority(os.PRIO_PROCESS, thread) < nice:
+            os.setpriority(os.PRIO_PROCESS, thread, nice)
         return True
     return False
 
