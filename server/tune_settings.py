@@ -74,8 +74,8 @@ class TuneConfig(BaseModel):
         description="share of the stock encoder's weights in the written model: every weight is stock_share x "
         "the base's + (1 - stock_share) x the tuned one's (weight-space ensembling, WiSE-FT). 0 writes the tuned "
         "weights; higher keeps more of what the base model knew about questions no template covers. 0.3 rejected "
-        "more out-of-scope questions than 0 on both scores in 4 of the 5 BANKING77 cells measured, and kept the "
-        "demo's write commands out (docs/benchmarks.md)",
+        "as many or more out-of-scope questions than 0 on both scores in 5 of the 6 BANKING77 cells measured, and "
+        "kept the demo's write commands out (docs/benchmarks.md)",
     )
     write_verb_anchors: bool = Field(
         False,
