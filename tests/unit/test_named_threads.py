@@ -42,8 +42,11 @@ def test_the_main_thread_keeps_the_process_name() -> None:
 
 def test_a_pool_with_a_nice_value_runs_its_threads_at_it_and_others_keep_the_process_priority() -> None:
     own = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-    with NamedPool(1, thread_name_prefix="probe-niced", nice=own + 5) as niced, NamedPool(1) as plain:
-        assert niced.submit(lambda: os.getpriority(os.PRIO_PROCESS, 0)).result(5) == own + 5
+    if own >= 19:
+        pytest.skip("the test process already runs at the lowest priority")
+    lower = min(own + 5, 19)
+    with NamedPool(1, thread_name_prefix="probe-niced", nice=lower) as niced, NamedPool(1) as plain:
+        assert niced.submit(lambda: os.getpriority(os.PRIO_PROCESS, 0)).result(5) == lower
         assert plain.submit(lambda: os.getpriority(os.PRIO_PROCESS, 0)).result(5) == own
 
 
