@@ -23,6 +23,7 @@ from ..intent.fitted_models import FittedModels
 from ..rerankers.settings import RerankerSettings
 from ..rerankers.shared_cache import SharedRerankCache
 from ..stores.group_search import GroupSearch
+from .batches import RoutingBatches
 from .policy import RoutingPolicy
 from .routable import Routable, RoutingSource
 from .settings import (
@@ -165,6 +166,7 @@ class CompositeAdapter(Adapter, Routable):
         self._calibrations: dict[str, ScoreCalibration] = {}
         self.calibration_status: dict[str, Any] = {"enabled": False}
         self._group_search = GroupSearch()
+        self._batches = RoutingBatches()
 
     def routing_sources(self) -> list[RoutingSource]:
         """Children as they are now: after a reload the composite sees the new child objects."""
@@ -185,6 +187,9 @@ class CompositeAdapter(Adapter, Routable):
 
     def group_search(self) -> GroupSearch:
         return self._group_search
+
+    def routing_batches(self) -> RoutingBatches:
+        return self._batches
 
     def _warm_search(self, children: list[RoutingSource]) -> None:
         """The children's stacked views (one per embedding model), built before the first question."""

@@ -20,6 +20,7 @@ from ..params.base import ParameterExtractor
 from ..stores.base import StoreHit, TemplateStore
 from ..stores.group_search import GroupSearch
 from ..templates import Template
+from .batches import RoutingBatches
 from .policy import RoutingPolicy
 from .stages.base import ScoringStage
 
@@ -57,6 +58,11 @@ class Routable(ABC):
     def group_search(self) -> GroupSearch | None:
         """How the routing sources' stores are searched together (a composite's stacked view); None:
         each on its own."""
+        return None
+
+    def routing_batches(self) -> RoutingBatches | None:
+        """Where concurrent questions are routed together (a composite's, routing/batches.py); None: each
+        question on its own."""
         return None
 
     @abstractmethod

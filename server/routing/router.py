@@ -18,12 +18,13 @@ from ..stores.base import StoreHit, TemplateStore
 from ..stores.group_search import GroupSearch
 from ..stores.placement import searches_off_loop
 from ..templates import Template
+from .batches import Asked, RoutingBatches
 from .candidates import Candidate, SourceFailure
 from .combine import combine
 from .count_questions import CountChoice, prefer_count_template
 from .decision import Decision, decide, rank
 from .policy import RoutingPolicy
-from .stages.base import ScoringStage, StageReport
+from .stages.base import SCORING_POOL, LocalStage, ScoringStage, StageReport
 
 log = logging.getLogger("intent_router.routing")
 
@@ -73,10 +74,13 @@ class Router:
         stages: Sequence[ScoringStage] = (),
         calibrations: Mapping[str, ScoreCalibration] | None = None,
         group_search: GroupSearch | None = None,
+        batches: RoutingBatches | None = None,
     ) -> None:
         self.policy = policy
         # a composite's: its in-memory children searched as one stacked view per embedding model
         self.group_search = group_search
+        # a composite's: concurrent questions searched and scored in one job (routing/batches.py)
+        self.batches = batches
         self.stages = list(stages)
         # by embedding model: each model's cosines mapped to the common 0..1 scale (intent/calibration.py)
         self.calibrations = dict(calibrations or {})
@@ -98,8 +102,24 @@ class Router:
         timings["embed"] = _ms(started)
 
         t = time.perf_counter()
-        together = await self._search_together(sources, embedded)
-        candidates, search_failures = await self._search(sources, embedded, together)
+        if self.batches is not None and not vectors and self._batchable(sources, embedded, failures):
+            model = sources[0].embedder.model_id
+            return await self.batches.route(Asked(self, question, sources, embedded[model], timings, started, t))
+        return await self._route_embedded(question, sources, embedded, failures, timings, started)
+
+    async def _route_embedded(
+        self,
+        question: str,
+        sources: Sequence[TemplateSource],
+        vectors: dict[str, np.ndarray],
+        failures: list[SourceFailure],
+        timings: dict[str, float],
+        started: float,
+    ) -> RoutingOutcome:
+        """The rest of `route` once the question's vectors are in, step by step: search, stages, decision."""
+        t = time.perf_counter()
+        together = await self._search_together(sources, vectors)
+        candidates, search_failures = await self._search(sources, vectors, together)
         failures += search_failures
         timings["search"] = _ms(t)
 
@@ -140,6 +160,91 @@ class Router:
             self._decide(q, sources, candidates, failures, reports[i], timings[i], started)
             for i, (q, (candidates, failures)) in enumerate(zip(questions, searched, strict=True))
         ]
+
+    def batch_key(self) -> tuple[int, ...]:
+        """What this router routes with (its search and stages): routers with equal keys share batches."""
+        return (id(self.group_search), *map(id, self.stages))
+
+    def _batchable(
+        self, sources: Sequence[TemplateSource], vectors: Mapping[str, np.ndarray], failures: list[SourceFailure]
+    ) -> bool:
+        """Whether `route_batch` can take the question: two or more in-memory sources of one embedding model
+        that has its vector, searched as a stacked view, and only local stages."""
+        models = {s.embedder.model_id for s in sources}
+        return (
+            self.group_search is not None
+            and not failures
+            and len(sources) >= 2
+            and len(models) == 1
+            and next(iter(models)) in vectors
+            and all(s.searches_inline for s in sources)
+            and all(isinstance(stage, LocalStage) for stage in self.stages)
+        )
+
+    async def route_batch(self, batch: Sequence[Asked]) -> list[RoutingOutcome]:
+        """The questions of one loop turn (one encoder batch, the same sources, `_batchable`), routed as
+        `route` routes each: the stacked search, the candidates and every stage's arithmetic in ONE job on the
+        search pool when the search leaves the event loop (routing/batches.py), else the search in place and
+        the stages' arithmetic in place or in one job on a scoring thread. Each question then decided alone."""
+        sources = batch[0].sources
+        if len({np.shape(a.vector) for a in batch}) != 1:  # a refused vector: each searched on its own
+            model_of = sources[0].embedder.model_id
+            return [
+                await self._route_embedded(a.question, sources, {model_of: a.vector}, [], a.timings, a.started)
+                for a in batch
+            ]
+        group, model = self.group_search, sources[0].embedder.model_id
+        assert group is not None
+        questions = [a.question for a in batch]
+        stores = [s.store for s in sources]
+        stages = [stage for stage in self.stages if isinstance(stage, LocalStage)]
+        fetched = [await stage.prefetch(questions) for stage in stages]
+        vectors = np.stack([a.vector for a in batch])
+        k = self.policy.max_templates_per_source
+        usable = list(enumerate(sources))
+
+        def search() -> tuple[list[tuple[list[Candidate], list[SourceFailure]]], float]:
+            found = group.search_many(model, stores, vectors, k)
+            done = time.perf_counter()
+            return [self._collect(usable, row, {model: v}) for row, v in zip(found, vectors, strict=True)], done
+
+        def score(searched: list[tuple[list[Candidate], list[SourceFailure]]]):
+            judged = [i for i, (candidates, _) in enumerate(searched) if candidates]
+            reports: list[list[StageReport]] = [[] for _ in batch]
+            spent: dict[str, float] = {}
+            for stage, got in zip(stages, fetched, strict=True):
+                t = time.perf_counter()
+                asked = [questions[i] for i in judged]
+                done = stage.work(asked, [searched[i][0] for i in judged], got) if judged else []
+                for i, report in zip(judged, done, strict=True):
+                    reports[i].append(report)
+                spent[stage.name] = _ms(t)
+            return reports, spent
+
+        def both():
+            searched, done = search()
+            return searched, done, *score(searched)
+
+        if group.leaves_loop(model, stores, len(batch)):
+            searched, searched_at, reports, spent = await run_on(SEARCH_POOL, both)
+        else:
+            searched, searched_at = search()
+            judged = [(q, c) for q, (c, _) in zip(questions, searched, strict=True) if c]
+            heavy = any(
+                stage.heavy([q for q, _ in judged], [c for _, c in judged], got)
+                for stage, got in zip(stages, fetched, strict=True)
+            )
+            reports, spent = await run_on(SCORING_POOL, score, searched) if heavy else score(searched)
+        outcomes = []
+        for asked, (candidates, failures), stage_reports in zip(batch, searched, reports, strict=True):
+            timings = asked.timings
+            timings["search"] = round((searched_at - asked.submitted) * 1000, 3)
+            if candidates:
+                timings.update(spent)
+            outcomes.append(
+                self._decide(asked.question, sources, candidates, failures, stage_reports, timings, asked.started)
+            )
+        return outcomes
 
     def _decide(
         self,
@@ -242,6 +347,16 @@ class Router:
                     results.append(await one(source))
                 except Exception as exc:
                     results.append(exc)
+        return self._collect(usable, results, vectors)
+
+    def _collect(
+        self,
+        usable: Sequence[tuple[int, TemplateSource]],
+        results: Sequence[list[StoreHit] | BaseException],
+        vectors: Mapping[str, np.ndarray],
+    ) -> tuple[list[Candidate], list[SourceFailure]]:
+        """Each source's hits as candidates (its order in the config kept), its error as a failure."""
+        timeout = self.policy.search_timeout
         candidates: list[Candidate] = []
         failures: list[SourceFailure] = []
         for (order, source), result in zip(usable, results, strict=True):

@@ -87,7 +87,11 @@ class Explanation(_Body):
 def router_for(adapter: Routable) -> Router:
     """The router for questions asked of this adapter: its policy and its scoring stages."""
     return Router(
-        adapter.routing_policy(), adapter.routing_stages(), adapter.score_calibrations(), adapter.group_search()
+        adapter.routing_policy(),
+        adapter.routing_stages(),
+        adapter.score_calibrations(),
+        adapter.group_search(),
+        adapter.routing_batches(),
     )
 
 

@@ -124,6 +124,11 @@ class GroupSearch:
         if len(packs) > 1 and len({p.dim for p in packs}) == 1:
             self._view_of(group, packs)
 
+    def leaves_loop(self, group: str, stores: Sequence[TemplateStore], questions: int) -> bool:
+        """Whether searching these stores for `questions` questions at once goes to the search pool
+        (stores/placement.py): it costs more than a hop to a thread, or its view must be built first."""
+        return searches_off_loop(stores, questions, self.off_loop_above_floats, self._built(group, stores))
+
     def _built(self, group: str, stores: Sequence[TemplateStore]) -> bool:
         """Whether searching these stores reads only what is built: every in-memory store packed, and this
         group's view made of those packs when more than one is stacked (`search` stacks them)."""

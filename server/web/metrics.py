@@ -137,6 +137,9 @@ class _BatchCollector(Collector):
                 group = adapter.group_search()
                 if group is not None and group.requests.stats.calls:
                     stages.append(([name, "search"], group.requests.stats))
+                batches = adapter.routing_batches()
+                if batches is not None and batches.requests.stats.calls:
+                    stages.append(([name, "routing"], batches.requests.stats))
                 stages += [([name, s.name], s.coalescing) for s in adapter.routing_stages() if s.coalescing is not None]
         yield from _batch_families("encoder", ["model"], [(labels, b.stats) for labels, b in encoders.values()])
         yield from _lane_families(list(encoders.values()))

@@ -173,7 +173,8 @@ async def test_http_test_routing_statistics_and_no_execution(demo_config_dir, tm
         assert decision["rerank_score"] is None and decision["string_similarity_score"] is None
         assert body["all_matches"][0]["intent_model_score"] is not None
 
-        # concurrent questions: the shared stacked searches and intent-model scoring calls are counted in /metrics
+        # concurrent questions: routed in shared batches (the stacked search and the stages together), counted in
+        # /metrics
         others = ["who works in Engineering?", "top products by revenue", "orders last month", "average salary"]
         replies = await asyncio.gather(
             *(client.post("/v1/test_routing", json={"query": q, "adapter": "company"}) for q in others)
@@ -184,11 +185,10 @@ async def test_http_test_routing_statistics_and_no_execution(demo_config_dir, tm
             for family in text_string_to_metric_families(await (await client.get("/metrics")).text())
             for s in family.samples
         }
-        for stage in ("search", "intent_model"):
-            labels = (("adapter", "company"), ("stage", stage))
-            assert samples[("intent_router_stage_questions_total", labels)] == 1 + len(others)
-            assert 1 <= samples[("intent_router_stage_question_batches_total", labels)] <= 1 + len(others)
-            assert 1 <= samples[("intent_router_stage_largest_question_batch", labels)] <= len(others)
+        labels = (("adapter", "company"), ("stage", "routing"))
+        assert samples[("intent_router_stage_questions_total", labels)] == 1 + len(others)
+        assert 1 <= samples[("intent_router_stage_question_batches_total", labels)] <= 1 + len(others)
+        assert 1 <= samples[("intent_router_stage_largest_question_batch", labels)] <= len(others)
 
         resp = await client.get("/v1/routing/statistics", params={"adapter": "company"})
         assert resp.status == 200

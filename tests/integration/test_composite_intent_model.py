@@ -135,10 +135,10 @@ async def test_a_repeated_question_the_encoder_forgot_costs_no_forward_pass(runt
 
 
 async def test_concurrent_questions_are_scored_together_exactly_as_alone(runtime):
-    """Requests in flight together share the stacked template search and the intent model's score_many
-    (one matrix product for all): every question's scores and decision are the ones it gets when asked alone."""
+    """Requests in flight together are routed as one batch (routing/batches.py: the stacked template search
+    and the intent model's arithmetic, one matrix product for all): every question's scores and decision are
+    the ones it gets when asked alone."""
     on = await composite(runtime, intent_model={"enabled": True})
-    [stage] = [s for s in on.routing_stages() if s.name == "intent_model"]
     questions = [
         "which customers are in the West region?",
         "quarterly revenue please",
@@ -155,12 +155,9 @@ async def test_concurrent_questions_are_scored_together_exactly_as_alone(runtime
         return decision, [(m["template_id"], m["intent_model_score"], m["combined_score"]) for m in body["all_matches"]]
 
     together = await asyncio.gather(*(answering.explain_routing(on, q) for q in questions))
-    assert stage.coalescing is not None
-    shared = stage.coalescing.questions - stage.coalescing.calls  # questions that joined another's call
-    searches = on.group_search().requests.stats
-    searched_together = searches.questions - searches.calls
+    batches = on.routing_batches().requests.stats
+    shared = batches.questions - batches.calls  # questions that joined another's batch
     alone = [await answering.explain_routing(on, q) for q in questions]
     for q, a, b in zip(questions, together, alone, strict=True):
         assert scores(a.body) == scores(b.body), q  # scores as shown (4 decimals)
-    assert shared > 0, (stage.coalescing.calls, stage.coalescing.questions)
-    assert searched_together > 0, (searches.calls, searches.questions)
+    assert shared > 0, (batches.calls, batches.questions)

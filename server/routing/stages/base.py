@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ...coalescing import Coalescer
 from ...embedding.batching import BatchStats
@@ -70,3 +71,37 @@ class ScoringStage(ABC):
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release clients."""
+
+
+class LocalStage(ScoringStage):
+    """A stage whose scoring is arithmetic in this process, split in two: `prefetch` awaits what the
+    questions need (on the event loop), `work` scores (pure computation: any thread may run it). So the
+    composite's request path can run the search and every local stage in ONE job on a thread
+    (routing/batches.py) instead of a hand-over per step; alone, a stage runs its work in place or, when
+    `heavy`, on SCORING_POOL."""
+
+    batches = True
+
+    async def prefetch(self, questions: Sequence[str]) -> Any:
+        """What `work` needs that must be awaited, for these questions (default: nothing)."""
+        return None
+
+    @abstractmethod
+    def work(
+        self, questions: Sequence[str], candidates: Sequence[Sequence[Candidate]], fetched: Any
+    ) -> list[StageReport]:
+        """Score every question's candidates (writes `stage_scores`); no event loop, no awaiting."""
+
+    @abstractmethod
+    def heavy(self, questions: Sequence[str], candidates: Sequence[Sequence[Candidate]], fetched: Any) -> bool:
+        """Whether `work` costs more than a hop to a thread (then it leaves the event loop)."""
+
+    async def score(self, question: str, candidates: Sequence[Candidate]) -> StageReport:
+        return (await self.score_many([question], [candidates]))[0]
+
+    async def score_many(
+        self, questions: Sequence[str], candidates: Sequence[Sequence[Candidate]]
+    ) -> list[StageReport]:
+        fetched = await self.prefetch(questions)
+        job = functools.partial(self.work, questions, candidates, fetched)
+        return await run_scoring(job) if self.heavy(questions, candidates, fetched) else job()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import logging
 import time
@@ -20,12 +19,12 @@ from ...intent.fit_control import FitCancelled, NeedsFullFit, check, never
 from ...intent.fitted_models import FittedModels
 from ...intent.intent_model import IntentModel
 from ...intent.model_files import code_version
-from ...intent.token_views import PooledViewCache, TokenViewModel, worth_fitting
+from ...intent.token_views import PooledViewCache, PooledViews, TokenViewModel, worth_fitting
 from ...stores.group_search import GroupSearch
 from ...stores.stacked import StackedView
 from ..candidates import Candidate
 from ..settings import AcceptanceSettings, IntentModelSettings
-from .base import ScoringStage, StageReport, run_scoring
+from .base import LocalStage, StageReport
 from .intent_rows import pack_rows
 
 log = logging.getLogger("intent_router.routing.intent_model")
@@ -35,9 +34,8 @@ log = logging.getLogger("intent_router.routing.intent_model")
 OFF_LOOP_CELLS = 768_000
 
 
-class IntentModelStage(ScoringStage):
+class IntentModelStage(LocalStage):
     name = "intent_model"
-    batches = True
 
     def __init__(
         self,
@@ -225,22 +223,39 @@ class IntentModelStage(ScoringStage):
         result.acceptance, result.acceptance_unavailable = fitted, None
         return True
 
-    async def score(self, question: str, candidates: Sequence[Candidate]) -> StageReport:
-        return (await self.score_many([question], [candidates]))[0]
+    async def prefetch(self, questions: Sequence[str]) -> _Fetched:
+        """One fit for the whole batch (a refit swapped in meanwhile, by `apply`, takes effect for the next),
+        and the questions' pooled token views, awaited here: they may need the encoder."""
+        model = self.model
+        fetched = _Fetched(model, self.acceptance, self.known, self.unavailable)
+        if model is None:
+            return fetched
+        fetched.at, fetched.first = self._positions(model), self._first_pass(model)
+        if model.views is not None and questions:
+            try:
+                fetched.views = await self._pooled_views(model.views).pooled(list(questions), self.embedder.token_views)
+            except Exception as exc:  # the sentence-level model still scores without them
+                log.warning("intent model without token views for %d question(s): %s", len(questions), exc)
+        return fetched
 
-    async def score_many(
-        self, questions: Sequence[str], candidates: Sequence[Sequence[Candidate]]
+    def heavy(self, questions: Sequence[str], candidates: Sequence[Sequence[Candidate]], fetched: Any) -> bool:
+        """The products grow with the examples: off the event loop (numpy lets go of the GIL) when they cost
+        more than the hop to a thread does."""
+        model = fetched.model
+        return model is not None and len(model.norms) * model.mu.shape[0] * len(questions) >= OFF_LOOP_CELLS
+
+    def work(
+        self, questions: Sequence[str], candidates: Sequence[Sequence[Candidate]], fetched: Any
     ) -> list[StageReport]:
         """The questions' candidates scored in matrix products over all of them (one question on the
         request path, hundreds in fit-thresholds: the same arithmetic either way)."""
-        # one fit for the whole call: a refit swapped in meanwhile (apply) takes effect for the next call
-        model, acceptance, known = self.model, self.acceptance, self.known
+        model, acceptance, known = fetched.model, fetched.acceptance, fetched.known
         reports = [StageReport(self.name) for _ in questions]
         scored: list[int] = []
         queries = []
         for i, cands in enumerate(candidates):
             if model is None or not cands:
-                reports[i].error = f"intent model unavailable: {self.unavailable}"
+                reports[i].error = f"intent model unavailable: {fetched.unavailable}"
                 continue
             unknown = sum(1 for c in cands if c.key not in known)
             if unknown:  # new or renamed templates while the model refits: the other stages decide this question
@@ -254,21 +269,12 @@ class IntentModelStage(ScoringStage):
             queries.append(np.asarray(query, np.float32))
         if model is None or not scored:
             return reports
-        texts = [questions[i] for i in scored]
-        views = None
-        if model.views is not None:
-            try:
-                views = await self._pooled_views(model.views).pooled(texts, self.embedder.token_views)
-            except Exception as exc:  # the sentence-level model still scores without them
-                log.warning("intent model without token views for %d question(s): %s", len(texts), exc)
-        at = self._positions(model)
+        views = fetched.views
+        if views is not None and len(scored) < len(questions):
+            views = PooledViews(views.sif[scored], views.maxed[scored])
         keys = [[c.key for c in candidates[i]] for i in scored]
-        first = self._first_pass(model)
-        work = functools.partial(_judge, model, acceptance, np.stack(queries), texts, views, keys, at, first)
-        # the products grow with the examples: off the event loop (numpy lets go of the GIL) when they cost
-        # more than the hop to a thread does
-        big = len(model.norms) * model.mu.shape[0] * len(scored) >= OFF_LOOP_CELLS
-        scores, verdicts = await run_scoring(work) if big else work()
+        texts = [questions[i] for i in scored]
+        scores, verdicts = _judge(model, acceptance, np.stack(queries), texts, views, keys, fetched.at, fetched.first)
         for row, i in enumerate(scored):
             for cand, score, judged in zip(candidates[i], scores[row], verdicts[row], strict=True):
                 cand.stage_scores[self.name] = score
@@ -317,6 +323,19 @@ def _judge(
     if acceptance is None:
         return scores, [[None] * len(k) for k in keys]
     return scores, acceptance.judge_many(analyses.embedding_only(), keys)
+
+
+@dataclass
+class _Fetched:
+    """What one batch of questions is scored with: the fit in use when it began, and their token views."""
+
+    model: IntentModel | None
+    acceptance: Acceptance | None
+    known: frozenset[Any]
+    unavailable: str | None
+    at: dict[Any, int] = field(default_factory=dict)  # template key -> score column
+    first: FirstPass | None = None
+    views: PooledViews | None = None  # one row per question asked of `prefetch`
 
 
 # a newer fit for the same composite was asked for, or the server shuts down: this one stops (fit_control.py)

@@ -4,22 +4,22 @@ All candidates are scored in one `rapidfuzz.process.cdist` call over their field
 once per template and kept), and each field's best is a segment max: with 100 examples per template
 this stage cost 8 ms per question when every text was normalised and compared in a Python call of its
 own. The scores are the same (the same scorer, per pair). The questions of concurrent requests are scored
-in one call (`batches`), on the search pool instead of the event loop when they hold many texts (issue 34:
-at 1,000 templates under 8 clients this stage was a tenth of the loop's samples)."""
+in one call (`batches`), on a thread instead of the event loop when they hold many texts (issue 34: at 1,000
+templates under 8 clients this stage was a tenth of the loop's samples)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import JaroWinkler, Levenshtein
 
-from ...bulkhead import SEARCH_POOL, run_on
 from ...templates import Template
 from ..candidates import Candidate
 from ..settings import StringSimilaritySettings, TemplateField
-from .base import ScoringStage, StageReport
+from .base import LocalStage, StageReport
 
 # scorer and the divisor that maps its scores to 0..1
 SCORERS: dict[str, tuple[Callable[..., float], float]] = {
@@ -46,9 +46,8 @@ def field_texts(template: Template, field: str) -> list[str]:
     return [" ".join(template.tags)] if template.tags else []
 
 
-class StringSimilarityStage(ScoringStage):
+class StringSimilarityStage(LocalStage):
     name = "string_similarity"
-    batches = True  # concurrent requests' questions scored in one call: off the loop together when many texts
 
     def __init__(self, settings: StringSimilaritySettings) -> None:
         self.settings = settings
@@ -62,20 +61,16 @@ class StringSimilarityStage(ScoringStage):
         """Best match within each field, then aggregated over fields; below min_threshold counts as 0."""
         return self._scores(question, [template])[0]
 
-    async def score(self, question: str, candidates: Sequence[Candidate]) -> StageReport:
-        return (await self.score_many([question], [candidates]))[0]
+    def heavy(self, questions: Sequence[str], candidates: Sequence[Sequence[Candidate]], fetched: Any) -> bool:
+        """Many texts to compare: off the event loop (on the request path the questions of concurrent requests
+        come together)."""
+        return sum(len(c.template.nl_examples) + 2 for cands in candidates for c in cands) > OFF_LOOP_ABOVE_TEXTS
 
-    async def score_many(
-        self, questions: Sequence[str], candidates: Sequence[Sequence[Candidate]]
+    def work(
+        self, questions: Sequence[str], candidates: Sequence[Sequence[Candidate]], fetched: Any
     ) -> list[StageReport]:
-        """Every question's candidates, in place when they hold few texts, else in one call on the search pool
-        (on the request path the questions of concurrent requests come here together: `batches`)."""
         jobs = [(q, [c.template for c in cands]) for q, cands in zip(questions, candidates, strict=True)]
-        if sum(len(t.nl_examples) + 2 for _, templates in jobs for t in templates) > OFF_LOOP_ABOVE_TEXTS:
-            values = await run_on(SEARCH_POOL, self._scores_many, jobs)
-        else:
-            values = self._scores_many(jobs)
-        for cands, scores in zip(candidates, values, strict=True):
+        for cands, scores in zip(candidates, self._scores_many(jobs), strict=True):
             for cand, value in zip(cands, scores, strict=True):
                 cand.stage_scores[self.name] = value
         return [StageReport(self.name) for _ in questions]
