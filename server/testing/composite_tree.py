@@ -24,7 +24,8 @@ from server.embedding.base import Embedder
 from server.params.base import ParameterExtractor
 from server.routing.composite import CompositeAdapter, CompositeAdapterSettings, CompositeContext
 from server.routing.routable import RoutingSource
-from server.runtime.build import Runtime
+from server.runtime.build import Runtime, build_runtime
+from server.runtime.loader import load_config
 from server.stores.base import StoreHit, TemplateStore
 from server.testing.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_people_db, make_tree
 
@@ -171,6 +172,13 @@ def build_tree(root: Path, config: str = BASE_CONFIG, adapters: str = CHILDREN) 
             "inventory/inventory.yaml": INVENTORY_LIBRARY,
         },
     )
+
+
+async def probe_runtime(root: Path) -> Runtime:
+    """A runtime over `build_tree(root)`, its children probe sources (the suite's composite trees)."""
+    registry = probe_registry()
+    config = load_config(build_tree(root), registry=registry)
+    return await build_runtime(config, registry=registry, make_source=probe_source)
 
 
 def make_composite(runtime: Runtime, children: list[str], **keys: Any) -> CompositeAdapter:

@@ -9,10 +9,14 @@ import pytest_asyncio
 
 from server.cli.fit import fit_command
 from server.intent.acceptance import FEATURES
-from server.runtime.build import Runtime, build_runtime
-from server.runtime.loader import load_config
+from server.runtime.build import Runtime
 from server.service import answer as answering
-from server.testing.composite_tree import build_tree, make_composite, probe_registry, probe_source, sql_child
+from server.testing.composite_tree import (
+    build_tree,
+    make_composite,
+    probe_runtime,
+    sql_child,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -22,11 +26,7 @@ ON = {"intent_model": {"enabled": True}, "acceptance": {"enabled": True}, "strin
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def runtime(tmp_path_factory) -> AsyncIterator[Runtime]:
-    registry = probe_registry()
-    root = tmp_path_factory.mktemp("acceptance")
-    rt = await build_runtime(
-        load_config(build_tree(root), registry=registry), registry=registry, make_source=probe_source
-    )
+    rt = await probe_runtime(tmp_path_factory.mktemp("acceptance"))
     yield rt
     await rt.close()
 

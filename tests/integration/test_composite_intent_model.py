@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
 
-from server.runtime.build import Runtime, build_runtime
-from server.runtime.loader import load_config
+from server.runtime.build import Runtime
 from server.service import answer as answering
-from server.testing.composite_tree import build_tree, make_composite, probe_registry, probe_source
+from server.testing.composite_tree import make_composite, probe_runtime
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -20,11 +18,7 @@ CHILDREN = ["hr", "sales"]
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def runtime(tmp_path_factory) -> AsyncIterator[Runtime]:
-    registry = probe_registry()
-    root = tmp_path_factory.mktemp("intent_model")
-    rt = await build_runtime(
-        load_config(build_tree(root), registry=registry), registry=registry, make_source=probe_source
-    )
+    rt = await probe_runtime(tmp_path_factory.mktemp("intent_model"))
     yield rt
     await rt.close()
 
@@ -132,32 +126,3 @@ async def test_a_repeated_question_the_encoder_forgot_costs_no_forward_pass(runt
     assert runs == []
     assert again["all_matches"] == first["all_matches"]
     assert again["routing_decision"] == first["routing_decision"]
-
-
-async def test_concurrent_questions_are_scored_together_exactly_as_alone(runtime):
-    """Requests in flight together are routed as one batch (routing/batches.py: the stacked template search
-    and the intent model's arithmetic, one matrix product for all): every question's scores and decision are
-    the ones it gets when asked alone."""
-    on = await composite(runtime, intent_model={"enabled": True})
-    questions = [
-        "which customers are in the West region?",
-        "quarterly revenue please",
-        "how many orders do we have?",
-        "who works in engineering?",
-        "list employees hired last year",
-        "top selling products",
-        "what is the average salary by department?",
-        "orders placed by customer 42",
-    ]
-
-    def scores(body: dict) -> tuple:
-        decision = body["routing_decision"]["selected_template"]
-        return decision, [(m["template_id"], m["intent_model_score"], m["combined_score"]) for m in body["all_matches"]]
-
-    together = await asyncio.gather(*(answering.explain_routing(on, q) for q in questions))
-    batches = on.routing_batches().requests.stats
-    shared = batches.questions - batches.calls  # questions that joined another's batch
-    alone = [await answering.explain_routing(on, q) for q in questions]
-    for q, a, b in zip(questions, together, alone, strict=True):
-        assert scores(a.body) == scores(b.body), q  # scores as shown (4 decimals)
-    assert shared > 0, (batches.calls, batches.questions)

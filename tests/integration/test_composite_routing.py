@@ -11,10 +11,13 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from server.runtime.build import Runtime, build_runtime
-from server.runtime.loader import load_config
+from server.runtime.build import Runtime
 from server.service import answer as answering
-from server.testing.composite_tree import ProbeSQLAdapter, build_tree, make_composite, probe_registry, probe_source
+from server.testing.composite_tree import (
+    ProbeSQLAdapter,
+    make_composite,
+    probe_runtime,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -24,11 +27,7 @@ STOCK_Q = "how much stock is left in the warehouse"
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def runtime(tmp_path_factory) -> AsyncIterator[Runtime]:
-    root = tmp_path_factory.mktemp("composite")
-    registry = probe_registry()
-    rt = await build_runtime(
-        load_config(build_tree(root), registry=registry), registry=registry, make_source=probe_source
-    )
+    rt = await probe_runtime(tmp_path_factory.mktemp("composite"))
     yield rt
     await rt.close()
 

@@ -16,10 +16,9 @@ from server.routing.decision import DecisionRule
 from server.routing.fitting import executes
 from server.routing.normalise import normalise_question
 from server.routing.router import Router
-from server.runtime.build import Runtime, build_runtime
-from server.runtime.loader import load_config
+from server.runtime.build import Runtime
 from server.service.answer import explain_routing
-from server.testing.composite_tree import build_tree, make_composite, probe_registry, probe_source
+from server.testing.composite_tree import make_composite, probe_runtime
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -33,11 +32,7 @@ class Terminal(io.StringIO):
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def runtime(tmp_path_factory) -> AsyncIterator[Runtime]:
-    registry = probe_registry()
-    root = tmp_path_factory.mktemp("fit_batched")
-    rt = await build_runtime(
-        load_config(build_tree(root), registry=registry), registry=registry, make_source=probe_source
-    )
+    rt = await probe_runtime(tmp_path_factory.mktemp("fit_batched"))
     yield rt
     await rt.close()
 

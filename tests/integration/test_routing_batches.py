@@ -10,9 +10,8 @@ import pytest
 import pytest_asyncio
 
 from server.routing.router import Router, RoutingOutcome
-from server.runtime.build import Runtime, build_runtime
-from server.runtime.loader import load_config
-from server.testing.composite_tree import build_tree, make_composite, probe_registry, probe_source
+from server.runtime.build import Runtime
+from server.testing.composite_tree import make_composite, probe_runtime
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -30,11 +29,7 @@ QUESTIONS = [
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def runtime(tmp_path_factory) -> AsyncIterator[Runtime]:
-    registry = probe_registry()
-    root = tmp_path_factory.mktemp("routing_batches")
-    rt = await build_runtime(
-        load_config(build_tree(root), registry=registry), registry=registry, make_source=probe_source
-    )
+    rt = await probe_runtime(tmp_path_factory.mktemp("routing_batches"))
     yield rt
     await rt.close()
 

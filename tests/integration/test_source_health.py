@@ -11,15 +11,13 @@ from collections.abc import AsyncIterator
 import pytest
 import sqlalchemy as sa
 
-from server.runtime.build import build_runtime
-from server.runtime.loader import load_config
 from server.service import answer as answering
 from server.stats import RoutingLog, StatsSettings
 from server.stats.aggregates import Window, compute
 from server.stats.capture import record_for
 from server.stats.record import from_error
 from server.testing.app import running_app
-from server.testing.composite_tree import build_tree, make_composite, probe_registry, probe_source
+from server.testing.composite_tree import make_composite, probe_runtime
 from server.testing.configs import BASE_CONFIG, make_tree
 from server.testing.flaky_api import FlakyApi
 from server.web.routing_log import STATS_LOG
@@ -38,10 +36,7 @@ def by_adapter(sources: list[dict]) -> dict[str, dict]:
 
 
 async def test_search_timeouts_failures_and_source_errors_are_counted_per_source(tmp_path):
-    registry = probe_registry()
-    runtime = await build_runtime(
-        load_config(build_tree(tmp_path), registry=registry), registry=registry, make_source=probe_source
-    )
+    runtime = await probe_runtime(tmp_path)
     rlog = RoutingLog(StatsSettings(flush_interval=0.05), tmp_path)
     await rlog.start()
     try:
