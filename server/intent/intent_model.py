@@ -255,6 +255,8 @@ class IntentModel:
                 pieces.append(mine)  # copied into the new matrix of the model's own (`joined`)
         if shared:
             self.examples = ExampleRows.joined(pieces)
+        elif not self.examples.column_major:  # a loaded model that the packs do not hold: its own, column-major
+            self.examples = ExampleRows.own(every)
         return shared
 
     def _refit_columns(

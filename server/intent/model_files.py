@@ -126,7 +126,7 @@ def load_model(directory: Path, key: str) -> IntentModel | None:
         model = IntentModel(
             keys,
             a["mu"],
-            ExampleRows.own(a["examples"]),
+            ExampleRows.loaded(a["examples"]),
             a["norms"],
             a["centred_mu"],
             a["starts"],

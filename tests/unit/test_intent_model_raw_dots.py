@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from server.intent import model_files
 from server.intent.example_rows import ExampleRows
 from server.intent.intent_model import FUSION, LSE_TEMPERATURE, IntentModel
 from server.intent.softmax_regression import normalise, standardise
@@ -100,3 +101,32 @@ def test_joined_rows_keep_their_order_across_matrices():
     assert np.allclose(rows.dots(q), q @ expected.T, atol=1e-6)
     assert rows.wasteful()  # 5 of 7 rows read
     assert not ExampleRows.joined([(first, np.arange(5)), b]).wasteful()
+
+
+def test_a_loaded_model_keeps_no_copy_the_packs_hold_and_is_column_major_where_they_hold_none(tmp_path):
+    """A file's examples are kept as read until `share`: the rows the stores' packs hold are read from
+    there (no column-major copy of them is ever made), the others become the model's own, column-major."""
+    keys, examples, descriptions, texts, questions = tree(2)
+    fitted = IntentModel.fit(keys, examples, descriptions, texts)
+    assert model_files.save_model(tmp_path, "k", fitted) is not None
+    before = fitted.analyse_many(questions)
+
+    alone = model_files.load_model(tmp_path, "k")
+    assert alone is not None and alone.share({}) == 0
+    assert alone.examples.column_major
+    assert np.allclose(alone.analyse_many(questions).fused, before.fused, atol=1e-4)
+
+    loaded = model_files.load_model(tmp_path, "k")
+    assert loaded is not None and not loaded.examples.column_major  # as read from the file
+    store = MemoryTemplateStore("child")
+    for (_, tid), rows, description in zip(keys, examples, descriptions, strict=True):
+        store.upsert(tid, "h", ["d", *(f"e{j}" for j in range(EXAMPLES))], np.vstack([description, rows]))
+
+    class Child:
+        name = "child"
+
+    Child.store = store  # type: ignore[attr-defined]
+    assert loaded.share(pack_rows([Child()])) == TEMPLATES * EXAMPLES
+    pack = store.packed()
+    assert pack is not None and [m is pack.matrix for m in loaded.examples.matrices] == [True]
+    assert np.allclose(loaded.analyse_many(questions).fused, before.fused, atol=1e-4)
