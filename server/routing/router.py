@@ -209,15 +209,16 @@ class Router:
             return [self._collect(usable, row, {model: v}) for row, v in zip(found, vectors, strict=True)], done
 
         def score(searched: list[tuple[list[Candidate], list[SourceFailure]]]):
+            """Each stage's work over the questions `prefetch` got (what it fetched is by their position); a
+            question without candidates keeps no report, as on the step-by-step path."""
             judged = [i for i, (candidates, _) in enumerate(searched) if candidates]
             reports: list[list[StageReport]] = [[] for _ in batch]
             spent: dict[str, float] = {}
             for stage, got in zip(stages, fetched, strict=True):
                 t = time.perf_counter()
-                asked = [questions[i] for i in judged]
-                done = stage.work(asked, [searched[i][0] for i in judged], got) if judged else []
-                for i, report in zip(judged, done, strict=True):
-                    reports[i].append(report)
+                done = stage.work(questions, [candidates for candidates, _ in searched], got) if judged else []
+                for i in judged:
+                    reports[i].append(done[i])
                 spent[stage.name] = _ms(t)
             return reports, spent
 

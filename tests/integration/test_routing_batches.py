@@ -4,11 +4,13 @@ stage's arithmetic in one job, with the scores and decisions the step-by-step pa
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
 
+from server.routing.candidates import Candidate
 from server.routing.router import Router, RoutingOutcome
 from server.runtime.build import Runtime
 from server.testing.composite_tree import make_composite, probe_runtime
@@ -86,3 +88,28 @@ async def test_one_child_is_routed_step_by_step(runtime):
     outcomes = await asyncio.gather(*(router.route(q, on.routing_sources()) for q in QUESTIONS[:4]))
     assert on.routing_batches().requests.stats.calls == 0
     assert outcomes[3].decision.selected is not None and outcomes[3].decision.selected.adapter == "hr"
+
+
+async def test_a_stage_scores_the_questions_it_fetched_for_when_one_has_no_candidates(runtime):
+    """`work` gets the questions `prefetch` got, in order, a question without candidates included (the
+    batch's token views are by position): the others' scores are those they get alone."""
+    on = make_composite(runtime, ["hr", "sales"], intent_model={"enabled": True})
+    await on.start()
+    [stage] = [s for s in on.routing_stages() if s.name == "intent_model"]
+    router = Router(on.routing_policy(), on.routing_stages(), on.score_calibrations(), on.group_search())
+    first, last = "who works in engineering?", "quarterly revenue please"
+    alone = [await router.route(q, on.routing_sources()) for q in (first, last)]
+
+    def unscored(outcome: RoutingOutcome) -> list[Candidate]:
+        return [
+            dataclasses.replace(c, stage_scores={}, acceptance=None, acceptance_judgement=None)
+            for c in outcome.candidates
+        ]
+
+    questions = [first, "top selling products", last]
+    candidates = [unscored(alone[0]), [], unscored(alone[1])]
+    reports = stage.work(questions, candidates, await stage.prefetch(questions))
+    assert reports[1].error is not None and reports[0].error is None and reports[2].error is None
+    for outcome, scored in zip(alone, (candidates[0], candidates[2]), strict=True):
+        expected = [c.stage_scores["intent_model"] for c in outcome.candidates]
+        assert [c.stage_scores["intent_model"] for c in scored] == pytest.approx(expected, abs=1e-5)

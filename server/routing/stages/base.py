@@ -90,7 +90,8 @@ class LocalStage(ScoringStage):
     def work(
         self, questions: Sequence[str], candidates: Sequence[Sequence[Candidate]], fetched: Any
     ) -> list[StageReport]:
-        """Score every question's candidates (writes `stage_scores`); no event loop, no awaiting."""
+        """Score every question's candidates (writes `stage_scores`); no event loop, no awaiting. `questions`
+        are those `prefetch` fetched for, in the same order (a question may have no candidates)."""
 
     @abstractmethod
     def heavy(self, questions: Sequence[str], candidates: Sequence[Sequence[Candidate]], fetched: Any) -> bool:
