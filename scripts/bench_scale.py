@@ -28,7 +28,10 @@ same run:
 Then `search_150x100`: the composite's search stage p50 at 150 templates x 100 examples against one bare
 float32 matrix-vector product + argpartition over the same vectors (bar: <= 1.5x), in-process; and the
 statistics rows of scripts/bench_stats_scale.py when it exists. `--lane-min-questions N` writes the trees with
-`server.encoder_lane_min_questions: N`. Prints one JSON object.
+`server.encoder_lane_min_questions: N`. `--floor` adds, per size, `floor`: the same throughput rounds on a
+copy of the tree with the composite's intent model and string similarity off (the most the search, the HTTP
+and the encoder leave for the ratio), and `stages_cpu_ms_per_question`, the two stages' server CPU a question
+(the staged rounds' less these). Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -62,6 +65,8 @@ from server.testing.generated_trees import edited, generate_templates, library_p
 
 VECTOR_KB = 384 * 4 / 1024
 COMPOSITE = {"intent_model": {"enabled": True}, "string_similarity": {"enabled": True}}
+# --floor: the same tree with the composite's scoring stages off (the search, the HTTP and the encoder alone)
+NO_STAGES = {"intent_model": {"enabled": False}, "string_similarity": {"enabled": False}}
 
 
 class Server:
@@ -201,6 +206,31 @@ def measure_size(size: int, args: argparse.Namespace, bare: Bare) -> dict[str, A
             out["sigterm_exit_s"] = sigterm_during_refit(server, root, templates)
     finally:
         server.stop()
+    if args.floor:
+        out["floor"] = floor(size, templates, args, bare, out)
+    return out
+
+
+def floor(size: int, templates: list, args: argparse.Namespace, bare: Bare, staged: dict[str, Any]) -> dict[str, Any]:
+    """The same rounds on the same templates with the composite's intent model and string similarity off: the
+    ratio the search, the HTTP and the encoder leave, and what the two stages cost a question beside it
+    (their server CPU: the staged run's less this one's)."""
+    root = args.cache_dir / f"tree-{size}-floor"
+    extra = {"server": {"encoder_lane_min_questions": args.lane_min_questions}} if args.lane_min_questions else None
+    config = write_tree(
+        root, templates, children=5, cache=args.cache_dir / "embeddings.sqlite3", composite=NO_STAGES, config=extra
+    )
+    server = Server(config, root / "floor.log", args.timeout)
+    try:
+        got = throughput(server, templates, args, bare)
+    finally:
+        server.stop()
+    keep = ("throughput_ratio_8", "throughput_round_ratios", "server_cpu_ms_per_question", "thread_cpu_ms_per_question")
+    out = {name: got[name] for name in keep}
+    if got["server_cpu_ms_per_question"] is not None and staged.get("server_cpu_ms_per_question") is not None:
+        out["stages_cpu_ms_per_question"] = round(
+            staged["server_cpu_ms_per_question"] - got["server_cpu_ms_per_question"], 3
+        )
     return out
 
 
@@ -391,6 +421,9 @@ def main() -> None:
     parser.add_argument("--start-only", action="store_true", help="only the starts: no throughput, edit, SIGTERM")
     parser.add_argument(
         "--lane-min-questions", type=int, help="the trees' server.encoder_lane_min_questions (unset: the default)"
+    )
+    parser.add_argument(
+        "--floor", action="store_true", help="also the throughput rounds with the composite's scoring stages off"
     )
     parser.add_argument("--no-search", action="store_true", help="skip the 150 x 100 search")
     parser.add_argument("--no-stats", action="store_true", help="skip scripts/bench_stats_scale.py")

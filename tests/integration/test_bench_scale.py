@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,6 +35,7 @@ def test_bench_scale_at_ten_templates(cache_dir):
         "8",
         "--no-search",
         "--no-stats",
+        "--floor",
         "--timeout",
         "600",
         "--cache-dir",
@@ -54,6 +56,13 @@ def test_bench_scale_at_ten_templates(cache_dir):
     assert row["sigterm_exit_s"] is not None
     assert row["rss_mb"] > 0 and row["rss_at_health_mb"] > 0  # read once the heap settled, and at /health
     assert (cache_dir / "tree-10" / "data" / "config_cache" / "checks.json").exists()
+    floor = row["floor"]  # the same rounds with the composite's scoring stages off
+    assert floor["throughput_ratio_8"] > 0 and len(floor["throughput_round_ratios"]) == 1
+    assert "stages_cpu_ms_per_question" in floor
+    written = (cache_dir / "tree-10-floor" / "config" / "adapters" / "generated.yaml").read_text()
+    adapters = yaml.safe_load(written)["adapters"]
+    (composite,) = [a for a in adapters if a["type"] == "composite"]
+    assert composite["intent_model"] == {"enabled": False} and composite["string_similarity"] == {"enabled": False}
 
 
 def test_bench_scale_times_warm_starts_alone(cache_dir):
