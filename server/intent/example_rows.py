@@ -115,6 +115,13 @@ class ExampleRows:
             lo = hi
         return out if self.index is None else np.take(out, self.index, axis=1)
 
+    def in_order(self) -> np.ndarray:
+        """Every example's vector in order, read-only: the matrix itself when it is one matrix in order (a
+        loaded file's, a fit's), else a copy (`rows`)."""
+        if self.index is None and len(self.matrices) == 1:
+            return self.matrices[0]
+        return self.rows()
+
     def rows(self, positions: np.ndarray | None = None) -> np.ndarray:
         """These examples' vectors (all when None), a row-major float32 copy."""
         wanted = np.arange(len(self)) if positions is None else np.asarray(positions, np.int64)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from server.intent import model_files
+from server.intent import intent_model, model_files
 from server.intent.example_rows import ExampleRows
 from server.intent.intent_model import FUSION, LSE_TEMPERATURE, IntentModel
 from server.intent.softmax_regression import normalise, standardise
@@ -130,3 +130,24 @@ def test_a_loaded_model_keeps_no_copy_the_packs_hold_and_is_column_major_where_t
     pack = store.packed()
     assert pack is not None and [m is pack.matrix for m in loaded.examples.matrices] == [True]
     assert np.allclose(loaded.analyse_many(questions).fused, before.fused, atol=1e-4)
+
+
+def test_share_compares_block_by_block_and_keeps_only_the_templates_whose_rows_differ(monkeypatch):
+    """`share` compares the stores' rows a block of templates at a time: a template whose rows differ in one
+    value, one whose store holds another number of rows and one of another dimension keep the model's own,
+    wherever they fall among the blocks; every other template reads its pack."""
+    monkeypatch.setattr(intent_model, "SHARE_BLOCK_TEMPLATES", 7)
+    keys, examples, descriptions, texts, _ = tree(4)
+    model = IntentModel.fit(keys, examples, descriptions, texts)
+    pack = np.vstack(examples)
+    found = {key: (pack, np.arange(t * EXAMPLES, (t + 1) * EXAMPLES)) for t, key in enumerate(keys)}
+    changed = pack.copy()
+    changed[13 * EXAMPLES + 5, 100] = np.nextafter(changed[13 * EXAMPLES + 5, 100], np.float32(2))  # one ulp
+    for t in (13, 14):  # the first block's last template, the next block's first: one of them differs
+        found[keys[t]] = (changed, np.arange(t * EXAMPLES, (t + 1) * EXAMPLES))
+    found[keys[50]] = (pack, np.arange(50 * EXAMPLES, 51 * EXAMPLES - 1))  # one row short
+    found[keys[99]] = (np.zeros((EXAMPLES, DIM + 1), np.float32), np.arange(EXAMPLES))  # another dimension
+    held = model._held_by(found, model.examples.in_order())
+    assert held.tolist() == [t not in (13, 50, 99) for t in range(TEMPLATES)]
+    assert model.share(found) == (TEMPLATES - 3) * EXAMPLES
+    assert np.array_equal(model.examples.rows(), pack)  # the same vectors, read from both
