@@ -167,16 +167,20 @@ def routable(reply: dict, template: str, text: str, intent: bool) -> bool:
     return all(isinstance(v, int | float) and v > 0 for v in scores.values())
 
 
+def tree(root: Path, templates: list, args: argparse.Namespace, composite: dict[str, Any]) -> Path:
+    """The generated tree over these templates (5 children, the composite's stages as given); its config dir."""
+    extra = {"server": {"encoder_lane_min_questions": args.lane_min_questions}} if args.lane_min_questions else None
+    cache = args.cache_dir / "embeddings.sqlite3"
+    return write_tree(root, templates, children=5, cache=cache, composite=composite, config=extra)
+
+
 def measure_size(size: int, args: argparse.Namespace, bare: Bare) -> dict[str, Any]:
     root = args.cache_dir / f"tree-{size}"
     cold = args.cold and size <= args.cold_max
     if cold:
         shutil.rmtree(root / "data" / "fitted", ignore_errors=True)
     templates = generate_templates(size, args.examples)
-    extra = {"server": {"encoder_lane_min_questions": args.lane_min_questions}} if args.lane_min_questions else None
-    config = write_tree(
-        root, templates, children=5, cache=args.cache_dir / "embeddings.sqlite3", composite=COMPOSITE, config=extra
-    )
+    config = tree(root, templates, args, COMPOSITE)
     out: dict[str, Any] = {"templates": size, "examples": size * args.examples}
     first = Server(config, root / "first.log", args.timeout)
     out["first_start_s"] = round(first.start_seconds, 2)
@@ -216,11 +220,7 @@ def floor(size: int, templates: list, args: argparse.Namespace, bare: Bare, stag
     ratio the search, the HTTP and the encoder leave, and what the two stages cost a question beside it
     (their server CPU: the staged run's less this one's)."""
     root = args.cache_dir / f"tree-{size}-floor"
-    extra = {"server": {"encoder_lane_min_questions": args.lane_min_questions}} if args.lane_min_questions else None
-    config = write_tree(
-        root, templates, children=5, cache=args.cache_dir / "embeddings.sqlite3", composite=NO_STAGES, config=extra
-    )
-    server = Server(config, root / "floor.log", args.timeout)
+    server = Server(tree(root, templates, args, NO_STAGES), root / "floor.log", args.timeout)
     try:
         got = throughput(server, templates, args, bare)
     finally:
