@@ -280,8 +280,7 @@ class IntentModel:
                 part = np.asarray(templates[lo : lo + SHARE_BLOCK_TEMPLATES], np.int64)
                 rows = np.concatenate([np.asarray(found[self.keys[t]][1], np.int64) for t in part])
                 counts = self.counts[part].astype(np.int64)
-                within = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-                positions = np.repeat(self.starts[part].astype(np.int64), counts) + within
+                positions = self.example_positions(part)
                 differs = np.r_[0, np.cumsum(~(matrix[rows] == every[positions]).all(axis=1))]
                 ends = np.cumsum(counts)
                 held[part] = differs[ends] == differs[ends - counts]  # no differing row in the template's run
@@ -389,7 +388,7 @@ class IntentModel:
             fused = (fused + self.views.fused_many(views)) * (weight / (weight + self.views.weight))
         return Analyses(fused, knn_max.max(axis=1), raw_sims, knn_max, regression, lexical, embedding)
 
-    def example_positions(self, columns: Sequence[int]) -> np.ndarray:
+    def example_positions(self, columns: Sequence[int] | np.ndarray) -> np.ndarray:
         """The positions of these templates' (score columns') examples in the model's example order."""
         at = np.asarray(columns, np.int64)
         counts = self.counts[at].astype(np.int64)
