@@ -36,6 +36,7 @@ class DecisionReason(StrEnum):
     NO_MATCH = "no_matches_above_threshold"
     NO_CANDIDATES = "no_candidates"
     AMBIGUOUS = "ambiguous"
+    WRITE_REQUEST = "asks_to_change_data"  # the question asks for a change no candidate makes (write_requests.py)
 
 
 class AnswerReason(StrEnum):

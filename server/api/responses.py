@@ -61,6 +61,14 @@ class CountQuestionView(Wire):
     count_template: str = Field(description="the template that counts it, which answers instead")
 
 
+class WriteRequestView(Wire):
+    """A question that asks for a change (an imperative write verb): the candidates whose texts never use
+    that verb were taken out, so nothing that only reads ran (routing/write_requests.py)."""
+
+    verb: str = Field(description='the write verb the question asks to carry out ("delete", "drop", "cancel", ...)')
+    refused: list[str] = Field(description="the candidates taken out, best first, as adapter/template_id")
+
+
 class CompositeRouting(Wire):
     selected_adapter: str | None
     template_id: str | None
@@ -73,6 +81,7 @@ class CompositeRouting(Wire):
     stage_errors: list[StageError] | None = None
     alternatives: list[AlternativeView] | None = None
     count_question: CountQuestionView | None = None
+    write_request: WriteRequestView | None = None
 
 
 class SessionTurnView(Wire):
@@ -229,6 +238,9 @@ class RoutingDecisionView(Wire):
     parameters: Json | None = None
     count_question: CountQuestionView | None = Field(
         None, description="set when a count question was given the count template of the list it routed to"
+    )
+    write_request: WriteRequestView | None = Field(
+        None, description="set when the question asks to change data: the templates that only read were taken out"
     )
 
 

@@ -16,6 +16,7 @@ from ..api.outcome import DecisionReason as Reason  # the wire's vocabulary, def
 from ..api.outcome import Outcome
 from .candidates import Candidate
 from .policy import RoutingPolicy
+from .write_requests import WriteRequest
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,11 @@ def rank(candidates: list[Candidate], policy: RoutingPolicy) -> list[Candidate]:
     return sorted(candidates, key=key)
 
 
-def decide(ranked: list[Candidate], policy: RoutingPolicy) -> Decision:
+def decide(ranked: list[Candidate], policy: RoutingPolicy, write_request: WriteRequest | None = None) -> Decision:
+    """The rule on the ranked candidates. `write_request`: the question asked for a change and the candidates
+    that cannot make it were taken out (write_requests.py); when none is left, that is the reason."""
+    if not ranked and write_request is not None:
+        return Decision(None, Reason.WRITE_REQUEST, False)
     rule = DecisionRule.of(policy)
     best = ranked[0] if ranked else None
     runner_up = ranked[1].score if len(ranked) > 1 else None

@@ -25,6 +25,7 @@ from .count_questions import CountChoice, prefer_count_template
 from .decision import Decision, decide, rank
 from .policy import RoutingPolicy
 from .stages.base import SCORING_POOL, LocalStage, ScoringStage, StageReport
+from .write_requests import WriteRequest, refuse_write_requests
 
 log = logging.getLogger("intent_router.routing")
 
@@ -65,6 +66,7 @@ class RoutingOutcome:
     stage_reports: list[StageReport] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
     count_choice: CountChoice | None = None  # a count question answered by the count template of its list
+    write_request: WriteRequest | None = None  # a request to change data: the templates that only read, out
 
 
 class Router:
@@ -262,12 +264,13 @@ class Router:
             failed = frozenset(r.stage for r in reports if r.error)
             combine(candidates, self.weights(), self.policy.retrieval.scoring, failed)
         t = time.perf_counter()
-        ranked, counted = prefer_count_template(question, rank(candidates, self.policy), sources)
-        decision = decide(ranked, self.policy)
+        ranked, write = refuse_write_requests(question, rank(candidates, self.policy))
+        ranked, counted = prefer_count_template(question, ranked, sources)
+        decision = decide(ranked, self.policy, write)
         timings["decision"] = _ms(t)
         timings["total"] = _ms(started)
         outcome = RoutingOutcome(
-            question, ranked, decision, [s.name for s in sources], failures, reports, timings, counted
+            question, ranked, decision, [s.name for s in sources], failures, reports, timings, counted, write
         )
         if self.policy.verbose:
             _log_verbose(outcome, self.policy)

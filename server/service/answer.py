@@ -158,7 +158,12 @@ async def _answer_turn(
     conversation = await Conversation.open(sessions, session_id, owner, adapter.name)
     original, question = question, normalise_question(question)
     router, sources, outcome = await _route(adapter, question)
-    follow_up = await conversation.interpret(question, outcome, sources, adapter.routing_policy())
+    # a request to change data is never a follow-up ("delete Sales" after a list of Marketing is not "Sales")
+    follow_up = (
+        None
+        if outcome.write_request is not None
+        else await conversation.interpret(question, outcome, sources, adapter.routing_policy())
+    )
     if follow_up is None:
         result = await _respond(adapter, original, question, router, sources, outcome, fanning)
     else:
@@ -225,6 +230,11 @@ async def _respond(
                 + ". Please be more specific."
             )
             pending = PendingChoice(question=question, options=[_ref(c) for c in listed])
+        elif outcome.write_request is not None and decision.reason is DecisionReason.WRITE_REQUEST:
+            content = (
+                f"This asks to {outcome.write_request.verb} data, and no query template here does that: "
+                "they only read, so nothing was run."
+            )
         else:
             metadata.best_candidates = [alternative_view(c) for c in decision.alternatives]
             content = "No query template matches this question closely enough."

@@ -14,6 +14,7 @@ from ..api.responses import (
     RoutingExplanation,
     SourceFailureView,
     StageError,
+    WriteRequestView,
 )
 from ..routing.candidates import Candidate
 from ..routing.decision import clears
@@ -137,6 +138,8 @@ def composite_routing_view(outcome: RoutingOutcome, router: Router) -> Composite
         view.alternatives = [alternative_view(c) for c in outcome.decision.alternatives]
     if outcome.count_choice is not None:
         view.count_question = CountQuestionView.model_validate(dataclasses.asdict(outcome.count_choice))
+    if outcome.write_request is not None:
+        view.write_request = WriteRequestView.model_validate(dataclasses.asdict(outcome.write_request))
     return view
 
 
@@ -167,6 +170,8 @@ def routing_explanation(
         decision["alternatives"] = [_alternative(c) for c in outcome.decision.alternatives]
     if outcome.count_choice is not None:
         decision["count_question"] = dataclasses.asdict(outcome.count_choice)
+    if outcome.write_request is not None:
+        decision["write_request"] = dataclasses.asdict(outcome.write_request)
     retrieval = policy.retrieval
     threshold = policy.confidence_threshold
     details = weights_json(router)

@@ -14,7 +14,6 @@ answer it. Numpy and the standard library only.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,29 +21,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-# Write verbs and every form of each that a template text may contain (a form in any template's text takes
-# the verb out of the generated anchors).
-WRITE_VERBS: dict[str, tuple[str, ...]] = {
-    "delete": ("deletes", "deleted", "deleting", "deletion", "deletions"),
-    "drop": ("drops", "dropped", "dropping"),
-    "remove": ("removes", "removed", "removing", "removal", "removals"),
-    "update": ("updates", "updated", "updating"),
-    "insert": ("inserts", "inserted", "inserting", "insertion", "insertions"),
-    "truncate": ("truncates", "truncated", "truncating", "truncation"),
-    "erase": ("erases", "erased", "erasing", "erasure"),
-    "wipe": ("wipes", "wiped", "wiping"),
-    "purge": ("purges", "purged", "purging"),
-    "overwrite": ("overwrites", "overwrote", "overwritten", "overwriting"),
-    "modify": ("modifies", "modified", "modifying", "modification", "modifications"),
-    "rename": ("renames", "renamed", "renaming"),
-    "create": ("creates", "created", "creating", "creation"),
-    "add": ("adds", "added", "adding", "addition", "additions"),
-    "cancel": ("cancels", "cancelled", "canceled", "cancelling", "canceling", "cancellation", "cancellations"),
-    "edit": ("edits", "edited", "editing"),
-    "change": ("changes", "changed", "changing"),
-    "destroy": ("destroys", "destroyed", "destroying", "destruction"),
-    "archive": ("archives", "archived", "archiving"),
-}
+from ..templates.write_verbs import WRITE_FORMS, WRITE_VERBS, verbs_used, words
+
 # A text starting with one of these asks for data: the verb (and the particles after it) is replaced.
 READ_VERBS = frozenset(
     [
@@ -103,18 +81,12 @@ QUESTION_WORDS = frozenset(
         "have",
     ]
 )
-WORD = re.compile(r"[a-z']+")
-WRITE_FORMS = frozenset(WRITE_VERBS).union(*WRITE_VERBS.values())
-
-
-def words(text: str) -> list[str]:
-    return WORD.findall(text.lower())
 
 
 def allowed_verbs(texts: Iterable[str]) -> list[str]:
     """The write verbs none of `texts` uses in any form (the rule that keeps an operator's own verbs in scope)."""
-    used = {w for text in texts for w in words(text)}
-    return [verb for verb, forms in WRITE_VERBS.items() if verb not in used and not used.intersection(forms)]
+    used = verbs_used(texts)
+    return [verb for verb in WRITE_VERBS if verb not in used]
 
 
 def object_of(text: str) -> str | None:

@@ -1,0 +1,116 @@
+"""Requests to change data are not answered by templates that only read: the one rule.
+
+"delete all employees" reads, to the embedding and the intent model, much like "list terminated
+employees": the object is the same and the verb weighs little, so the read template wins with a
+confident score, runs, and a chat assistant reports that the command "executed". A question that starts
+(or has a clause that starts) with a write verb in the imperative ("delete ...", "please drop ...", "can
+you cancel ...", "'; DELETE FROM ...") asks for a change. Such a question is routed only to templates
+whose own texts (id, description, examples) use that verb, or one of the same kind ("delete" for
+"remove"), in one of its forms: an operator's "cancel an order" template (an HTTP POST) still answers
+"cancel order 42", and a "delete my account" template "remove my account". Every other candidate is taken out of the
+ranking, so nothing that merely resembles the request runs; when none is left the decision says why
+(`asks_to_change_data`), and in a session such a message is never read as a follow-up of the last answer.
+
+Only the verbs that, at the head of a request to a data service, always ask for a change are read this
+way; "add", "create", "change", "edit" and "modify" are left out: "change it to Sales" and "add Marketing"
+continue a conversation, "create a report of sales by region" asks for a read.
+
+The rule runs in the router's one ending (`Router._decide`), so /v1/query, test_routing (which says so in
+`routing_decision.write_request`), fan-out and fit-thresholds all see the same choice.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..templates import Template
+from ..templates.write_verbs import WRITE_VERBS, same_kind, verbs_used, words
+from .candidates import Candidate
+
+REQUEST_VERBS = frozenset(
+    [
+        *("delete", "drop", "remove", "erase", "wipe", "purge", "truncate", "insert", "overwrite", "destroy"),
+        *("cancel", "update", "archive", "rename"),
+    ]
+)
+assert set(WRITE_VERBS) >= REQUEST_VERBS
+# words before the verb that keep it a request ("please delete", "can you drop", "i want to cancel")
+LEAD_INS = (
+    ("please",),
+    ("kindly",),
+    ("just",),
+    ("now",),
+    ("then",),
+    ("and",),
+    ("also",),
+    ("ok",),
+    ("okay",),
+    ("hey",),
+    ("hi",),
+    ("go", "ahead", "and"),
+    ("can", "you"),
+    ("could", "you"),
+    ("would", "you"),
+    ("will", "you"),
+    ("can", "u"),
+    ("i", "want", "to"),
+    ("i", "want", "you", "to"),
+    ("i'd", "like", "to"),
+    ("i", "would", "like", "to"),
+    ("i", "need", "to"),
+    ("i", "need", "you", "to"),
+    ("we", "need", "to"),
+    ("we", "want", "to"),
+    ("let's",),
+    ("lets",),
+    ("let", "us"),
+    ("help", "me"),
+    ("you", "should"),
+    ("try", "to"),
+)
+# a word right after the verb that makes it a noun or a read ("update on order 42", "drop off", "update me")
+NOT_A_REQUEST_AFTER = frozenset(["on", "about", "of", "off", "me", "us"])
+CLAUSE = re.compile(r"[.;!?\n]+")
+
+
+@dataclass(frozen=True)
+class WriteRequest:
+    """The rule applied: the verb the question asks to carry out, and the candidates it took out (best first)."""
+
+    verb: str
+    refused: list[str]  # "adapter/template_id"
+
+
+def asked_verb(question: str) -> str | None:
+    """The write verb a clause of the question starts with as a request, or None."""
+    for clause in CLAUSE.split(question):
+        tokens = words(clause)
+        stripped = True
+        while tokens and stripped:
+            stripped = False
+            for lead in LEAD_INS:
+                if tuple(tokens[: len(lead)]) == lead:
+                    tokens, stripped = tokens[len(lead) :], True
+                    break
+        if len(tokens) >= 2 and tokens[0] in REQUEST_VERBS and tokens[1] not in NOT_A_REQUEST_AFTER:
+            return tokens[0]
+    return None
+
+
+def does(template: Template, verb: str) -> bool:
+    """Whether the template's own texts use the verb, or one asking for the same kind of change ("delete" for
+    "remove"), in one of its forms."""
+    texts = [template.id.replace("_", " "), template.description, *template.nl_examples]
+    return not verbs_used(texts).isdisjoint(same_kind(verb))
+
+
+def refuse_write_requests(question: str, ranked: list[Candidate]) -> tuple[list[Candidate], WriteRequest | None]:
+    """`ranked` without the candidates that cannot carry out the change the question asks for, and what was
+    refused; `ranked` unchanged and None when the question asks for no change."""
+    verb = asked_verb(question)
+    if verb is None:
+        return ranked, None
+    kept = [c for c in ranked if does(c.template, verb)]
+    refused = [f"{c.adapter}/{c.template.id}" for c in ranked if not does(c.template, verb)]
+    return kept, WriteRequest(verb, refused)

@@ -1,0 +1,63 @@
+"""The verbs that ask to change data, and the forms a template text may use them in.
+
+Two rules read them: the router refuses a question that asks a template to do what its texts never do
+("delete all employees" is not answered by "list terminated employees": routing/write_requests.py), and
+the tune generates out-of-scope anchors from them (tune/anchors.py). Both count a verb as the operator's
+own when a template text uses it in any of its forms ("cancel my order", "orders cancelled last week").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# Write verbs and every form of each that a template text may contain.
+WRITE_VERBS: dict[str, tuple[str, ...]] = {
+    "delete": ("deletes", "deleted", "deleting", "deletion", "deletions"),
+    "drop": ("drops", "dropped", "dropping"),
+    "remove": ("removes", "removed", "removing", "removal", "removals"),
+    "update": ("updates", "updated", "updating"),
+    "insert": ("inserts", "inserted", "inserting", "insertion", "insertions"),
+    "truncate": ("truncates", "truncated", "truncating", "truncation"),
+    "erase": ("erases", "erased", "erasing", "erasure"),
+    "wipe": ("wipes", "wiped", "wiping"),
+    "purge": ("purges", "purged", "purging"),
+    "overwrite": ("overwrites", "overwrote", "overwritten", "overwriting"),
+    "modify": ("modifies", "modified", "modifying", "modification", "modifications"),
+    "rename": ("renames", "renamed", "renaming"),
+    "create": ("creates", "created", "creating", "creation"),
+    "add": ("adds", "added", "adding", "addition", "additions"),
+    "cancel": ("cancels", "cancelled", "canceled", "cancelling", "canceling", "cancellation", "cancellations"),
+    "edit": ("edits", "edited", "editing"),
+    "change": ("changes", "changed", "changing"),
+    "destroy": ("destroys", "destroyed", "destroying", "destruction"),
+    "archive": ("archives", "archived", "archiving"),
+}
+WRITE_FORMS = frozenset(WRITE_VERBS).union(*WRITE_VERBS.values())
+# verbs that ask for the same kind of change: a template whose texts use one ("delete my account") carries
+# out requests phrased with another ("remove my account")
+KINDS: dict[str, tuple[str, ...]] = {
+    "removal": ("delete", "remove", "erase", "wipe", "purge", "destroy", "drop", "truncate"),
+    "cancellation": ("cancel",),
+    "change": ("update", "modify", "edit", "change", "overwrite", "rename"),
+    "addition": ("insert", "add", "create"),
+    "archiving": ("archive",),
+}
+KIND_OF = {verb: kind for kind, verbs in KINDS.items() for verb in verbs}
+assert set(KIND_OF) == set(WRITE_VERBS), "every write verb has exactly one kind"
+WORD = re.compile(r"[a-z']+")
+
+
+def words(text: str) -> list[str]:
+    return WORD.findall(text.lower())
+
+
+def same_kind(verb: str) -> tuple[str, ...]:
+    """The write verbs that ask for the same kind of change as `verb` (itself included)."""
+    return KINDS[KIND_OF[verb]]
+
+
+def verbs_used(texts: Iterable[str]) -> set[str]:
+    """The write verbs `texts` use in any of their forms."""
+    used = {w for text in texts for w in words(text)}
+    return {verb for verb, forms in WRITE_VERBS.items() if verb in used or used.intersection(forms)}

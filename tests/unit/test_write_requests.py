@@ -1,0 +1,92 @@
+"""The write-request rule: a question that asks, in the imperative, for a change to data is routed only to
+templates whose own texts use that verb; every other candidate is taken out, and with none left the decision
+says `asks_to_change_data`. Questions about changes ("show deleted orders") are not requests."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.routing.candidates import Candidate
+from server.routing.decision import Reason, decide
+from server.routing.policy import RoutingPolicy
+from server.routing.write_requests import WriteRequest, asked_verb, does, refuse_write_requests
+from server.templates import Template
+
+
+def template(tid: str, description: str, examples: list[str] | None = None) -> Template:
+    return Template(
+        id=tid, description=description, nl_examples=examples or [], body_key="sql", body="SELECT 1", source_file="x"
+    )
+
+
+FORMER = template("former_employees", "Employees who left the company", ["list terminated employees"])
+CANCEL = template("cancel_order", "Cancel an order by its number", ["cancel order 42"])
+DETAILS = template("order_details", "The lines of one order", ["what is in order 42"])
+
+
+def cand(t: Template, score: float) -> Candidate:
+    return Candidate("hr", t, embedding_score=score, combined_score=score)
+
+
+@pytest.mark.parametrize(
+    ("question", "verb"),
+    [
+        ("delete all employees", "delete"),
+        ("DROP TABLE employees;", "drop"),
+        ("'; DELETE FROM orders; --", "delete"),
+        ("insert a new order for Sakura Robotics", "insert"),
+        ("update Priya Raman's salary to 500000", "update"),
+        ("remove customer Sakura Robotics", "remove"),
+        ("Can you please erase all orders from 2023?", "erase"),
+        ("I want to cancel my order", "cancel"),
+        ("top 5 customers. Then delete them", "delete"),
+        ("show deleted orders", None),  # about a change, not a request for one
+        ("list cancelled orders", None),
+        ("how do I delete an order?", None),
+        ("who was removed from the project", None),
+        ("update on order 42", None),  # a noun
+        ("drop off location for rental 5", None),
+        ("update me on sales", None),
+        ("cancel", None),  # no object: "never mind", not a command on data
+        ("change it to Sales", None),  # a follow-up, not a write ("change" is not read as a request)
+        ("add Marketing", None),
+    ],
+)
+def test_the_requests_read(question, verb):
+    assert asked_verb(question) == verb
+
+
+def test_a_template_does_a_verb_its_texts_use_in_any_form():
+    assert does(CANCEL, "cancel")
+    assert does(template("orders_cancelled", "Orders by status"), "cancel")  # its id says it
+    assert not does(FORMER, "delete") and not does(DETAILS, "cancel")
+
+
+def test_the_templates_that_only_read_are_taken_out_and_the_decision_says_why():
+    ranked = [cand(FORMER, 0.9), cand(DETAILS, 0.4)]
+    kept, write = refuse_write_requests("delete all employees", ranked)
+    assert kept == [] and write == WriteRequest("delete", ["hr/former_employees", "hr/order_details"])
+    decision = decide(kept, RoutingPolicy(confidence_threshold=0.3), write)
+    assert decision.reason is Reason.WRITE_REQUEST and not decision.execute and decision.selected is None
+
+
+def test_a_template_that_does_the_change_still_answers_it():
+    ranked = [cand(DETAILS, 0.8), cand(CANCEL, 0.7)]
+    kept, write = refuse_write_requests("please cancel order 42", ranked)
+    assert [c.template.id for c in kept] == ["cancel_order"] and write == WriteRequest("cancel", ["hr/order_details"])
+    decision = decide(kept, RoutingPolicy(confidence_threshold=0.3), write)
+    assert decision.execute and decision.selected is not None and decision.selected.template.id == "cancel_order"
+
+
+def test_a_question_that_asks_for_no_change_is_left_alone():
+    ranked = [cand(FORMER, 0.9)]
+    assert refuse_write_requests("list terminated employees", ranked) == (ranked, None)
+    assert decide(ranked, RoutingPolicy(confidence_threshold=0.3)).reason is Reason.ROUTED
+
+
+def test_a_verb_of_the_same_kind_counts():
+    account = template("terminate_account", "Close the account", ["please delete my account"])
+    assert does(account, "remove") and does(account, "erase") and not does(account, "cancel")
+    kept, write = refuse_write_requests("can you remove my account?", [cand(account, 0.8), cand(FORMER, 0.5)])
+    assert [c.template.id for c in kept] == ["terminate_account"]
+    assert write == WriteRequest("remove", ["hr/former_employees"])
