@@ -69,6 +69,13 @@ class ServerSettings(BaseModel):
         "arrive at once: fewer, larger passes leave a core to the routing. At most 16, the largest pass. Applied "
         "at start and at every reload",
     )
+    # DNS-rebinding protection of a loopback server (web/host_guard.py): names it answers to beside loopback's own
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="host names a server listening on loopback also answers to, e.g. the public name a reverse "
+        "proxy on this machine passes on in `Host`; on loopback every other `Host`, and every browser `Origin` "
+        "naming another host, is refused (DNS-rebinding protection). Off loopback nothing is checked",
+    )
     # used when a request names no adapter; unset: the first composite, else the first adapter
     default_adapter: str | None = Field(
         None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import os
 from dataclasses import dataclass
 from enum import StrEnum
@@ -94,4 +95,10 @@ def missing_key_envs(auth: AuthSettings) -> list[str]:
 
 
 def is_loopback(host: str) -> bool:
-    return host in {"127.0.0.1", "localhost", "::1"} or host.startswith("127.")
+    """`localhost` or a loopback address (127/8, ::1); a name that merely starts like one is not."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -178,9 +178,9 @@ class MCPEndpoint:
             self.stateless = app.mcp.stateless(app.cluster.enabled, self.several_workers)
             if self.several_workers and app.mcp.transport == "stateful":
                 log.warning("mcp.transport stateful is impossible with several workers on one port: /mcp is stateless")
-            loopback = is_loopback(app.server.host)
+            loopback = is_loopback(self.holder.listening_host)
             self.manager, self.notifier = sdk.session_manager(
-                self.holder, self.observers, self.stateless, loopback, self.ledger
+                self.holder, self.observers, self.stateless, loopback, self.ledger, app.server.allowed_hosts
             )
             async with self.manager.run():
                 ready.set_result(None)

@@ -9,6 +9,7 @@ requirements.txt), to keep the session ledger (sessions.py) in step with the ses
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, AuthorizationContext
@@ -26,12 +27,14 @@ from .server import ToolsChangedNotifier, build_server
 from .sessions import ADMISSION, SessionLedger
 
 
-def _loopback_only() -> TransportSecuritySettings:
-    """DNS-rebinding protection for a loopback server (the SDK's own default for 127.0.0.1)."""
+def _loopback_only(extra: Sequence[str] = ()) -> TransportSecuritySettings:
+    """DNS-rebinding protection for a loopback server (the SDK's own default for 127.0.0.1), with the names of
+    server.allowed_hosts; web/host_guard.py applies the same rule to every route before this one runs."""
+    names = ["127.0.0.1", "localhost", "[::1]", *extra]
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
-        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        allowed_hosts=[h for n in names for h in (n, f"{n}:*")],
+        allowed_origins=[f"{scheme}://{n}{port}" for n in names for scheme in ("http", "https") for port in ("", ":*")],
     )
 
 
@@ -75,7 +78,12 @@ class LedgeredSessionManager(StreamableHTTPSessionManager):
 
 
 def session_manager(
-    holder: RuntimeHolder, observers: list[AnswerObserver], stateless: bool, loopback: bool, ledger: SessionLedger
+    holder: RuntimeHolder,
+    observers: list[AnswerObserver],
+    stateless: bool,
+    loopback: bool,
+    ledger: SessionLedger,
+    allowed_hosts: Sequence[str] = (),
 ) -> tuple[LedgeredSessionManager, ToolsChangedNotifier]:
     """The MCP server over `holder` behind the SDK's streamable-HTTP session manager, and its notifier."""
     server, notifier = build_server(holder, None, observers)
@@ -84,7 +92,7 @@ def session_manager(
         server,
         ledger,
         stateless=stateless,
-        security_settings=_loopback_only() if loopback else None,
+        security_settings=_loopback_only(allowed_hosts) if loopback else None,
         session_idle_timeout=settings.idle_timeout_seconds,
         max_sessions=settings.max_sessions,
     )

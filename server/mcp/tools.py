@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..api.requests import SESSION_ID_PATTERN, AdapterName
 from ..api.responses import QueryResponse, RoutingExplanation
+from ..api.validation import first_problem, shown
 from ..auth import Principal
 from ..errors import IntentRouterError, error_body
 from ..runtime.holder import RuntimeHolder
@@ -164,13 +165,10 @@ async def call_tool(
             targs = TemplatesArgs.model_validate(arguments or {})
             return _json_result(calls.templates(holder, principal, targs.adapter))
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        field = ".".join(str(p) for p in first["loc"]) or "arguments"
-        message = "unknown argument" if first["type"] == "extra_forbidden" else first["msg"]
-        return _error("bad_request", f"{field}: {message}")
+        return _error("bad_request", first_problem(exc, "arguments", "unknown argument"))
     except IntentRouterError as exc:
         return _error(exc.code, exc.message)
     except Exception:  # as the JSON API's 500: logged here, never the exception's text to the assistant
         log.exception("unhandled error in MCP tool %s", name)
         return _error("internal_error", "internal server error")
-    return _error("not_found", f"unknown tool '{name}'")
+    return _error("not_found", f"unknown tool '{shown(name)}'")

@@ -98,6 +98,11 @@ class RuntimeHolder:
         self.listen_host: str | None = None
         self._encoder_lanes = False  # the lanes follow the config (start_encoder_lanes)
 
+    @property
+    def listening_host(self) -> str:
+        """The address the server listens on: `serve`'s (its --host), else the config's server.host."""
+        return self.listen_host or self.current.config.app.server.host
+
     def start_encoder_lanes(self) -> None:
         """From now on the local encoder's lanes follow `server.encoder_lanes` of the config that serves (the
         server calls this once it has answered; one-shot commands never open lanes)."""

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from ..api.health import Health
 from ..api.requests import QueryRequest, ReloadQuery, TestRoutingRequest
 from ..api.responses import HealthResponse, LoadStatusView
+from ..api.validation import first_problem
 from ..auth import Principal, Role, authenticate, presented_key, require
 from ..errors import BadRequest, IntentRouterError, TooManyRequests, error_body
 from ..mcp.http import MCP, install_mcp
@@ -28,6 +29,7 @@ from .docs_routes import install_docs
 from .encoder_lanes import install_encoder_lanes
 from .encoder_tune import BACKGROUND_TUNE, install_background_tune
 from .health_view import config_view, tune_view, visible_adapters
+from .host_guard import host_guard
 from .metrics import install_metrics
 from .query_string import parse_query_string
 from .request_body import BODY_TIMEOUT, MAX_BODY_BYTES, body_middleware, read_json
@@ -74,10 +76,7 @@ def parse_query(data: dict[str, Any], model: type[Q] = QueryRequest) -> Q:  # ty
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        field = ".".join(str(p) for p in first["loc"]) or "body"
-        msg = "unknown field" if first["type"] == "extra_forbidden" else first["msg"]
-        raise BadRequest(f"{field}: {msg}") from None
+        raise BadRequest(first_problem(exc, "body", "unknown field")) from None
 
 
 class Handlers:
@@ -168,7 +167,8 @@ class Handlers:
 
 
 def create_app(holder: RuntimeHolder) -> web.Application:
-    app = web.Application(middlewares=[errors_middleware, body_middleware], client_max_size=MAX_BODY_BYTES)
+    guard = host_guard(lambda: (holder.listening_host, holder.current.config.app.server.allowed_hosts))
+    app = web.Application(middlewares=[guard, errors_middleware, body_middleware], client_max_size=MAX_BODY_BYTES)
     app[HOLDER] = holder
     app[BODY_TIMEOUT] = lambda: holder.current.config.app.server.body_timeout
     app[OBSERVERS] = []

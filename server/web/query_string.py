@@ -5,10 +5,12 @@ parameter or field."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ..api.validation import first_problem
 from ..errors import BadRequest
 
 M = TypeVar("M", bound=BaseModel)
@@ -21,9 +23,7 @@ def parse_query_string(model: type[M], query: Mapping[str, str]) -> M:
     try:
         return model.model_validate(values)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        name = ".".join(str(p) for p in first["loc"]) or "query"
-        raise BadRequest(f"{name}: {_message(model, name, first)}") from None
+        raise BadRequest(first_problem(exc, "query", "unknown parameter", partial(_message, model))) from None
 
 
 def _message(model: type[BaseModel], name: str, error: Any) -> str:
@@ -40,7 +40,4 @@ def parse_body(model: type[M], data: Mapping[str, Any]) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        name = ".".join(str(p) for p in first["loc"]) or "body"
-        message = "unknown field" if first["type"] == "extra_forbidden" else _message(model, name, first)
-        raise BadRequest(f"{name}: {message}") from None
+        raise BadRequest(first_problem(exc, "body", "unknown field", partial(_message, model))) from None

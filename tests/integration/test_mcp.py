@@ -79,6 +79,13 @@ async def test_stdio_demo(tmp_path):
         assert tool_error(bad) == "bad_request"
         unknown = await session.call_tool("ask", {"question": "headcount", "adapter": "nope"})
         assert tool_error(unknown) == "not_found"
+        # a client's own names come back short and printable (api/validation.py), never whole
+        hostile = "\u202e" + "Z" * 5000
+        long_arg = await session.call_tool("ask", {"question": "x", hostile: 1})
+        assert tool_error(long_arg) == "bad_request"
+        assert "Z" * 65 not in long_arg.content[0].text and "\u202e" not in long_arg.content[0].text
+        no_tool = await session.call_tool("T" * 5000, {})
+        assert tool_error(no_tool) == "not_found" and "T" * 65 not in no_tool.content[0].text
 
 
 def _client(url: str, key: str | None):

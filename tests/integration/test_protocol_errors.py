@@ -32,7 +32,7 @@ async def exchange(port: int, raw: bytes) -> tuple[int, dict[str, str], bytes]:
 
 def post(extra_headers: str, body: bytes = BODY, length: str | None = None) -> bytes:
     size = length if length is not None else str(len(body))
-    head = f"POST /v1/query HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {size}\r\n"
+    head = f"POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {size}\r\n"
     return (head + extra_headers + "\r\n").encode() + body
 
 
@@ -46,7 +46,7 @@ def post(extra_headers: str, body: bytes = BODY, length: str | None = None) -> b
         ("content-length not a number", post("", length="abc"), 400, "bad_request"),
         ("negative content-length", post("", length="-1"), 400, "bad_request"),
         ("length and chunked", post("Transfer-Encoding: chunked\r\n"), 400, "bad_request"),
-        ("unknown method", b"FOO /v1/query HTTP/1.1\r\nHost: x\r\n\r\n", 400, "bad_request"),
+        ("unknown method", b"FOO /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 400, "bad_request"),
         ("header line too long", post("X-Long: " + "a" * 9000 + "\r\n"), 431, "headers_too_large"),
     ],
 )
