@@ -15,6 +15,7 @@ misreadings ('june fifteenth' as June 30), so these patterns stay (about 0.1 ms 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import re
 from collections.abc import Callable
@@ -66,6 +67,21 @@ class DateMention:
         if self.grain == "year" and self.start is not None and self.operator is None:
             return self.start.year
         return None
+
+
+# seasons as their first month (meteorological, northern hemisphere: spring is March to May); winter spans two
+# years and is left to the user to say
+SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9}
+# days that fall on the same date every year (Easter and Thanksgiving do not), by name without apostrophes
+HOLIDAYS = {
+    "new years day": (1, 1),
+    "valentines day": (2, 14),
+    "halloween": (10, 31),
+    "christmas eve": (12, 24),
+    "christmas day": (12, 25),
+    "new years eve": (12, 31),
+}
+HOLIDAY_NAMES = r"new\s+year'?s\s+day|valentine'?s\s+day|halloween|christmas\s+eve|christmas\s+day|new\s+year'?s\s+eve"
 
 
 class _Parser:
@@ -123,6 +139,12 @@ class _Parser:
             self._quarter,
         )
         self.scan(r"\bq(?P<q>[1-4])\b(?!\s*-?\s*(?:of\s+)?\d)", self._quarter_this_year)
+        half = r"\b(?:the\s+)?(?P<half>first|second|1st|2nd)\s+half\s+(?:of\s+)?(?:the\s+year\s+)?"
+        self.scan(half + YEAR + r"\b", self._half)
+        self.scan(rf"\bh(?P<h>[12])(?:\s+(?:of\s+)?|\s*-?\s*){YEAR}\b", self._half)
+        self.scan(rf"\b{YEAR}\s*-?\s*h(?P<h>[12])\b", self._half)
+        self.scan(rf"\b(?:the\s+)?(?P<season>spring|summer|fall|autumn)\s+(?:of\s+)?{YEAR}\b", self._season)
+        self.scan(rf"\b(?P<holiday>{HOLIDAY_NAMES})(?:,?\s+(?:of\s+)?{YEAR})?(?!\w)", self._holiday)
         self.scan(rf"(?<![\w$#.,/]){YEAR}(?![\w%]|,\d|\.\d)", self._year)
         self.scan(r"\b(?:fy|fiscal year)\s?'?(?P<year>(?:19|20)\d\d)\b", self._year)
         self.scan(r"\btoday\b|\btonight\b|\bthis morning\b", lambda m: self._day(m, t))
@@ -204,6 +226,31 @@ class _Parser:
         q = int(m["q"]) if m.groupdict().get("q") else ORDINALS[m["ord"]]
         start, end = quarter_range(int(m["year"]), q)
         return Base(start, end, "quarter", m.span())
+
+    def _half(self, m: re.Match[str]) -> Base:
+        said = m.groupdict()
+        second = said["half"] in ("second", "2nd") if said.get("half") else said["h"] == "2"
+        year = int(m["year"])
+        if second:
+            return Base(dt.date(year, 7, 1), dt.date(year, 12, 31), "span", m.span())
+        return Base(dt.date(year, 1, 1), dt.date(year, 6, 30), "span", m.span())
+
+    def _season(self, m: re.Match[str]) -> Base:
+        first = SEASONS[m["season"]]
+        year = int(m["year"])
+        return Base(dt.date(year, first, 1), month_end(year, first + 2), "span", m.span())
+
+    def _holiday(self, m: re.Match[str]) -> Base:
+        month, day = HOLIDAYS[re.sub(r"\s+", " ", m["holiday"].replace("'", ""))]
+        if m["year"]:
+            value = dt.date(int(m["year"]), month, day)
+            return Base(value, value, "day", m.span(), month=month, day=day)
+        value = dt.date(self.today.year, month, day)
+        if self.future and value < self.today:
+            value = dt.date(self.today.year + 1, month, day)
+        elif not self.future and value > self.today:
+            value = dt.date(self.today.year - 1, month, day)
+        return Base(value, value, "day", m.span(), year_given=False, month=month, day=day)
 
     def _quarter_this_year(self, m: re.Match[str]) -> Base:
         start, end = quarter_range(self.today.year, int(m["q"]))
@@ -315,6 +362,8 @@ _UNTIL = re.compile(
 _FROM = re.compile(r"\bfrom\s*$")
 _ONWARDS = re.compile(r"^\s*(?:on\b|onwards?\b|forward\b|until now\b|to date\b|till now\b)")
 _RANGE_GAP = re.compile(r"^\s*(?:and|to|until|till|through|thru|-|–)\s*(?:the\s+)?(?:end\s+of\s+)?$")
+# what follows the last date of a message that breaks off in the middle of a range ('between March 1st and')
+_DANGLING = re.compile(r"^\s*(?:and|to|until|till|through|thru|-|–)\s*[?.!]*\s*$")
 
 
 def find_dates(text: str, today: dt.date, future: bool = False) -> list[DateMention]:
@@ -335,19 +384,37 @@ def find_dates(text: str, today: dt.date, future: bool = False) -> list[DateMent
             if joined and gap.strip().startswith("-") and cur.grain == "year" and nxt.grain == "year":
                 joined = True
             if joined:
-                first = _with_year(cur, nxt.start.year) if not cur.year_given and nxt.year_given else cur
-                if first.start <= nxt.end:
+                first, last = _in_order(cur, nxt)
+                if first.start <= last.end:
                     span = (_operator_start(low, cur.span[0]), nxt.span[1])
-                    out.append(
-                        DateMention(
-                            first.start, nxt.end, "span", span, text[span[0] : span[1]], "between", first.time, nxt.time
-                        )
-                    )
+                    said = text[span[0] : span[1]]
+                    out.append(DateMention(first.start, last.end, "span", span, said, "between", first.time, last.time))
                     i += 2
                     continue
+        elif re.search(r"(?:between|from)\s*$", before(low, cur.span[0], 12)) and _DANGLING.match(low[cur.span[1] :]):
+            # 'between March 1st and' (the message ends there): where the range starts; its end is asked for
+            span = (_operator_start(low, cur.span[0]), cur.span[1])
+            out.append(DateMention(cur.start, None, "open", span, text[span[0] : span[1]], "between", cur.time))
+            i += 1
+            continue
         out.append(_apply_operator(text, low, cur))
         i += 1
     return out
+
+
+def _in_order(cur: Base, nxt: Base) -> tuple[Base, Base]:
+    """The two ends of 'between X and Y' as meant: X takes Y's year when it has none; X said without a year
+    and after Y is the year before ('from December 20 to January 5'); two dates said in full the wrong way
+    round are the same range ('between 2024-01-31 and 2024-01-01')."""
+    first = _with_year(cur, nxt.start.year) if not cur.year_given and nxt.year_given else cur
+    if first.start <= nxt.end:
+        return first, nxt
+    if not cur.year_given:
+        with contextlib.suppress(ValueError):  # February 29th has no year before
+            return _with_year(first, first.start.year - 1), nxt
+    if cur.year_given and nxt.year_given:
+        return nxt, cur
+    return first, nxt
 
 
 def _operator_start(low: str, start: int) -> int:

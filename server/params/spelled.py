@@ -101,7 +101,8 @@ def _spelled(text: str, toks: list[Word], first: int, last: int, value: int | fl
 
 
 def _with_dozens(text: str, toks: list[Word], found: list[Spelled]) -> list[Spelled]:
-    """'a dozen', 'half a dozen', 'two dozen', 'a couple of', 'a pair of', which text2num leaves as words."""
+    """'a dozen', 'half a dozen' (or 'half dozen'), 'two dozen', 'a couple of', 'a pair of', which text2num leaves
+    as words."""
     ending_at = {s.span[1]: s for s in found}  # a number just before 'dozen' multiplies it
     out = list(found)
     for i, w in enumerate(toks):
@@ -114,6 +115,8 @@ def _with_dozens(text: str, toks: list[Word], found: list[Spelled]) -> list[Spel
                 out.append(Spelled(counted.value * 12, (counted.span[0], w.end), text[counted.span[0] : w.end], False))
             elif i >= 2 and toks[i - 2].lower == "half" and toks[i - 1].lower in ("a", "an"):
                 out.append(_spelled(text, toks, i - 2, i, 6, False))
+            elif prev is not None and prev.lower == "half":  # 'top half dozen products'
+                out.append(_spelled(text, toks, i - 1, i, 6, False))
             elif prev is not None and prev.lower in ("a", "an"):
                 out.append(_spelled(text, toks, i - 1, i, 12, False))
         elif lower in _PAIRS and i and toks[i - 1].lower in ("a", "an"):

@@ -286,3 +286,57 @@ def test_a_date_without_its_year_is_the_last_one_or_with_future_the_next(text, p
 def test_today_itself_counts_either_way():
     day = dt.date(2025, 6, 15)
     assert find_dates("june 15th", day)[0].start == day == find_dates("june 15th", day, future=True)[0].start
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("orders between 2024-01-31 and 2024-01-01", dt.date(2024, 1, 1), dt.date(2024, 1, 31)),
+        ("hired between 2025-01-01 and 2024-01-01", dt.date(2024, 1, 1), dt.date(2025, 1, 1)),
+        ("revenue between 2023 and 2021", dt.date(2021, 1, 1), dt.date(2023, 12, 31)),
+        ("orders from December 20 to January 5", dt.date(2024, 12, 20), dt.date(2025, 1, 5)),
+        ("orders between December 20 and January 5 2025", dt.date(2024, 12, 20), dt.date(2025, 1, 5)),
+    ],
+)
+def test_a_range_said_the_wrong_way_round_or_across_new_year_is_the_range_meant(text, start, end):
+    (found,) = find_dates(text, TODAY)
+    assert (found.start, found.end, found.operator) == (start, end, "between")
+
+
+@pytest.mark.parametrize(
+    "text", ["orders placed between march 1st 2025 and", "orders from March 1 to", "between 3/1/2025 -"]
+)
+def test_a_range_that_breaks_off_has_a_start_and_no_end(text):
+    (found,) = find_dates(text, TODAY)
+    assert found.start == dt.date(2025, 3, 1) and found.end is None and found.operator == "between"
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("hired in the first half of 2023", dt.date(2023, 1, 1), dt.date(2023, 6, 30)),
+        ("second half of the year 2022", dt.date(2022, 7, 1), dt.date(2022, 12, 31)),
+        ("revenue in H2 2024", dt.date(2024, 7, 1), dt.date(2024, 12, 31)),
+        ("revenue 2024-H1", dt.date(2024, 1, 1), dt.date(2024, 6, 30)),
+        ("hired in the spring of 2024", dt.date(2024, 3, 1), dt.date(2024, 5, 31)),
+        ("summer 2023 sales", dt.date(2023, 6, 1), dt.date(2023, 8, 31)),
+        ("autumn 2021", dt.date(2021, 9, 1), dt.date(2021, 11, 30)),
+        ("on leave on christmas eve 2024", dt.date(2024, 12, 24), dt.date(2024, 12, 24)),
+        ("on leave on New Year's Day 2025", dt.date(2025, 1, 1), dt.date(2025, 1, 1)),
+        ("who is off on christmas day", dt.date(2025, 12, 25), dt.date(2025, 12, 25)),  # the most recent one
+        ("orders on halloween", dt.date(2025, 10, 31), dt.date(2025, 10, 31)),
+    ],
+)
+def test_half_years_seasons_and_fixed_holidays(text, start, end):
+    (found,) = find_dates(text, TODAY)
+    assert (found.start, found.end) == (start, end)
+
+
+def test_a_holiday_without_its_year_looks_ahead_for_bookings():
+    (found,) = find_dates("a flight on christmas day", dt.date(2019, 3, 1), future=True)
+    assert found.start == dt.date(2019, 12, 25)
+
+
+@pytest.mark.parametrize("text", ["christmas sales by region", "the winter of 2024", "the spring collection"])
+def test_words_near_holidays_and_seasons_that_name_no_dates(text):
+    assert [m for m in find_dates(text, TODAY) if m.grain != "year"] == []

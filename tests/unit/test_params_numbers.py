@@ -147,6 +147,7 @@ def test_words_to_number():
         ("I need four seats at 7 pm", 4, "seat"),
         ("a dozen people", 12, "people"),
         ("half a dozen tickets", 6, "ticket"),
+        ("half dozen tickets", 6, "ticket"),
         ("two dozen guests", 24, "guest"),
         ("a couple of tickets", 2, "ticket"),
         ("one person", 1, "person"),
