@@ -28,20 +28,24 @@ class SourceStatus(StrEnum):
 
 class DecisionReason(StrEnum):
     """Why a routing decision came out as it did: `routing_decision.reason`, `composite_routing.reason` and,
-    unless the answer says more (AnswerReason), `metadata.reason`. The decision rule (routing/decision.py)
-    produces exactly these."""
+    unless the answer says more (AnswerReason), `metadata.reason`. The decision rule produces exactly these."""
+
+    # (the rule: routing/decision.py; a docstring here is the OpenAPI description, which names no source files)
 
     ROUTED_MULTISTAGE = "highest_combined_score_above_threshold"
     ROUTED = "highest_score_above_threshold"
     NO_MATCH = "no_matches_above_threshold"
     NO_CANDIDATES = "no_candidates"
     AMBIGUOUS = "ambiguous"
-    WRITE_REQUEST = "asks_to_change_data"  # the question asks for a change no candidate makes (write_requests.py)
+    WRITE_REQUEST = "asks_to_change_data"  # a change asked for that no candidate makes (routing/write_requests.py)
 
 
 class AnswerReason(StrEnum):
-    """`metadata.reason` where the answer is more than the routing decision. The follow-ups' reasons are the
-    values of conversations/follow_up.py's REASONS (tests/unit/test_reasons.py keeps the two together)."""
+    """`metadata.reason` where the answer is more than the routing decision: what it did beyond it, or how a
+    message of a conversation was read."""
+
+    # the follow-ups' reasons are the values of conversations/follow_up.py's REASONS (tests/unit/test_reasons.py
+    # keeps the two together)
 
     FAN_OUT = "fan_out"  # the best template of each child clearing min_score ran
     NO_SOURCE_ABOVE_MIN_SCORE = "no_source_above_min_score"  # fan_out: no child's template cleared min_score

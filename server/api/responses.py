@@ -53,7 +53,9 @@ class MultistageScoring(Wire):
 
 class CountQuestionView(Wire):
     """A count question routed to a list template, answered by the template that counts that list
-    (`counts: <list id>`); the scores shown are the ones the list earned (routing/count_questions.py)."""
+    (`counts: <list id>`); the scores shown are the ones the list earned."""
+
+    # the rule: routing/count_questions.py (docstrings here are OpenAPI descriptions, which name no source files)
 
     cue: str = Field(description='the words that asked for a number: "how many", "number of", "count", "headcount"')
     adapter: str
@@ -63,7 +65,9 @@ class CountQuestionView(Wire):
 
 class WriteRequestView(Wire):
     """A question that asks for a change (an imperative write verb): the candidates whose texts never use
-    that verb were taken out, so nothing that only reads ran (routing/write_requests.py)."""
+    that verb (or one of its kind) were taken out, so nothing that only reads ran."""
+
+    # the rule: routing/write_requests.py
 
     verb: str = Field(description='the write verb the question asks to carry out ("delete", "drop", "cancel", ...)')
     refused: list[str] = Field(description="the candidates taken out, best first, as adapter/template_id")
@@ -196,7 +200,9 @@ class QueryResponse(Wire):
 
 
 class AcceptanceView(Wire):
-    """The in-scope test's verdict on a candidate (intent/acceptance.py) and the features behind it."""
+    """The in-scope test's verdict on a candidate and the features behind it."""
+
+    # the test: intent/acceptance.py
 
     template_id: str
     probability: float | None

@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 from jsonschema import Draft202012Validator
 
-from server.api.openapi import REF
+from server.api.openapi import REF, build_openapi
 from server.api.requests import QueryRequest
 from server.api.responses import Catalogue, LoadStatusView, QueryResponse, StatisticsResponse
 from server.testing.app import running_app
@@ -257,3 +257,9 @@ async def test_the_dashboard_redirects_with_an_html_page(tmp_path, monkeypatch):
     assert resp.status == 303 and resp.headers["Location"] == "/dashboard/login"
     assert resp.content_type == "text/html" and '<a href="/dashboard/login">' in text
     assert logout.status == 303 and logout.content_type == "text/html"
+
+
+def test_the_contract_describes_the_api_not_the_source_layout():
+    """Model docstrings are the document's descriptions: they name fields and behaviour, never source files."""
+    text = str(build_openapi())
+    assert not re.findall(r"[\w/]+\.py\b", text)
