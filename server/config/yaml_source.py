@@ -164,7 +164,11 @@ def parse_yaml(
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
-        raise ConfigError([ConfigIssue(file, line, "", f"YAML syntax error: {exc.problem or exc}")]) from None
+        message = f"YAML syntax error: {exc.problem or exc}"
+        opened = exc.context_mark.line + 1 if exc.context_mark is not None and exc.context else None
+        if opened is not None and opened != line:  # an unclosed '[' or '{' is found only lines later
+            message += f" ({exc.context} that starts at line {opened})"
+        raise ConfigError([ConfigIssue(file, line, "", message)]) from None
     except yaml.YAMLError as exc:
         raise ConfigError([ConfigIssue(file, None, "", f"YAML error: {exc}")]) from None
     builder = _Builder(file, os.environ if environ is None else environ)

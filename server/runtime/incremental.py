@@ -21,7 +21,7 @@ from ..adapters.registry import AdapterRegistry
 from ..adapters.registry import registry as default_registry
 from ..config.errors import ConfigError, ConfigIssue
 from ..config.parse_cache import ParseCache
-from ..params.spans import check_annotation
+from ..params.load_checks import LOAD_CHECKS
 from ..templates import Template
 from ..templates.library import count_pair_issues, expand_globs, load_library
 from .loader import LoadedConfig, body_parser, load_config, parse_cache_for, resolve_config_path
@@ -175,7 +175,7 @@ class IncrementalLoader:
     ) -> _Parsed:
         try:
             parse = body_parser(cls, cache)
-            library = load_library([str(path)], root, cls.body_key, parse, adapter, None, check_annotation, cache)
+            library = load_library([str(path)], root, cls.body_key, parse, adapter, None, LOAD_CHECKS, cache)
         except ConfigError as exc:
             return _Parsed(digest or "", issues=list(exc.issues))
         return _Parsed(digest or "", templates=library.templates)

@@ -22,7 +22,7 @@ from ..embedding.base import EmbeddingError
 from ..embedding.factory import resolve_path
 from ..embedding.model_folder import read_folder
 from ..embedding.settings import EmbeddingSettings
-from ..params.spans import check_annotation
+from ..params.load_checks import LOAD_CHECKS
 from ..routing.composite import CompositeAdapterSettings
 from ..routing.settings import CompositeRetrievalSettings
 from ..templates import Template
@@ -83,8 +83,21 @@ def load_app_settings(path: Path) -> AppSettings:
         display = str(config_file)
     if not config_file.exists():
         raise ConfigError([ConfigIssue(display, None, "", "config file not found")])
-    doc = load_yaml(config_file, display)
-    return validate_model(AppSettings, doc.data or {}, doc)
+    return app_settings_of(load_yaml(config_file, display))
+
+
+def app_settings_of(doc: YamlDocument) -> AppSettings:
+    """config.yaml's settings. A file with no document at all (blank, or comments only: a truncated save)
+    is an error, not every default: it would turn auth and every other setting off without a word."""
+    if doc.data is None:
+        raise ConfigError(
+            [
+                ConfigIssue(
+                    doc.file, None, "", "the file is empty: write at least one setting, or `{}` for every default"
+                )
+            ]
+        )
+    return validate_model(AppSettings, doc.data, doc)
 
 
 @dataclass(frozen=True)
@@ -133,7 +146,7 @@ def load_config(path: Path, registry: AdapterRegistry = default_registry) -> Loa
     else:
         try:
             doc = load_yaml(config_file, rel(config_file))
-            app = validate_model(AppSettings, doc.data or {}, doc)
+            app = app_settings_of(doc)
             issues.extend(model_folder_issues(app.embedding, root, doc, ()))
             cache = parse_cache_for(app, root)
         except ConfigError as exc:
@@ -229,7 +242,7 @@ def _load_rest(
                     body_parser(cls, cache),
                     settings.name,
                     at,
-                    check_annotation,
+                    LOAD_CHECKS,
                     cache,
                 )
                 templates[settings.name] = library.templates

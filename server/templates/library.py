@@ -21,6 +21,18 @@ if TYPE_CHECKING:
 
 # why a marked example value cannot fill its parameter, or None (server/params/spans.py check_annotation)
 ValueCheck = Callable[[ParameterSpec, str], str | None]
+
+
+@dataclass(frozen=True)
+class ValueChecks:
+    """What loading asks of the parameter readers (server/params/load_checks.py), which templates/ cannot
+    import: why a marked example value cannot fill its parameter, and why a parameter's default does not fit
+    it (its type, allowed_values, min/max, pattern); None when it can."""
+
+    mark: ValueCheck
+    default: Callable[[ParameterSpec], str | None]
+
+
 Where = tuple[str, int | None, str]  # (file, line, key) of an adapter's `templates:` entry
 _WILDCARDS = frozenset("*?[")
 
@@ -78,13 +90,13 @@ def load_library(
     parse_body: BodyParser,
     adapter: str,
     templates_at: Where | None = None,
-    value_check: ValueCheck | None = None,
+    checks: ValueChecks | None = None,
     cache: ParseCache | None = None,
 ) -> LibraryLoad:
     """Every template of one adapter; raises ConfigError listing all problems found.
 
     `templates_at` is where the adapter's `templates:` key is written, for errors about the globs;
-    `value_check` reads each annotated example value as its parameter's type; `cache` keeps parsed files
+    `checks` reads each annotated example value and each default as its parameter's type; `cache` keeps parsed files
     (config/parse_cache.py: the caller wraps `parse_body` with the same cache)."""
     issues: list[ConfigIssue] = []
     templates: list[Template] = []
@@ -100,7 +112,7 @@ def load_library(
         except ConfigError as exc:
             issues.extend(exc.issues)
             continue
-        for template, problems in _templates_in(doc, body_key, parse_body, value_check):
+        for template, problems in _templates_in(doc, body_key, parse_body, checks):
             issues.extend(problems)
             if template is None:
                 continue
@@ -161,7 +173,7 @@ def _display(path: Path, root: Path) -> str:
     return str(path)
 
 
-def _templates_in(doc: YamlDocument, body_key: str, parse_body: BodyParser, value_check: ValueCheck | None):
+def _templates_in(doc: YamlDocument, body_key: str, parse_body: BodyParser, checks: ValueChecks | None):
     data = doc.data
     if not isinstance(data, dict) or set(data) != {"templates"} or not isinstance(data["templates"], list):
         keys = sorted(data) if isinstance(data, dict) else []
@@ -178,11 +190,11 @@ def _templates_in(doc: YamlDocument, body_key: str, parse_body: BodyParser, valu
         if not isinstance(raw, dict):
             yield None, [doc.issue(path, "each template must be a mapping")]
             continue
-        yield _one_template(doc, path, dict(raw), body_key, parse_body, value_check)
+        yield _one_template(doc, path, dict(raw), body_key, parse_body, checks)
 
 
 def _one_template(
-    doc: YamlDocument, path, raw: dict, body_key: str, parse_body: BodyParser, value_check: ValueCheck | None
+    doc: YamlDocument, path, raw: dict, body_key: str, parse_body: BodyParser, checks: ValueChecks | None
 ):
     if body_key not in raw:
         return None, [doc.issue(path, f"template has no '{body_key}' query body")]
@@ -212,7 +224,12 @@ def _one_template(
                 parse_values_query(parse_body, spec.values_from.query)
             except ValueError as exc:
                 problems.append(doc.issue((*path, "parameters", index, "values_from", "query"), str(exc)))
-    problems += _annotation_problems(doc, path, template, value_check)
+    problems += _annotation_problems(doc, path, template, checks.mark if checks is not None else None)
+    if checks is not None:
+        for index, spec in enumerate(template.parameters):
+            reason = checks.default(spec) if spec.default is not None else None
+            if reason is not None:
+                problems.append(doc.issue((*path, "parameters", index, "default"), reason))
     if problems:
         return None, problems
     return template.model_copy(update={"body": parsed.value}), []

@@ -211,6 +211,13 @@ class Template(BaseModel):
                 data = {**data, "example_spans": spans}
         return data
 
+    @field_validator("description")
+    @classmethod
+    def _described(cls, value: str) -> str:
+        if not value.strip():  # embedded and shown: blanks are no description (kept as written otherwise)
+            raise ValueError("description must not be blank")
+        return value
+
     @field_validator("nl_examples")
     @classmethod
     def _examples(cls, value: list[str]) -> list[str]:

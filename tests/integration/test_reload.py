@@ -339,3 +339,23 @@ async def test_a_replaced_config_is_announced_once_closed_and_can_be_collected(t
             assert resp.status == 200
         await eventually(lambda: asyncio.sleep(0, bool(collected)))
     assert collected == [True]
+
+
+async def test_a_blank_config_yaml_is_refused_and_the_old_settings_stay(tmp_path):
+    """A truncated save of config.yaml (blank, or comments only) would turn every setting, auth included,
+    back to its default: it is refused like a deleted file, and the settings in force stay."""
+    config = people_tree(tmp_path, "store: {backend: memory}\nserver: {max_question_chars: 40}\n")
+    async with live_server(config) as (session, holder):
+        config_yaml = config / "config.yaml"
+        config_yaml.write_text("# every setting commented out\n# server: {max_question_chars: 40}\n")
+
+        async def rejected() -> bool:
+            return (await health(session))["config"]["last_load"]["ok"] is False
+
+        await eventually(rejected)
+        errors = (await health(session))["config"]["last_load"]["errors"]
+        assert errors == [{"file": "config/config.yaml", "line": None, "key": "", "message": errors[0]["message"]}]
+        assert "the file is empty" in errors[0]["message"]
+        assert holder.current.config.app.server.max_question_chars == 40  # not back to the default 2000
+        status, body = await ask(session, "who works in the Engineering department, tell me everyone please?")
+        assert status == 400 and "40" in body["error"]["message"]

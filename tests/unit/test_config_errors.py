@@ -220,3 +220,20 @@ def test_an_adapters_own_model_path_is_checked_too(tmp_path):
     config = make_tree(tmp_path, adapters={"people.yaml": adapter}, libraries={"people/p.yaml": PEOPLE_LIBRARY})
     [issue] = issues_of(config)
     assert issue.startswith("config/adapters/people.yaml:7: adapters[0].embedding.model_path: embedding model folder")
+
+
+def test_an_unclosed_bracket_names_the_line_it_opens_on():
+    """PyYAML finds an unclosed '[' only at the next key: the message also names the line it was opened on."""
+    text = "templates:\n  - id: a\n    description: x\n    tags: [employees, list\n    sql: SELECT 1\n"
+    with pytest.raises(ConfigError) as caught:
+        parse_yaml(text, "t.yaml")
+    [issue] = caught.value.issues
+    assert issue.line == 5 and "a flow sequence that starts at line 4" in issue.message
+
+
+def test_a_blank_description_is_a_load_error(tmp_path):
+    library = PEOPLE_LIBRARY.replace("description: Look up one person by name", 'description: "   "')
+    assert library != PEOPLE_LIBRARY
+    config = make_tree(tmp_path, BASE_CONFIG, {"people.yaml": PEOPLE_ADAPTER}, {"people/people.yaml": library})
+    [issue] = issues_of(config)
+    assert "description must not be blank" in issue and "templates[2].description" in issue

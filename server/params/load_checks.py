@@ -1,0 +1,23 @@
+"""What the template loader asks of the parameter readers (templates/library.py `ValueChecks`): a marked
+example value must read as its parameter's type, and a default must fit its own parameter. A default that
+does not ('Legal' outside allowed_values, 'abc' for an integer, 5000 above max 500) would otherwise load and
+then ask every user who left the value out about a value they never gave."""
+
+from __future__ import annotations
+
+from ..templates import ParameterSpec
+from ..templates.library import ValueChecks
+from .coercion import InvalidValue, canonical_allowed, coerce
+from .spans import check_annotation
+
+
+def check_default(spec: ParameterSpec) -> str | None:
+    """Why the parameter's default does not fit it (its type, allowed_values, min/max, pattern), or None."""
+    try:
+        coerce(spec, canonical_allowed(spec, spec.default))
+    except InvalidValue as exc:
+        return f"the default {spec.default!r} does not fit the parameter: it {exc}"
+    return None
+
+
+LOAD_CHECKS = ValueChecks(mark=check_annotation, default=check_default)
