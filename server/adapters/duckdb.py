@@ -150,7 +150,25 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
         return str(path if path.is_absolute() else self.context.root / path)
 
     async def start(self) -> None:
+        if self._missing():  # as a SQLite file: the adapter starts down, and opens once the file is there
+            log.warning("duckdb adapter %s: database file not found; down until it appears", self.name)
+            return
         await asyncio.to_thread(self._open)
+
+    def _missing(self) -> bool:
+        path = self._path()
+        return path != ":memory:" and not Path(path).exists()
+
+    async def _connection(self):
+        """The open connection; a database file missing at start is opened on the first query that finds it."""
+        if self._conn is not None:
+            return self._conn
+        if self._missing():
+            raise SourceUnavailable(self.name, "database file not found")
+        async with self._reopen_lock:
+            if self._conn is None:
+                await asyncio.to_thread(self._open)
+        return self._conn
 
     def _open(self):
         import duckdb
@@ -259,7 +277,7 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
     async def source_health(self) -> dict[str, Any]:
         conn = self._conn
         if conn is None:
-            return {"status": Health.DOWN, "reason": "not connected"}
+            return {"status": Health.DOWN, "reason": "database file not found" if self._missing() else "not connected"}
         if (down := self.file_down()) is not None:
             return down
         try:
@@ -274,7 +292,8 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
         templates = list(self.templates.values())
         conn, down = self._conn, self.file_down()
         if conn is None or down is not None:
-            return SourceCheck.unchecked(self.name, len(templates), down["reason"] if down else "not connected")
+            reason = down["reason"] if down else "database file not found" if self._missing() else "not connected"
+            return SourceCheck.unchecked(self.name, len(templates), reason)
         ask = functools.partial(_refused_templates, conn)
         label, timeout = f"{self.name} (duckdb)", self.settings.query_timeout
         accepted, identity = self.context.accepted_bodies, self.source_identity()
@@ -296,15 +315,14 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
         return f"duckdb {duckdb.__version__}|{connection.model_dump_json()}|{where}"
 
     async def execute(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> QueryResult:
-        if self._conn is None:
-            raise SourceUnavailable(self.name, "adapter is not started")
+        conn = await self._connection()
         await self.check_source()
         params = escaped_params(template, params, "duckdb")
         sql, cap = template.body, self.row_cap(max_rows)
         if self.answering(max_rows):  # the template's own LIMIT asks for one row more (own_limit.py)
             query = limited_query(sql, params, "duckdb", cap)
             sql, params, cap = query.sql, query.params, query.cap
-        cursor = self._conn.cursor()
+        cursor = (self._conn or conn).cursor()  # a file replaced meanwhile was opened again (check_source)
         timeout = self.settings.query_timeout
         try:
             task = await self.bulkhead.thread(self._run, cursor, sql, params, cap)  # 503 source_busy when full

@@ -127,3 +127,21 @@ async def test_mariadb_missing_table_is_502(tmp_path, mariadb_database):
             await adapter.execute(adapter.templates["ghosts_in_the_attic"], {})
     assert caught.value.status == 502
     assert caught.value.message == "adapter 'shop': template 'ghosts_in_the_attic' failed to run"
+
+
+async def test_a_duckdb_file_missing_at_start_is_a_down_source_until_it_appears(tmp_path):
+    """As a SQLite file: the server starts (the adapter down, its templates unchecked), answers 503 naming
+    the adapter, and the first question after the file appears is answered from it."""
+    database = tmp_path / "templates" / "sales.duckdb"
+    tree = make_tree(tmp_path, BASE_CONFIG, {"a.yaml": DUCK_ADAPTER}, {"people/people.yaml": PEOPLE_LIBRARY})
+    async with running_app(tree) as (client, _):
+        health = await (await client.get("/health")).json()
+        assert health["adapters"]["sales"]["status"] == "down"
+        assert health["adapters"]["sales"]["reason"] == "database file not found"
+        question = {"query": "who works in the Engineering department?", "adapter": "sales"}
+        resp = await client.post("/v1/query", json=question)
+        body = await resp.json()
+        assert resp.status == 503 and body["error"]["message"] == "adapter 'sales': database file not found"
+        make_duckdb(database)
+        resp = await client.post("/v1/query", json=question)
+        assert resp.status == 200 and (await resp.json())["rows"] == [{"name": "Ada"}]
