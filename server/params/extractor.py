@@ -45,6 +45,7 @@ from .learned.evidence import Judged, weigh
 from .learned.features import Mark
 from .learned.learner import LearnedExtractor
 from .llm import AnthropicFiller, LLMError
+from .not_applied import ListedValue, listed_values, not_applied
 from .numbers import find_numbers
 from .roles import Role, numeric_choices, role_of
 from .settings import ParameterExtractionSettings
@@ -131,6 +132,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         self.choices = ChoiceCache(self.settings.fuzzy_score_floor)
         self.filler = filler
         self.learned = learned
+        self.listed: tuple[ListedValue, ...] = ()  # the adapter's closed-list values (not_applied.py), at prepare
 
     # --- wiring --------------------------------------------------------------------------
     def bind_values_source(self, source: ValuesSource) -> None:
@@ -152,6 +154,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         every parameter's phrases, so that no question waits for either; then fit or load the learned
         extractor, whose features read those lists."""
         templates = list(templates)
+        self.listed = listed_values(templates)
         issues = await self.values.prefetch(templates)
         if issues:
             raise ConfigError(issues)
@@ -204,6 +207,9 @@ class TemplateParameterExtractor(ParameterExtractor):
         result = self.extract_with(question, params, today, template.id)
         if self.filler is not None:
             await self._llm_pass(question, template, params, result, today)
+        if self.listed:
+            used = [step.span for step in result.trace if step.span is not None]
+            result.left_out += not_applied(question, template, self.listed, used)
         return result
 
     async def _param(self, template: Template, spec: ParameterSpec) -> _Param:

@@ -23,6 +23,7 @@ from ..conversations import (
 from ..conversations.follow_up import REASONS
 from ..errors import IntentRouterError
 from ..params.base import Extraction
+from ..params.not_applied import note as not_applied_note
 from ..routing.candidates import Candidate
 from ..routing.composite import CompositeAdapter
 from ..routing.normalise import normalise_question
@@ -348,8 +349,11 @@ async def _finish(
     metadata.from_cache = result.from_cache
     metadata.columns = result.columns
     metadata.timings_ms = timings
+    content = render_content(template, result.rows, result.truncated)
+    if (unapplied := not_applied_note(extraction.left_out)) is not None:
+        content = f"{content}\n{unapplied}"
     response = QueryResponse(
-        content=render_content(template, result.rows, result.truncated),
+        content=content,
         rows=result.rows,
         metadata=metadata,
         confidence=confidence,

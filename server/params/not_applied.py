@@ -1,0 +1,87 @@
+"""Values a question names that its template cannot take: reported, not silently dropped.
+
+"Who is the highest paid person in Sales?" routed to a company-wide ranking (no department parameter) was
+answered for the whole company without a word, and read as the answer for Sales. A value is reported when
+it is, as whole words in any case, one of the `allowed_values` or `aliases` of a parameter that another
+template of the same adapter has and this template lacks (by name); when it overlaps nothing the extraction
+used; and when it is not an ordinary word of this template's own examples ("music" in "play some music").
+It goes into `extraction_left_out` and a line of the answer's content says it was not applied. Only the
+operator's own short lists count: `values_from` lists (names read from a database), numbers, booleans and
+values shorter than three characters name things too loosely to be sure of.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ..templates import ParameterType, Template
+from .candidates import item_type
+from .choice_cache import ordinary_words
+from .text import Span, overlaps, words
+
+MIN_CHARS = 3
+NOT_APPLIED = "not applied"  # how these entries of extraction_left_out begin (`note` finds them by it)
+_NAMED_KINDS = (ParameterType.STRING, ParameterType.ENUM)
+
+
+@dataclass(frozen=True)
+class ListedValue:
+    """One value (or alias) of a parameter's closed list, and how it is found in a question."""
+
+    parameter: str
+    text: str
+    pattern: re.Pattern[str]
+
+
+def listed_values(templates: Iterable[Template]) -> tuple[ListedValue, ...]:
+    """Every template's closed-list values that may name something (see the module docstring), once each."""
+    seen: set[tuple[str, str]] = set()
+    out: list[ListedValue] = []
+    for template in templates:
+        for spec in template.parameters:
+            if item_type(spec) not in _NAMED_KINDS:
+                continue
+            for text in [*(str(v) for v in spec.allowed_values or ()), *spec.aliases]:
+                key = (spec.name, text.casefold())
+                if len(text) < MIN_CHARS or not any(c.isalpha() for c in text) or key in seen:
+                    continue
+                seen.add(key)
+                pattern = re.compile(rf"(?<![\w-]){re.escape(text)}(?![\w-])", re.IGNORECASE)
+                out.append(ListedValue(spec.name, text, pattern))
+    return tuple(out)
+
+
+def not_applied(
+    question: str, template: Template, listed: Sequence[ListedValue], used: Iterable[Span]
+) -> list[dict[str, object]]:
+    """`extraction_left_out` entries for the values of parameters this template lacks (one per parameter)."""
+    own = {p.name for p in template.parameters}
+    taken = list(used)
+    ordinary: frozenset[str] | None = None
+    out: list[dict[str, object]] = []
+    reported: set[str] = set()
+    for value in listed:
+        if value.parameter in own or value.parameter in reported:
+            continue
+        found = value.pattern.search(question)
+        if found is None or any(overlaps(found.span(), span) for span in taken):
+            continue
+        if ordinary is None:
+            ordinary = ordinary_words(template) | {w.lower for w in words(template.description)}
+        if all(w.lower in ordinary for w in words(found.group())):
+            continue
+        reported.add(value.parameter)
+        taken.append(found.span())
+        reason = f"{NOT_APPLIED}: template '{template.id}' has no parameter '{value.parameter}'"
+        out.append({"name": value.parameter, "text": found.group(), "reason": reason, "span": list(found.span())})
+    return out
+
+
+def note(left_out: Iterable[dict[str, object]]) -> str | None:
+    """The line an answer's content adds for what it did not apply, or None."""
+    named = [f"'{e['text']}' ({e['name']})" for e in left_out if str(e.get("reason", "")).startswith(NOT_APPLIED)]
+    if not named:
+        return None
+    return f"Not applied: {', '.join(named)}: this query has no such filter, so the rows are not limited by it."

@@ -1,0 +1,24 @@
+"""A value the chosen template cannot take is said, not silently dropped (params/not_applied.py): on the demo
+"who is the highest paid person in Sales?" lands on the company-wide ranking, which has no department; the
+answer lists everyone as before, and now says that Sales was not applied."""
+
+from __future__ import annotations
+
+from server.service import answer as answering
+
+
+async def test_a_department_the_ranking_cannot_take_is_reported(demo_runtime):
+    result = await answering.answer(demo_runtime.get("company"), "who is the highest paid person in Sales?")
+    body = result.body
+    assert body["status"] == "executed" and body["metadata"]["template_id"] == "top_earners"
+    (left,) = body["metadata"]["extraction_left_out"]
+    assert (left["name"], left["text"]) == ("department", "Sales") and left["reason"].startswith("not applied")
+    assert body["content"].endswith(
+        "Not applied: 'Sales' (department): this query has no such filter, so the rows are not limited by it."
+    )
+
+
+async def test_a_department_the_template_takes_is_applied_and_not_reported(demo_runtime):
+    result = await answering.answer(demo_runtime.get("company"), "who works in Marketing?")
+    assert result.body["metadata"]["parameters"]["department"] == "Marketing"
+    assert "extraction_left_out" not in result.body["metadata"] and "Not applied" not in result.body["content"]
