@@ -6,7 +6,15 @@ the runtime, so the block lives below both.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+def host_name(host: str) -> str:
+    """The name in a `Host` value (or a server.allowed_hosts entry): no port, no IPv6 brackets, lower-cased."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:].split("]", 1)[0]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
 class ServerSettings(BaseModel):
@@ -76,6 +84,19 @@ class ServerSettings(BaseModel):
         "proxy on this machine passes on in `Host`; on loopback every other `Host`, and every browser `Origin` "
         "naming another host, is refused (DNS-rebinding protection). Off loopback nothing is checked",
     )
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _host_names(cls, value: list[str]) -> list[str]:
+        """Names as a `Host` header reads once its port and an IPv6 literal's brackets are off, lower-cased."""
+        names = []
+        for entry in value:
+            name = host_name(entry)
+            if not name or any(c in entry.strip() for c in "*?/ "):
+                raise ValueError(f"{entry!r} is not a host name (no wildcards, schemes or paths)")
+            names.append(name)
+        return names
+
     # used when a request names no adapter; unset: the first composite, else the first adapter
     default_adapter: str | None = Field(
         None,

@@ -130,6 +130,7 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
         self._lock = threading.Lock()
         self._file: FileIdentity | None = None  # the database file the connection reads
         self._reopen_lock = asyncio.Lock()
+        self._closed = False  # closed for good: a request still running on a retired runtime opens nothing
 
     @property
     def file_identity(self) -> FileIdentity | None:
@@ -159,15 +160,26 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
         path = self._path()
         return path != ":memory:" and not Path(path).exists()
 
+    def _not_open_reason(self) -> str:
+        if self._closed:
+            return "not connected"
+        if self._missing():
+            return "database file not found"
+        return "database file not opened yet (the next question opens it)"
+
     async def _connection(self):
         """The open connection; a database file missing at start is opened on the first query that finds it."""
         if self._conn is not None:
             return self._conn
+        if self._closed:
+            raise SourceUnavailable(self.name, "adapter is not started")
         if self._missing():
             raise SourceUnavailable(self.name, "database file not found")
         async with self._reopen_lock:
-            if self._conn is None:
+            if self._conn is None and not self._closed:
                 await asyncio.to_thread(self._open)
+        if self._conn is None:
+            raise SourceUnavailable(self.name, "adapter is not started")
         return self._conn
 
     def _open(self):
@@ -263,6 +275,7 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
             await self.forget_cached()
 
     async def close_source(self) -> None:
+        self._closed = True
         if self._conn is not None:
             await asyncio.to_thread(self._close)
 
@@ -277,7 +290,7 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
     async def source_health(self) -> dict[str, Any]:
         conn = self._conn
         if conn is None:
-            return {"status": Health.DOWN, "reason": "database file not found" if self._missing() else "not connected"}
+            return {"status": Health.DOWN, "reason": self._not_open_reason()}
         if (down := self.file_down()) is not None:
             return down
         try:
@@ -292,7 +305,7 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
         templates = list(self.templates.values())
         conn, down = self._conn, self.file_down()
         if conn is None or down is not None:
-            reason = down["reason"] if down else "database file not found" if self._missing() else "not connected"
+            reason = down["reason"] if down else self._not_open_reason()
             return SourceCheck.unchecked(self.name, len(templates), reason)
         ask = functools.partial(_refused_templates, conn)
         label, timeout = f"{self.name} (duckdb)", self.settings.query_timeout

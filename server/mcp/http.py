@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from ..api.health import Health
-from ..auth import Principal, Role, authenticate, is_loopback, presented_key, require
+from ..auth import Principal, Role, authenticate, presented_key, require
 from ..runtime.holder import RuntimeHolder
 from ..start_gate import START_GATE, StartGate
 from .asgi_bridge import call_asgi
@@ -178,10 +178,7 @@ class MCPEndpoint:
             self.stateless = app.mcp.stateless(app.cluster.enabled, self.several_workers)
             if self.several_workers and app.mcp.transport == "stateful":
                 log.warning("mcp.transport stateful is impossible with several workers on one port: /mcp is stateless")
-            loopback = is_loopback(self.holder.listening_host)
-            self.manager, self.notifier = sdk.session_manager(
-                self.holder, self.observers, self.stateless, loopback, self.ledger, app.server.allowed_hosts
-            )
+            self.manager, self.notifier = sdk.session_manager(self.holder, self.observers, self.stateless, self.ledger)
             async with self.manager.run():
                 ready.set_result(None)
                 await self._stop.wait()

@@ -9,7 +9,6 @@ requirements.txt), to keep the session ledger (sessions.py) in step with the ses
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from typing import Any
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, AuthorizationContext
@@ -17,7 +16,6 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.lowlevel.server import Server
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
 
 from ..auth import Principal
 from ..mcp_settings import MCPSettings
@@ -25,17 +23,6 @@ from ..runtime.holder import RuntimeHolder
 from .calls import AnswerObserver
 from .server import ToolsChangedNotifier, build_server
 from .sessions import ADMISSION, SessionLedger
-
-
-def _loopback_only(extra: Sequence[str] = ()) -> TransportSecuritySettings:
-    """DNS-rebinding protection for a loopback server (the SDK's own default for 127.0.0.1), with the names of
-    server.allowed_hosts; web/host_guard.py applies the same rule to every route before this one runs."""
-    names = ["127.0.0.1", "localhost", "[::1]", *extra]
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[h for n in names for h in (n, f"{n}:*")],
-        allowed_origins=[f"{scheme}://{n}{port}" for n in names for scheme in ("http", "https") for port in ("", ":*")],
-    )
 
 
 def user(principal: Principal, key: str | None) -> AuthenticatedUser:
@@ -81,18 +68,17 @@ def session_manager(
     holder: RuntimeHolder,
     observers: list[AnswerObserver],
     stateless: bool,
-    loopback: bool,
     ledger: SessionLedger,
-    allowed_hosts: Sequence[str] = (),
 ) -> tuple[LedgeredSessionManager, ToolsChangedNotifier]:
-    """The MCP server over `holder` behind the SDK's streamable-HTTP session manager, and its notifier."""
+    """The MCP server over `holder` behind the SDK's streamable-HTTP session manager, and its notifier. The
+    SDK's own Host/Origin check stays off: web/host_guard.py applies the one rule to every route, /mcp too."""
     server, notifier = build_server(holder, None, observers)
     settings = holder.current.config.app.mcp
     manager = LedgeredSessionManager(
         server,
         ledger,
         stateless=stateless,
-        security_settings=_loopback_only(allowed_hosts) if loopback else None,
+        security_settings=None,
         session_idle_timeout=settings.idle_timeout_seconds,
         max_sessions=settings.max_sessions,
     )

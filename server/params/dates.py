@@ -235,7 +235,10 @@ class _Parser:
             return Base(dt.date(year, 7, 1), dt.date(year, 12, 31), "span", m.span())
         return Base(dt.date(year, 1, 1), dt.date(year, 6, 30), "span", m.span())
 
-    def _season(self, m: re.Match[str]) -> Base:
+    def _season(self, m: re.Match[str]) -> Base | None:
+        lead = r"(?:^|\b(?:the|in|during|this|last|next|of|since|from|by|until))\s*$"
+        if m["season"] == "fall" and not m.group().startswith("the") and not re.search(lead, self.low[: m.start()]):
+            return None  # 'did sales fall 2021': the verb
         first = SEASONS[m["season"]]
         year = int(m["year"])
         return Base(dt.date(year, first, 1), month_end(year, first + 2), "span", m.span())
@@ -403,18 +406,17 @@ def find_dates(text: str, today: dt.date, future: bool = False) -> list[DateMent
 
 
 def _in_order(cur: Base, nxt: Base) -> tuple[Base, Base]:
-    """The two ends of 'between X and Y' as meant: X takes Y's year when it has none; X said without a year
-    and after Y is the year before ('from December 20 to January 5'); two dates said in full the wrong way
-    round are the same range ('between 2024-01-31 and 2024-01-01')."""
+    """The two ends of 'between X and Y' as meant: X takes Y's year when it has none. X after Y is either the
+    year before (X said without a year: 'from December 20 to January 5') or the two said the wrong way round
+    ('between June 10 and June 1', 'between 2024-01-31 and 2024-01-01'): the shorter of the two ranges."""
     first = _with_year(cur, nxt.start.year) if not cur.year_given and nxt.year_given else cur
     if first.start <= nxt.end:
         return first, nxt
+    readings = [(nxt, first)]  # swapped
     if not cur.year_given:
         with contextlib.suppress(ValueError):  # February 29th has no year before
-            return _with_year(first, first.start.year - 1), nxt
-    if cur.year_given and nxt.year_given:
-        return nxt, cur
-    return first, nxt
+            readings.append((_with_year(first, first.start.year - 1), nxt))
+    return min(readings, key=lambda pair: pair[1].end - pair[0].start)
 
 
 def _operator_start(low: str, start: int) -> int:

@@ -16,7 +16,7 @@ def check_default(spec: ParameterSpec) -> str | None:
     try:
         coerce(spec, canonical_allowed(spec, spec.default))
     except InvalidValue as exc:
-        return f"the default {spec.default!r} does not fit the parameter: it {exc}"
+        return f"the default {spec.default!r} does not fit the parameter: {exc}"
     return None
 
 

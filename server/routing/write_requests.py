@@ -1,19 +1,22 @@
 """Requests to change data are not answered by templates that only read: the one rule.
 
-"delete all employees" reads, to the embedding and the intent model, much like "list terminated
-employees": the object is the same and the verb weighs little, so the read template wins with a
-confident score, runs, and a chat assistant reports that the command "executed". A question that starts
-(or has a clause that starts) with a write verb in the imperative ("delete ...", "please drop ...", "can
-you cancel ...", "'; DELETE FROM ...") asks for a change. Such a question is routed only to templates
-whose own texts (id, description, examples) use that verb, or one of the same kind ("delete" for
-"remove"), in one of its forms: an operator's "cancel an order" template (an HTTP POST) still answers
-"cancel order 42", and a "delete my account" template "remove my account". Every other candidate is taken out of the
-ranking, so nothing that merely resembles the request runs; when none is left the decision says why
-(`asks_to_change_data`), and in a session such a message is never read as a follow-up of the last answer.
+"delete all employees" reads, to the embedding and the intent model, much like "list terminated employees":
+the object is the same and the verb weighs little, so the read template wins with a confident score, runs, and
+a chat assistant reports that the command "executed". A question that starts (or has a clause that starts)
+with a write verb in the imperative ("delete ...", "please drop ...", "can you cancel ...", "'; DELETE FROM
+...") asks for a change. Such a question is routed only to templates whose own texts (id, description,
+examples) use that verb, or one of the same kind ("delete" for "remove"), in a form that does it ("cancel",
+"cancelling"; not "cancelled orders", which lists them): an operator's "cancel an order" template
+(an HTTP POST) still answers "cancel order 42", and a "delete my account" template "remove my account". Every
+other candidate is taken out of the ranking, so nothing that merely resembles the request runs; when none is
+left the decision says why (`asks_to_change_data`), and in a session such a message is never read as a
+follow-up of the last answer.
 
-Only the verbs that, at the head of a request to a data service, always ask for a change are read this
-way; "add", "create", "change", "edit" and "modify" are left out: "change it to Sales" and "add Marketing"
-continue a conversation, "create a report of sales by region" asks for a read.
+A verb followed by a noun-making word ("drop in sales", "cancel rate", "Update: ..."), a clause that edits the
+answer ("remove the date filter") or also asks for a read ("drop Marketing and show Sales"), and "cancel that"
+are not requests. Only the verbs that, at the head of a request to a data service, ask for a change are read
+this way; "add", "create", "change", "edit" and "modify" are left out: "change it to Sales" and "add
+Marketing" continue a conversation, "create a report of sales by region" asks for a read.
 
 The rule runs in the router's one ending (`Router._decide`), so /v1/query, test_routing (which says so in
 `routing_decision.write_request`), fan-out and fit-thresholds all see the same choice.
@@ -25,7 +28,7 @@ import re
 from dataclasses import dataclass
 
 from ..templates import Template
-from ..templates.write_verbs import WRITE_VERBS, same_kind, verbs_used, words
+from ..templates.write_verbs import READ_VERBS, WRITE_VERBS, acting_forms, same_kind, words
 from .candidates import Candidate
 
 REQUEST_VERBS = frozenset(
@@ -69,9 +72,25 @@ LEAD_INS = (
     ("you", "should"),
     ("try", "to"),
 )
-# a word right after the verb that makes it a noun or a read ("update on order 42", "drop off", "update me")
-NOT_A_REQUEST_AFTER = frozenset(["on", "about", "of", "off", "me", "us"])
-CLAUSE = re.compile(r"[.;!?\n]+")
+# a word right after the verb that makes the verb a noun ("drop in sales", "cancel rate", "update status of
+# order 42", "drop off location") or a read ("update me on sales")
+NOT_A_REQUEST_AFTER = frozenset(
+    [
+        *("on", "about", "of", "off", "me", "us", "in", "rate", "rates", "ratio", "status", "history", "log", "logs"),
+        *("frequency", "size", "date", "dates", "count", "counts", "requests", "reasons", "shipping", "trend"),
+        *("trends", "volume", "percentage", "time", "times", "policy", "fee", "fees"),
+    ]
+)
+# words of the question's own query that a clause may drop or remove: an edit of the answer, not of the data
+# ("remove the date filter", "drop the filter", "remove duplicates from the customer list")
+QUERY_PARTS = frozenset(
+    [
+        *("filter", "filters", "column", "columns", "duplicate", "duplicates", "limit", "sort", "sorting"),
+        *("condition", "conditions", "criteria", "grouping"),
+    ]
+)
+NEVER_MIND = frozenset(["that", "this", "it"])  # "cancel that": the conversation, not a record
+CLAUSE = re.compile(r"[.;!?\n]+|,?\s+(?:and\s+)?then\s+|,\s+")
 
 
 @dataclass(frozen=True)
@@ -85,24 +104,40 @@ class WriteRequest:
 def asked_verb(question: str) -> str | None:
     """The write verb a clause of the question starts with as a request, or None."""
     for clause in CLAUSE.split(question):
-        tokens = words(clause)
-        stripped = True
-        while tokens and stripped:
-            stripped = False
-            for lead in LEAD_INS:
-                if tuple(tokens[: len(lead)]) == lead:
-                    tokens, stripped = tokens[len(lead) :], True
-                    break
-        if len(tokens) >= 2 and tokens[0] in REQUEST_VERBS and tokens[1] not in NOT_A_REQUEST_AFTER:
-            return tokens[0]
+        verb = _request_in(clause)
+        if verb is not None:
+            return verb
     return None
+
+
+def _request_in(clause: str) -> str | None:
+    tokens = words(clause)
+    stripped = True
+    while tokens and stripped:
+        stripped = False
+        for lead in LEAD_INS:
+            if tuple(tokens[: len(lead)]) == lead:
+                tokens, stripped = tokens[len(lead) :], True
+                break
+    if len(tokens) < 2 or tokens[0] not in REQUEST_VERBS or tokens[1] in NOT_A_REQUEST_AFTER:
+        return None
+    verb, rest = tokens[0], tokens[1:]
+    if re.search(rf"\b{verb}\s*[:\-–—]", clause, re.IGNORECASE):  # "Update: how many orders today?"
+        return None
+    if verb == "cancel" and set(rest) <= NEVER_MIND:
+        return None
+    if QUERY_PARTS.intersection(rest) or READ_VERBS.intersection(rest):  # an edit of the answer, or a read
+        return None
+    return verb
 
 
 def does(template: Template, verb: str) -> bool:
     """Whether the template's own texts use the verb, or one asking for the same kind of change ("delete" for
     "remove"), in one of its forms."""
-    texts = [template.id.replace("_", " "), template.description, *template.nl_examples]
-    return not verbs_used(texts).isdisjoint(same_kind(verb))
+    used = {
+        w for text in (template.id.replace("_", " "), template.description, *template.nl_examples) for w in words(text)
+    }
+    return any(not used.isdisjoint(acting_forms(kin)) for kin in same_kind(verb))
 
 
 def refuse_write_requests(question: str, ranked: list[Candidate]) -> tuple[list[Candidate], WriteRequest | None]:

@@ -34,6 +34,34 @@ WRITE_VERBS: dict[str, tuple[str, ...]] = {
     "archive": ("archives", "archived", "archiving"),
 }
 WRITE_FORMS = frozenset(WRITE_VERBS).union(*WRITE_VERBS.values())
+# Verbs that ask for data: the tune replaces a template text's leading one with a write verb (tune/anchors.py);
+# a clause with one is a read, whatever write verb it starts with ("drop Marketing and show Sales").
+READ_VERBS = frozenset(
+    [
+        "list",
+        "show",
+        "display",
+        "get",
+        "give",
+        "find",
+        "fetch",
+        "count",
+        "look",
+        "pull",
+        "tell",
+        "retrieve",
+        "return",
+        "report",
+        "view",
+        "print",
+        "compare",
+        "summarise",
+        "summarize",
+        "search",
+        "lookup",
+    ]
+)
+
 # verbs that ask for the same kind of change: a template whose texts use one ("delete my account") carries
 # out requests phrased with another ("remove my account")
 KINDS: dict[str, tuple[str, ...]] = {
@@ -55,6 +83,12 @@ def words(text: str) -> list[str]:
 def same_kind(verb: str) -> tuple[str, ...]:
     """The write verbs that ask for the same kind of change as `verb` (itself included)."""
     return KINDS[KIND_OF[verb]]
+
+
+def acting_forms(verb: str) -> frozenset[str]:
+    """The forms that do the verb ("cancel", "cancelling"), not those that describe it done or name it as a thing
+    ("cancelled orders", "cancellation requests", "recent updates"): listing cancelled orders cancels none."""
+    return frozenset({verb} | {f for f in WRITE_VERBS[verb] if f.endswith("ing")})
 
 
 def verbs_used(texts: Iterable[str]) -> set[str]:

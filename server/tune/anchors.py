@@ -21,34 +21,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from ..templates.write_verbs import WRITE_FORMS, WRITE_VERBS, verbs_used, words
+from ..templates.write_verbs import READ_VERBS, WRITE_FORMS, WRITE_VERBS, verbs_used, words
 
-# A text starting with one of these asks for data: the verb (and the particles after it) is replaced.
-READ_VERBS = frozenset(
-    [
-        "list",
-        "show",
-        "display",
-        "get",
-        "give",
-        "find",
-        "fetch",
-        "count",
-        "look",
-        "pull",
-        "tell",
-        "retrieve",
-        "return",
-        "report",
-        "view",
-        "print",
-        "compare",
-        "summarise",
-        "summarize",
-        "search",
-        "lookup",
-    ]
-)
 PARTICLES = frozenset({"me", "us", "up", "down", "out"})
 # A text starting with one of these is a question: a write verb in front of it would not be a request.
 QUESTION_WORDS = frozenset(

@@ -8,7 +8,7 @@ when `Host` names loopback (127.0.0.1 and the rest of 127/8, localhost, ::1; any
 `server.allowed_hosts` (a reverse proxy's public name), and an `Origin`, when there is one, names the same
 (421 and 403 otherwise, in the usual JSON error body). Clients that are not browsers (curl, a chat
 backend) send loopback's own name or no `Origin`. Off loopback (0.0.0.0, an interface) the keys protect
-the server and nothing is checked here. /mcp gets the same rule from here before the MCP SDK's own check.
+the server and nothing is checked here. /mcp included: the MCP SDK's own check is off, this is the rule.
 """
 
 from __future__ import annotations
@@ -20,20 +20,13 @@ from yarl import URL
 
 from ..auth import is_loopback
 from ..errors import error_body
+from ..server_settings import host_name
 
 Settings = Callable[[], tuple[str, Iterable[str]]]  # the listening host and server.allowed_hosts, now
 
 
-def host_name(host: str) -> str:
-    """The name in a `Host` value, without its port or an IPv6 literal's brackets, lower-cased."""
-    host = host.strip().lower()
-    if host.startswith("["):
-        return host[1:].split("]", 1)[0]
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
-
 def allowed(name: str, extra: Iterable[str]) -> bool:
-    return is_loopback(name) or name in {h.lower() for h in extra}
+    return is_loopback(name) or name in {host_name(h) for h in extra}
 
 
 def origin_host(origin: str) -> str | None:
@@ -54,7 +47,7 @@ def refusal(
     if not is_loopback(listening):
         return None
     extra = list(extra)
-    if host is None or not allowed(host_name(host), extra):
+    if host is not None and not allowed(host_name(host), extra):  # none: HTTP/1.0 probes; browsers always send it
         return web.json_response(
             error_body(
                 "misdirected_request",

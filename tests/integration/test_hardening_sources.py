@@ -145,3 +145,17 @@ async def test_a_duckdb_file_missing_at_start_is_a_down_source_until_it_appears(
         make_duckdb(database)
         resp = await client.post("/v1/query", json=question)
         assert resp.status == 200 and (await resp.json())["rows"] == [{"name": "Ada"}]
+
+
+async def test_a_closed_duckdb_adapter_opens_nothing_again(tmp_path):
+    """A request still running on a retired runtime must not reopen the file on an adapter nobody closes."""
+    path = tmp_path / "sales.duckdb"
+    make_duckdb(path)
+    library = 'templates:\n  - {id: people, description: people, sql: "SELECT name FROM people"}\n'
+    settings = {"name": "sales", "type": "duckdb", "connection": {"path": str(path)}}
+    async with started(tmp_path, settings, library) as adapter:
+        await adapter.close_source()
+        with pytest.raises(SourceUnavailable) as caught:
+            await adapter.execute(adapter.templates["people"], {})
+        assert caught.value.message == "adapter 'sales': adapter is not started"
+        assert adapter._conn is None

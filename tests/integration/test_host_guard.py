@@ -5,9 +5,13 @@ send no `Origin` are served. Off loopback nothing is checked (the keys protect t
 
 from __future__ import annotations
 
+import pytest
+from pydantic import ValidationError
+
+from server.server_settings import ServerSettings, host_name
 from server.testing.app import running_app
 from server.testing.configs import BASE_CONFIG, people_tree
-from server.web.host_guard import host_name, origin_host, refusal
+from server.web.host_guard import origin_host, refusal
 
 QUESTION = {"query": "who works in Engineering?", "adapter": "people"}
 MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -49,7 +53,7 @@ async def test_loopback_names_and_clients_without_an_origin_are_served(tmp_path)
 
 
 async def test_server_allowed_hosts_adds_a_reverse_proxys_name(tmp_path):
-    config = BASE_CONFIG + "server: {allowed_hosts: [router.example.com]}\n"
+    config = BASE_CONFIG + "server: {allowed_hosts: [Router.Example.com:8443]}\n"  # read as the name alone
     async with running_app(people_tree(tmp_path, config)) as (client, _):
         headers = {"Host": "router.example.com", "Origin": "https://router.example.com"}
         resp = await client.post("/v1/query", json=QUESTION, headers=headers)
@@ -66,8 +70,19 @@ def test_the_rule_reads_hosts_and_origins():
     assert origin_host("chrome-extension://x") is None
     assert refusal("evil.example", "http://evil.example", "0.0.0.0", []) is None  # off loopback: the keys decide
     assert refusal("evil.example", None, "127.0.0.1", []) is not None
-    assert refusal(None, None, "127.0.0.1", []) is not None  # HTTP/1.0 without Host: not a browser of ours
+    assert refusal(None, None, "127.0.0.1", []) is None  # an HTTP/1.0 probe without Host: browsers always send it
+    assert refusal("router.example.com", "https://router.example.com", "127.0.0.1", ["router.example.com"]) is None
     assert refusal("127.0.0.1:8080", None, "127.0.0.1", []) is None
     # a page's own form with an opaque origin (Chromium, the dashboard's login); a cross-site one is refused
     assert refusal("127.0.0.1:8080", "null", "127.0.0.1", [], "same-origin") is None
     assert refusal("127.0.0.1:8080", "null", "127.0.0.1", [], "cross-site") is not None
+
+
+def test_allowed_hosts_are_names():
+    assert ServerSettings(allowed_hosts=["Router.Example.com:8443", "[fd00::1]"]).allowed_hosts == [
+        "router.example.com",
+        "fd00::1",
+    ]
+    for wrong in ("*", "*.example.com", "https://router.example.com/x"):
+        with pytest.raises(ValidationError):
+            ServerSettings(allowed_hosts=[wrong])

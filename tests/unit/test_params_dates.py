@@ -340,3 +340,26 @@ def test_a_holiday_without_its_year_looks_ahead_for_bookings():
 @pytest.mark.parametrize("text", ["christmas sales by region", "the winter of 2024", "the spring collection"])
 def test_words_near_holidays_and_seasons_that_name_no_dates(text):
     assert [m for m in find_dates(text, TODAY) if m.grain != "year"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "future", "start", "end"),
+    [
+        ("between June 10 and June 1", False, dt.date(2025, 6, 1), dt.date(2025, 6, 10)),
+        ("between the 10th and the 3rd", False, dt.date(2025, 12, 3), dt.date(2025, 12, 10)),
+        ("between March 5 and 2024-03-01", False, dt.date(2024, 3, 1), dt.date(2024, 3, 5)),
+        ("bookings from June 20 to June 18", True, dt.date(2026, 6, 18), dt.date(2026, 6, 20)),
+    ],
+)
+def test_a_pair_said_the_wrong_way_round_within_a_year_is_the_short_range(text, future, start, end):
+    (found,) = find_dates(text, TODAY, future=future)
+    assert (found.start, found.end) == (start, end)
+
+
+def test_fall_is_a_season_only_where_a_season_can_stand():
+    assert [(m.start, m.end) for m in find_dates("did sales fall 2021", TODAY)] == [
+        (dt.date(2021, 1, 1), dt.date(2021, 12, 31))  # the year alone: 'fall' is the verb
+    ]
+    for text in ("sales in fall 2021", "the fall of 2021", "fall 2021 revenue"):
+        (found,) = find_dates(text, TODAY)
+        assert (found.start, found.end) == (dt.date(2021, 9, 1), dt.date(2021, 11, 30)), text
