@@ -61,6 +61,8 @@ async def trickle(writer: asyncio.StreamWriter, reader: asyncio.StreamReader, da
         answer = await asyncio.wait_for(reading, max(0.1, limit - (time.monotonic() - start)))
     except TimeoutError:
         return None
+    except ConnectionResetError:  # a byte written after the server closed made the kernel reset: it closed
+        return time.monotonic() - start, b""
     return time.monotonic() - start, answer
 
 
