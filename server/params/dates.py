@@ -197,13 +197,16 @@ class _Parser:
         of_may = m.group().endswith("may") and re.search(r"\bof\s+may$", m.group())  # 'the 23rd of may'
         if m["month"] == "may" and not of_may and not self.text[self.digits.position(m.start("month"))].isupper():
             return None
-        month, day = MONTHS[m["month"]], int(m["day"])
+        return self._day_without_year(MONTHS[m["month"]], int(m["day"]), m.span())
+
+    def _day_without_year(self, month: int, day: int, span: Span) -> Base:
+        """A day said without its year: the most recent one (today included), or with `future` the next one."""
         value = dt.date(self.today.year, month, day)
         if self.future and value < self.today:
             value = dt.date(self.today.year + 1, month, day)
         elif not self.future and value > self.today:
             value = dt.date(self.today.year - 1, month, day)
-        return Base(value, value, "day", m.span(), year_given=False, month=month, day=day)
+        return Base(value, value, "day", span, year_given=False, month=month, day=day)
 
     def _my(self, m: re.Match[str]) -> Base:
         year, month = int(m["year"]), MONTHS[m["month"]]
@@ -248,12 +251,7 @@ class _Parser:
         if m["year"]:
             value = dt.date(int(m["year"]), month, day)
             return Base(value, value, "day", m.span(), month=month, day=day)
-        value = dt.date(self.today.year, month, day)
-        if self.future and value < self.today:
-            value = dt.date(self.today.year + 1, month, day)
-        elif not self.future and value > self.today:
-            value = dt.date(self.today.year - 1, month, day)
-        return Base(value, value, "day", m.span(), year_given=False, month=month, day=day)
+        return self._day_without_year(month, day, m.span())
 
     def _quarter_this_year(self, m: re.Match[str]) -> Base:
         start, end = quarter_range(self.today.year, int(m["q"]))
