@@ -166,14 +166,21 @@ def _from_digits(m: re.Match[str]) -> NumberMention:
     if mult:
         value *= _MULT[mult.lower()]
     start = m.start("cur") if m.group("cur") else m.start("num")
+    if _signed(m.string, start):  # 'more than -5' is -5, which the parameter's bounds then judge, not 5
+        value, start = -value, start - 1
     return NumberMention(
         value=_tidy(value),
         span=(start, m.end()),
-        text=m.group().strip(),
+        text=m.string[start : m.end()].strip(),
         is_integer=float(_tidy(value)).is_integer(),
         currency=bool(m.group("cur")),
         multiplied=bool(mult),
     )
+
+
+def _signed(text: str, start: int) -> bool:
+    """A minus sign right before the number that starts a word: '-5', '(-5)'; not '50-100' or 'X-15'."""
+    return start >= 1 and text[start - 1] in "-−" and (start == 1 or text[start - 2] in " \t(")
 
 
 def _tidy(value: float) -> float:

@@ -189,3 +189,17 @@ def test_words_that_are_no_counts():
     (twenty_five,) = find_numbers("twenty-five results")
     assert (twenty_five.value, twenty_five.text, twenty_five.from_words) == (25, "twenty-five", True)
     assert values("seven thirty") == [7, 30]  # two numbers, not 37
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        ("who earns more than -5?", [-5]),
+        ("temperature below -3.5 degrees", [-3.5]),
+        ("(-5) items", [-5]),
+        ("between 50-100 dollars", [50, 100]),  # a range, not a sign
+        ("the X-15 model", []),  # a name
+    ],
+)
+def test_a_minus_sign_that_starts_a_word_is_kept(text, values):
+    assert [m.value for m in find_numbers(text)] == values
