@@ -417,6 +417,7 @@ def describe_changes(old: Runtime | None, new: Runtime, result: LoadResult | Non
             templates[after] = diff
     reports = new.index_reports
     return {
+        "settings": _settings_changed(old, new),
         "adapters": {
             "added": added,
             "removed": removed,
@@ -431,6 +432,15 @@ def describe_changes(old: Runtime | None, new: Runtime, result: LoadResult | Non
         "files_parsed": result.files_parsed if result else None,
         "full_parse": result.full if result else None,
     }
+
+
+def _settings_changed(old: Runtime | None, new: Runtime) -> list[str]:
+    """The config.yaml blocks (auth, server, ...) whose values a reload changed: an operator sees that a save
+    switched auth off or moved a timeout, not only what happened to adapters and templates."""
+    if old is None:
+        return []
+    before, after = old.config.app, new.config.app
+    return sorted(name for name in type(after).model_fields if getattr(before, name) != getattr(after, name))
 
 
 def _same_except_name(a, b) -> bool:
@@ -468,7 +478,8 @@ def _template_diff(old: list[Template], new: list[Template]) -> dict[str, list]:
 
 def _summary(changes: dict[str, Any]) -> str:
     a = changes["adapters"]
-    parts = [f"{k} {v}" for k, v in a.items() if v and k != "reused"]
+    parts = [f"settings changed {changes['settings']}"] if changes.get("settings") else []
+    parts += [f"{k} {v}" for k, v in a.items() if v and k != "reused"]
     for name, diff in changes["templates"].items():
         parts += [f"{name}: {k} {v}" for k, v in diff.items() if v]
-    return "; ".join(parts) or "no adapter or template changes"
+    return "; ".join(parts) or "no setting, adapter or template changes"

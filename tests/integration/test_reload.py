@@ -197,6 +197,13 @@ async def test_admin_reload_reports_changes_and_validation_errors(tmp_path):
             }
         }
         assert body["changes"]["adapters"] == {"added": [], "removed": [], "changed": [], "renamed": [], "reused": []}
+        assert body["changes"]["settings"] == []
+
+        config_yaml = tmp_path / "config" / "config.yaml"
+        config_yaml.write_text(config_yaml.read_text() + "server: {max_question_chars: 500}\n")
+        async with session.post("/admin/reload") as resp:
+            body = await resp.json()
+        assert body["ok"] is True and body["changes"]["settings"] == ["server"]  # what a save of config.yaml moved
 
         edit(library, "description: Total salary bill", "description: [unclosed")
         async with session.post("/admin/reload") as resp:
