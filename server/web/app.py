@@ -166,10 +166,16 @@ class Handlers:
         return web.json_response(body, status=200 if status.ok else 422)
 
 
+async def _server_name(request: web.Request, response: web.StreamResponse) -> None:
+    """Every response names the service, not the Python and aiohttp versions behind it."""
+    response.headers["Server"] = "intent-router"
+
+
 def create_app(holder: RuntimeHolder) -> web.Application:
     guard = host_guard(lambda: (holder.listening_host, holder.current.config.app.server.allowed_hosts))
     app = web.Application(middlewares=[guard, errors_middleware, body_middleware], client_max_size=MAX_BODY_BYTES)
     app[HOLDER] = holder
+    app.on_response_prepare.append(_server_name)
     app[BODY_TIMEOUT] = lambda: holder.current.config.app.server.body_timeout
     app[OBSERVERS] = []
     install_start_gate(app)  # optional background starts wait for the first answer (before what uses it)

@@ -1,6 +1,7 @@
 """A 400 names the field it is about without sending a client's long or hostile input back: an unknown field
 of 60,000 characters, or one holding control and bidi characters, is shown short and printable
-(api/validation.py), on the JSON API and its query strings alike."""
+(api/validation.py), on the JSON API and its query strings alike; and no response names the Python and aiohttp
+versions behind it."""
 
 from __future__ import annotations
 
@@ -25,3 +26,13 @@ async def test_an_unknown_field_is_named_without_echoing_it_whole(tmp_path):
         resp = await client.post("/v1/routing/unmatched/forget", json={"questions": ["a"], "\x00\u202eQ" * 100: 1})
         message = (await resp.json())["error"]["message"]
         assert resp.status == 400 and "\x00" not in message and "\u202e" not in message and len(message) < 120
+
+
+async def test_responses_do_not_name_the_python_and_aiohttp_versions(tmp_path):
+    async with running_app(people_tree(tmp_path)) as (client, _):
+        for resp in (
+            await client.get("/health"),
+            await client.post("/v1/query", json={"query": "who works in Sales?"}, headers={"Host": "evil.example"}),
+            await client.get("/no/such/path"),
+        ):
+            assert resp.headers["Server"] == "intent-router", resp.status
