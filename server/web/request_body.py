@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -84,7 +85,8 @@ async def read_json(request: web.Request) -> dict[str, Any]:
     """The body as a JSON object; anything else (not JSON, not text in its charset, nested too deep
     for the parser) is a 400."""
     try:
-        data = await request.json()
+        # a byte-order mark before the JSON (some Windows tools write one) is no error
+        data = json.loads((await request.text()).removeprefix("\ufeff"))
     except (ValueError, UnicodeDecodeError, RecursionError, LookupError):  # JSONDecodeError is a ValueError
         raise BadRequest("request body must be JSON") from None
     if not isinstance(data, dict):

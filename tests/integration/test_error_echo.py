@@ -36,3 +36,10 @@ async def test_responses_do_not_name_the_python_and_aiohttp_versions(tmp_path):
             await client.get("/no/such/path"),
         ):
             assert resp.headers["Server"] == "intent-router", resp.status
+
+
+async def test_a_json_body_with_a_byte_order_mark_is_read(tmp_path):
+    async with running_app(people_tree(tmp_path)) as (client, _):
+        body = "\ufeff" + '{"query": "who works in Sales?", "adapter": "people"}'
+        resp = await client.post("/v1/query", data=body.encode(), headers={"Content-Type": "application/json"})
+        assert resp.status == 200 and (await resp.json())["status"] == "executed"
