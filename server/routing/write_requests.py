@@ -133,7 +133,7 @@ def _request_in(clause: str) -> str | None:
 
 def does(template: Template, verb: str) -> bool:
     """Whether the template's own texts use the verb, or one asking for the same kind of change ("delete" for
-    "remove"), in one of its forms."""
+    "remove"), in a form that does it (write_verbs.py `acting_forms`)."""
     used = {
         w for text in (template.id.replace("_", " "), template.description, *template.nl_examples) for w in words(text)
     }
