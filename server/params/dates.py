@@ -362,9 +362,10 @@ _UNTIL = re.compile(
 )
 _FROM = re.compile(r"\bfrom\s*$")
 _ONWARDS = re.compile(r"^\s*(?:on\b|onwards?\b|forward\b|until now\b|to date\b|till now\b)")
-_RANGE_GAP = re.compile(r"^\s*(?:and|to|until|till|through|thru|-|–)\s*(?:the\s+)?(?:end\s+of\s+)?$")
+_RANGE_WORD = r"(?:and|to|until|till|through|thru|-|–)"
+_RANGE_GAP = re.compile(rf"^\s*{_RANGE_WORD}\s*(?:the\s+)?(?:end\s+of\s+)?$")
 # what follows the last date of a message that breaks off in the middle of a range ('between March 1st and')
-_DANGLING = re.compile(r"^\s*(?:and|to|until|till|through|thru|-|–)\s*[?.!]*\s*$")
+_DANGLING = re.compile(rf"^\s*{_RANGE_WORD}\s*[?.!]*\s*$")
 
 
 def find_dates(text: str, today: dt.date, future: bool = False) -> list[DateMention]:
@@ -392,9 +393,9 @@ def find_dates(text: str, today: dt.date, future: bool = False) -> list[DateMent
                     out.append(DateMention(first.start, last.end, "span", span, said, "between", first.time, last.time))
                     i += 2
                     continue
-        elif re.search(r"(?:between|from)\s*$", before(low, cur.span[0], 12)) and _DANGLING.match(low[cur.span[1] :]):
+        elif (opened := _operator_start(low, cur.span[0])) < cur.span[0] and _DANGLING.match(low[cur.span[1] :]):
             # 'between March 1st and' (the message ends there): where the range starts; its end is asked for
-            span = (_operator_start(low, cur.span[0]), cur.span[1])
+            span = (opened, cur.span[1])
             out.append(DateMention(cur.start, None, "open", span, text[span[0] : span[1]], "between", cur.time))
             i += 1
             continue

@@ -146,6 +146,11 @@ def refuse_write_requests(question: str, ranked: list[Candidate]) -> tuple[list[
     verb = asked_verb(question)
     if verb is None:
         return ranked, None
-    kept = [c for c in ranked if does(c.template, verb)]
-    refused = [f"{c.adapter}/{c.template.id}" for c in ranked if not does(c.template, verb)]
+    kept: list[Candidate] = []
+    refused: list[str] = []
+    for candidate in ranked:
+        if does(candidate.template, verb):
+            kept.append(candidate)
+        else:
+            refused.append(f"{candidate.adapter}/{candidate.template.id}")
     return kept, WriteRequest(verb, refused)

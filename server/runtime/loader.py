@@ -90,13 +90,8 @@ def app_settings_of(doc: YamlDocument) -> AppSettings:
     """config.yaml's settings. A file with no document at all (blank, or comments only: a truncated save)
     is an error, not every default: it would turn auth and every other setting off without a word."""
     if doc.data is None:
-        raise ConfigError(
-            [
-                ConfigIssue(
-                    doc.file, None, "", "the file is empty: write at least one setting, or `{}` for every default"
-                )
-            ]
-        )
+        empty = "the file is empty: write at least one setting, or `{}` for every default"
+        raise ConfigError([ConfigIssue(doc.file, None, "", empty)])
     return validate_model(AppSettings, doc.data, doc)
 
 

@@ -1,9 +1,10 @@
 """The verbs that ask to change data, and the forms a template text may use them in.
 
-Two rules read them: the router refuses a question that asks a template to do what its texts never do
-("delete all employees" is not answered by "list terminated employees": routing/write_requests.py), and
-the tune generates out-of-scope anchors from them (tune/anchors.py). Both count a verb as the operator's
-own when a template text uses it in any of its forms ("cancel my order", "orders cancelled last week").
+Two rules read them. The router refuses a question that asks a template to do what its texts never do
+("delete all employees" is not answered by "list terminated employees": routing/write_requests.py); there a
+template does a change when its texts use a verb of the same kind in a form that does it (`same_kind`,
+`acting_forms`). The tune generates out-of-scope anchors from them (tune/anchors.py) and leaves out a verb
+that any template's text uses in any of its forms ("cancel my order", "orders cancelled last week").
 """
 
 from __future__ import annotations

@@ -26,7 +26,8 @@ Settings = Callable[[], tuple[str, Iterable[str]]]  # the listening host and ser
 
 
 def allowed(name: str, extra: Iterable[str]) -> bool:
-    return is_loopback(name) or name in {host_name(h) for h in extra}
+    """Loopback, or one of `extra` (server.allowed_hosts, which its validator keeps as bare names)."""
+    return is_loopback(name) or name in extra
 
 
 def origin_host(origin: str) -> str | None:
