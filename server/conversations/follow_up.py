@@ -5,7 +5,10 @@ extractor reads it for those parameters only, and the values found earlier are k
 `ambiguous` it may pick an alternative: by position ("the second one", "2") or by naming it (a fuzzy
 match on the description or template id). A message that routes with high confidence on its own is a
 new question, unless it is nothing but the values or the pick (a bare "Engineering" can route well by
-itself and still be the department that was asked for).
+itself and still be the department that was asked for), or it routes to the very template the
+clarification is pending on: then it restates the request ("I want to fly from Boston on March 11th"
+after "a flight with Alaska Airlines" asked for the cities), its values replace those found earlier and
+what it leaves out is kept.
 """
 
 from __future__ import annotations
@@ -98,12 +101,19 @@ async def interpret(
         return None
     is_confident = confident(outcome, threshold, margin)
     if state.clarification is not None:
-        return await _complete(state.clarification, state.pending_turn, message, sources, is_confident)
+        restates = is_confident and _selects(outcome, state.clarification.template)
+        return await _complete(state.clarification, state.pending_turn, message, sources, is_confident, restates)
     if state.choice is not None:
         return await _pick(state.choice, state.pending_turn, message, sources, is_confident)
     if state.last is not None:
         return await _carry(state.last, message, sources, is_confident)
     return None
+
+
+def _selects(outcome: RoutingOutcome, ref: TemplateRef) -> bool:
+    """The message on its own routes to this template."""
+    chosen = outcome.decision.selected
+    return chosen is not None and chosen.key == (ref.adapter, ref.template_id)
 
 
 def _lookup(ref: TemplateRef, sources: Mapping[str, ExtractionSource]) -> tuple[ExtractionSource, Template] | None:
@@ -119,6 +129,7 @@ async def _complete(
     message: str,
     sources: Mapping[str, ExtractionSource],
     is_confident: bool,
+    restates: bool = False,
 ) -> FollowUp | None:
     found = _lookup(pending.template, sources)
     if found is None:  # the template left the config since (a reload renamed or removed it): say so, unless
@@ -140,18 +151,47 @@ async def _complete(
     others = await _other_values(source, template, message, set(wanted) | settled)
     if not from_reply and not said and not others.trace:
         bare = _bare_value(message, only, is_confident)
-        if bare is None:
-            return None  # nothing in it answers what was asked
+        if bare is None:  # nothing in it answers what was asked
+            return await _restated(pending, pending_turn, message, source, template, earlier) if restates else None
         # the reply as the value it is, read as said outright: outside the list it is asked again, with the
         # values that work (the extractor's own rule)
         reply = await source.extractor.extract(f'"{bare}"', only)
         reply.problems = [_not_listed(p, bare) for p in reply.problems]
     elif is_confident and not values_only(message, Extraction(trace=reply.trace + others.trace, problems=said)):
-        return None
+        return await _restated(pending, pending_turn, message, source, template, earlier) if restates else None
     merged = Extraction(
         values={**earlier, **others.values, **reply.values},
         trace=others.trace + reply.trace,
         problems=reply.problems,
+        llm=reply.llm,
+    )
+    _fill_rest(template, merged)
+    confidence = pending.template.score or 0.0
+    return FollowUp("clarification", source, template, merged, pending_turn, pending.question, confidence)
+
+
+async def _restated(
+    pending: PendingClarification,
+    pending_turn: int | None,
+    message: str,
+    source: ExtractionSource,
+    template: Template,
+    earlier: dict[str, Any],
+) -> FollowUp | None:
+    """The whole request again, on the pending template: read as a question of its own (every parameter,
+    so that two cities take their roles as in any question), then the values found earlier fill what it
+    leaves out. A value it gives but that does not pass is asked for, not replaced by the earlier one. When
+    nothing found earlier is left to keep, it is the new question it looks like (None)."""
+    reply = await source.extractor.extract(message, template)
+    said = {t.name for t in reply.trace if t.extractor != "default"} | {p.name for p in reply.problems if p.given}
+    kept = {name: value for name, value in earlier.items() if value is not None and name not in said}
+    if not kept:
+        return None
+    merged = Extraction(
+        values={**reply.values, **kept},
+        trace=[t for t in reply.trace if t.extractor != "default"],
+        problems=[p for p in reply.problems if p.name not in kept],
+        left_out=reply.left_out,
         llm=reply.llm,
     )
     _fill_rest(template, merged)

@@ -135,6 +135,37 @@ async def test_new_confident_question_starts_over(demo_runtime):
     assert "follow_up" not in _session(after)
 
 
+async def test_a_question_of_its_own_on_the_pending_template_keeps_the_values_found_earlier(demo_runtime):
+    """"top 3 orders between two dates" asks for the dates; "orders between 2025-01-01 and 2025-02-01" routes
+    to the same template on its own, so it restates the request: its dates are taken and the 3 is kept (a
+    new question would list 100). A question of its own on another template still starts over."""
+    company, sessions = demo_runtime.get("company"), demo_runtime.sessions
+    asked = await answer_in_session(company, "top 3 orders between two dates", sessions, None)
+    assert asked.status == "needs_clarification" and asked.body["metadata"]["template_id"] == "orders_between_dates"
+    assert asked.body["metadata"]["parameters"]["limit"] == 3
+    sid = asked.body["session_id"]
+    restated = await answer_in_session(company, "orders between 2025-01-01 and 2025-02-01", sessions, sid)
+    meta = restated.body["metadata"]
+    assert restated.status == "executed" and meta["reason"] == "clarification_answered"
+    assert meta["parameters"] == {"start_date": "2025-01-01", "end_date": "2025-02-01", "limit": 3}
+    assert len(restated.body["rows"]) == 3 and _session(restated)["completes_turn"] == 1
+    # the same restatement without a session is a new question with the default limit
+    alone = await answer_in_session(company, "orders between 2025-01-01 and 2025-02-01", sessions, None)
+    assert alone.body["metadata"]["parameters"]["limit"] == 100 and len(alone.body["rows"]) == 100
+
+    # a value the restatement gives replaces the earlier one
+    asked = await answer_in_session(company, "top 3 orders between two dates", sessions, None)
+    again = await answer_in_session(
+        company, "top 4 orders between 2025-01-01 and 2025-02-01", sessions, asked.body["session_id"]
+    )
+    assert again.body["metadata"]["parameters"]["limit"] == 4 and len(again.body["rows"]) == 4
+
+    # another template's question starts over
+    asked = await answer_in_session(company, "top 3 orders between two dates", sessions, None)
+    other = await answer_in_session(company, "top 5 customers by revenue", sessions, asked.body["session_id"])
+    assert other.body["metadata"]["template_id"] == "top_customers_by_revenue" and "follow_up" not in _session(other)
+
+
 async def test_ambiguous_then_the_second_one(ambiguous_runtime):
     company, sessions = ambiguous_runtime.get("company"), ambiguous_runtime.sessions
     first = await answer_in_session(
