@@ -281,14 +281,29 @@ _GENERIC_BOOL_WORDS = wordset(
 )
 
 
+_ABSENT = frozenset({"free", "less"})  # 'smoke-free', 'alcohol-less': the compound says the thing is not there
+
+
+def _names_key(word: str, keys: set[str]) -> bool | None:
+    """Whether a word names a flag's key word: 'kids' (True), a hyphenated compound it leads ('kid-friendly':
+    True, 'smoke-free': False), or neither (None)."""
+    if stem(word) in keys:
+        return True
+    *lead, last = word.lower().split("-")
+    if any(stem(part) in keys for part in lead):
+        return last not in _ABSENT
+    return None
+
+
 def boolean_candidates(spec: ParameterSpec, question: str) -> list[Candidate]:
     """'active employees' -> active=true, 'not active' / 'without remote' -> false."""
     keys = {stem(t) for t in name_tokens(spec.name)} - _GENERIC_BOOL_WORDS
     out = []
     low = question.lower()
     for w in words(question):
-        if stem(w.text) in keys:
-            negated = bool(_NEGATION.search(low[max(0, w.start - 30) : w.start]))
+        named = _names_key(w.text, keys)
+        if named is not None:
+            negated = not named or bool(_NEGATION.search(low[max(0, w.start - 30) : w.start]))
             out.append(Candidate(spec.name, not negated, w.span, w.text, "boolean", 0.8, key=("bool", w.span)))
     for m in re.finditer(r"\b(true|false|yes|no)\b", low):
         if len(low.strip(" ?!.")) <= 5:  # the whole answer is 'yes' or 'no'

@@ -142,6 +142,19 @@ async def test_booleans_and_negation():
     assert (await extractor().extract("customers that are not active", t)).values == {"active": False}
 
 
+async def test_a_flag_named_in_a_hyphenated_compound():
+    """'kid-friendly' names good_for_kids as 'kids' does; 'smoke-free' says the thing is not there."""
+    kids = template({"name": "good_for_kids", "type": "boolean"})
+    assert (await extractor().extract("some kid-friendly attractions", kids)).values == {"good_for_kids": True}
+    assert (await extractor().extract("a museum, not kid-friendly", kids)).values == {"good_for_kids": False}
+    assert (await extractor().extract("a friendly museum", kids)).values == {"good_for_kids": None}
+    smoking = template({"name": "smoking", "type": "boolean"})
+    assert (await extractor().extract("a smoke-free room", template({"name": "smoke", "type": "boolean"}))).values == {
+        "smoke": False
+    }
+    assert (await extractor().extract("a smoking-friendly bar", smoking)).values == {"smoking": True}
+
+
 async def test_array_of_allowed_values_takes_every_named_value():
     t = template(
         {
