@@ -212,9 +212,13 @@ def _validate(config: Path) -> int:
     reported as unchecked (a warning), not as an error."""
     from ..runtime.encoder_check import encoder_warnings
     from ..runtime.model_mix import mixed_model_warnings
+    from ..runtime.reload_guard import start_issues
     from ..runtime.source_checks import check_config_sources
 
     loaded = load_config(config)
+    refused = start_issues(loaded)
+    if refused:
+        raise ConfigError(refused)
     checks = asyncio.run(check_config_sources(loaded))  # a template its source refuses: ConfigError, exit 1
     count = sum(len(t) for t in loaded.templates.values())
     warnings = mixed_model_warnings(loaded) + encoder_warnings(loaded)

@@ -31,7 +31,7 @@ from .config_hash import config_hash
 from .incremental import IncrementalLoader, LoadResult
 from .loader import LoadedConfig, load_app_settings, resolve_config_path
 from .model_mix import mixed_model_warnings
-from .reload_guard import reload_issues
+from .reload_guard import reload_issues, start_issues
 from .restart import restart_required
 from .settings import AppSettings
 
@@ -125,6 +125,9 @@ class RuntimeHolder:
         started = time.perf_counter()
         model_load = asyncio.ensure_future(asyncio.to_thread(_preload_embedder, self.config_path))
         result = await asyncio.to_thread(self.loader.load)
+        refused = start_issues(result.config)
+        if refused:
+            raise ConfigError(refused)
         loaded = time.perf_counter()
         digest = await asyncio.to_thread(config_hash, result.config)
         runtime = await build_runtime(

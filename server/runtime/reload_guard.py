@@ -1,6 +1,7 @@
 """What a reload must satisfy beyond a valid config, because a running server depends on it.
 
-A start refuses a server without keys on a non-loopback address and key variables that are not set;
+A start refuses a server without keys on a non-loopback address, key variables that are not set and a
+config without an enabled adapter;
 a reload is held to the same rules (else removing the keys by reload would turn auth off on a public
 port, and naming an unset variable would lock the admin out). A reload that would take away what
 clients are using — every adapter, every adapter a client key may query, the adapter
@@ -46,6 +47,23 @@ def auth_issues(new: LoadedConfig, listen_host: str) -> list[ConfigIssue]:
             ConfigIssue(config_file, None, "auth", f"API key variable {name} is not set in the server's environment")
         )
     return issues
+
+
+def start_issues(new: LoadedConfig) -> list[ConfigIssue]:
+    """What a first load (`serve`, `validate`) refuses beyond a valid config: no enabled adapter, so that a
+    moved folder or an adapters file deleted by mistake is an error, not a server that answers 404 to
+    everything. (A reload may still remove every adapter when the operator says it is meant.)"""
+    if new.adapters:
+        return []
+    _, adapters_dir = resolve_config_path(new.config_file)
+    return [
+        ConfigIssue(
+            _rel(new, adapters_dir),
+            None,
+            "",
+            "nothing to serve: no adapter is defined in its *.yaml files, or every one has enabled: false",
+        )
+    ]
 
 
 def removal_issues(old: LoadedConfig, new: LoadedConfig) -> list[ConfigIssue]:

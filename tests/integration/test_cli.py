@@ -88,6 +88,26 @@ def test_fit_thresholds_with_a_missing_labelled_file_says_so(tmp_path):
     assert "nope.yaml" in done.stderr.strip().splitlines()[-1]
 
 
+def test_a_config_without_an_enabled_adapter_is_refused_by_validate_and_serve(tmp_path):
+    """An adapters folder left empty (moved, a bad deploy) or every adapter disabled: nothing to serve is an
+    error, not an OK and a server that answers 404 to everything."""
+    config_dir = people_tree(tmp_path)
+    adapters = config_dir / "adapters" / "people.yaml"
+    text = adapters.read_text()
+    adapters.unlink()
+    expected = "  config/adapters: nothing to serve: no adapter is defined in its *.yaml files, or every one has "
+    for args in (("validate",), ("serve", "--port", str(free_port()))):
+        done = run("--config", str(config_dir), *args, cwd=tmp_path)
+        assert done.returncode == 1, done.stderr
+        assert expected + "enabled: false" in done.stderr.splitlines()
+    adapters.write_text(text.replace("type: sql", "type: sql\n    enabled: false", 1))
+    assert "enabled: false" in adapters.read_text()
+    done = run("--config", str(config_dir), "validate", cwd=tmp_path)
+    assert done.returncode == 1 and "nothing to serve" in done.stderr
+    adapters.write_text(text)
+    assert run("--config", str(config_dir), "validate", cwd=tmp_path).returncode == 0
+
+
 def test_validate_checks_sql_with_the_dialect_of_the_adapter_url(tmp_path):
     """Nothing connects: the PostgreSQL URL below points at a port nobody listens on."""
     config_dir = people_tree(tmp_path)
