@@ -171,6 +171,30 @@ def _pattern(text: str, ignore_case: bool) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w]){re.escape(text)}(?![\w])", re.IGNORECASE if ignore_case else 0)
 
 
+def _in_another_name(question: str, toks: list[Word], k: int, value: Any) -> bool:
+    """Word k is part of a capitalised name the value does not hold: 'San' of 'from San Diego' does not
+    name 'San Francisco', nor 'Art' of 'the National Gallery of Modern Art' name 'Cartoon Art Museum'. A
+    neighbour counts when only spaces part them and it is capitalised, not 'I' and not a sentence's first
+    word ('Show Orion orders' still names 'Orion Data')."""
+    own = {w.lower for w in words(str(value))}
+    for j in (k - 1, k + 1):
+        if not 0 <= j < len(toks):
+            continue
+        first, second = (toks[j], toks[k]) if j < k else (toks[k], toks[j])
+        if question[first.end : second.start].strip() or not toks[j].text[0].isupper():
+            continue
+        if toks[j].text == "I" or toks[j].lower in own or _starts_sentence(question, toks[j].start):
+            continue
+        return True
+    return False
+
+
+def _starts_sentence(question: str, at: int) -> bool:
+    """The word at `at` opens the question or a sentence of it."""
+    before = question[:at].rstrip()
+    return not before or before[-1] in ".!?:;\"'"
+
+
 class PhraseIndex:
     """A parameter's phrases prepared for matching: built once per list, then read by every question."""
 
@@ -229,9 +253,9 @@ class PhraseIndex:
         """Distinctive words of listed names: 'Tesla' finds 'Tesla Inc.' when no other value has it; never
         from a word the template's examples use as an ordinary word ('music' in 'play some music')."""
         by_value: dict[Any, list[Word]] = defaultdict(list)
-        for t in toks:
+        for k, t in enumerate(toks):
             value = self._distinctive.get(t.lower)
-            if value is not None and t.lower not in ordinary:
+            if value is not None and t.lower not in ordinary and not _in_another_name(question, toks, k, value):
                 by_value[value].append(t)
         out = []
         for value, hits in by_value.items():

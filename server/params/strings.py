@@ -11,7 +11,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from .text import Span, Word, words, wordset
+from .text import COURTESY, Span, Word, words, wordset
 
 _QUOTED = re.compile(r'"([^"]{1,200})"|“([^”]{1,200})”|‘([^’]{1,200})’|(?<![\w])\'([^\']{1,200})\'(?![\w])')
 _EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}(?![\w])")
@@ -105,7 +105,7 @@ def find_proper_names(question: str) -> list[TextMatch]:
     i = 0
     while i < len(toks):
         w = toks[i]
-        if not _is_name_word(w) or w.lower in _NOT_NAMES or w.text.isdigit() or w.text == "I":
+        if not _is_name_word(w) or w.lower in _NOT_NAMES or w.lower in COURTESY or w.text.isdigit() or w.text == "I":
             i += 1
             continue
         j = i + 1
@@ -114,6 +114,8 @@ def find_proper_names(question: str) -> list[TextMatch]:
             if gap.strip() not in ("", "-", "&", "'"):
                 break
             nxt = toks[j]
+            if nxt.lower in COURTESY:
+                break
             if (
                 _is_name_word(nxt)
                 or (nxt.text.isdigit() and len(nxt.text) <= 3)

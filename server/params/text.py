@@ -62,3 +62,7 @@ def after(text: str, end: int, width: int = 40) -> str:
 def wordset(text: str) -> frozenset[str]:
     """A set of words written as one readable string."""
     return frozenset(text.split())
+
+
+# words that end a request, never part of a value it holds ('3 rooms in London Please', 'Van Ness Avenue ASAP')
+COURTESY = wordset("please pls plz thanks thank asap")

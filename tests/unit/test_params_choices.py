@@ -50,6 +50,21 @@ def test_distinctive_words_of_stored_values():
     assert best("Tesla Inc. orders", phrases)[:2] == ("Tesla Inc.", "values_from")
 
 
+def test_a_distinctive_word_inside_another_capitalised_name_names_nothing():
+    """'San' of 'San Diego' is not 'San Francisco' when the list holds no San Diego; 'Art' of 'Modern Art' is
+    not 'Cartoon Art Museum'. A capital that only opens the sentence does not count as another name."""
+    cities = phrases_for(None, {}, ValueList.of(["San Francisco", "Seattle"]))
+    assert best("a one way flight from San Diego", cities) is None
+    assert best("a one way flight from San Francisco", cities)[0] == "San Francisco"
+    assert best("flights from san, the usual one", cities)[0] == "San Francisco"
+    places = phrases_for(None, {}, ValueList.of(["Cartoon Art Museum", "Golden Gate Park"]))
+    assert best("a cab to the National Gallery of Modern Art", places) is None
+    assert best("a cab to the Art museum", places)[0] == "Cartoon Art Museum"
+    stored = phrases_for(None, {}, ValueList.of(["Tesla Inc.", "Orion Data Systems"]))
+    assert best("Tesla orders this year", stored)[:2] == ("Tesla Inc.", "partial_name")
+    assert best("Show Orion orders", stored)[0] == "Orion Data Systems"
+
+
 def test_suggestions_are_the_closest_values():
     stored = ["Stonegate Engineering Ltd.", "Stonegate Software Studio", "Orion Data Systems"]
     assert set(suggestions("stonegate", stored)) == {"Stonegate Engineering Ltd.", "Stonegate Software Studio"}

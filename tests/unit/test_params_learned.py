@@ -197,3 +197,35 @@ async def test_optional_parameters_are_never_asked_about_even_without_annotation
     extractor = await prepared(plain)
     got = await extractor.extract("flights from charlotte to las vegas", plain)  # both cities fit both parameters
     assert got.ok and set(got.values.values()) == {"charlotte", "las vegas"}  # placed in order, not asked
+
+
+@pytest.mark.parametrize(
+    "question, model_span, readers, wider",
+    [
+        ("something with Rome Flynn appearing in it", "Rome Flynn appearing", ["Rome Flynn"], False),
+        ("directed by Ronald Neame with Leslie Nielsen starring", "Leslie Nielsen starring", ["Leslie Nielsen"], False),
+        ("attractions in Phoenix, AZ please", "Phoenix, AZ", ["Phoenix", "AZ"], True),
+        ("a cab to 240 Castro Street", "240 Castro Street", ["Castro Street"], True),
+        ("some sichuan in san fran", "san fran", ["san"], True),  # no capitalised name to keep apart
+        ("a table in Phoenix", "Phoenix", ["Phoenix"], False),  # covered by one reader
+    ],
+)
+def test_a_model_span_wider_than_the_readers_replaces_them_unless_it_only_adds_lower_case_words(
+    question, model_span, readers, wider
+):
+    """The model's span replaces the readers' candidates it covers when it adds to them; a capitalised name
+    followed by a verb the model ran on ('Rome Flynn appearing') stays the name."""
+    from server.params.learned.evidence import _wider
+
+    def at(text: str) -> tuple[int, int]:
+        start = question.index(text)
+        return (start, start + len(text))
+
+    assert _wider(at(model_span), [at(r) for r in readers], question) is wider
+
+
+async def test_a_courtesy_word_after_a_value_is_not_part_of_it():
+    extractor = await prepared(flights())
+    for question in ("flights from boston to Reno Please", "flights from boston to reno asap", "flights to Reno thanks"):
+        got = await extractor.extract(question, flights())
+        assert got.values["to_city"].lower() == "reno", question

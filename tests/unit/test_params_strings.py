@@ -31,6 +31,8 @@ def names(question: str) -> list[str]:
         ("Riley O'Brien reviews", ["Riley O'Brien"]),
         ("orders from Bank of America in March", ["Bank of America"]),
         ("How many orders in March 2024?", []),
+        ("Hi, Can you help get me 3 rooms in London Please.", ["London"]),  # a courtesy word ends a name
+        ("I need a cab to Van Ness Avenue ASAP!", ["Van Ness Avenue"]),
     ],
 )
 def test_proper_names(question, expected):

@@ -24,7 +24,7 @@ from typing import Any
 from ...templates import ParameterSpec, ParameterType
 from ..candidates import Candidate, item_type
 from ..spans import Unreadable, read_value, typed_value
-from ..text import Span, Word, overlaps
+from ..text import COURTESY, Span, Word, overlaps, words
 from ..value_list import ValueList
 from .tagger import Tagging
 
@@ -137,14 +137,16 @@ def _learned(
     out: list[Candidate] = []
     wider: list[Span] = []
     for name, first, last in _within_sentences(tagging.spans(), toks, question):
-        if name != p.spec.name:
+        while last > first and toks[last].lower in COURTESY:  # 'London Please': the model ran on
+            last -= 1
+        if name != p.spec.name or toks[last].lower in COURTESY:
             continue
         span = (toks[first].start, toks[last].end)
         inner = [c.span for c in p.candidates if c.span is not None and overlaps(c.span, span)]
         text = question[span[0] : span[1]]
         support = tagging.support(name, first, last)
         if inner:
-            if support < SUPPORTED or not _wider(span, inner) or item_type(p.spec) not in _TEXT:
+            if support < SUPPORTED or not _wider(span, inner, question) or item_type(p.spec) not in _TEXT:
                 continue  # the readers' candidates there are weighed as they are
             try:
                 value: Any = read_value(p.spec, text, today, p.stored, future)
@@ -193,6 +195,15 @@ def _strict_stranger(p: Judged, value: Any) -> bool:
     return strict and p.stored is not None and p.stored.canonical(str(value)) is None
 
 
-def _wider(span: Span, inner: list[Span]) -> bool:
-    """No single reader's candidate covers the model's whole span."""
-    return not any(s[0] <= span[0] and span[1] <= s[1] for s in inner)
+def _wider(span: Span, inner: list[Span], question: str) -> bool:
+    """No single reader's candidate covers the model's whole span, and what the span adds to a capitalised
+    name is not only lower-case words ('Rome Flynn appearing' is the name 'Rome Flynn' and a verb)."""
+    if any(s[0] <= span[0] and span[1] <= s[1] for s in inner):
+        return False
+    covered = [False] * (span[1] - span[0])
+    for s in inner:
+        for i in range(max(s[0], span[0]), min(s[1], span[1])):
+            covered[i - span[0]] = True
+    added = [w for w in words(question[span[0] : span[1]]) if not any(covered[w.start : w.end])]
+    named = any(question[s[0] : s[0] + 1].isupper() for s in inner)
+    return not (named and added and all(w.text.isalpha() and w.text.islower() for w in added))
