@@ -275,6 +275,8 @@ def _text(spec: ParameterSpec, t: TextMatch, score: float) -> Candidate:
 
 # --- booleans ------------------------------------------------------------------------------
 _NEGATION = re.compile(r"\b(?:not|no|non|without|exclud(?:e|ing)|except|never|n't|isn't|aren't|don't)\W*(?:\w+\W+)?$")
+# a price named right after a flag's word: 'an entry fee', 'a parking charge'
+_COST_AFTER = re.compile(r"\s+(?:fees?|charges?|costs?|prices?|payments?)\b")
 # words of a boolean parameter's name that say nothing of it ('good_for_kids' is about kids, not 'for')
 _GENERIC_BOOL_WORDS = wordset(
     "is has include including only show with flag the a an for of to in on at by and or are be can allow allowed"
@@ -296,15 +298,19 @@ def _names_key(word: str, keys: set[str]) -> bool | None:
 
 
 def boolean_candidates(spec: ParameterSpec, question: str) -> list[Candidate]:
-    """'active employees' -> active=true, 'not active' / 'without remote' -> false."""
+    """'active employees' -> active=true, 'not active' / 'without remote' -> false; of a price after the
+    word, the negation denies the price: 'without an entry fee' -> free_entry=true (has_parking=true)."""
     keys = {stem(t) for t in name_tokens(spec.name)} - _GENERIC_BOOL_WORDS
     out = []
     low = question.lower()
+    free_flag = "free" in name_tokens(spec.name)
     for w in words(question):
         named = _names_key(w.text, keys)
         if named is not None:
             negated = not named or bool(_NEGATION.search(low[max(0, w.start - 30) : w.start]))
-            out.append(Candidate(spec.name, not negated, w.span, w.text, "boolean", 0.8, key=("bool", w.span)))
+            priced = _COST_AFTER.match(low, w.end) is not None  # 'without an entry fee' denies the fee, not the entry
+            value = (negated or not free_flag) if priced else not negated
+            out.append(Candidate(spec.name, value, w.span, w.text, "boolean", 0.8, key=("bool", w.span)))
     for m in re.finditer(r"\b(true|false|yes|no)\b", low):
         if len(low.strip(" ?!.")) <= 5:  # the whole answer is 'yes' or 'no'
             out.append(

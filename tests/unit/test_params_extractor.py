@@ -142,6 +142,21 @@ async def test_booleans_and_negation():
     assert (await extractor().extract("customers that are not active", t)).values == {"active": False}
 
 
+async def test_a_negation_of_a_price_after_the_flag_word_denies_the_price():
+    """'without an entry fee' is free entry, not 'no entry'; a parking fee means there is parking."""
+    free = template({"name": "free_entry", "type": "boolean"})
+    for question, want in [
+        ("attractions without an entry fee", True),
+        ("attractions with an entry fee", False),
+        ("free entry museums", True),
+        ("museums that are not free", False),
+    ]:
+        assert (await extractor().extract(question, free)).values == {"free_entry": want}, question
+    parking = template({"name": "has_parking", "type": "boolean"})
+    assert (await extractor().extract("a hotel without a parking fee", parking)).values == {"has_parking": True}
+    assert (await extractor().extract("a hotel without parking", parking)).values == {"has_parking": False}
+
+
 async def test_a_flag_named_in_a_hyphenated_compound():
     """'kid-friendly' names good_for_kids as 'kids' does; 'smoke-free' says the thing is not there."""
     kids = template({"name": "good_for_kids", "type": "boolean"})
