@@ -330,7 +330,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         if tagging is None or model is None:
             return
         known = model.parameters & {p.spec.name for p in params}
-        judged = [Judged(p.spec, p.stored, p.candidates) for p in params]
+        judged = [Judged(p.spec, p.stored, p.candidates, p.rules.ordinary) for p in params]
         future = self.settings.date_direction == "future"
         dropped = weigh(judged, tagging, toks, seen.question, seen.today, known, future)
         for p, j in zip(params, judged, strict=True):

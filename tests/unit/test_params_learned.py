@@ -229,3 +229,14 @@ async def test_a_courtesy_word_after_a_value_is_not_part_of_it():
     for question in ("flights from boston to Reno Please", "flights from boston to reno asap", "flights to Reno thanks"):
         got = await extractor.extract(question, flights())
         assert got.values["to_city"].lower() == "reno", question
+
+
+async def test_words_the_examples_use_around_values_are_never_a_learned_value():
+    """The model may run on 'the' or 'me' after 'to'; the examples use those words outside every value, so
+    they are not a city (an open-vocabulary name such as 'reno' still is)."""
+    extractor = await prepared(flights())
+    for question in ("flights from boston to the", "flights to me", "cheapest flight from the"):
+        got = await extractor.extract(question, flights())
+        assert all(t.extractor != "learned" for t in got.trace), (question, traced(got))
+    got = await extractor.extract("flights from boston to reno", flights())
+    assert traced(got)["to_city"] == ("learned", "reno")

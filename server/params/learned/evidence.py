@@ -59,6 +59,7 @@ class Judged:
     spec: ParameterSpec
     stored: ValueList | None
     candidates: list[Candidate]
+    ordinary: frozenset[str] = frozenset()  # words the template's examples use outside any value
 
 
 def word_range(toks: Sequence[Word], span: Span) -> tuple[int, int]:
@@ -131,9 +132,10 @@ def _coverage(tagging: Tagging, name: str, first: int, last: int) -> float:
 def _learned(
     p: Judged, tagging: Tagging, toks: Sequence[Word], question: str, today: dt.date, future: bool
 ) -> tuple[list[Candidate], list[Span]]:
-    """Candidates for the words the model labels as this parameter where no reader's candidate covers them,
-    or where the model's span is wider than the readers' ('Phoenix, AZ' over 'Phoenix' and 'AZ'; '240 Castro
-    Street' over 'Castro Street'): then the whole span is the value, and the spans it replaces."""
+    """Candidates for the words the model labels as this parameter where no reader's candidate covers them
+    (unless every one of them is an ordinary word of the template's examples), or where the model's span
+    is wider than the readers' ('Phoenix, AZ' over 'Phoenix' and 'AZ'; '240 Castro Street' over 'Castro
+    Street'): then the whole span is the value, and the spans it replaces."""
     out: list[Candidate] = []
     wider: list[Span] = []
     for name, first, last in _within_sentences(tagging.spans(), toks, question):
@@ -157,6 +159,8 @@ def _learned(
             wider.append(span)
             score = 0.9 + 0.09 * support
         else:
+            if all(w.lower in p.ordinary for w in toks[first : last + 1]):
+                continue  # 'the', 'take', 'the area': words the examples use around values, never as one
             try:  # validated with the others when values are assigned: a value out of bounds is reported
                 value = typed_value(p.spec, text, today, p.stored, future)
             except Unreadable:
