@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from .outcome import AnswerReason, DecisionReason, Outcome, SourceStatus
 from .parameters import ClarificationView, ExtractedValueView, LeftOutView
@@ -149,6 +149,13 @@ class FanOutPlanView(Wire):
     left_out: list[FanOutCandidate]
 
 
+class EachValueView(Wire):
+    """The question named several values of a one-value parameter: the template ran once per value."""
+
+    parameter: str
+    values: list[JsonValue] = Field(description="the values, in the question's order; each row carries its value")
+
+
 class QueryMetadata(Wire):
     source: str = "intent"
     adapter: str
@@ -180,6 +187,9 @@ class QueryMetadata(Wire):
     columns: list[str] | None = None
     timings_ms: dict[str, float] | None = None
     session: SessionTurnView | None = None
+    each_value: EachValueView | None = Field(
+        None, description="several values named for a one-value parameter ('Sales and Marketing'): one run each"
+    )
     execution: Literal["route_once", "fan_out"] | None = None  # set for fan_out answers
     duplicates_merged: int | None = Field(None, description="fan_out: rows merged into another by dedupe_key")
 

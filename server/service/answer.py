@@ -9,7 +9,7 @@ from typing import Any
 
 from ..api.outcome import AnswerReason, DecisionReason, Outcome
 from ..api.requests import Detail, Execution
-from ..api.responses import QueryMetadata, QueryResponse, RoutingExplanation, SessionTurnView, Wire
+from ..api.responses import EachValueView, QueryMetadata, QueryResponse, RoutingExplanation, SessionTurnView, Wire
 from ..conversations import (
     Conversation,
     FollowUp,
@@ -31,6 +31,7 @@ from ..routing.routable import Routable, RoutingSource
 from ..routing.router import Router, RoutingOutcome
 from ..templates import Template
 from . import fan_out, parameter_views
+from .each_value import named_values, run_each
 from .explain import alternative_view, composite_routing_view, routing_explanation
 from .formatting import render_content
 
@@ -320,7 +321,8 @@ async def _finish(
         metadata.extraction_left_out = parameter_views.left_out(extraction)
     if extraction.llm is not None:
         metadata.extraction_llm = extraction.llm
-    if not extraction.ok:
+    each = named_values(extraction, template)
+    if not extraction.ok and each is None:
         metadata.status = Outcome.NEEDS_CLARIFICATION
         metadata.template_id = template.id
         metadata.clarification = parameter_views.clarification(extraction.problems)
@@ -340,7 +342,14 @@ async def _finish(
         return Answer(response, outcome, Outcome.NEEDS_CLARIFICATION, timings_ms=timings, pending=pending)
 
     t = time.perf_counter()
-    result = await owner.adapter.run(template, extraction.values)
+    values = dict(extraction.values)
+    if each is None:
+        result = await owner.adapter.run(template, values)
+    else:
+        result = await run_each(owner.adapter, template, values, each)
+        metadata.parameters = {**values, each.parameter: each.values}
+        metadata.each_value = EachValueView(parameter=each.parameter, values=each.shown())
+        values[each.parameter] = each.values[0]  # what a follow-up changes ("what about HR?")
     timings["execute"] = round((time.perf_counter() - t) * 1000, 3)
     metadata.status = Outcome.EXECUTED
     metadata.executed_by = owner.name
@@ -350,6 +359,8 @@ async def _finish(
     metadata.columns = result.columns
     metadata.timings_ms = timings
     content = render_content(template, result.rows, result.truncated)
+    if each is not None:
+        content = f"One answer for each {each.parameter}: {', '.join(map(str, each.values))}.\n{content}"
     if (unapplied := not_applied_note(extraction.left_out)) is not None:
         content = f"{content}\n{unapplied}"
     response = QueryResponse(
@@ -363,7 +374,7 @@ async def _finish(
         template=TemplateRef(
             adapter=owner.name, template_id=template.id, description=template.description, score=confidence
         ),
-        values=dict(extraction.values),
+        values=values,
         question=question,
     )
     return Answer(response, outcome, Outcome.EXECUTED, row_count=len(result.rows), timings_ms=timings, executed=ran)

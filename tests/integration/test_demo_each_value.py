@@ -1,0 +1,70 @@
+"""Several values named for a one-value parameter run once each (service/each_value.py), on the demo: the
+rows come back together, each with the value it ran for, checked against the database; before, every one
+of these questions ended in "department: 'Sales / Engineering' could mean Sales or Engineering; which one?"."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from server.conversations.memory_store import MemorySessionStore
+from server.conversations.settings import SessionSettings
+from server.service import answer as answering
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+def headcount(root: Path, department: str) -> int:
+    sql = "SELECT COUNT(*) FROM employees WHERE department = ? AND status = 'active'"
+    with contextlib.closing(sqlite3.connect(f"file:{root / 'templates' / 'hr' / 'hr.db'}?mode=ro", uri=True)) as con:
+        return int(con.execute(sql, (department,)).fetchone()[0])
+
+
+async def test_two_departments_get_one_answer_each(demo_runtime, demo_config_dir):
+    company = demo_runtime.get("company")
+    result = await answering.answer(company, "how many employees in Sales and Marketing")
+    meta = result.body["metadata"]
+    assert result.status == "executed" and meta["template_id"] == "employee_count_by_department"
+    assert meta["each_value"] == {"parameter": "department", "values": ["Sales", "Marketing"]}
+    assert meta["parameters"]["department"] == ["Sales", "Marketing"]
+    root = demo_config_dir.parent
+    assert result.body["rows"] == [
+        {"department": "Sales", "employee_count": headcount(root, "Sales")},
+        {"department": "Marketing", "employee_count": headcount(root, "Marketing")},
+    ]
+    assert meta["columns"] == ["department", "employee_count"] and meta["row_count"] == 2
+    assert result.body["content"].startswith("One answer for each department: Sales, Marketing.\n")
+
+
+async def test_rows_that_name_the_value_already_are_not_given_it_twice(demo_runtime):
+    result = await answering.answer(demo_runtime.get("company"), "compare the salary summary of Sales and Engineering")
+    meta = result.body["metadata"]
+    assert meta["template_id"] == "department_salary_summary" and meta["each_value"]["values"] == [
+        "Sales",
+        "Engineering",
+    ]
+    assert [row["department"] for row in result.body["rows"]] == ["Sales", "Engineering"]
+    assert meta["columns"].count("department") == 1
+
+
+async def test_a_follow_up_changes_the_value_and_runs_once(demo_runtime):
+    sessions = MemorySessionStore(SessionSettings())
+    company = demo_runtime.get("company")
+    first = await answering.answer_in_session(company, "how many employees in Sales and Marketing", sessions, None)
+    sid = first.body["session_id"]
+    then = await answering.answer_in_session(company, "what about HR?", sessions, sid)
+    meta = then.body["metadata"]
+    assert meta["reason"] == "follow_up" and meta["parameters"] == {"department": "HR"}
+    assert "each_value" not in meta and len(then.body["rows"]) == 1
+
+
+async def test_more_values_than_one_question_holds_are_asked_about(demo_runtime):
+    question = "headcount of Sales, Marketing, HR, Finance, Engineering and Operations"  # six: above MAX_VALUES
+    result = await answering.answer(demo_runtime.get("company"), question)
+    meta = result.body["metadata"]
+    assert result.status == "needs_clarification" and "each_value" not in meta
+    [asked] = meta["clarification"]
+    assert asked["problem"] == "ambiguous" and len(asked["suggestions"]) == 6
