@@ -44,9 +44,12 @@ class ParamProblem:
     pattern: str | None = None
     given: str | None = None  # what the question said, for invalid/ambiguous values
     suggestions: list[Any] | None = None  # close valid values, or the candidates of an ambiguous match
+    # ambiguous: the values are the list's own, named as a list ('Sales and Marketing', not 'not Sales but
+    # Marketing'): one answer each may be given instead of asking (service/each_value.py); not shown
+    listed: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None and v != ""}
+        return {k: v for k, v in asdict(self).items() if v is not None and v != "" and k != "listed"}
 
 
 @dataclass

@@ -293,7 +293,7 @@ def _names_key(word: str, keys: set[str]) -> bool | None:
         return True
     *lead, last = word.lower().split("-")
     if any(stem(part) in keys for part in lead):
-        return last not in _ABSENT
+        return last not in _ABSENT or last in keys  # 'gluten-free' names gluten_free itself
     return None
 
 

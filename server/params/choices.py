@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from rapidfuzz import fuzz, process
 
+from .strings import may_be_in_a_name
 from .text import Span, Word, stem, words, wordset
 from .value_list import ValueList
 
@@ -171,19 +172,20 @@ def _pattern(text: str, ignore_case: bool) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w]){re.escape(text)}(?![\w])", re.IGNORECASE if ignore_case else 0)
 
 
-def _in_another_name(question: str, toks: list[Word], k: int, value: Any) -> bool:
+def _in_another_name(question: str, toks: list[Word], k: int, value: Any, ordinary: frozenset[str]) -> bool:
     """Word k is part of a capitalised name the value does not hold: 'San' of 'from San Diego' does not
     name 'San Francisco', nor 'Art' of 'the National Gallery of Modern Art' name 'Cartoon Art Museum'. A
-    neighbour counts when only spaces part them and it is capitalised, not 'I' and not a sentence's first
-    word ('Show Orion orders' still names 'Orion Data')."""
+    neighbour counts when only spaces part them and it may be part of a name (strings.py `may_be_in_a_name`:
+    not 'Show', 'Orders', 'March', 'Please' or 'Q3'), is not 'I', not an ordinary word of the template's
+    examples and not a sentence's first word ('Tesla orders this year' still names 'Tesla Inc.')."""
     own = {w.lower for w in words(str(value))}
     for j in (k - 1, k + 1):
         if not 0 <= j < len(toks):
             continue
         first, second = (toks[j], toks[k]) if j < k else (toks[k], toks[j])
-        if question[first.end : second.start].strip() or not toks[j].text[0].isupper():
+        if question[first.end : second.start].strip() or not may_be_in_a_name(toks[j]):
             continue
-        if toks[j].text == "I" or toks[j].lower in own or _starts_sentence(question, toks[j].start):
+        if toks[j].text == "I" or toks[j].lower in own | ordinary or _starts_sentence(question, toks[j].start):
             continue
         return True
     return False
@@ -255,8 +257,9 @@ class PhraseIndex:
         by_value: dict[Any, list[Word]] = defaultdict(list)
         for k, t in enumerate(toks):
             value = self._distinctive.get(t.lower)
-            if value is not None and t.lower not in ordinary and not _in_another_name(question, toks, k, value):
-                by_value[value].append(t)
+            if value is None or t.lower in ordinary or _in_another_name(question, toks, k, value, ordinary):
+                continue
+            by_value[value].append(t)
         out = []
         for value, hits in by_value.items():
             span = (hits[0].start, hits[-1].end)

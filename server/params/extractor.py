@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import hashlib
+import itertools
 import logging
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -67,6 +69,22 @@ log = logging.getLogger("intent_router.params")
 Today = Callable[[], dt.date]
 EXPLICIT = 0.75  # a rejected candidate at least this sure means the user asked for that value
 _LISTED = frozenset({"allowed_values", "alias", "values_from"})  # list matches the learned features read
+# what may stand between values named as a list: 'Sales and Marketing', 'Sales, HR or Finance', 'Sales vs. HR'
+_LIST_GAP = re.compile(r"\s*(?:,|&|/|\+)?\s*(?:(?:and|or|vs\.?|versus|plus)\s+)?(?:the\s+)?", re.IGNORECASE)
+_DENIED = re.compile(r"\b(?:not|no|without|except|excluding|exclude|other\s+than|but)\W*(?:\w+\W+){0,2}$", re.I)
+
+
+def _named_as_a_list(question: str, picks: list[Candidate]) -> bool:
+    """The values come from the list itself and are named one after the other ('Sales and Marketing'), none
+    of them denied ('not Sales but Marketing', 'Marketing, excluding Sales' name one value and rule one out)."""
+    if any(c.extractor not in _LISTED and c.extractor != "values_from_alias" for c in picks):
+        return False
+    spans = [c.span for c in picks if c.span is not None]
+    if len(spans) != len(picks):
+        return False
+    if any(not _LIST_GAP.fullmatch(question, a[1], b[0]) for a, b in itertools.pairwise(spans)):
+        return False
+    return _DENIED.search(question[max(0, spans[0][0] - 30) : spans[0][0]]) is None
 
 
 def today_from(settings: ParameterExtractionSettings) -> Today:
@@ -229,7 +247,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         result = Extraction()
         if model is not None and self.learned is not None and template_id is not None:
             self._weigh(self.learned, template_id, seen, params, result)
-        ambiguous = self._ambiguous(params, result)
+        ambiguous = self._ambiguous(seen.question, params, result)
         chosen, rejected = self._assign([p for p in params if p.spec.name not in ambiguous])
         for p in params:
             name = p.spec.name
@@ -338,7 +356,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         result.left_out += [d.to_json() for d in dropped]
 
     # --- assignment ----------------------------------------------------------------------------
-    def _ambiguous(self, params: list[_Param], result: Extraction) -> set[str]:
+    def _ambiguous(self, question: str, params: list[_Param], result: Extraction) -> set[str]:
         """Two different clearly named values for a required one-value parameter: ask which one (an optional
         parameter is never asked about: it takes the best placed value)."""
         names = set()
@@ -356,7 +374,8 @@ class TemplateParameterExtractor(ParameterExtractor):
             picks = sorted(distinct.values(), key=lambda c: c.span[0] if c.span else 0)
             if all(not overlaps(a.span, b.span) for a in picks for b in picks if a is not b and a.span and b.span):
                 given = " / ".join(c.text for c in picks)
-                result.problems.append(problems.ambiguous(p.spec, given, [c.value for c in picks]))
+                listed = _named_as_a_list(question, picks)
+                result.problems.append(problems.ambiguous(p.spec, given, [c.value for c in picks], listed))
                 names.add(p.spec.name)
         return names
 

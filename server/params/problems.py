@@ -70,7 +70,7 @@ def invalid(
     )
 
 
-def ambiguous(spec: ParameterSpec, given: str, options: list[Any]) -> ParamProblem:
+def ambiguous(spec: ParameterSpec, given: str, options: list[Any], listed: bool = False) -> ParamProblem:
     shown = " or ".join(str(o) for o in options)
     return ParamProblem(
         spec.name,
@@ -78,5 +78,6 @@ def ambiguous(spec: ParameterSpec, given: str, options: list[Any]) -> ParamProbl
         f"{spec.name}: '{given}' could mean {shown}; which one?",
         given=given,
         suggestions=list(options),
+        listed=listed,
         **_fields(spec, None),
     )

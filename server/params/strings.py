@@ -98,6 +98,18 @@ def _is_name_word(w: Word) -> bool:
     )
 
 
+def may_be_in_a_name(w: Word) -> bool:
+    """A word that can be part of a capitalised name: not a month or day, nor a word that opens questions
+    and commands ('Show', 'Orders'), nor a courtesy word, nor letters mixed with digits ('Q3')."""
+    return (
+        w.text[0].isupper()
+        and w.text.replace("'", "").replace("-", "").isalpha()
+        and w.lower not in _MONTH_DAY
+        and w.lower not in _NOT_NAMES
+        and w.lower not in COURTESY
+    )
+
+
 def find_proper_names(question: str) -> list[TextMatch]:
     """Runs of capitalised words; 'Marcus Webb's' gives 'Marcus Webb'."""
     toks = words(question)

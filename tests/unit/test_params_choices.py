@@ -63,6 +63,9 @@ def test_a_distinctive_word_inside_another_capitalised_name_names_nothing():
     stored = phrases_for(None, {}, ValueList.of(["Tesla Inc.", "Orion Data Systems"]))
     assert best("Tesla orders this year", stored)[:2] == ("Tesla Inc.", "partial_name")
     assert best("Show Orion orders", stored)[0] == "Orion Data Systems"
+    never_names = ("orders of Tesla March 2024", "show me Tesla Q3 orders", "Tesla orders Please", "Show Tesla Orders")
+    for question in never_names:
+        assert best(question, stored)[0] == "Tesla Inc.", question  # words that are never part of a name
 
 
 def test_suggestions_are_the_closest_values():

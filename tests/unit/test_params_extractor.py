@@ -168,6 +168,8 @@ async def test_a_flag_named_in_a_hyphenated_compound():
         "smoke": False
     }
     assert (await extractor().extract("a smoking-friendly bar", smoking)).values == {"smoking": True}
+    gluten = template({"name": "gluten_free", "type": "boolean"})
+    assert (await extractor().extract("gluten-free bakeries", gluten)).values == {"gluten_free": True}
 
 
 async def test_array_of_allowed_values_takes_every_named_value():

@@ -226,7 +226,8 @@ def test_a_model_span_wider_than_the_readers_replaces_them_unless_it_only_adds_l
 
 async def test_a_courtesy_word_after_a_value_is_not_part_of_it():
     extractor = await prepared(flights())
-    for question in ("flights from boston to Reno Please", "flights from boston to reno asap", "flights to Reno thanks"):
+    asked = ("flights from boston to Reno Please", "flights from boston to reno asap", "flights to Reno thanks")
+    for question in asked:
         got = await extractor.extract(question, flights())
         assert got.values["to_city"].lower() == "reno", question
 
