@@ -136,7 +136,7 @@ async def test_new_confident_question_starts_over(demo_runtime):
 
 
 async def test_a_question_of_its_own_on_the_pending_template_keeps_the_values_found_earlier(demo_runtime):
-    """"top 3 orders between two dates" asks for the dates; "orders between 2025-01-01 and 2025-02-01" routes
+    """ "top 3 orders between two dates" asks for the dates; "orders between 2025-01-01 and 2025-02-01" routes
     to the same template on its own, so it restates the request: its dates are taken and the 3 is kept (a
     new question would list 100). A question of its own on another template still starts over."""
     company, sessions = demo_runtime.get("company"), demo_runtime.sessions
