@@ -25,9 +25,10 @@ from ..params.base import Extraction, ExtractionSource, ParamProblem
 from ..params.choices import suggestions
 from ..params.coercion import InvalidValue
 from ..params.extractor import validate
+from ..params.roles import Role, role_of
 from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
-from ..templates import ParameterSpec, Template
+from ..templates import ParameterSpec, ParameterType, Template
 from .carry_over import CUE_WORDS, is_carry_over, new_values, read_message
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, TemplateRef
 
@@ -184,7 +185,13 @@ async def _restated(
     nothing found earlier is left to keep, it is the new question it looks like (None)."""
     reply = await source.extractor.extract(message, template)
     said = {t.name for t in reply.trace if t.extractor != "default"} | {p.name for p in reply.problems if p.given}
-    kept = {name: value for name, value in earlier.items() if value is not None and name not in said}
+    specs = {spec.name: spec for spec in template.parameters}
+    dropped = _replaced_with(said, specs, message)
+    kept = {
+        name: value
+        for name, value in earlier.items()
+        if value is not None and name not in said | dropped and not _is_default(specs[name], value)
+    }
     if not kept:
         return None
     merged = Extraction(
@@ -196,7 +203,34 @@ async def _restated(
     )
     _fill_rest(template, merged)
     confidence = pending.template.score or 0.0
-    return FollowUp("clarification", source, template, merged, pending_turn, pending.question, confidence)
+    return FollowUp("clarification", source, template, merged, pending_turn, message, confidence)
+
+
+# a range's two ends: a restatement that gives one end states the range anew ('less than $100' after
+# 'more than 500' is not 100 to 500)
+_RANGE_ENDS = ({Role.LOWER, Role.UPPER}, {Role.START, Role.END})
+_EVERY = re.compile(r"\b(?:all|every|everything|everyone)\b", re.IGNORECASE)
+
+
+def _replaced_with(said: set[str], specs: Mapping[str, ParameterSpec], message: str) -> set[str]:
+    """Earlier values a restatement drops without naming them: the other end of a range it gives an end of,
+    and a row limit when it asks for all ('show all orders between ...')."""
+    roles = {name: role_of(spec) for name, spec in specs.items()}
+    given = {roles[name] for name in said if name in roles}
+    out = {name for name, role in roles.items() if any(role in ends and given & ends for ends in _RANGE_ENDS)}
+    if _EVERY.search(message):
+        out |= {name for name, role in roles.items() if role is Role.LIMIT}
+    return out
+
+
+def _is_default(spec: ParameterSpec, value: Any) -> bool:
+    """The value is the parameter's default (a default the first turn filled is no value the user said)."""
+    if spec.default is None:
+        return False
+    try:
+        return bool(validate(spec, spec.default) == value)
+    except InvalidValue:
+        return False
 
 
 async def _other_values(source: ExtractionSource, template: Template, message: str, wanted: set[str]) -> Extraction:
@@ -266,8 +300,9 @@ def _revalidate(values: dict[str, Any], specs: Mapping[str, Any]) -> tuple[dict[
         if value is None:
             kept[name] = None
             continue
-        try:
-            kept[name] = validate(spec, value)
+        try:  # a list for a one-value parameter: values named to be answered one by one (service/each_value.py)
+            one_by_one = isinstance(value, list) and spec.type is not ParameterType.ARRAY
+            kept[name] = [validate(spec, v) for v in value] if one_by_one else validate(spec, value)
         except InvalidValue:
             stale.append(name)
     return kept, stale

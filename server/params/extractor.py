@@ -70,7 +70,9 @@ Today = Callable[[], dt.date]
 EXPLICIT = 0.75  # a rejected candidate at least this sure means the user asked for that value
 _LISTED = frozenset({"allowed_values", "alias", "values_from"})  # list matches the learned features read
 # what may stand between values named as a list: 'Sales and Marketing', 'Sales, HR or Finance', 'Sales vs. HR'
-_LIST_GAP = re.compile(r"\s*(?:,|&|/|\+)?\s*(?:(?:and|or|vs\.?|versus|plus)\s+)?(?:the\s+)?", re.IGNORECASE)
+_LIST_GAP = re.compile(
+    r"\s*(?:(?:,|&|/|\+)\s*(?:(?:and|or)\s+)?|(?:and|or|vs\.?|versus|plus)\s+)(?:the\s+)?", re.IGNORECASE
+)
 _DENIED = re.compile(r"\b(?:not|no|without|except|excluding|exclude|other\s+than|but)\W*(?:\w+\W+){0,2}$", re.I)
 
 

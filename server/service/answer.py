@@ -31,7 +31,7 @@ from ..routing.routable import Routable, RoutingSource
 from ..routing.router import Router, RoutingOutcome
 from ..templates import Template
 from . import fan_out, parameter_views
-from .each_value import named_values, run_each
+from .each_value import run_each, settle, without_rows
 from .explain import alternative_view, composite_routing_view, routing_explanation
 from .formatting import render_content
 
@@ -123,6 +123,7 @@ async def explain_routing(
     if chosen is not None:
         try:
             extraction = await sources[chosen.adapter].extractor.extract(question, chosen.template)
+            settle(extraction, chosen.template)  # values named as a list: what /v1/query would run
             response.routing_decision.parameters = extraction.to_json()
         except IntentRouterError as exc:  # a values_from list whose source is down: the decision still stands
             response.routing_decision.parameters = {"error": exc.message}
@@ -314,15 +315,16 @@ async def _finish(
     outcome: RoutingOutcome,
     timings: dict[str, float],
 ) -> Answer:
-    """Run the template with these values, or say what is still missing (and remember it for the session)."""
+    """Run the template with these values (once per value where several were named for one: each_value.py),
+    or say what is still missing (and remember it for the session)."""
+    each = settle(extraction, template)
     metadata.parameters = extraction.values
     metadata.extraction = parameter_views.filled(extraction)
     if extraction.left_out:
         metadata.extraction_left_out = parameter_views.left_out(extraction)
     if extraction.llm is not None:
         metadata.extraction_llm = extraction.llm
-    each = named_values(extraction, template)
-    if not extraction.ok and each is None:
+    if not extraction.ok:
         metadata.status = Outcome.NEEDS_CLARIFICATION
         metadata.template_id = template.id
         metadata.clarification = parameter_views.clarification(extraction.problems)
@@ -347,9 +349,7 @@ async def _finish(
         result = await owner.adapter.run(template, values)
     else:
         result = await run_each(owner.adapter, template, values, each)
-        metadata.parameters = {**values, each.parameter: each.values}
         metadata.each_value = EachValueView(parameter=each.parameter, values=each.shown())
-        values[each.parameter] = each.values[0]  # what a follow-up changes ("what about HR?")
     timings["execute"] = round((time.perf_counter() - t) * 1000, 3)
     metadata.status = Outcome.EXECUTED
     metadata.executed_by = owner.name
@@ -361,6 +361,8 @@ async def _finish(
     content = render_content(template, result.rows, result.truncated)
     if each is not None:
         content = f"One answer for each {each.parameter}: {', '.join(map(str, each.values))}.\n{content}"
+        if missing := without_rows(result, each):
+            content += f"\nNo rows for {each.parameter} {', '.join(map(str, missing))}."
     if (unapplied := not_applied_note(extraction.left_out)) is not None:
         content = f"{content}\n{unapplied}"
     response = QueryResponse(

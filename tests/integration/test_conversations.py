@@ -160,6 +160,20 @@ async def test_a_question_of_its_own_on_the_pending_template_keeps_the_values_fo
     )
     assert again.body["metadata"]["parameters"]["limit"] == 4 and len(again.body["rows"]) == 4
 
+    # a restatement that asks for all drops the earlier limit; one end of a range states the range anew
+    asked = await answer_in_session(company, "top 3 orders between two dates", sessions, None)
+    every = await answer_in_session(
+        company, "show all orders between 2025-01-01 and 2025-01-03", sessions, asked.body["session_id"]
+    )
+    assert every.body["metadata"]["parameters"]["limit"] == 100 and len(every.body["rows"]) == 17
+    asked = await answer_in_session(company, "which products cost more than 500 dollars?", sessions, None)
+    assert asked.status == "needs_clarification" and asked.body["metadata"]["parameters"]["min_price"] == 500
+    cheaper = await answer_in_session(
+        company, "which products cost less than $100?", sessions, asked.body["session_id"]
+    )
+    assert cheaper.body["metadata"]["parameters"]["max_price"] == 100
+    assert cheaper.body["metadata"]["parameters"]["min_price"] != 500 and cheaper.body["rows"]
+
     # another template's question starts over
     asked = await answer_in_session(company, "top 3 orders between two dates", sessions, None)
     other = await answer_in_session(company, "top 5 customers by revenue", sessions, asked.body["session_id"])

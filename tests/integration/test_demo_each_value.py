@@ -68,3 +68,31 @@ async def test_more_values_than_one_question_holds_are_asked_about(demo_runtime)
     assert result.status == "needs_clarification" and "each_value" not in meta
     [asked] = meta["clarification"]
     assert asked["problem"] == "ambiguous" and len(asked["suggestions"]) == 6
+
+
+async def test_a_follow_up_that_changes_something_else_runs_each_value_again(demo_runtime, demo_config_dir):
+    sessions = MemorySessionStore(SessionSettings())
+    company = demo_runtime.get("company")
+    first = await answering.answer_in_session(company, "who works in Finance and HR", sessions, None)
+    meta = first.body["metadata"]
+    assert meta["template_id"] == "employees_by_department" and meta["parameters"]["department"] == ["Finance", "HR"]
+    then = await answering.answer_in_session(company, "only the top 3", sessions, first.body["session_id"])
+    meta = then.body["metadata"]
+    assert meta["reason"] == "follow_up" and meta["parameters"] == {"department": ["Finance", "HR"], "limit": 3}
+    assert [row["department"] for row in then.body["rows"]] == ["Finance"] * 3 + ["HR"] * 3
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "how many employees in Sales but not Marketing",
+        "how many employees in Sales excluding Marketing",
+        "how many people in Sales report to the HR manager",
+        "who works in Sales Operations",
+    ],
+)
+async def test_values_not_named_as_a_list_are_not_answered_each(demo_runtime, question):
+    """A value ruled out, or two values that do not stand side by side as a list, is no request for both."""
+    result = await answering.answer(demo_runtime.get("company"), question)
+    assert "each_value" not in result.body["metadata"]
+    assert not any(isinstance(v, list) for v in (result.body["metadata"].get("parameters") or {}).values())
