@@ -1,9 +1,9 @@
 """What a reload must satisfy beyond a valid config, because a running server depends on it.
 
-A start refuses a server without keys on a non-loopback address, key variables that are not set and a
-config without an enabled adapter;
-a reload is held to the same rules (else removing the keys by reload would turn auth off on a public
-port, and naming an unset variable would lock the admin out). A reload that would take away what
+A start refuses a server without keys on a non-loopback address and key variables that are not set; a
+reload is held to the same rules (else removing the keys by reload would turn auth off on a public
+port, and naming an unset variable would lock the admin out). A start (and `validate`) also refuses a
+config without an enabled adapter (`start_issues`). A reload that would take away what
 clients are using — every adapter, every adapter a client key may query, the adapter
 `server.default_adapter` names — is refused too unless the operator says it is meant
 (`POST /admin/reload?allow_removal=true`): deleting an adapters file by mistake must not turn a
