@@ -70,3 +70,6 @@ class ClarificationView(Wire):
     suggestions: list[Any] | None = Field(
         None, description="close valid values, or the candidates of an ambiguous match"
     )
+    listed: bool | None = Field(
+        None, description="ambiguous: the values were named as a list (too many to answer one by one)"
+    )

@@ -45,11 +45,11 @@ class ParamProblem:
     given: str | None = None  # what the question said, for invalid/ambiguous values
     suggestions: list[Any] | None = None  # close valid values, or the candidates of an ambiguous match
     # ambiguous: the values are the list's own, named as a list ('Sales and Marketing', not 'not Sales but
-    # Marketing'): one answer each may be given instead of asking (service/each_value.py); not shown
+    # Marketing'): one answer each may be given instead of asking (service/each_value.py); shown when true
     listed: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None and v != "" and k != "listed"}
+        return {k: v for k, v in asdict(self).items() if v is not None and v != "" and v is not False}
 
 
 @dataclass

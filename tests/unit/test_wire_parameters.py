@@ -20,7 +20,7 @@ FILLED = {
     ExtractedValue: ExtractedValue("day", dt.date(2024, 3, 1), "date", (5, 15), "March 1st", 0.9, 0.8),
     ParamProblem: ParamProblem(
         "city", "invalid", "city: 'Paris' does not work", "string", "the office city", ["Berlin"], 1.0, 9.0,
-        "^[A-Z]", "Paris", ["Berlin"],
+        "^[A-Z]", "Paris", ["Berlin"], True,
     ),
     Dropped: Dropped("city", "York", (3, 7), "learned: part of a longer value", 0.4),
 }  # fmt: skip
