@@ -1,5 +1,6 @@
 """One answer per named value on a small SQLite source: the adapter's `max_rows` caps the whole answer,
-shared among the values, and a value without rows is said."""
+shared among the values, a value without rows is said, and the named values wait through a clarification
+for another parameter."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import sqlite3
 
 import pytest
 
+from server.conversations.memory_store import MemorySessionStore
+from server.conversations.settings import SessionSettings
 from server.runtime.build import build_runtime
 from server.runtime.loader import load_config
 from server.service import answer as answering
-from server.testing.configs import PEOPLE_ADAPTER, people_tree
+from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, make_people_db, make_tree, people_tree
 
 pytestmark = pytest.mark.asyncio
 
@@ -36,5 +39,44 @@ async def test_max_rows_caps_the_whole_answer_and_a_value_without_rows_is_said(t
         with_none = await answering.answer(people, "Who works in Sales and HR?")
         assert with_none.body["rows"] == [{"department": "Sales", "name": "Linus"}]
         assert with_none.body["content"].endswith("\nNo rows for department HR.")
+    finally:
+        await runtime.close()
+
+
+HIRES_LIBRARY = """
+templates:
+  - id: people_paid_above
+    description: List the people of a department paid more than an amount
+    nl_examples: ["Who in Engineering earns more than 100000?", "people in Sales paid above 50000"]
+    parameters:
+      - {name: department, type: string, required: true, allowed_values: [Engineering, Sales, HR]}
+      - {name: min_salary, type: number, required: true}
+    sql: "SELECT name FROM people WHERE department = :department AND salary > :min_salary ORDER BY name"
+"""
+
+
+async def test_a_clarification_for_another_value_keeps_the_named_values(tmp_path):
+    """'Engineering and Sales' stays the department while the amount is asked for; the answer runs each."""
+    make_people_db(tmp_path / "templates" / "people.db")
+    config = make_tree(tmp_path, BASE_CONFIG, {"people.yaml": PEOPLE_ADAPTER}, {"people/people.yaml": HIRES_LIBRARY})
+    runtime = await build_runtime(load_config(config))
+    sessions = MemorySessionStore(SessionSettings())
+    try:
+        people = runtime.get("people")
+        asked = await answering.answer_in_session(
+            people, "Who in Engineering and Sales earns more than?", sessions, None
+        )
+        meta = asked.body["metadata"]
+        assert asked.status == "needs_clarification" and [p["name"] for p in meta["clarification"]] == ["min_salary"]
+        assert meta["parameters"]["department"] == ["Engineering", "Sales"]
+        done = await answering.answer_in_session(people, "100000", sessions, asked.body["session_id"])
+        meta = done.body["metadata"]
+        assert done.status == "executed" and meta["reason"] == "clarification_answered"
+        assert meta["each_value"] == {"parameter": "department", "values": ["Engineering", "Sales"]}
+        assert done.body["rows"] == [
+            {"department": "Engineering", "name": "Ada"},
+            {"department": "Engineering", "name": "Grace"},
+        ]
+        assert done.body["content"].endswith("\nNo rows for department Sales.")
     finally:
         await runtime.close()
