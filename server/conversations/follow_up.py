@@ -25,6 +25,7 @@ from ..params.base import Extraction, ExtractionSource, ParamProblem
 from ..params.choices import suggestions
 from ..params.coercion import InvalidValue
 from ..params.extractor import validate
+from ..params.named_values import settle
 from ..params.roles import Role, role_of
 from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
@@ -349,6 +350,8 @@ async def _carry(
         return None  # a confident new question starts over
     reply = await source.extractor.extract(carry.text, template)
     given = new_values(reply)
+    if (named := settle(reply, template)) is not None:  # 'and Finance and Support?': both are the new value
+        given[named.parameter] = named.values
     said = {p.name for p in reply.problems if p.problem in ("invalid", "ambiguous")}  # given, but not usable
     wraps = VALUE_FILLER | CUE_WORDS
     if not is_carry_over([*given, *said], carry, is_confident, values_only(carry.text, reply, wraps)):

@@ -23,6 +23,7 @@ from ..conversations import (
 from ..conversations.follow_up import REASONS
 from ..errors import IntentRouterError
 from ..params.base import Extraction
+from ..params.named_values import settle
 from ..params.not_applied import note as not_applied_note
 from ..routing.candidates import Candidate
 from ..routing.composite import CompositeAdapter
@@ -31,7 +32,7 @@ from ..routing.routable import Routable, RoutingSource
 from ..routing.router import Router, RoutingOutcome
 from ..templates import Template
 from . import fan_out, parameter_views
-from .each_value import run_each, settle, without_rows
+from .each_value import run_each, without_rows
 from .explain import alternative_view, composite_routing_view, routing_explanation
 from .formatting import render_content
 

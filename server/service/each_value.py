@@ -1,62 +1,19 @@
-"""Several values named for a one-value parameter: one run per value, not "which one?".
+"""Several values named for a one-value parameter: the template runs once per value, not "which one?".
 
-"employees in Sales and Marketing", "compare the salary summary of Sales and Engineering": the extractor
-finds two or more values of a parameter's closed list, named one after the other as a list, for a
-parameter that takes one value (params/extractor.py `_ambiguous`, the problem's `listed`). That used to end
-in a clarification. `settle` makes the values the parameter's value instead (a list), so what else the
-question lacks is asked as usual and the list is kept while it is (a session stores it); once nothing is
-missing, the template runs once per value, at the same time, and the rows come back together, each with
-the value it ran for in a column named after the parameter (unless the row has that column already). A
-follow-up that names one value runs once; one that changes something else runs each value again.
+What counts as several named values, and how they become the parameter's value, is the extraction's
+(params/named_values.py). Here, once nothing is missing, the template runs once per value, at the same
+time, and the rows come back together, each with the value it ran for in a column named after the
+parameter (unless the row has that column already); the adapter's row cap is shared among the values.
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from typing import Any
 
 from ..adapters.base import DataAdapter, QueryResult
-from ..params.base import Extraction
-from ..params.coercion import InvalidValue
-from ..params.extractor import validate
-from ..templates import ParameterType, Template
-
-MAX_VALUES = 5  # more named values than this are asked about (a list that long is rarely one question)
-
-
-@dataclass(frozen=True)
-class EachValue:
-    """The parameter named with several values, and those values in the question's order."""
-
-    parameter: str
-    values: list[Any]
-
-    def shown(self) -> list[str | int | float | bool]:
-        """The values as JSON has them (a date as its ISO text)."""
-        return [v if isinstance(v, str | int | float | bool) else str(v) for v in self.values]
-
-
-def settle(extraction: Extraction, template: Template) -> EachValue | None:
-    """The one-value parameter that holds several values, if one does: a list carried from an earlier turn,
-    or values the question named as a list (their problem is dropped and the list becomes the value)."""
-    one_value = {p.name: p for p in template.parameters if p.type is not ParameterType.ARRAY}
-    for name, value in extraction.values.items():
-        if name in one_value and isinstance(value, list) and 2 <= len(value) <= MAX_VALUES:
-            return EachValue(name, value)
-    for problem in extraction.problems:
-        named = problem.suggestions or []
-        spec = one_value.get(problem.name)
-        if problem.problem != "ambiguous" or not problem.listed or spec is None or not 2 <= len(named) <= MAX_VALUES:
-            continue
-        try:
-            values = [validate(spec, value) for value in named]
-        except InvalidValue:
-            continue
-        extraction.problems.remove(problem)
-        extraction.values[spec.name] = values
-        return EachValue(spec.name, values)
-    return None
+from ..params.named_values import EachValue
+from ..templates import Template
 
 
 async def run_each(adapter: DataAdapter, template: Template, values: dict[str, Any], each: EachValue) -> QueryResult:

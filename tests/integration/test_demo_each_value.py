@@ -96,3 +96,14 @@ async def test_values_not_named_as_a_list_are_not_answered_each(demo_runtime, qu
     result = await answering.answer(demo_runtime.get("company"), question)
     assert "each_value" not in result.body["metadata"]
     assert not any(isinstance(v, list) for v in (result.body["metadata"].get("parameters") or {}).values())
+
+
+async def test_a_follow_up_naming_other_values_changes_the_list(demo_runtime):
+    sessions = MemorySessionStore(SessionSettings())
+    company = demo_runtime.get("company")
+    first = await answering.answer_in_session(company, "how many employees in Sales and Marketing", sessions, None)
+    then = await answering.answer_in_session(company, "and Finance and Support?", sessions, first.body["session_id"])
+    meta = then.body["metadata"]
+    assert meta["reason"] == "follow_up" and meta["session"]["changed"] == ["department"]
+    assert meta["parameters"] == {"department": ["Finance", "Support"]}
+    assert [row["department"] for row in then.body["rows"]] == ["Finance", "Support"]
