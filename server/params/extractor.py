@@ -76,10 +76,29 @@ _LIST_GAP = re.compile(
 _DENIED = re.compile(r"\b(?:not|no|without|except|excluding|exclude|other\s+than|but)\W*(?:\w+\W+){0,2}$", re.I)
 
 
+MISSPELT_MEMBER = 0.85  # a misspelt list member's score at least (fuzzy: 0.6 + 0.3 x a ratio of 83+)
+
+
+def _distinct_apart(candidates: list[Candidate]) -> list[Candidate]:
+    """One candidate per value (the first), in the question's order; none when two of them overlap."""
+    distinct: dict[str, Candidate] = {}
+    for c in candidates:
+        distinct.setdefault(str(c.value).casefold(), c)
+    picks = sorted(distinct.values(), key=lambda c: c.span[0] if c.span else 0)
+    if any(overlaps(a.span, b.span) for a in picks for b in picks if a is not b and a.span and b.span):
+        return []
+    return picks
+
+
+def _one_named_outright(picks: list[Candidate]) -> bool:
+    """At least one value is named outright (two misspellings side by side are not read as a list)."""
+    return any(c.extractor != "fuzzy" for c in picks)
+
+
 def _named_as_a_list(question: str, picks: list[Candidate]) -> bool:
     """The values come from the list itself and are named one after the other ('Sales and Marketing'), none
     of them denied ('not Sales but Marketing', 'Marketing, excluding Sales' name one value and rule one out)."""
-    if any(c.extractor not in _LISTED and c.extractor != "values_from_alias" for c in picks):
+    if any(c.extractor not in _LISTED | {"values_from_alias", "fuzzy"} for c in picks):
         return False
     spans = [c.span for c in picks if c.span is not None]
     if len(spans) != len(picks):
@@ -360,7 +379,8 @@ class TemplateParameterExtractor(ParameterExtractor):
     # --- assignment ----------------------------------------------------------------------------
     def _ambiguous(self, question: str, params: list[_Param], result: Extraction) -> set[str]:
         """Two different clearly named values for a required one-value parameter: ask which one (an optional
-        parameter is never asked about: it takes the best placed value)."""
+        parameter is never asked about: it takes the best placed value). A misspelt value counts only as a
+        member of a list with a clearly named one ('Sales and Marketting')."""
         names = set()
         for p in params:
             if p.spec.type is ParameterType.ARRAY or p.phrases is None:
@@ -368,17 +388,18 @@ class TemplateParameterExtractor(ParameterExtractor):
             if not p.spec.required:
                 continue
             strong = [c for c in p.candidates if c.score >= 0.9 and c.extractor != "fuzzy"]
-            distinct: dict[str, Candidate] = {}
-            for c in strong:
-                distinct.setdefault(str(c.value).casefold(), c)
-            if len(distinct) < 2:
-                continue
-            picks = sorted(distinct.values(), key=lambda c: c.span[0] if c.span else 0)
-            if all(not overlaps(a.span, b.span) for a in picks for b in picks if a is not b and a.span and b.span):
-                given = " / ".join(c.text for c in picks)
+            misspelt = [c for c in p.candidates if c.score >= MISSPELT_MEMBER and c.extractor == "fuzzy"]
+            for with_misspelt in (False, True):
+                picks = _distinct_apart(strong + misspelt if with_misspelt else strong)
+                if len(picks) < 2 or (with_misspelt and not _one_named_outright(picks)):
+                    continue
                 listed = _named_as_a_list(question, picks)
+                if with_misspelt and not listed:
+                    break
+                given = " / ".join(c.text for c in picks)
                 result.problems.append(problems.ambiguous(p.spec, given, [c.value for c in picks], listed))
                 names.add(p.spec.name)
+                break
         return names
 
     def _assign(

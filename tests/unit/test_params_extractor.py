@@ -142,6 +142,24 @@ async def test_booleans_and_negation():
     assert (await extractor().extract("customers that are not active", t)).values == {"active": False}
 
 
+async def test_values_named_as_a_list_are_marked_so_and_a_misspelt_member_counts():
+    t = template({**DEPARTMENT, "allowed_values": ["Engineering", "Sales", "HR", "Marketing", "Finance"]})
+    for question, values in [
+        ("employees in Sales and Marketing", ["Sales", "Marketing"]),
+        ("employees in Sales, HR or Finance", ["Sales", "HR", "Finance"]),
+        ("employees in Sales and Marketting", ["Sales", "Marketing"]),  # a misspelt member of the list
+    ]:
+        [problem] = (await extractor().extract(question, t)).problems
+        assert (problem.problem, problem.suggestions, problem.listed) == ("ambiguous", values, True), question
+    for question in ("employees in Sales but not Marketing", "employees in Sales Operations in HR"):
+        problems = (await extractor().extract(question, t)).problems
+        assert all(not p.listed for p in problems), question
+    # a misspelling alone, or outside a list, is the one value as before
+    assert (await extractor().extract("employees in Marketting", t)).values["department"] == "Marketing"
+    got = await extractor().extract("employees in Sales who report to Marketting", t)
+    assert got.values["department"] == "Sales" and not got.problems
+
+
 async def test_a_negation_of_a_price_after_the_flag_word_denies_the_price():
     """'without an entry fee' is free entry, not 'no entry'; a parking fee means there is parking."""
     free = template({"name": "free_entry", "type": "boolean"})
