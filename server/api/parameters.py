@@ -71,5 +71,7 @@ class ClarificationView(Wire):
         None, description="close valid values, or the candidates of an ambiguous match"
     )
     listed: bool | None = Field(
-        None, description="ambiguous: the values were named as a list (too many to answer one by one)"
+        None,
+        description="ambiguous: the values were named as a list (asked about when there are more than five, "
+        "or under execution: fan_out)",
     )

@@ -25,8 +25,9 @@ from ..params.base import Extraction, ExtractionSource, ParamProblem
 from ..params.choices import suggestions
 from ..params.coercion import InvalidValue
 from ..params.extractor import validate
-from ..params.named_values import settle
+from ..params.named_values import MAX_VALUES, settle
 from ..params.roles import Role, role_of
+from ..params.text import wordset
 from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
 from ..templates import ParameterSpec, ParameterType, Template
@@ -214,14 +215,31 @@ _EVERY = re.compile(r"\b(?:all|every|everything|everyone)\b", re.IGNORECASE)
 
 
 def _replaced_with(said: set[str], specs: Mapping[str, ParameterSpec], message: str) -> set[str]:
-    """Earlier values a restatement drops without naming them: the other end of a range it gives an end of,
-    and a row limit when it asks for all ('show all orders between ...')."""
+    """Earlier values a restatement drops without naming them: the other end of a range it gives an end of
+    (min_price with max_price, start_date with end_date: the same name but for the end's words), and a row
+    limit when it asks for all ('show all orders between ...')."""
     roles = {name: role_of(spec) for name, spec in specs.items()}
-    given = {roles[name] for name in said if name in roles}
-    out = {name for name, role in roles.items() if any(role in ends and given & ends for ends in _RANGE_ENDS)}
+    out = {
+        name
+        for name, role in roles.items()
+        for given in said
+        if given in roles
+        and any(role in ends and roles[given] in ends for ends in _RANGE_ENDS)
+        and _range_of(name) == _range_of(given)
+    }
     if _EVERY.search(message):
         out |= {name for name, role in roles.items() if role is Role.LIMIT}
     return out
+
+
+_END_WORDS = wordset(
+    "min minimum max maximum lower upper from to start end since until till before after earliest latest"
+)
+
+
+def _range_of(name: str) -> tuple[str, ...]:
+    """What a range parameter's name bounds: 'price' for min_price and max_price, 'date' for start_date."""
+    return tuple(w for w in name.lower().split("_") if w not in _END_WORDS)
 
 
 def _is_default(spec: ParameterSpec, value: Any) -> bool:
@@ -301,8 +319,10 @@ def _revalidate(values: dict[str, Any], specs: Mapping[str, Any]) -> tuple[dict[
         if value is None:
             kept[name] = None
             continue
-        try:  # a list for a one-value parameter: values named to be answered one by one (service/each_value.py)
+        try:  # a list for a one-value parameter: values named to be answered one by one (params/named_values.py)
             one_by_one = isinstance(value, list) and spec.type is not ParameterType.ARRAY
+            if one_by_one and not 2 <= len(value) <= MAX_VALUES:
+                raise InvalidValue("not a list of values to answer one by one")
             kept[name] = [validate(spec, v) for v in value] if one_by_one else validate(spec, value)
         except InvalidValue:
             stale.append(name)

@@ -73,7 +73,13 @@ _LISTED = frozenset({"allowed_values", "alias", "values_from"})  # list matches 
 _LIST_GAP = re.compile(
     r"\s*(?:(?:,|&|/|\+)\s*(?:(?:and|or)\s+)?|(?:and|or|vs\.?|versus|plus)\s+)(?:the\s+)?", re.IGNORECASE
 )
-_DENIED = re.compile(r"\b(?:not|no|without|except|excluding|exclude|other\s+than|but)\W*(?:\w+\W+){0,2}$", re.I)
+# a question that rules anything out is not read as a list of values to answer each of ('employees who
+# aren't in Sales or HR', 'outside Sales and Marketing', 'Sales and Marketing excluded'): it is asked about
+_DENIED = re.compile(
+    r"\b(?:not|no|none|nor|neither|never|without|except|exclud\w*|outside|minus|other\s+than|apart\s+from|"
+    r"aside|but|instead|rather|removed?|omit\w*|\w+n't)\b|n't\b",
+    re.IGNORECASE,
+)
 
 
 MISSPELT_MEMBER = 0.85  # a misspelt list member's score at least (fuzzy: 0.6 + 0.3 x a ratio of 83+)
@@ -96,8 +102,9 @@ def _one_named_outright(picks: list[Candidate]) -> bool:
 
 
 def _named_as_a_list(question: str, picks: list[Candidate]) -> bool:
-    """The values come from the list itself and are named one after the other ('Sales and Marketing'), none
-    of them denied ('not Sales but Marketing', 'Marketing, excluding Sales' name one value and rule one out)."""
+    """The values come from the list itself and are named one after the other ('Sales and Marketing'), in a
+    question that rules nothing out ('not Sales but Marketing', 'Marketing, excluding Sales', 'who isn't in
+    Sales or HR' name values to leave out)."""
     if any(c.extractor not in _LISTED | {"values_from_alias", "fuzzy"} for c in picks):
         return False
     spans = [c.span for c in picks if c.span is not None]
@@ -105,7 +112,7 @@ def _named_as_a_list(question: str, picks: list[Candidate]) -> bool:
         return False
     if any(not _LIST_GAP.fullmatch(question, a[1], b[0]) for a, b in itertools.pairwise(spans)):
         return False
-    return _DENIED.search(question[max(0, spans[0][0] - 30) : spans[0][0]]) is None
+    return _DENIED.search(question) is None
 
 
 def today_from(settings: ParameterExtractionSettings) -> Today:
@@ -398,6 +405,11 @@ class TemplateParameterExtractor(ParameterExtractor):
                     break
                 given = " / ".join(c.text for c in picks)
                 result.problems.append(problems.ambiguous(p.spec, given, [c.value for c in picks], listed))
+                if listed:  # each named value is found (the trace, and the words used: not_applied.py)
+                    result.trace += [
+                        ExtractedValue(p.spec.name, c.value, c.extractor, c.span, c.text, round(c.score, 4), c.learned)
+                        for c in picks
+                    ]
                 names.add(p.spec.name)
                 break
         return names

@@ -32,7 +32,7 @@ from ..routing.routable import Routable, RoutingSource
 from ..routing.router import Router, RoutingOutcome
 from ..templates import Template
 from . import fan_out, parameter_views
-from .each_value import run_each, without_rows
+from .each_value import run_each
 from .explain import alternative_view, composite_routing_view, routing_explanation
 from .formatting import render_content
 
@@ -349,7 +349,8 @@ async def _finish(
     if each is None:
         result = await owner.adapter.run(template, values)
     else:
-        result = await run_each(owner.adapter, template, values, each)
+        ran_each = await run_each(owner.adapter, template, values, each)
+        result = ran_each.result
         metadata.each_value = EachValueView(parameter=each.parameter, values=each.shown())
     timings["execute"] = round((time.perf_counter() - t) * 1000, 3)
     metadata.status = Outcome.EXECUTED
@@ -362,8 +363,8 @@ async def _finish(
     content = render_content(template, result.rows, result.truncated)
     if each is not None:
         content = f"One answer for each {each.parameter}: {', '.join(map(str, each.values))}.\n{content}"
-        if missing := without_rows(result, each):
-            content += f"\nNo rows for {each.parameter} {', '.join(map(str, missing))}."
+        if ran_each.without_rows:
+            content += f"\nNo rows for {each.parameter} {', '.join(map(str, ran_each.without_rows))}."
     if (unapplied := not_applied_note(extraction.left_out)) is not None:
         content = f"{content}\n{unapplied}"
     response = QueryResponse(

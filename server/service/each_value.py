@@ -9,6 +9,7 @@ parameter (unless the row has that column already); the adapter's row cap is sha
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
 from ..adapters.base import DataAdapter, QueryResult
@@ -16,7 +17,15 @@ from ..params.named_values import EachValue
 from ..templates import Template
 
 
-async def run_each(adapter: DataAdapter, template: Template, values: dict[str, Any], each: EachValue) -> QueryResult:
+@dataclass
+class EachResult:
+    """The runs' rows together, and the values whose own run returned no row."""
+
+    result: QueryResult
+    without_rows: list[Any]
+
+
+async def run_each(adapter: DataAdapter, template: Template, values: dict[str, Any], each: EachValue) -> EachResult:
     """Every run at once (the others cancelled when one fails); their rows in the order of the values, each
     row with its value, the adapter's row cap shared out among the values."""
     runs = [asyncio.ensure_future(adapter.run(template, {**values, each.parameter: v})) for v in each.values]
@@ -39,10 +48,5 @@ async def run_each(adapter: DataAdapter, template: Template, values: dict[str, A
             if column not in columns:
                 columns.append(column)
     truncated = truncated or len(rows) > cap
-    return QueryResult(rows[:cap], columns, truncated=truncated, from_cache=all(r.from_cache for r in results))
-
-
-def without_rows(result: QueryResult, each: EachValue) -> list[Any]:
-    """The values no row came back for (said in the answer, not left to be guessed)."""
-    seen = {str(row.get(each.parameter)) for row in result.rows}
-    return [v for v in each.values if str(v) not in seen]
+    merged = QueryResult(rows[:cap], columns, truncated=truncated, from_cache=all(r.from_cache for r in results))
+    return EachResult(merged, [v for v, r in zip(each.values, results, strict=True) if not r.rows])

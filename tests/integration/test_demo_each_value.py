@@ -36,6 +36,9 @@ async def test_two_departments_get_one_answer_each(demo_runtime, demo_config_dir
         {"department": "Marketing", "employee_count": headcount(root, "Marketing")},
     ]
     assert meta["columns"] == ["department", "employee_count"] and meta["row_count"] == 2
+    found = [(e["name"], e["value"], e["text"]) for e in meta["extraction"]]
+    assert found == [("department", "Sales", "Sales"), ("department", "Marketing", "Marketing")]
+    assert "Not applied" not in result.body["content"]
     assert result.body["content"].startswith("One answer for each department: Sales, Marketing.\n")
 
 

@@ -20,10 +20,8 @@ pytestmark = pytest.mark.asyncio
 
 
 async def test_max_rows_caps_the_whole_answer_and_a_value_without_rows_is_said(tmp_path):
-    config = people_tree(tmp_path)
+    config = people_tree(tmp_path, BASE_CONFIG + "result_cache: {enabled: false}\n")  # rows change below
     (config / "adapters" / "people.yaml").write_text(PEOPLE_ADAPTER + "    max_rows: 2\n")
-    with contextlib.closing(sqlite3.connect(tmp_path / "templates" / "people.db")) as con, con:
-        con.execute("DELETE FROM people WHERE department = 'HR'")
     runtime = await build_runtime(load_config(config))
     try:
         people = runtime.get("people")
@@ -35,7 +33,11 @@ async def test_max_rows_caps_the_whole_answer_and_a_value_without_rows_is_said(t
             {"department": "Sales", "name": "Linus"},
         ]
         assert meta["truncated"] is True and "the first 2 of more than 2 rows" in result.body["content"]
+        three = await answering.answer(people, "Who works in Engineering, Sales and HR?")
+        assert len(three.body["rows"]) == 2 and "No rows" not in three.body["content"]  # HR has a row, cut by the cap
 
+        with contextlib.closing(sqlite3.connect(tmp_path / "templates" / "people.db")) as con, con:
+            con.execute("DELETE FROM people WHERE department = 'HR'")
         with_none = await answering.answer(people, "Who works in Sales and HR?")
         assert with_none.body["rows"] == [{"department": "Sales", "name": "Linus"}]
         assert with_none.body["content"].endswith("\nNo rows for department HR.")

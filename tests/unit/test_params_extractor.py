@@ -151,7 +151,15 @@ async def test_values_named_as_a_list_are_marked_so_and_a_misspelt_member_counts
     ]:
         [problem] = (await extractor().extract(question, t)).problems
         assert (problem.problem, problem.suggestions, problem.listed) == ("ambiguous", values, True), question
-    for question in ("employees in Sales but not Marketing", "employees in Sales Operations in HR"):
+    for question in (
+        "employees in Sales but not Marketing",
+        "employees in Sales Operations in HR",
+        "Who isn't in Engineering or Sales?",
+        "employees who don't work in Sales or HR",
+        "employees outside Sales and Marketing",
+        "employees, Sales and Marketing excluded",
+        "employees never in Sales or HR",
+    ):
         problems = (await extractor().extract(question, t)).problems
         assert all(not p.listed for p in problems), question
     # a misspelling alone, or outside a list, is the one value as before
