@@ -72,6 +72,5 @@ class ClarificationView(Wire):
     )
     listed: bool | None = Field(
         None,
-        description="ambiguous: the values were named as a list (asked about when there are more than five, "
-        "or under execution: fan_out)",
+        description="ambiguous: the values were named as a list (asked about when there are more than five)",
     )

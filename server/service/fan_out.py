@@ -28,6 +28,7 @@ from ..api.responses import (
     SourceStat,
 )
 from ..errors import Conflict, IntentRouterError, SourceTimeout, SourceUnavailable
+from ..params.named_values import settle
 from ..resilience import remaining_time, request_deadline
 from ..routing.candidates import Candidate
 from ..routing.composite import CompositeAdapter
@@ -35,6 +36,7 @@ from ..routing.decision import clears
 from ..routing.routable import Routable, RoutingSource
 from ..routing.router import RoutingOutcome
 from . import parameter_views
+from .each_value import run_each
 from .formatting import render_content
 
 log = logging.getLogger("intent_router.fan_out")
@@ -171,6 +173,7 @@ async def run_source(source: RoutingSource, candidate: Candidate, question: str)
         async with asyncio.timeout(budget):
             with request_deadline(budget):  # this source's retries stop within its own budget
                 extraction = await source.extractor.extract(question, template)
+                each = settle(extraction, template)  # 'Sales and Marketing': one run each, as route-once answers
                 if not extraction.ok:
                     return done(
                         SourceStatus.NEEDS_CLARIFICATION,
@@ -178,7 +181,10 @@ async def run_source(source: RoutingSource, candidate: Candidate, question: str)
                         clarification=parameter_views.clarification(extraction.problems),
                         error="; ".join(p.message for p in extraction.problems),
                     )
-                result = await source.adapter.run(template, extraction.values)
+                if each is None:
+                    result = await source.adapter.run(template, extraction.values)
+                else:
+                    result = (await run_each(source.adapter, template, extraction.values, each)).result
     except TimeoutError:
         return done(
             SourceStatus.TIMEOUT, error=f"no answer within {timeout:g} s (query_timeout)", code=SourceTimeout.code

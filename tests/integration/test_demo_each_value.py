@@ -110,3 +110,12 @@ async def test_a_follow_up_naming_other_values_changes_the_list(demo_runtime):
     assert meta["reason"] == "follow_up" and meta["session"]["changed"] == ["department"]
     assert meta["parameters"] == {"department": ["Finance", "Support"]}
     assert [row["department"] for row in then.body["rows"]] == ["Finance", "Support"]
+
+
+async def test_fan_out_answers_each_value_as_route_once_does(demo_runtime):
+    result = await answering.answer(
+        demo_runtime.get("company"), "how many employees in Sales and Marketing", execution="fan_out"
+    )
+    [hr] = [s for s in result.body["sections"] if s["adapter"] == "hr"]
+    assert hr["status"] == "ok" and hr["parameters"]["department"] == ["Sales", "Marketing"]
+    assert [row["department"] for row in hr["rows"]] == ["Sales", "Marketing"]
