@@ -25,12 +25,12 @@ from ..params.base import Extraction, ExtractionSource, ParamProblem
 from ..params.choices import suggestions
 from ..params.coercion import InvalidValue
 from ..params.extractor import validate
-from ..params.named_values import MAX_VALUES, settle
+from ..params.named_values import answers_each, settle
 from ..params.roles import Role, role_of
 from ..params.text import wordset
 from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
-from ..templates import ParameterSpec, ParameterType, Template
+from ..templates import ParameterSpec, Template
 from .carry_over import CUE_WORDS, is_carry_over, new_values, read_message
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, TemplateRef
 
@@ -319,11 +319,8 @@ def _revalidate(values: dict[str, Any], specs: Mapping[str, Any]) -> tuple[dict[
         if value is None:
             kept[name] = None
             continue
-        try:  # a list for a one-value parameter: values named to be answered one by one (params/named_values.py)
-            one_by_one = isinstance(value, list) and spec.type is not ParameterType.ARRAY
-            if one_by_one and not 2 <= len(value) <= MAX_VALUES:
-                raise InvalidValue("not a list of values to answer one by one")
-            kept[name] = [validate(spec, v) for v in value] if one_by_one else validate(spec, value)
+        try:  # values named to be answered one by one (params/named_values.py); any other list fails validate
+            kept[name] = [validate(spec, v) for v in value] if answers_each(spec, value) else validate(spec, value)
         except InvalidValue:
             stale.append(name)
     return kept, stale

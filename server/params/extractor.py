@@ -395,23 +395,24 @@ class TemplateParameterExtractor(ParameterExtractor):
             if not p.spec.required:
                 continue
             strong = [c for c in p.candidates if c.score >= 0.9 and c.extractor != "fuzzy"]
-            misspelt = [c for c in p.candidates if c.score >= MISSPELT_MEMBER and c.extractor == "fuzzy"]
-            for with_misspelt in (False, True):
-                picks = _distinct_apart(strong + misspelt if with_misspelt else strong)
-                if len(picks) < 2 or (with_misspelt and not _one_named_outright(picks)):
-                    continue
-                listed = _named_as_a_list(question, picks)
-                if with_misspelt and not listed:
-                    break
-                given = " / ".join(c.text for c in picks)
-                result.problems.append(problems.ambiguous(p.spec, given, [c.value for c in picks], listed))
-                if listed:  # each named value is found (the trace, and the words used: not_applied.py)
-                    result.trace += [
-                        ExtractedValue(p.spec.name, c.value, c.extractor, c.span, c.text, round(c.score, 4), c.learned)
-                        for c in picks
-                    ]
-                names.add(p.spec.name)
-                break
+            picks = _distinct_apart(strong)
+            with_misspelt = len(picks) < 2  # then a misspelt value may complete a list, and nothing else
+            if with_misspelt:
+                misspelt = [c for c in p.candidates if c.score >= MISSPELT_MEMBER and c.extractor == "fuzzy"]
+                picks = _distinct_apart(strong + misspelt)
+            if len(picks) < 2 or (with_misspelt and not _one_named_outright(picks)):
+                continue
+            listed = _named_as_a_list(question, picks)
+            if with_misspelt and not listed:
+                continue
+            given = " / ".join(c.text for c in picks)
+            result.problems.append(problems.ambiguous(p.spec, given, [c.value for c in picks], listed))
+            if listed:  # each named value is found (the trace, and the words used: not_applied.py)
+                result.trace += [
+                    ExtractedValue(p.spec.name, c.value, c.extractor, c.span, c.text, round(c.score, 4), c.learned)
+                    for c in picks
+                ]
+            names.add(p.spec.name)
         return names
 
     def _assign(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..templates import ParameterType, Template
+from ..templates import ParameterSpec, ParameterType, Template
 from .base import Extraction
 from .coercion import InvalidValue
 from .extractor import validate
@@ -33,17 +33,22 @@ class EachValue:
         return [v if isinstance(v, str | int | float | bool) else str(v) for v in self.values]
 
 
+def answers_each(spec: ParameterSpec, value: Any) -> bool:
+    """The value is a list of 2..MAX_VALUES values for a one-value parameter: one answer each."""
+    return spec.type is not ParameterType.ARRAY and isinstance(value, list) and 2 <= len(value) <= MAX_VALUES
+
+
 def settle(extraction: Extraction, template: Template) -> EachValue | None:
     """The one-value parameter that holds several values, if one does: a list carried from an earlier turn,
     or values the question named as a list (their problem is dropped and the list becomes the value)."""
-    one_value = {p.name: p for p in template.parameters if p.type is not ParameterType.ARRAY}
+    specs = {p.name: p for p in template.parameters}
     for name, value in extraction.values.items():
-        if name in one_value and isinstance(value, list) and 2 <= len(value) <= MAX_VALUES:
+        if name in specs and answers_each(specs[name], value):
             return EachValue(name, value)
     for problem in extraction.problems:
         named = problem.suggestions or []
-        spec = one_value.get(problem.name)
-        if problem.problem != "ambiguous" or not problem.listed or spec is None or not 2 <= len(named) <= MAX_VALUES:
+        spec = specs.get(problem.name)
+        if problem.problem != "ambiguous" or not problem.listed or spec is None or not answers_each(spec, named):
             continue
         try:
             values = [validate(spec, value) for value in named]

@@ -99,15 +99,10 @@ def _is_name_word(w: Word) -> bool:
 
 
 def may_be_in_a_name(w: Word) -> bool:
-    """A word that can be part of a capitalised name: not a month or day, nor a word that opens questions
-    and commands ('Show', 'Orders'), nor a courtesy word, nor letters mixed with digits ('Q3')."""
-    return (
-        w.text[0].isupper()
-        and w.text.replace("'", "").replace("-", "").isalpha()
-        and w.lower not in _MONTH_DAY
-        and w.lower not in _NOT_NAMES
-        and w.lower not in COURTESY
-    )
+    """A capitalised word of letters that can be part of a name (`_is_name_word`): not a word that opens
+    questions and commands ('Show', 'Orders'), nor a courtesy word, nor letters mixed with digits ('Q3')."""
+    letters = w.text.replace("'", "").replace("-", "").isalpha()
+    return letters and _is_name_word(w) and w.lower not in _NOT_NAMES and w.lower not in COURTESY
 
 
 def find_proper_names(question: str) -> list[TextMatch]:

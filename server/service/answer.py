@@ -346,12 +346,8 @@ async def _finish(
 
     t = time.perf_counter()
     values = dict(extraction.values)
-    if each is None:
-        result = await owner.adapter.run(template, values)
-    else:
-        ran_each = await run_each(owner.adapter, template, values, each)
-        result = ran_each.result
-        metadata.each_value = EachValueView(parameter=each.parameter, values=each.shown())
+    runs = await run_each(owner.adapter, template, values, each)
+    result = runs.result
     timings["execute"] = round((time.perf_counter() - t) * 1000, 3)
     metadata.status = Outcome.EXECUTED
     metadata.executed_by = owner.name
@@ -362,9 +358,10 @@ async def _finish(
     metadata.timings_ms = timings
     content = render_content(template, result.rows, result.truncated)
     if each is not None:
+        metadata.each_value = EachValueView(parameter=each.parameter, values=each.shown())
         content = f"One answer for each {each.parameter}: {', '.join(map(str, each.values))}.\n{content}"
-        if ran_each.without_rows:
-            content += f"\nNo rows for {each.parameter} {', '.join(map(str, ran_each.without_rows))}."
+        if runs.without_rows:
+            content += f"\nNo rows for {each.parameter} {', '.join(map(str, runs.without_rows))}."
     if (unapplied := not_applied_note(extraction.left_out)) is not None:
         content = f"{content}\n{unapplied}"
     response = QueryResponse(

@@ -25,9 +25,13 @@ class EachResult:
     without_rows: list[Any]
 
 
-async def run_each(adapter: DataAdapter, template: Template, values: dict[str, Any], each: EachValue) -> EachResult:
-    """Every run at once (the others cancelled when one fails); their rows in the order of the values, each
-    row with its value, the adapter's row cap shared out among the values."""
+async def run_each(
+    adapter: DataAdapter, template: Template, values: dict[str, Any], each: EachValue | None
+) -> EachResult:
+    """One run, or (several values named) every run at once, the others cancelled when one fails; their rows
+    in the order of the values, each row with its value, the adapter's row cap shared out among the values."""
+    if each is None:
+        return EachResult(await adapter.run(template, values), [])
     runs = [asyncio.ensure_future(adapter.run(template, {**values, each.parameter: v})) for v in each.values]
     try:
         results = await asyncio.gather(*runs)

@@ -181,10 +181,7 @@ async def run_source(source: RoutingSource, candidate: Candidate, question: str)
                         clarification=parameter_views.clarification(extraction.problems),
                         error="; ".join(p.message for p in extraction.problems),
                     )
-                if each is None:
-                    result = await source.adapter.run(template, extraction.values)
-                else:
-                    result = (await run_each(source.adapter, template, extraction.values, each)).result
+                result = (await run_each(source.adapter, template, extraction.values, each)).result
     except TimeoutError:
         return done(
             SourceStatus.TIMEOUT, error=f"no answer within {timeout:g} s (query_timeout)", code=SourceTimeout.code
