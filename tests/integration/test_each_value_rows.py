@@ -4,6 +4,7 @@ for another parameter."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sqlite3
 
@@ -14,6 +15,7 @@ from server.conversations.settings import SessionSettings
 from server.runtime.build import build_runtime
 from server.runtime.loader import load_config
 from server.service import answer as answering
+from server.testing.app import running_app
 from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, make_people_db, make_tree, people_tree
 
 pytestmark = pytest.mark.asyncio
@@ -82,3 +84,19 @@ async def test_a_clarification_for_another_value_keeps_the_named_values(tmp_path
         assert done.body["content"].endswith("\nNo rows for department Sales.")
     finally:
         await runtime.close()
+
+
+async def test_a_down_source_fails_the_whole_answer_with_a_503_naming_the_adapter(tmp_path):
+    """Several values against a source whose file was removed: one 503 naming the adapter, no rows of half
+    the runs, no driver text; concurrent askers all get the same answer and health names the source."""
+    async with running_app(people_tree(tmp_path, BASE_CONFIG + "result_cache: {enabled: false}\n")) as (client, _):
+        question = {"query": "Who works in Engineering and Sales?"}
+        assert (await client.post("/v1/query", json=question)).status == 200
+        (tmp_path / "templates" / "people.db").unlink()
+        replies = await asyncio.gather(*(client.post("/v1/query", json=question) for _ in range(8)))
+        bodies = [await r.json() for r in replies]
+        assert {r.status for r in replies} == {503}
+        assert {b["error"]["code"] for b in bodies} == {"source_unavailable"}
+        assert all("people" in b["error"]["message"] and "sqlite" not in b["error"]["message"] for b in bodies)
+        health = await (await client.get("/health")).json()
+        assert health["adapters"]["people"]["status"] == "down"
