@@ -83,6 +83,27 @@ class QueryResult:
     from_cache: bool = False  # answered by the result cache, the source was not asked
 
 
+@dataclass(frozen=True)
+class Counting:
+    """What counts every row a list answers: a template whose one row holds the number, run like any other,
+    and the values it runs with (those of the list, less the limit it lifted)."""
+
+    template: Template
+    params: dict[str, Any]
+
+    @classmethod
+    def of(cls, listed: Template, body: Any, params: dict[str, Any], lifted: frozenset[str]) -> Counting:
+        """The list `listed` with `body` for its query and the parameters in `lifted` gone."""
+        template = listed.model_copy(
+            update={
+                "body": body,
+                "parameters": [p for p in listed.parameters if p.name not in lifted],
+                "result_format": "summary",
+            }
+        )
+        return cls(template, {k: v for k, v in params.items() if k not in lifted})
+
+
 @dataclass
 class AdapterContext:
     """What the runtime hands a data adapter when it builds it: where it lives, its templates and the
@@ -251,6 +272,13 @@ class DataAdapter(Adapter):
         first 100 of more" from "all 100" (own_limit.py). A values_from list (its max_values as the cap)
         runs its query as written: a limit there is the operator's choice, not a cut answer."""
         return max_rows is None
+
+    def counting(self, template: Template, params: dict[str, Any], defaults: frozenset[str]) -> Counting | None:
+        """How to count every row `template` answers for `params`, its own limit lifted when that limit is a
+        parameter in `defaults` (left at its default by the question): service/row_totals.py asks when a
+        "how many" question got a cut list. None (this default): the source cannot count, or the limit is
+        the question's own."""
+        return None
 
     @abstractmethod
     async def execute(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> QueryResult:

@@ -29,10 +29,10 @@ from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
 from . import duckdb_files
 from .accepted_bodies import file_identity
-from .base import DataAdapter, DataAdapterSettings, QueryResult
+from .base import Counting, DataAdapter, DataAdapterSettings, QueryResult
 from .file_identity import REASONS, FileIdentity, FollowsFile
 from .like_escape import add_escape_clauses, escaped_params, pattern_issues
-from .own_limit import limited_query
+from .own_limit import counting_query, limited_query
 from .row_values import to_json_value
 from .source_check import SourceCheck, SourceDown, check_in_thread, first_line, typed_nulls
 from .sql_guard import function_names, parse_sql_body, path_like_tables
@@ -355,6 +355,10 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
             if down:
                 raise SourceUnavailable(self.name, "the database cannot be read") from None
             raise QueryFailed(self.name, f"template '{template.id}' failed to run") from None
+
+    def counting(self, template: Template, params: dict[str, Any], defaults: frozenset[str]) -> Counting | None:
+        query = counting_query(template.body, "duckdb", defaults)
+        return None if query is None else Counting.of(template, query.sql, params, query.lifted)
 
     def _run(self, cursor, sql: str, params: dict[str, Any], cap: int) -> QueryResult:
         try:

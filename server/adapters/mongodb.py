@@ -19,7 +19,7 @@ from ..config.errors import ConfigIssue
 from ..config.parsed_body import ParsedBody
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import ParameterType, Template
-from .base import DataAdapter, DataAdapterSettings, QueryResult
+from .base import Counting, DataAdapter, DataAdapterSettings, QueryResult
 from .placeholders import (
     Path,
     Placeholder,
@@ -220,6 +220,28 @@ def own_limit(body: MongoBody, params: dict[str, Any]) -> int | None:
     return limit
 
 
+def counting_body(body: MongoBody, defaults: frozenset[str]) -> tuple[MongoBody, frozenset[str]] | None:
+    """A body that counts what `body` answers, and the placeholders it no longer has: a find becomes a
+    count of its filter, an aggregate ends in `$count` instead of its last `$limit`. The limit is lifted
+    only when it is a placeholder the question left at its default (see own_limit.counting_query)."""
+    if body.operation == "find":
+        limit = body.limit
+        counted = MongoBody(collection=body.collection, operation="count", filter=body.filter)
+    elif body.operation == "aggregate" and body.pipeline:
+        last = body.pipeline[-1]
+        limit = last["$limit"] if set(last) == {"$limit"} else None
+        stages = body.pipeline[:-1] if limit is not None else body.pipeline
+        counted = MongoBody(collection=body.collection, operation="aggregate", pipeline=[*stages, {"$count": "rows"}])
+    else:
+        return None  # a count is one already; a distinct's values are not rows a question counts
+    if limit is None:
+        return counted, frozenset()
+    if not isinstance(limit, Placeholder) or limit.name not in defaults:
+        return None
+    kept = {p.name for _, p in placeholders_in([counted.filter, counted.pipeline])}
+    return counted, frozenset({limit.name} - kept)
+
+
 def render_mongo(body: MongoBody, params: dict[str, Any], cap: int, answer: bool = False) -> dict[str, Any]:
     """The exact operation sent to the server, with every parameter as a literal value. At most cap + 1
     documents come back; for an answer, the template's own limit asks for one more too, so that an answer
@@ -352,6 +374,10 @@ class MongoDBAdapter(DataAdapter):
         for row in rows:
             columns.update(dict.fromkeys(row))
         return QueryResult(rows=rows, columns=list(columns), truncated=len(docs) > cap)
+
+    def counting(self, template: Template, params: dict[str, Any], defaults: frozenset[str]) -> Counting | None:
+        found = counting_body(template.body, defaults)
+        return None if found is None else Counting.of(template, found[0], params, found[1])
 
     async def _run(self, request: dict[str, Any], max_ms: int) -> list[dict[str, Any]]:
         assert self._client is not None

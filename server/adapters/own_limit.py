@@ -9,6 +9,9 @@ back to the limit, and the extra row, when it came, is what sets `truncated`.
 Only a plain top-level `LIMIT :name` (a bind used nowhere else in the body) or `LIMIT <number>`,
 optionally followed by OFFSET, is recognised; anything else (an expression, a LIMIT inside a subquery,
 `LIMIT offset, count`) runs as written and is cut by the adapter's `max_rows` alone.
+
+A "how many" question that a cut list answers gets the list's total from `counting_query`: the same
+body in a `SELECT COUNT(*)`, its own LIMIT cut off when the question left that limit at its default.
 """
 
 from __future__ import annotations
@@ -49,13 +52,8 @@ def _bind_at(tokens: list[Token], i: int) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=50_000)  # bodies are fixed per template: tokenise each text once
-def own_limit(sql: str, dialect: str) -> OwnLimit | None:
-    """The body's top-level LIMIT when it is a plain bind or number (see the module docstring), else None."""
-    try:
-        tokens = sqlglot.tokenize(sql, read=dialect)
-    except sqlglot.errors.TokenError:
-        return None
+def _top_level_limit(tokens: list[Token]) -> int | None:
+    """The index of the body's last LIMIT outside parentheses, if there is one."""
     depth, at = 0, None
     for i, tok in enumerate(tokens):
         if tok.token_type == TokenType.L_PAREN:
@@ -63,7 +61,18 @@ def own_limit(sql: str, dialect: str) -> OwnLimit | None:
         elif tok.token_type == TokenType.R_PAREN:
             depth -= 1
         elif tok.token_type == TokenType.LIMIT and depth == 0 and (i == 0 or _bind_at(tokens, i - 1) is None):
-            at = i  # the last one at depth 0 (a `:limit` bind's name is also a LIMIT token: skipped above)
+            at = i  # a `:limit` bind's name is also a LIMIT token: skipped above
+    return at
+
+
+@functools.lru_cache(maxsize=50_000)  # bodies are fixed per template: tokenise each text once
+def own_limit(sql: str, dialect: str) -> OwnLimit | None:
+    """The body's top-level LIMIT when it is a plain bind or number (see the module docstring), else None."""
+    try:
+        tokens = sqlglot.tokenize(sql, read=dialect)
+    except sqlglot.errors.TokenError:
+        return None
+    at = _top_level_limit(tokens)
     if at is None:
         return None
     rest = tokens[at + 1 :]
@@ -96,3 +105,34 @@ def limited_query(sql: str, params: dict[str, Any], dialect: str, cap: int) -> L
         return LimitedQuery(sql, params, cap)
     raised = f"{sql[: found.start]}{found.value + 1}{sql[found.end :]}"
     return LimitedQuery(raised, params, min(cap, found.value))
+
+
+@dataclass(frozen=True)
+class CountingQuery:
+    """A body's rows counted: the text to run, and the binds of the LIMIT clause it no longer has."""
+
+    sql: str
+    lifted: frozenset[str]
+
+
+@functools.lru_cache(maxsize=5_000)
+def counting_query(sql: str, dialect: str, defaults: frozenset[str]) -> CountingQuery | None:
+    """`SELECT COUNT(*)` over the body, for a list whose answer was cut: its top-level LIMIT (and OFFSET)
+    cut off when every bind in that clause is a parameter the question left at its default (`defaults`).
+    None when the limit is the question's own ("the top 20 ...") or written in the text ("top 10
+    earners"): such a list holds what it was asked for, and its total is not what a count of it means."""
+    try:
+        tokens = sqlglot.tokenize(sql, read=dialect)
+    except sqlglot.errors.TokenError:
+        return None
+    end = tokens[-1].start if tokens and tokens[-1].token_type == TokenType.SEMICOLON else len(sql)
+    at = _top_level_limit(tokens)
+    lifted: frozenset[str] = frozenset()
+    if at is not None:
+        clause = {name for i in range(at, len(tokens)) if (name := _bind_at(tokens, i)) is not None}
+        if not clause or not clause <= defaults:
+            return None
+        kept = {name for i in range(at) if (name := _bind_at(tokens, i)) is not None}
+        lifted = frozenset(clause - kept)
+        end = tokens[at].start
+    return CountingQuery(f"SELECT COUNT(*) AS total_rows FROM ({sql[:end].rstrip()}) AS counted_rows", lifted)

@@ -32,10 +32,10 @@ from ..config.parsed_body import ParsedBody
 from ..errors import QueryFailed, SourceTimeout, SourceUnavailable
 from ..templates import Template
 from .accepted_bodies import file_identity
-from .base import DataAdapter, DataAdapterSettings, QueryResult
+from .base import Counting, DataAdapter, DataAdapterSettings, QueryResult
 from .file_identity import REASONS, FileIdentity, FollowsFile
 from .like_escape import add_escape_clauses, escaped_params, pattern_issues
-from .own_limit import limited_query
+from .own_limit import counting_query, limited_query
 from .row_values import to_json_value
 from .source_check import SourceCheck, check_in_thread
 from .sql_guard import function_names, parse_sql_body
@@ -306,6 +306,10 @@ class SQLAdapter(FollowsFile, DataAdapter):
                     self.name, f"template '{template.id}' tried to write; the source is read-only"
                 ) from None
             raise QueryFailed(self.name, f"template '{template.id}' failed to run", transient=transient) from None
+
+    def counting(self, template: Template, params: dict[str, Any], defaults: frozenset[str]) -> Counting | None:
+        query = counting_query(template.body, "sqlite", defaults)  # tokenised as SQLite, as execute does
+        return None if query is None else Counting.of(template, query.sql, params, query.lifted)
 
     def _run(self, sql: str, params: dict[str, Any], holder: dict[str, Any], cap: int, row_cap: int) -> QueryResult:
         """At most `cap` rows (the template's own LIMIT when smaller than `row_cap`), fetching one more to know

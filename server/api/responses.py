@@ -183,6 +183,9 @@ class QueryMetadata(Wire):
     executed_by: str | None = None
     row_count: int | None = None
     truncated: bool | None = None
+    total_rows: int | None = Field(
+        None, description='a "how many" question answered by a cut list: all the rows the list holds, counted'
+    )
     from_cache: bool | None = None  # the rows came from the result cache; the source was not asked
     columns: list[str] | None = None
     timings_ms: dict[str, float] | None = None

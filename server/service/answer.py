@@ -35,6 +35,7 @@ from . import fan_out, parameter_views
 from .each_value import run_each
 from .explain import alternative_view, composite_routing_view, routing_explanation
 from .formatting import render_content
+from .row_totals import total_rows, wants_total
 
 log = logging.getLogger("intent_router.answer")
 
@@ -348,15 +349,20 @@ async def _finish(
     values = dict(extraction.values)
     runs = await run_each(owner.adapter, template, values, each)
     result = runs.result
+    total = None
+    if each is None and wants_total(question, template, result):
+        total = await total_rows(owner.adapter, template, values, extraction)
     timings["execute"] = round((time.perf_counter() - t) * 1000, 3)
     metadata.status = Outcome.EXECUTED
     metadata.executed_by = owner.name
     metadata.row_count = len(result.rows)
     metadata.truncated = result.truncated
+    if total is not None:  # set fields only: unset ones stay out of the JSON
+        metadata.total_rows = total
     metadata.from_cache = result.from_cache
     metadata.columns = result.columns
     metadata.timings_ms = timings
-    content = render_content(template, result.rows, result.truncated)
+    content = render_content(template, result.rows, result.truncated, total)
     if each is not None:
         metadata.each_value = EachValueView(parameter=each.parameter, values=each.shown())
         content = f"One answer for each {each.parameter}: {', '.join(map(str, each.values))}.\n{content}"

@@ -9,15 +9,16 @@ from ..templates import Template
 MAX_TABLE_ROWS = 50
 
 
-def row_count_text(count: int, truncated: bool) -> str:
+def row_count_text(count: int, truncated: bool, total: int | None = None) -> str:
     """How many rows an answer holds, in words a reader (or an LLM) cannot take for the total when the
-    answer was cut: "the first 100 of more than 100 rows", never "100 rows"."""
+    answer was cut: "the first 100 of more than 100 rows" (or "of 412 rows" when they were counted),
+    never "100 rows"."""
     if truncated:
-        return f"the first {count} of more than {count} rows"
+        return f"the first {count} of {'more than ' + str(count) if total is None else total} rows"
     return f"{count} row{'s' if count != 1 else ''}"
 
 
-def render_content(template: Template, rows: list[dict[str, Any]], truncated: bool) -> str:
+def render_content(template: Template, rows: list[dict[str, Any]], truncated: bool, total: int | None = None) -> str:
     if not rows:
         return f"{template.description}: no results."
     if template.result_format == "summary" and len(rows) == 1 and not truncated:
@@ -25,7 +26,7 @@ def render_content(template: Template, rows: list[dict[str, Any]], truncated: bo
         return f"{template.description}. " + "; ".join(parts) + "."
     columns = list(rows[0].keys())
     lines = [
-        f"{template.description} ({row_count_text(len(rows), truncated)}):",
+        f"{template.description} ({row_count_text(len(rows), truncated, total)}):",
         " | ".join(columns),
         " | ".join("---" for _ in columns),
     ]
