@@ -14,6 +14,7 @@ from ..config.errors import ConfigError
 from ..errors import IntentRouterError
 from ..runtime.heap import pin_mmap_threshold
 from ..runtime.loader import load_config
+from .failures import report
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "config"
 DEFAULT_COMMAND = "serve"
@@ -193,17 +194,10 @@ def main(argv: list[str] | None = None) -> int:
             getattr(args, "workers", 1),
             watch=not getattr(args, "no_watch", False),
         )
-    except ConfigError as exc:
-        print(f"configuration errors ({len(exc.issues)}):", file=sys.stderr)
-        for issue in exc.issues:
-            print(f"  {issue}", file=sys.stderr)
-        return 1
-    except IntentRouterError as exc:  # a source down at start, an unknown adapter: say which, no traceback
-        print(f"error: {exc.message}", file=sys.stderr)
-        return 1
-    except (OSError, ValueError) as exc:  # e.g. fit-thresholds' labelled file missing or malformed
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    except (ConfigError, IntentRouterError, OSError, ValueError) as exc:  # said without a traceback
+        code = report(exc)
+        assert code is not None
+        return code
 
 
 def _validate(config: Path) -> int:

@@ -23,6 +23,7 @@ from ..runtime.loader import load_app_settings
 from ..runtime.watcher import attach_watcher
 from ..web.app import create_app
 from ..web.slow_clients import GuardedAppRunner, read_timeouts
+from .failures import report
 
 log = logging.getLogger("intent_router.serve")
 
@@ -129,8 +130,10 @@ def _worker(config: Path, host: str, port: int, watch: bool = True) -> None:
         asyncio.run(_serve(config, host, port, reuse_port=True, watch=watch))
     except KeyboardInterrupt:
         pass
-    except BaseException:
-        log.exception("worker %d failed", os.getpid())
+    except BaseException as exc:
+        reported = report(exc)
+        if reported is None:  # not a failure a message lets the user fix: the traceback is for a bug report
+            log.exception("worker %d failed", os.getpid())
         code = 1
     finally:
         logging.shutdown()

@@ -145,3 +145,22 @@ def test_workers_need_a_fixed_port(tmp_path):
     )
     assert done.returncode == 2
     assert "fixed port" in done.stderr
+
+
+def test_a_worker_that_cannot_load_the_config_says_why_without_a_traceback(tmp_path):
+    """The parent reads only the server settings before forking; the templates are loaded in each worker.
+    A template file gone from under the config ends the worker, and then the server, with the file:line
+    message `validate` gives, not a stack trace."""
+    config_dir = people_tree(tmp_path)
+    (tmp_path / "templates" / "people" / "people.yaml").unlink()
+    done = subprocess.run(
+        [sys.executable, str(RUN), "--config", str(config_dir), "serve", "--port", str(free_port()), "--workers", "2"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    assert "configuration errors (1):" in done.stderr and "people.yaml:" in done.stderr
+    assert "no template file matches" in done.stderr
+    assert "Traceback" not in done.stderr
