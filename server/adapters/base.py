@@ -7,6 +7,8 @@ parameter extractor, and the composite (routing/composite.py) routes over those 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -56,6 +58,12 @@ class DataAdapterSettings(AdapterSettings):
     max_rows: int = Field(1000, ge=1, description="row cap of an answer (the response says when rows were truncated)")
     query_timeout: float = Field(
         10.0, gt=0, description="seconds a query may run; a slow query is interrupted and answered with 504"
+    )
+    count_timeout: float = Field(
+        2.0,
+        gt=0,
+        description='seconds the count of a cut list may take for a "how many" question (at most query_timeout); '
+        "a slower count is interrupted and the answer goes without the total",
     )
     embedding: EmbeddingSettings | None = Field(
         None,
@@ -115,6 +123,10 @@ class AdapterContext:
     result_cache_settings: ResultCacheSettings = field(default_factory=ResultCacheSettings)
     # bodies its database file accepted at earlier loads (accepted_bodies.py): not asked again
     accepted_bodies: AcceptedBodies = field(default_factory=lambda: AcceptedBodies(None))
+
+
+# a shorter time limit for the queries of the task that set it (DataAdapter.count: a count within count_timeout)
+_QUERY_BUDGET: ContextVar[float | None] = ContextVar("query_budget", default=None)
 
 
 class Adapter(ABC):
@@ -188,21 +200,41 @@ class DataAdapter(Adapter):
         except ValueError as exc:
             raise QueryFailed(self.name, f"template '{template.id}': {exc}") from None
 
-    async def run(self, template: Template, params: dict[str, Any], *, cached: bool = True) -> QueryResult:
+    async def run(
+        self, template: Template, params: dict[str, Any], *, cached: bool = True, guarded: bool = True
+    ) -> QueryResult:
         """What callers use: the result cache when the template's answers may be cached, else `execute`
-        through this source's retries, circuit breaker and bulkhead."""
+        through this source's bulkhead and (`guarded`) its retries and circuit breaker."""
         cache = self.context.result_cache if cached else None
         ttl = ttl_for(template, self.context.result_cache_settings) if cache is not None else 0.0
         if cache is None or ttl <= 0:
-            return await self._attempts(template, params)
+            return await self._attempts(template, params, guarded=guarded)
         await self.check_source()  # a removed database file answers 503 even for cached questions
         key = cache_key(self.name, self._cache_scope, template, params)
         hit = await cache.get(key)
         if hit is not None:
             return QueryResult(hit.rows, hit.columns, hit.truncated, from_cache=True)
-        result = await self._attempts(template, params)
+        result = await self._attempts(template, params, guarded=guarded)
         await cache.put(key, CachedRows(result.rows, result.columns, result.truncated), ttl)
         return result
+
+    async def count(self, counting: Counting) -> QueryResult:
+        """Run a count (`counting`'s template) within `count_timeout`, through the result cache and the
+        bulkhead but outside the retries and the circuit breaker: a count that is slow or fails leaves the
+        list's answer as it was, and says nothing about the source's health."""
+        assert isinstance(self.settings, DataAdapterSettings)
+        budget = _QUERY_BUDGET.set(self.settings.count_timeout)
+        try:
+            return await self.run(counting.template, counting.params, guarded=False)
+        finally:
+            _QUERY_BUDGET.reset(budget)
+
+    @property
+    def query_timeout(self) -> float:
+        """Seconds a query may run: the adapter's `query_timeout`, or less within `count`."""
+        assert isinstance(self.settings, DataAdapterSettings)
+        budget = _QUERY_BUDGET.get()
+        return self.settings.query_timeout if budget is None else min(budget, self.settings.query_timeout)
 
     async def list_rows(self, template: Template, max_rows: int) -> QueryResult:
         """Rows of a values_from query (server/params/values_from.py): never from the result cache, and
@@ -210,10 +242,15 @@ class DataAdapter(Adapter):
         answers; `truncated` says the source holds more."""
         return await self._attempts(template, {}, max_rows)
 
-    async def _attempts(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> QueryResult:
-        if self.runs_in_threads:
-            return await self.guard.call(lambda: self.execute(template, params, max_rows))
-        return await self.guard.call(lambda: self.bulkhead.call(lambda: self.execute(template, params, max_rows)))
+    async def _attempts(
+        self, template: Template, params: dict[str, Any], max_rows: int | None = None, guarded: bool = True
+    ) -> QueryResult:
+        def once() -> Awaitable[QueryResult]:
+            if self.runs_in_threads:  # execute takes its bulkhead slot itself
+                return self.execute(template, params, max_rows)
+            return self.bulkhead.call(lambda: self.execute(template, params, max_rows))
+
+        return await (self.guard.call(once) if guarded else once())
 
     async def health(self) -> dict[str, Any]:
         """The source's own check (`source_health`), unless the circuit breaker is open: then every query

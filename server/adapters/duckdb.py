@@ -336,7 +336,7 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
             query = limited_query(sql, params, "duckdb", cap)
             sql, params, cap = query.sql, query.params, query.cap
         cursor = (self._conn or conn).cursor()  # a file replaced meanwhile was opened again (check_source)
-        timeout = self.settings.query_timeout
+        timeout = self.query_timeout
         try:
             task = await self.bulkhead.thread(self._run, cursor, sql, params, cap)  # 503 source_busy when full
         except BaseException:

@@ -353,7 +353,7 @@ class MongoDBAdapter(DataAdapter):
         if self._client is None:
             raise SourceUnavailable(self.name, "adapter is not started")
         request = self.request_for(template, params, max_rows)
-        timeout = self.settings.query_timeout
+        timeout = self.query_timeout
         try:
             docs = await asyncio.wait_for(self._run(request, int(timeout * 1000)), timeout)
         except (TimeoutError, ExecutionTimeout):

@@ -130,9 +130,10 @@ def counting_query(sql: str, dialect: str, defaults: frozenset[str]) -> Counting
     lifted: frozenset[str] = frozenset()
     if at is not None:
         clause = {name for i in range(at, len(tokens)) if (name := _bind_at(tokens, i)) is not None}
-        if not clause or not clause <= defaults:
-            return None
+        if _bind_at(tokens, at + 1) not in defaults or not clause <= defaults:
+            return None  # the LIMIT's value is written ("LIMIT 10 OFFSET :skip"), or a value the question gave
         kept = {name for i in range(at) if (name := _bind_at(tokens, i)) is not None}
         lifted = frozenset(clause - kept)
         end = tokens[at].start
-    return CountingQuery(f"SELECT COUNT(*) AS total_rows FROM ({sql[:end].rstrip()}) AS counted_rows", lifted)
+    # the body on lines of its own: a `-- comment` on its last line must not swallow the closing parenthesis
+    return CountingQuery(f"SELECT COUNT(*) AS total_rows FROM (\n{sql[:end].rstrip()}\n) AS counted_rows", lifted)

@@ -278,7 +278,7 @@ class SQLAdapter(FollowsFile, DataAdapter):
         if self._engine is None:
             raise SourceUnavailable(self.name, "adapter is not started")
         await self.check_source()
-        timeout = self.settings.query_timeout
+        timeout = self.query_timeout
         holder: dict[str, Any] = {}
         params = escaped_params(template, params, "sqlite")  # bodies are tokenised as SQLite at load
         sql, row_cap = template.body, self.row_cap(max_rows)
@@ -308,6 +308,8 @@ class SQLAdapter(FollowsFile, DataAdapter):
             raise QueryFailed(self.name, f"template '{template.id}' failed to run", transient=transient) from None
 
     def counting(self, template: Template, params: dict[str, Any], defaults: frozenset[str]) -> Counting | None:
+        if self.backend in {"mysql", "mariadb"} and _repeats_a_column(template.body):
+            return None  # MariaDB refuses a subquery whose columns share a name ("SELECT a.n, b.n ...")
         query = counting_query(template.body, "sqlite", defaults)  # tokenised as SQLite, as execute does
         return None if query is None else Counting.of(template, query.sql, params, query.lifted)
 
@@ -344,6 +346,19 @@ class SQLAdapter(FollowsFile, DataAdapter):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "backend": self.backend}
+
+
+@functools.lru_cache(maxsize=5_000)
+def _repeats_a_column(sql: str) -> bool:
+    """True when two of the body's output columns have the same name (or it cannot be read to tell)."""
+    try:
+        parsed = sqlglot.parse_one(sql, read="sqlite")
+    except sqlglot.errors.SqlglotError:
+        return True
+    if not isinstance(parsed, exp.Query):
+        return True
+    names = parsed.named_selects
+    return len(names) != len(set(names))
 
 
 def _backend(settings: SQLAdapterSettings) -> str:

@@ -289,6 +289,7 @@ async def _complete(
         confidence,
         outcome,
         timings,
+        (follow_up.question,),
     )
 
 
@@ -316,9 +317,11 @@ async def _finish(
     confidence: float,
     outcome: RoutingOutcome,
     timings: dict[str, float],
+    also_asked: tuple[str, ...] = (),
 ) -> Answer:
     """Run the template with these values (once per value where several were named for one: each_value.py),
-    or say what is still missing (and remember it for the session)."""
+    or say what is still missing (and remember it for the session). `also_asked`: the question a follow-up
+    continues, which may be what asked "how many" (row_totals.py)."""
     each = settle(extraction, template)
     metadata.parameters = extraction.values
     metadata.extraction = parameter_views.filled(extraction)
@@ -350,8 +353,8 @@ async def _finish(
     runs = await run_each(owner.adapter, template, values, each)
     result = runs.result
     total = None
-    if each is None and wants_total(question, template, result):
-        total = await total_rows(owner.adapter, template, values, extraction)
+    if each is None and wants_total([question, *also_asked], template, result):
+        total = await total_rows(owner.adapter, template, values, extraction, len(result.rows))
     timings["execute"] = round((time.perf_counter() - t) * 1000, 3)
     metadata.status = Outcome.EXECUTED
     metadata.executed_by = owner.name

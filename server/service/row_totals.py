@@ -22,24 +22,40 @@ from ..templates import Template
 log = logging.getLogger("intent_router.answer")
 
 
-def wants_total(question: str, template: Template, result: QueryResult) -> bool:
-    """True when the question asks for a number and its answer is a list that was cut."""
-    return result.truncated and template.counts is None and count_cue(question) is not None
+def wants_total(asked: list[str], template: Template, result: QueryResult) -> bool:
+    """True when the question asks for a number and its answer is a list that was cut. `asked`: the
+    message, and for a follow-up the question it continues ("what about Sales?" after "how many ...")."""
+    listed = template.counts is None  # a count template's one row is a number already
+    return result.truncated and listed and any(count_cue(text) is not None for text in asked)
+
+
+def left_at_default(template: Template, values: dict[str, Any], extraction: Extraction) -> frozenset[str]:
+    """The parameters holding their default that no words of the question gave. Read from the values, not
+    from the trace alone: a clarification's answer or a follow-up keeps the earlier values without their
+    "default" trace entries."""
+    said = {v.name for v in extraction.trace if v.span is not None}
+    return frozenset(
+        p.name
+        for p in template.parameters
+        if p.default is not None and p.name not in said and values.get(p.name) == p.default
+    )
 
 
 async def total_rows(
-    adapter: DataAdapter, template: Template, values: dict[str, Any], extraction: Extraction
+    adapter: DataAdapter, template: Template, values: dict[str, Any], extraction: Extraction, shown: int
 ) -> int | None:
-    """The list's rows counted at the source, or None when they cannot be (see the module docstring); a
-    count that fails leaves the list's answer as it was."""
-    defaults = frozenset(v.name for v in extraction.trace if v.extractor == "default")
-    counting = adapter.counting(template, values, defaults)
+    """The list's rows counted at the source (more than the `shown` rows of its cut answer), or None when
+    they cannot be (see the module docstring); a count that fails or outlasts `count_timeout` leaves the
+    list's answer as it was."""
+    counting = adapter.counting(template, values, left_at_default(template, values, extraction))
     if counting is None:
         return None
     try:
-        counted = await adapter.run(counting.template, counting.params)
+        counted = await adapter.count(counting)
     except IntentRouterError as exc:
         log.warning("adapter %s could not count the rows of template %s: %s", adapter.name, template.id, exc.message)
         return None
     first = next(iter(counted.rows[0].values()), None) if counted.rows else 0  # no row: an empty $count
-    return first if isinstance(first, int) and not isinstance(first, bool) else None
+    if isinstance(first, bool) or not isinstance(first, int) or first <= shown:
+        return None  # fewer than the rows shown: the list came from the cache and the source has changed since
+    return first

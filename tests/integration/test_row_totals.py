@@ -7,20 +7,31 @@ default; a limit the question set or the template wrote stays, and so does the c
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
+import time
+
 import pytest
 
 from server.adapters.own_limit import counting_query
+from server.conversations.memory_store import MemorySessionStore
+from server.conversations.settings import SessionSettings
+from server.errors import SourceTimeout
 from server.runtime.build import build_runtime
 from server.runtime.loader import load_config
 from server.service import answer as answering
 from server.testing.adapter_harness import started
-from server.testing.configs import BASE_CONFIG, make_tree
+from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, make_people_db, make_tree
 
 from .test_adapter_mongodb import LIBRARY as CARS_LIBRARY
 from .test_adapter_mongodb import settings_for
 from .test_row_limits import MONGO_LIBRARY, SQL_LIBRARY, make_people_duckdb, sql_settings
 
 LIMITED = frozenset({"limit"})
+
+
+def counted(body: str) -> str:
+    return f"SELECT COUNT(*) AS total_rows FROM (\n{body}\n) AS counted_rows"
 
 
 @pytest.mark.parametrize(
@@ -30,27 +41,34 @@ LIMITED = frozenset({"limit"})
             "SELECT a FROM t WHERE b = :b ORDER BY a LIMIT :limit",
             "sqlite",
             LIMITED,
-            ("SELECT COUNT(*) AS total_rows FROM (SELECT a FROM t WHERE b = :b ORDER BY a) AS counted_rows", {"limit"}),
+            (counted("SELECT a FROM t WHERE b = :b ORDER BY a"), {"limit"}),
         ),
         (
             "SELECT a FROM t LIMIT $limit OFFSET $skip",
             "duckdb",
             frozenset({"limit", "skip"}),
-            ("SELECT COUNT(*) AS total_rows FROM (SELECT a FROM t) AS counted_rows", {"limit", "skip"}),
+            (counted("SELECT a FROM t"), {"limit", "skip"}),
         ),
         (  # the bind means something else as well: it stays bound
             "SELECT a FROM t WHERE rank <= :limit LIMIT :limit",
             "sqlite",
             LIMITED,
-            ("SELECT COUNT(*) AS total_rows FROM (SELECT a FROM t WHERE rank <= :limit) AS counted_rows", set()),
+            (counted("SELECT a FROM t WHERE rank <= :limit"), set()),
         ),
         (  # no limit of its own (cut by max_rows): counted as written; a LIMIT in a subquery stays
             "SELECT a FROM (SELECT a FROM t LIMIT 3) x;",
             "sqlite",
             frozenset(),
-            ("SELECT COUNT(*) AS total_rows FROM (SELECT a FROM (SELECT a FROM t LIMIT 3) x) AS counted_rows", set()),
+            (counted("SELECT a FROM (SELECT a FROM t LIMIT 3) x"), set()),
+        ),
+        (  # a comment on the last line kept: the body ends a line of its own
+            "SELECT a FROM t -- all of them",
+            "sqlite",
+            frozenset(),
+            (counted("SELECT a FROM t -- all of them"), set()),
         ),
         ("SELECT a FROM t LIMIT 10", "sqlite", LIMITED, None),  # "top 10": written in the template
+        ("SELECT a FROM t ORDER BY a LIMIT 10 OFFSET :skip", "sqlite", frozenset({"skip"}), None),  # the same
         ("SELECT a FROM t LIMIT :limit", "sqlite", frozenset(), None),  # the question's own limit
         ("SELECT a FROM t LIMIT :limit OFFSET :skip", "sqlite", LIMITED, None),  # an offset the question gave
     ],
@@ -176,3 +194,102 @@ async def test_how_many_on_a_cut_list_answers_with_the_total(tmp_path):
     assert "(the first 3 of more than 3 rows)" in listed.body["content"]
     assert own_limit.body["metadata"]["parameters"]["limit"] == 2
     assert "total_rows" not in own_limit.body["metadata"]  # the question set the limit: its 2 rows are the answer
+
+
+DEPARTMENT_LIBRARY = """
+templates:
+  - id: people_in_department
+    description: List the people who work in a department
+    nl_examples: ["Who works in Engineering?", "Show me the people in Sales", "list staff of the HR department"]
+    parameters:
+      - {name: department, type: string, required: true, allowed_values: [Engineering, Sales, HR]}
+      - {name: limit, type: integer, default: 1, min: 1, max: 100}
+    sql: |
+      SELECT name FROM people WHERE department = :department
+      ORDER BY name -- alphabetical
+      LIMIT :limit
+"""
+
+
+async def test_a_conversation_keeps_the_count_question_through_a_clarification_and_a_follow_up(tmp_path):
+    """'how many people work in a department?' asks which one; 'Engineering' answers it, and the count
+    question is the first message's; 'what about Sales?' then changes the department of a count question.
+    Neither message's own trace says the limit was left at its default: the values do."""
+    make_people_db(tmp_path / "templates" / "people.db")
+    with contextlib.closing(sqlite3.connect(tmp_path / "templates" / "people.db")) as con, con:
+        con.execute(
+            "INSERT INTO people (name, department, salary) VALUES ('Barbara', 'Sales', 1), ('Edsger', 'Sales', 2)"
+        )
+    config = make_tree(
+        tmp_path, BASE_CONFIG, {"people.yaml": PEOPLE_ADAPTER}, {"people/people.yaml": DEPARTMENT_LIBRARY}
+    )
+    runtime = await build_runtime(load_config(config))
+    sessions = MemorySessionStore(SessionSettings())
+    try:
+        people = runtime.get("people")
+        asked = await answering.answer_in_session(people, "How many people work in a department?", sessions, None)
+        assert asked.status == "needs_clarification"
+        session = asked.body["session_id"]
+        answered = await answering.answer_in_session(people, "Engineering", sessions, session)
+        followed = await answering.answer_in_session(people, "what about Sales?", sessions, session)
+    finally:
+        await runtime.close()
+    assert answered.body["metadata"]["reason"] == "clarification_answered"
+    assert answered.body["metadata"]["total_rows"] == 2 and "(the first 1 of 2 rows)" in answered.body["content"]
+    assert followed.body["metadata"]["parameters"]["department"] == "Sales"
+    assert followed.body["metadata"]["total_rows"] == 3
+
+
+SLOW_LIBRARY = """
+templates:
+  - id: numbers
+    description: A long series of numbers
+    parameters:
+      - {name: limit, type: integer, default: 3}
+    sql: |
+      WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000000)
+      SELECT x FROM c
+      LIMIT :limit
+"""
+
+
+async def test_a_slow_count_is_cut_at_count_timeout_and_never_opens_the_circuit(tmp_path):
+    """The count of a hundred million rows outlasts count_timeout: each answer keeps its list, without a
+    total, in about the count's budget; with a breaker that opens at the first failure, the source still
+    answers afterwards, because a count is not one of its queries' failures."""
+    settings = sql_settings("sqlite", tmp_path, count_timeout=0.3, circuit_breaker={"failure_threshold": 1})
+    async with started(tmp_path, settings, SLOW_LIBRARY) as adapter:
+        numbers = adapter.templates["numbers"]
+        counting = adapter.counting(numbers, {"limit": 3}, LIMITED)
+        assert counting is not None
+        started_at = time.perf_counter()
+        with pytest.raises(SourceTimeout):
+            await adapter.count(counting)
+        waited = time.perf_counter() - started_at
+        listed = await adapter.run(numbers, {"limit": 3})
+        assert adapter.guard.breaker.state == "closed"
+    assert waited < 2.0  # the adapter's query_timeout is 10 s
+    assert [r["x"] for r in listed.rows] == [1, 2, 3] and listed.truncated
+
+
+async def test_mariadb_does_not_count_a_list_whose_columns_share_a_name(tmp_path, mariadb_database, pg_database):
+    """MariaDB refuses a derived table with two columns of one name; PostgreSQL counts the same list."""
+    library = """
+    templates:
+      - id: pairs
+        description: Pairs of rows
+        parameters:
+          - {name: limit, type: integer, default: 2}
+        sql: |
+          SELECT a.n, b.n FROM (SELECT 1 AS n UNION ALL SELECT 2) a
+          CROSS JOIN (SELECT 1 AS n UNION ALL SELECT 2) b LIMIT :limit
+    """
+    for database in (mariadb_database, pg_database):
+        settings = {"name": "db", "type": "sql", "connection": {"url": database.url}}
+        async with started(tmp_path / database.url.split(":")[0], settings, library) as adapter:
+            counting = adapter.counting(adapter.templates["pairs"], {"limit": 2}, LIMITED)
+            if database is mariadb_database:
+                assert counting is None
+            else:
+                assert counting is not None
+                assert (await adapter.count(counting)).rows == [{"total_rows": 4}]
