@@ -14,7 +14,7 @@ what it leaves out is kept.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -22,6 +22,7 @@ from rapidfuzz import fuzz, utils
 
 from ..params import problems as param_problems
 from ..params.base import Extraction, ExtractionSource, ParamProblem
+from ..params.choice_cache import ordinary_words
 from ..params.choices import suggestions
 from ..params.coercion import InvalidValue
 from ..params.extractor import validate
@@ -31,10 +32,11 @@ from ..params.text import wordset
 from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
 from ..templates import ParameterSpec, Template
-from .carry_over import CUE_WORDS, is_carry_over, new_values, read_message
+from .carry_over import CUE_WORDS, CarryOver, is_carry_over, new_values, read_message
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, TemplateRef
 
 Kind = Literal["clarification", "choice", "follow_up", "correction", "expired"]
+Reroute = Callable[[str], Awaitable[RoutingOutcome]]  # routes a text again, as the message was
 # the reason an answer gives (metadata.reason, the routing log) for each kind of follow-up
 REASONS: dict[str, str] = {
     "clarification": "clarification_answered",
@@ -98,8 +100,10 @@ async def interpret(
     sources: Mapping[str, ExtractionSource],
     threshold: float,
     margin: float,
+    reroute: Reroute | None = None,
 ) -> FollowUp | None:
-    """The follow-up this message is, or None when it is a question of its own."""
+    """The follow-up this message is, or None when it is a question of its own. `reroute` routes a text
+    again (the last question, for a follow-up its template cannot take: `_neighbour`)."""
     if state is None:
         return None
     is_confident = confident(outcome, threshold, margin)
@@ -109,7 +113,7 @@ async def interpret(
     if state.choice is not None:
         return await _pick(state.choice, state.pending_turn, message, sources, is_confident)
     if state.last is not None:
-        return await _carry(state.last, message, sources, is_confident)
+        return await _carry(state.last, message, sources, is_confident, reroute, threshold)
     return None
 
 
@@ -152,6 +156,10 @@ async def _complete(
     # 2nd baseball game' when only the category was asked for); values found earlier stay
     settled = {name for name, value in earlier.items() if value is not None}
     others = await _other_values(source, template, message, set(wanted) | settled)
+    # a reply that answers what was asked in the pending request's own words ('I need 4 tickets for March 11th'
+    # to a bus ticket waiting for its travellers and date) answers it, even where it alone would route to
+    # another template; one that routes to the pending template restates it (_restated)
+    wraps = VALUE_FILLER | _own_words(template) if from_reply and not restates else VALUE_FILLER
     if not from_reply and not said and not others.trace:
         bare = _bare_value(message, only, is_confident)
         if bare is None:  # nothing in it answers what was asked
@@ -160,7 +168,7 @@ async def _complete(
         # values that work (the extractor's own rule)
         reply = await source.extractor.extract(f'"{bare}"', only)
         reply.problems = [_not_listed(p, bare) for p in reply.problems]
-    elif is_confident and not values_only(message, Extraction(trace=reply.trace + others.trace, problems=said)):
+    elif is_confident and not values_only(message, Extraction(trace=reply.trace + others.trace, problems=said), wraps):
         return await _restated(pending, pending_turn, message, source, template, earlier) if restates else None
     merged = Extraction(
         values={**earlier, **others.values, **reply.values},
@@ -171,6 +179,13 @@ async def _complete(
     _fill_rest(template, merged)
     confidence = pending.template.score or 0.0
     return FollowUp("clarification", source, template, merged, pending_turn, pending.question, confidence)
+
+
+def _own_words(template: Template) -> frozenset[str]:
+    """The words the template's examples use around their values, singular and plural ('ticket', 'tickets'):
+    a reply made of them and of values speaks of the pending request ('I need 4 tickets for March 11th')."""
+    own = ordinary_words(template)
+    return own | {w[:-1] for w in own if w.endswith("s")} | {w + "s" for w in own}
 
 
 async def _restated(
@@ -355,9 +370,15 @@ def values_only(message: str, extraction: Extraction, filler: frozenset[str] = V
 
 # --- follow-ups of the last answer --------------------------------------------------------------
 async def _carry(
-    last: LastAnswer, message: str, sources: Mapping[str, ExtractionSource], is_confident: bool
+    last: LastAnswer,
+    message: str,
+    sources: Mapping[str, ExtractionSource],
+    is_confident: bool,
+    reroute: Reroute | None = None,
+    threshold: float = 0.0,
 ) -> FollowUp | None:
-    """The last answer's template again, with the values this message gives and the others carried over."""
+    """The last answer's template again, with the values this message gives and the others carried over;
+    or, when it takes none of them, the template next to it that does (`_neighbour`)."""
     found = _lookup(last.template, sources)
     if found is None:
         return None
@@ -371,6 +392,8 @@ async def _carry(
         given[named.parameter] = named.values
     said = {p.name for p in reply.problems if p.problem in ("invalid", "ambiguous")}  # given, but not usable
     wraps = VALUE_FILLER | CUE_WORDS
+    if not given and not said and carry.cue and reroute is not None:
+        return await _neighbour(last, carry, sources, reroute, threshold)
     if not is_carry_over([*given, *said], carry, is_confident, values_only(carry.text, reply, wraps)):
         return None
     specs = {p.name: p for p in template.parameters}
@@ -388,6 +411,45 @@ async def _carry(
     carried = [name for name, value in earlier.items() if name not in given and value is not None]
     confidence = last.template.score or 0.0
     return FollowUp(carry.kind, source, template, merged, None, last.question, confidence, changed, carried)
+
+
+# how many of the last question's candidates, after its own template, a follow-up may move to
+NEIGHBOURS = 5
+
+
+async def _neighbour(
+    last: LastAnswer, carry: CarryOver, sources: Mapping[str, ExtractionSource], reroute: Reroute, threshold: float
+) -> FollowUp | None:
+    """'what about Sales?' after 'headcount per department', whose template takes no department: the best
+    of the last question's other candidates that clears the threshold and takes the message's values, run
+    with them and the earlier values it has parameters for. The message must hold nothing but its values
+    and the words that say it continues; without such a template it is a question of its own (None)."""
+    again = await reroute(last.question)
+    own = (last.template.adapter, last.template.template_id)
+    nearby = [c for c in again.candidates if c.key != own and clears(c.score, threshold)][:NEIGHBOURS]
+    for candidate in nearby:
+        source = sources.get(candidate.adapter)
+        if source is None or not candidate.template.parameters:
+            continue
+        template = candidate.template
+        reply = await source.extractor.extract(carry.text, template)
+        given = new_values(reply)
+        if not given or not values_only(carry.text, reply, VALUE_FILLER | CUE_WORDS):
+            continue
+        specs = {p.name: p for p in template.parameters}
+        earlier, _ = _revalidate(last.values, specs)
+        kept = {name: value for name, value in earlier.items() if name not in given and value is not None}
+        merged = Extraction(
+            values={**reply.values, **kept, **given},
+            trace=[t for t in reply.trace if t.extractor != "default"],
+            problems=[p for p in reply.problems if p.name not in kept],
+            left_out=reply.left_out,
+            llm=reply.llm,
+        )
+        _fill_rest(template, merged)
+        changed, carried = list(given), list(kept)
+        return FollowUp("follow_up", source, template, merged, None, last.question, candidate.score, changed, carried)
+    return None
 
 
 # --- choice -------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ..params.base import ExtractionSource
 from ..routing.policy import RoutingPolicy
 from ..routing.router import RoutingOutcome
-from .follow_up import FollowUp, Kind, interpret
+from .follow_up import FollowUp, Kind, Reroute, interpret
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, session_key
 from .store import SessionStore, new_session_id
 
@@ -51,15 +51,21 @@ class Conversation:
         return cls(store, state, resumed=True)
 
     async def interpret(
-        self, message: str, outcome: RoutingOutcome, sources: Mapping[str, ExtractionSource], policy: RoutingPolicy
+        self,
+        message: str,
+        outcome: RoutingOutcome,
+        sources: Mapping[str, ExtractionSource],
+        policy: RoutingPolicy,
+        reroute: Reroute | None = None,
     ) -> FollowUp | None:
         """The follow-up this message is, or None (a new question). `policy.follow_ups` off: only what is
-        pending is continued, never the last answer."""
+        pending is continued, never the last answer. `reroute`: routes the last question again when a
+        follow-up's value belongs to a template next to the last one."""
         state = self.state if policy.follow_ups else self.state.model_copy(update={"last": None})
         if not state.pending and state.last is None:
             return None
         margin = self.store.settings.new_question_margin
-        return await interpret(state, message, outcome, sources, policy.confidence_threshold, margin)
+        return await interpret(state, message, outcome, sources, policy.confidence_threshold, margin, reroute)
 
     async def record(
         self, pending: Pending | None, follow_up: FollowUp | None, executed: LastAnswer | None = None

@@ -167,7 +167,13 @@ async def _answer_turn(
     follow_up = (
         None
         if outcome.write_request is not None
-        else await conversation.interpret(question, outcome, sources, adapter.routing_policy())
+        else await conversation.interpret(
+            question,
+            outcome,
+            sources,
+            adapter.routing_policy(),
+            lambda text: router.route(text, list(sources.values())),
+        )
     )
     if follow_up is None:
         result = await _respond(adapter, original, question, router, sources, outcome, fanning)

@@ -88,6 +88,38 @@ async def test_a_confident_new_question_starts_over(demo_runtime):
     assert meta["reason"] not in ("follow_up", "correction")
 
 
+@pytest.mark.parametrize(
+    ("first", "then", "neighbour", "value"),
+    [
+        ("headcount per department", "what about Sales?", "employee_count_by_department", "Sales"),
+        ("average salary by department", "what about Engineering?", "department_salary_summary", "Engineering"),
+        ("list all departments", "and Sales?", "employees_by_department", "Sales"),
+    ],
+)
+async def test_a_value_the_last_template_cannot_take_moves_to_the_neighbour_that_can(
+    demo_runtime, first, then, neighbour, value
+):
+    """The first answer's template takes no department; of the templates the first question came close to,
+    the best that takes one answers the follow-up with it."""
+    answered, followed = await _turns(demo_runtime, first, then)
+    assert _meta(answered)["status"] == "executed" and "department" not in _meta(answered)["parameters"]
+    meta = _meta(followed)
+    assert (meta["status"], meta["reason"], meta["template_id"]) == ("executed", "follow_up", neighbour)
+    assert meta["parameters"]["department"] == value
+    assert meta["session"]["follow_up"] == "follow_up" and meta["session"]["changed"] == ["department"]
+    assert followed["rows"]
+
+
+async def test_without_a_neighbour_for_the_value_the_follow_up_is_a_question_of_its_own(demo_runtime):
+    """No template the first question came close to takes a region (or a year, after a headcount)."""
+    for first, then in (
+        ("revenue by region for 2024", "what about the North region?"),
+        ("headcount per department", "and for 2023?"),
+    ):
+        *_, new = await _turns(demo_runtime, first, then)
+        assert _meta(new)["reason"] not in ("follow_up", "correction") and "follow_up" not in _meta(new)["session"]
+
+
 async def test_a_value_outside_the_list_is_asked_again_on_the_same_template(demo_runtime):
     first, paris, berlin, austin = await _turns(demo_runtime, "who works in the office?", "Paris", "Berlin", "Austin")
     assert _meta(first)["status"] == "needs_clarification" and _meta(first)["template_id"] == "employees_by_city"

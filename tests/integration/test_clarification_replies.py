@@ -1,0 +1,83 @@
+"""A reply to a clarification may use the pending request's own words around its values: "I need 4 tickets
+for March 11th" while a bus ticket waits for the travellers and the date is that request's answer, even
+where the message alone would route to event tickets. A word the pending request never uses ("concert")
+makes it the new question it looks like."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.conversations.memory_store import MemorySessionStore
+from server.conversations.settings import SessionSettings
+from server.runtime.build import build_runtime
+from server.runtime.loader import load_config
+from server.service import answer as answering
+from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, make_people_db, make_tree
+
+pytestmark = pytest.mark.asyncio
+
+TICKETS_LIBRARY = """
+templates:
+  - id: bus_tickets
+    description: Buy bus tickets to a city for a number of travellers on a date
+    nl_examples:
+      - "Buy 2 bus tickets to Fresno on March 3rd"
+      - "I want bus tickets to Portland for 3 people"
+      - "book a bus to Vegas for two travellers tomorrow"
+      - "I need tickets for the bus to Fresno"
+    parameters:
+      - {name: to_city, type: string, required: true, allowed_values: [Fresno, Portland, Vegas]}
+      - {name: travelers, type: integer, required: true, min: 1, max: 9}
+      - {name: date, type: date, required: true}
+    sql: "SELECT :to_city AS to_city, :travelers AS travelers, :date AS date"
+  - id: event_tickets
+    description: Buy tickets for a concert, a show or a game on a date
+    nl_examples:
+      - "I need 4 tickets for the concert on March 11th"
+      - "get me two tickets to the game tomorrow"
+      - "buy 3 tickets for the show on Friday"
+      - "tickets for the jazz concert next week"
+    parameters:
+      - {name: seats, type: integer, required: true, min: 1, max: 9}
+      - {name: date, type: date, required: true}
+    sql: "SELECT :seats AS seats, :date AS date"
+"""
+
+
+async def _two_turns(tmp_path, first: str, second: str) -> tuple[dict, dict]:
+    make_people_db(tmp_path / "templates" / "people.db")
+    config = make_tree(tmp_path, BASE_CONFIG, {"people.yaml": PEOPLE_ADAPTER}, {"people/people.yaml": TICKETS_LIBRARY})
+    runtime = await build_runtime(load_config(config))
+    sessions = MemorySessionStore(SessionSettings())
+    try:
+        people = runtime.get("people")
+        asked = await answering.answer_in_session(people, first, sessions, None)
+        replied = await answering.answer_in_session(people, second, sessions, asked.body["session_id"])
+        alone = await answering.answer(people, second)
+    finally:
+        await runtime.close()
+    assert alone.body["metadata"]["template_id"] == "event_tickets"  # the reply alone is an event's tickets
+    return asked.body, replied.body
+
+
+async def test_a_reply_in_the_pending_requests_own_words_answers_it(tmp_path):
+    asked, replied = await _two_turns(tmp_path, "I want bus tickets to Fresno", "I need 4 tickets for March 11th")
+    assert asked["status"] == "needs_clarification"
+    assert {p["name"] for p in asked["metadata"]["clarification"]} == {"travelers", "date"}
+    meta = replied["metadata"]
+    assert (replied["status"], meta["reason"], meta["template_id"]) == (
+        "executed",
+        "clarification_answered",
+        "bus_tickets",
+    )
+    assert meta["parameters"]["to_city"] == "Fresno" and meta["parameters"]["travelers"] == 4
+    assert meta["parameters"]["date"].endswith("-03-11")
+
+
+async def test_a_word_the_pending_request_never_uses_starts_the_new_question(tmp_path):
+    _, replied = await _two_turns(
+        tmp_path, "I want bus tickets to Fresno", "I need 4 tickets for the concert on March 11th"
+    )
+    meta = replied["metadata"]
+    assert meta["template_id"] == "event_tickets" and meta["reason"] != "clarification_answered"
+    assert meta["parameters"]["seats"] == 4
