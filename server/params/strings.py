@@ -17,6 +17,8 @@ _QUOTED = re.compile(r'"([^"]{1,200})"|“([^”]{1,200})”|‘([^’]{1,200})�
 _EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}(?![\w])")
 
 # Capitalised words that start questions and commands, or are otherwise never part of a name.
+# words that start the next sentence after a capital letter's dot ('... Plan B. Then ...'), not a surname
+_SENTENCE_STARTS = wordset("then so but if it he she they there also now next after later thanks")
 _NOT_NAMES = wordset("""
 what who whom whose which where when why how show list find give get tell can could would will should do does did
 is are was were please i i'm i'd me my we our us you your the a an any all each every look lookup search display
@@ -118,8 +120,10 @@ def find_proper_names(question: str) -> list[TextMatch]:
         j = i + 1
         while j < len(toks):
             gap = question[toks[j - 1].end : toks[j].start]
-            if gap.strip() not in ("", "-", "&", "'"):
-                break
+            initial = gap.strip() == "." and len(toks[j - 1].text) == 1 and toks[j - 1].text.isupper()
+            after_initial = initial and _is_name_word(toks[j]) and toks[j].lower not in _NOT_NAMES | _SENTENCE_STARTS
+            if gap.strip() not in ("", "-", "&", "'") and not after_initial:
+                break  # a middle initial's dot joins the name: 'Taraji P. Henson', 'J. K. Rowling'
             nxt = toks[j]
             if nxt.lower in COURTESY:
                 break

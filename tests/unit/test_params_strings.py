@@ -22,6 +22,9 @@ def names(question: str) -> list[str]:
     "question, expected",
     [
         ("Find Priya Raman", ["Priya Raman"]),
+        ("One starring Taraji P. Henson", ["Taraji P. Henson"]),  # a middle initial's dot
+        ("books by J. K. Rowling please", ["J. K. Rowling"]),
+        ("I need Plan B. Then go", ["Plan B", "Then"]),  # a sentence's first word after the dot
         ("what is Marcus Webb's email address?", ["Marcus Webb"]),
         ("Who is Robert Kline and what does he do", ["Robert Kline"]),
         ("sales of the Aero 15 Pro this year", ["Aero 15 Pro"]),
