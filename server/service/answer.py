@@ -68,6 +68,11 @@ class Answer(_Body):
     turn: SessionTurn | None = None  # set when answered within a session
     sources: list[dict[str, Any]] | None = None  # fan_out: each source's template, status, rows, latency (log)
 
+    @property
+    def parameters(self) -> dict[str, Any] | None:
+        """The values the template ran with, or those found before a clarification (for the log)."""
+        return self.response.metadata.parameters
+
 
 @dataclass
 class Explanation(_Body):
@@ -86,6 +91,13 @@ class Explanation(_Body):
     @property
     def status(self) -> Outcome:
         return self.outcome.decision.outcome
+
+    @property
+    def parameters(self) -> dict[str, Any] | None:
+        """The values the chosen template would run with (for the log)."""
+        found = self.response.routing_decision.parameters
+        values = found.get("values") if isinstance(found, dict) else None
+        return values if isinstance(values, dict) else None
 
 
 def router_for(adapter: Routable) -> Router:

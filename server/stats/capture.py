@@ -32,6 +32,9 @@ class Decided(Protocol):
     @property
     def sources(self) -> list[dict[str, Any]] | None: ...
 
+    @property
+    def parameters(self) -> dict[str, Any] | None: ...
+
 
 def record_for(kind: str, adapter: Routable, question: str, result: Decided, latency_ms: float | None) -> RoutingRecord:
     return from_outcome(
@@ -46,6 +49,7 @@ def record_for(kind: str, adapter: Routable, question: str, result: Decided, lat
         row_count=result.row_count,
         turn=result.turn,
         sources=result.sources,
+        parameters=result.parameters,
     )
 
 

@@ -39,6 +39,8 @@ class RoutingRecord:
     http_status: int = 200
     error_code: str | None = None
     question: str | None = None
+    # the values the chosen template ran with (or would run with), kept like `question` (stats.store_queries)
+    parameters: dict[str, Any] | None = None
     latency_ms: float | None = None  # end to end, inside the server
     stage_ms: dict[str, float] = field(default_factory=dict)  # embed, search, each stage, decision, routing, ...
     # conversations: the session, this message's turn in it, and for a follow-up what it was and which turn it completed
@@ -58,6 +60,7 @@ class RoutingRecord:
         row["stage_ms"] = json.dumps(self.stage_ms) if self.stage_ms else None
         row["search_failures"] = json.dumps(self.search_failures) if self.search_failures else None
         row["fan_out_sources"] = json.dumps(self.fan_out_sources) if self.fan_out_sources is not None else None
+        row["parameters"] = json.dumps(self.parameters, default=str) if self.parameters else None
         return row
 
 
@@ -73,6 +76,7 @@ def from_outcome(
     row_count: int | None = None,
     turn: SessionTurn | None = None,
     sources: list[dict[str, Any]] | None = None,
+    parameters: dict[str, Any] | None = None,
 ) -> RoutingRecord:
     decision = outcome.decision
     chosen = decision.selected
@@ -92,6 +96,7 @@ def from_outcome(
         candidates=len(outcome.candidates),
         row_count=row_count,
         question=question,
+        parameters=parameters,
         latency_ms=latency_ms,
         stage_ms={TOTAL if k == "total" else k: float(v) for k, v in timings.items()},
         search_failures=[{"adapter": f.adapter, "kind": f.kind} for f in outcome.failures],

@@ -35,6 +35,7 @@ def log_table(name: str, metadata: sa.MetaData | None = None) -> sa.Table:
         sa.Column("http_status", sa.Integer, nullable=False, default=200),
         sa.Column("error_code", sa.String(64)),
         sa.Column("question", sa.Text),
+        sa.Column("parameters", sa.Text),  # JSON {name: value} the template ran with (kept like question)
         sa.Column("latency_ms", ms),
         sa.Column("stage_ms", sa.Text),  # JSON {stage: milliseconds}
         sa.Column("session_hash", sa.String(32)),  # conversations: digest of the session (not the id itself)

@@ -28,7 +28,9 @@ class StatsSettings(BaseModel):
     )
     # question text is personal data: kept only when an operator opts in (unmatched questions need it)
     store_queries: bool = Field(
-        False, description="keep the question text (needed by the unmatched-questions list); off: never written"
+        False,
+        description="keep the question text and the parameter values read from it (the unmatched-questions list "
+        "needs the text); off: neither is ever written",
     )
     retention_days: float = Field(30.0, gt=0, description="entries older than this are deleted")
     retention_check_seconds: float = Field(3600.0, gt=0, description="how often old entries are looked for and deleted")

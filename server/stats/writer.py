@@ -211,8 +211,8 @@ class RoutingLog:
             return False
         if entry.replica is None:
             entry.replica = self.replica
-        if not self.settings.store_queries:
-            entry.question = None
+        if not self.settings.store_queries:  # personal data: neither the question nor the values it named
+            entry.question = entry.parameters = None
         try:  # the entry becomes a row in the writer's thread: JSON encoding off the event loop
             self._queue.put_nowait(entry)
         except asyncio.QueueFull:
@@ -275,7 +275,7 @@ class RoutingLog:
             rollup.add(entry, row["ts_ms"])
         if not self.settings.store_queries:  # turned off after these entries were queued
             for row in rows:
-                row["question"] = None
+                row["question"] = row["parameters"] = None
         if self._last_write_failed:  # the file may have been truncated or replaced: the table comes back with it
             from .backfill import ensure_rollups
             from .schema import add_missing_columns

@@ -82,6 +82,7 @@ async def test_row_count_and_scores_are_recorded(tmp_path):
     assert row["outcome"] == "executed" and row["template_id"] == "people_in_department"
     assert row["combined_score"] == pytest.approx(answer["confidence"], abs=1e-4)
     assert row["question"] == "who works in the Engineering department?"
+    assert json.loads(row["parameters"]) == answer["metadata"]["parameters"] == {"department": "Engineering"}
     stage_ms = json.loads(row["stage_ms"])
     assert stage_ms["execute"] > 0 and row["latency_ms"] >= stage_ms["routing"]
     assert json.loads(row["stage_scores"])["embedding"] == pytest.approx(row["embedding_score"])
@@ -116,6 +117,31 @@ async def test_an_older_log_table_gains_the_new_columns(tmp_path):
             row = conn.execute(rlog.table.select()).one()._mapping
     assert json.loads(row["stage_ms"])["embed"] > 0
     assert row["session_turn"] == 1 and len(row["session_hash"]) == 32 and row["follow_up"] is None
+    assert json.loads(row["parameters"]) == {"department": "Engineering"}
+
+
+async def test_the_values_are_kept_like_the_question(tmp_path):
+    """A test_routing decision logs the values its template would run with; with store_queries off (the
+    default) neither the question nor the values it named are written."""
+    async with running_app(people_tree(tmp_path, STATS)) as (client, _):
+        await ask(client, [("show me the people in Sales", None)], path="/v1/test_routing")
+        await ask(client, [("find the employee called", "needs_clarification")])
+        rlog = client.app[STATS_LOG]
+        await rlog.flush()
+        with rlog.engine.connect() as conn:
+            routed, clarified = conn.execute(rlog.table.select().order_by(rlog.table.c.id)).all()
+    assert json.loads(routed._mapping["parameters"]) == {"department": "Sales"}
+    assert clarified._mapping["parameters"] is None  # nothing found before the clarification
+    async with running_app(people_tree(tmp_path / "private", BASE_CONFIG + "stats: {flush_interval: 0.05}\n")) as (
+        client,
+        _,
+    ):
+        await ask(client, [("who works in the Engineering department?", "executed")])
+        rlog = client.app[STATS_LOG]
+        await rlog.flush()
+        with rlog.engine.connect() as conn:
+            row = conn.execute(rlog.table.select()).one()._mapping
+    assert row["question"] is None and row["parameters"] is None and row["template_id"] == "people_in_department"
 
 
 async def test_errors_are_logged_with_outcome_error(tmp_path):
