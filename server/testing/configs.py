@@ -82,6 +82,7 @@ adapters:
 """
 
 
-def people_tree(root: Path, config: str = BASE_CONFIG) -> Path:
+def people_tree(root: Path, config: str = BASE_CONFIG, library: str = PEOPLE_LIBRARY) -> Path:
+    """The people database and an adapter `people` over it, with `library` for its templates."""
     make_people_db(root / "templates" / "people.db")
-    return make_tree(root, config, {"people.yaml": PEOPLE_ADAPTER}, {"people/people.yaml": PEOPLE_LIBRARY})
+    return make_tree(root, config, {"people.yaml": PEOPLE_ADAPTER}, {"people/people.yaml": library})

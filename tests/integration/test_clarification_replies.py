@@ -9,10 +9,9 @@ import pytest
 
 from server.conversations.memory_store import MemorySessionStore
 from server.conversations.settings import SessionSettings
-from server.runtime.build import build_runtime
-from server.runtime.loader import load_config
 from server.service import answer as answering
-from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, make_people_db, make_tree
+from server.testing.app import running_runtime
+from server.testing.configs import people_tree
 
 pytestmark = pytest.mark.asyncio
 
@@ -45,17 +44,12 @@ templates:
 
 
 async def _two_turns(tmp_path, first: str, second: str) -> tuple[dict, dict]:
-    make_people_db(tmp_path / "templates" / "people.db")
-    config = make_tree(tmp_path, BASE_CONFIG, {"people.yaml": PEOPLE_ADAPTER}, {"people/people.yaml": TICKETS_LIBRARY})
-    runtime = await build_runtime(load_config(config))
     sessions = MemorySessionStore(SessionSettings())
-    try:
+    async with running_runtime(people_tree(tmp_path, library=TICKETS_LIBRARY)) as runtime:
         people = runtime.get("people")
         asked = await answering.answer_in_session(people, first, sessions, None)
         replied = await answering.answer_in_session(people, second, sessions, asked.body["session_id"])
         alone = await answering.answer(people, second)
-    finally:
-        await runtime.close()
     assert alone.body["metadata"]["template_id"] == "event_tickets"  # the reply alone is an event's tickets
     return asked.body, replied.body
 

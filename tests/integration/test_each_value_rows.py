@@ -15,8 +15,8 @@ from server.conversations.settings import SessionSettings
 from server.runtime.build import build_runtime
 from server.runtime.loader import load_config
 from server.service import answer as answering
-from server.testing.app import running_app
-from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, make_people_db, make_tree, people_tree
+from server.testing.app import running_app, running_runtime
+from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, people_tree
 
 pytestmark = pytest.mark.asyncio
 
@@ -61,11 +61,8 @@ templates:
 
 async def test_a_clarification_for_another_value_keeps_the_named_values(tmp_path):
     """'Engineering and Sales' stays the department while the amount is asked for; the answer runs each."""
-    make_people_db(tmp_path / "templates" / "people.db")
-    config = make_tree(tmp_path, BASE_CONFIG, {"people.yaml": PEOPLE_ADAPTER}, {"people/people.yaml": HIRES_LIBRARY})
-    runtime = await build_runtime(load_config(config))
     sessions = MemorySessionStore(SessionSettings())
-    try:
+    async with running_runtime(people_tree(tmp_path, library=HIRES_LIBRARY)) as runtime:
         people = runtime.get("people")
         asked = await answering.answer_in_session(
             people, "Who in Engineering and Sales earns more than?", sessions, None
@@ -82,8 +79,6 @@ async def test_a_clarification_for_another_value_keeps_the_named_values(tmp_path
             {"department": "Engineering", "name": "Grace"},
         ]
         assert done.body["content"].endswith("\nNo rows for department Sales.")
-    finally:
-        await runtime.close()
 
 
 async def test_a_down_source_fails_the_whole_answer_with_a_503_naming_the_adapter(tmp_path):

@@ -17,11 +17,10 @@ from server.adapters.own_limit import counting_query
 from server.conversations.memory_store import MemorySessionStore
 from server.conversations.settings import SessionSettings
 from server.errors import SourceTimeout
-from server.runtime.build import build_runtime
-from server.runtime.loader import load_config
 from server.service import answer as answering
 from server.testing.adapter_harness import started
-from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, make_people_db, make_tree
+from server.testing.app import running_runtime
+from server.testing.configs import BASE_CONFIG, make_tree, people_tree
 
 from .test_adapter_mongodb import LIBRARY as CARS_LIBRARY
 from .test_adapter_mongodb import settings_for
@@ -114,12 +113,7 @@ async def test_mongodb_counts_a_find_and_an_aggregate(tmp_path, mongo_server):
 
 
 async def test_an_aggregate_counts_without_its_last_limit(tmp_path, mongo_server):
-    settings = {
-        "name": "cars",
-        "type": "mongodb",
-        "connection": {"url": mongo_server.url, "database": mongo_server.database},
-    }
-    async with started(tmp_path, settings, MONGO_LIBRARY) as adapter:
+    async with started(tmp_path, settings_for(mongo_server), MONGO_LIBRARY) as adapter:
         newest = adapter.templates["newest_models"]
         counting = adapter.counting(newest, {"limit": 3}, LIMITED)
         assert counting is not None and counting.params == {}
@@ -178,14 +172,11 @@ adapters:
 async def test_how_many_on_a_cut_list_answers_with_the_total(tmp_path):
     config = make_tree(tmp_path, BASE_CONFIG, {"people.yaml": LIST_ADAPTER}, {"people/people.yaml": LIST_LIBRARY})
     make_people_duckdb(tmp_path / "templates" / "people.duckdb")
-    runtime = await build_runtime(load_config(config))
-    try:
+    async with running_runtime(config) as runtime:
         people = runtime.get("people")
         counted = await answering.answer(people, "How many people are there?")
         listed = await answering.answer(people, "list the people")
         own_limit = await answering.answer(people, "how many of the first 2 people by name?")
-    finally:
-        await runtime.close()
     meta = counted.body["metadata"]
     assert meta["template_id"] == "people_by_name" and meta["truncated"] is True
     assert meta["total_rows"] == 4 and len(counted.body["rows"]) == 3
@@ -215,25 +206,19 @@ async def test_a_conversation_keeps_the_count_question_through_a_clarification_a
     """'how many people work in a department?' asks which one; 'Engineering' answers it, and the count
     question is the first message's; 'what about Sales?' then changes the department of a count question.
     Neither message's own trace says the limit was left at its default: the values do."""
-    make_people_db(tmp_path / "templates" / "people.db")
+    config = people_tree(tmp_path, library=DEPARTMENT_LIBRARY)
     with contextlib.closing(sqlite3.connect(tmp_path / "templates" / "people.db")) as con, con:
         con.execute(
             "INSERT INTO people (name, department, salary) VALUES ('Barbara', 'Sales', 1), ('Edsger', 'Sales', 2)"
         )
-    config = make_tree(
-        tmp_path, BASE_CONFIG, {"people.yaml": PEOPLE_ADAPTER}, {"people/people.yaml": DEPARTMENT_LIBRARY}
-    )
-    runtime = await build_runtime(load_config(config))
     sessions = MemorySessionStore(SessionSettings())
-    try:
+    async with running_runtime(config) as runtime:
         people = runtime.get("people")
         asked = await answering.answer_in_session(people, "How many people work in a department?", sessions, None)
         assert asked.status == "needs_clarification"
         session = asked.body["session_id"]
         answered = await answering.answer_in_session(people, "Engineering", sessions, session)
         followed = await answering.answer_in_session(people, "what about Sales?", sessions, session)
-    finally:
-        await runtime.close()
     assert answered.body["metadata"]["reason"] == "clarification_answered"
     assert answered.body["metadata"]["total_rows"] == 2 and "(the first 1 of 2 rows)" in answered.body["content"]
     assert followed.body["metadata"]["parameters"]["department"] == "Sales"
