@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from rapidfuzz import fuzz, utils
 
+from ..errors import IntentRouterError
 from ..params import problems as param_problems
 from ..params.base import Extraction, ExtractionSource, ParamProblem
 from ..params.choice_cache import ordinary_words
@@ -108,8 +109,10 @@ async def interpret(
         return None
     is_confident = confident(outcome, threshold, margin)
     if state.clarification is not None:
-        restates = is_confident and _selects(outcome, state.clarification.template)
-        return await _complete(state.clarification, state.pending_turn, message, sources, is_confident, restates)
+        pending = state.clarification
+        restates = is_confident and _selects(outcome, pending.template)
+        close = _close_behind(outcome, pending.template, margin)
+        return await _complete(pending, state.pending_turn, message, sources, is_confident, restates, close)
     if state.choice is not None:
         return await _pick(state.choice, state.pending_turn, message, sources, is_confident)
     if state.last is not None:
@@ -121,6 +124,15 @@ def _selects(outcome: RoutingOutcome, ref: TemplateRef) -> bool:
     """The message on its own routes to this template."""
     chosen = outcome.decision.selected
     return chosen is not None and chosen.key == (ref.adapter, ref.template_id)
+
+
+def _close_behind(outcome: RoutingOutcome, ref: TemplateRef, margin: float) -> bool:
+    """The message on its own scores this template within `margin` of its best one: it may speak of it."""
+    if not outcome.candidates:
+        return False
+    key = (ref.adapter, ref.template_id)
+    score = next((c.score for c in outcome.candidates if c.key == key), None)
+    return score is not None and clears(score, outcome.candidates[0].score - margin)
 
 
 def _lookup(ref: TemplateRef, sources: Mapping[str, ExtractionSource]) -> tuple[ExtractionSource, Template] | None:
@@ -137,6 +149,7 @@ async def _complete(
     sources: Mapping[str, ExtractionSource],
     is_confident: bool,
     restates: bool = False,
+    close: bool = False,
 ) -> FollowUp | None:
     found = _lookup(pending.template, sources)
     if found is None:  # the template left the config since (a reload renamed or removed it): say so, unless
@@ -157,9 +170,10 @@ async def _complete(
     settled = {name for name, value in earlier.items() if value is not None}
     others = await _other_values(source, template, message, set(wanted) | settled)
     # a reply that answers what was asked in the pending request's own words ('I need 4 tickets for March 11th'
-    # to a bus ticket waiting for its travellers and date) answers it, even where it alone would route to
-    # another template; one that routes to the pending template restates it (_restated)
-    wraps = VALUE_FILLER | _own_words(template) if from_reply and not restates else VALUE_FILLER
+    # to a bus ticket waiting for its travellers and date) answers it, even where it alone routes to another
+    # template, if it scores the pending one close behind (within new_question_margin); one that routes to
+    # the pending template restates it (_restated)
+    wraps = VALUE_FILLER | _own_words(template) if from_reply and close and not restates else VALUE_FILLER
     if not from_reply and not said and not others.trace:
         bare = _bare_value(message, only, is_confident)
         if bare is None:  # nothing in it answers what was asked
@@ -392,7 +406,7 @@ async def _carry(
         given[named.parameter] = named.values
     said = {p.name for p in reply.problems if p.problem in ("invalid", "ambiguous")}  # given, but not usable
     wraps = VALUE_FILLER | CUE_WORDS
-    if not given and not said and carry.cue and reroute is not None:
+    if not given and not said and carry.cue and reroute is not None and _names_a_value_only(carry.text, wraps):
         return await _neighbour(last, carry, sources, reroute, threshold)
     if not is_carry_over([*given, *said], carry, is_confident, values_only(carry.text, reply, wraps)):
         return None
@@ -415,30 +429,53 @@ async def _carry(
 
 # how many of the last question's candidates, after its own template, a follow-up may move to
 NEIGHBOURS = 5
+# the most words a follow-up for a neighbour holds besides its cue and filler: a value's, not a question's
+_VALUE_WORDS = 3
+
+
+def _names_a_value_only(text: str, wraps: frozenset[str]) -> bool:
+    """Short enough to be a value and the words that wrap it ('what about Sales?'), not a question of its own."""
+    return 0 < len([w for w in _WORD.findall(text.casefold()) if w not in wraps]) <= _VALUE_WORDS
 
 
 async def _neighbour(
     last: LastAnswer, carry: CarryOver, sources: Mapping[str, ExtractionSource], reroute: Reroute, threshold: float
 ) -> FollowUp | None:
     """'what about Sales?' after 'headcount per department', whose template takes no department: the best
-    of the last question's other candidates that clears the threshold and takes the message's values, run
-    with them and the earlier values it has parameters for. The message must hold nothing but its values
-    and the words that say it continues; without such a template it is a question of its own (None)."""
+    of the last question's other candidates of the same source that clears the threshold, takes the
+    message's values and every
+    value the user gave before (defaults aside: a constraint said is never dropped), run with them. The
+    message holds nothing but its values and the words that say it continues; without such a template it is
+    a question of its own (None). A candidate whose values cannot be read now (its list's source is down)
+    is passed over."""
     again = await reroute(last.question)
     own = (last.template.adapter, last.template.template_id)
-    nearby = [c for c in again.candidates if c.key != own and clears(c.score, threshold)][:NEIGHBOURS]
+    nearby = [c for c in again.candidates if c.adapter == own[0] and c.key != own and clears(c.score, threshold)][
+        :NEIGHBOURS
+    ]  # the same source's: a follow-up stays with what the conversation is about
+    last_specs = _last_specs(last, sources)
+    said_before = {
+        name: value
+        for name, value in last.values.items()
+        if value is not None and not (name in last_specs and _is_default(last_specs[name], value))
+    }
     for candidate in nearby:
         source = sources.get(candidate.adapter)
-        if source is None or not candidate.template.parameters:
-            continue
         template = candidate.template
-        reply = await source.extractor.extract(carry.text, template)
+        if source is None or not template.parameters or not set(said_before) <= {p.name for p in template.parameters}:
+            continue
+        try:
+            reply = await source.extractor.extract(carry.text, template)
+        except IntentRouterError:
+            continue
         given = new_values(reply)
         if not given or not values_only(carry.text, reply, VALUE_FILLER | CUE_WORDS):
             continue
         specs = {p.name: p for p in template.parameters}
-        earlier, _ = _revalidate(last.values, specs)
-        kept = {name: value for name, value in earlier.items() if name not in given and value is not None}
+        earlier, stale = _revalidate(said_before, specs)
+        if stale:
+            continue
+        kept = {name: value for name, value in earlier.items() if name not in given}
         merged = Extraction(
             values={**reply.values, **kept, **given},
             trace=[t for t in reply.trace if t.extractor != "default"],
@@ -448,8 +485,15 @@ async def _neighbour(
         )
         _fill_rest(template, merged)
         changed, carried = list(given), list(kept)
-        return FollowUp("follow_up", source, template, merged, None, last.question, candidate.score, changed, carried)
+        score = round(candidate.score, 4)
+        return FollowUp(carry.kind, source, template, merged, None, last.question, score, changed, carried)
     return None
+
+
+def _last_specs(last: LastAnswer, sources: Mapping[str, ExtractionSource]) -> dict[str, ParameterSpec]:
+    """The last answer's template's parameters (to tell its defaults from what the user said)."""
+    found = _lookup(last.template, sources)
+    return {p.name: p for p in found[1].parameters} if found is not None else {}
 
 
 # --- choice -------------------------------------------------------------------------------------

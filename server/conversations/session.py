@@ -68,10 +68,15 @@ class Conversation:
         return await interpret(state, message, outcome, sources, policy.confidence_threshold, margin, reroute)
 
     async def record(
-        self, pending: Pending | None, follow_up: FollowUp | None, executed: LastAnswer | None = None
+        self,
+        pending: Pending | None,
+        follow_up: FollowUp | None,
+        executed: LastAnswer | None = None,
+        fanned_out: bool = False,
     ) -> SessionTurn:
         """Store this turn (what its answer leaves pending, the template and values it ran) and say where it
-        stands. A turn that ran nothing keeps the last executed answer for the next follow-up."""
+        stands. A turn that ran nothing keeps the last executed answer for the next follow-up; a fan-out
+        answer (several sources' templates, none of them the answer) leaves none."""
         turn = self.state.turn + 1
         self.state = self.state.model_copy(
             update={
@@ -79,7 +84,7 @@ class Conversation:
                 "clarification": pending if isinstance(pending, PendingClarification) else None,
                 "choice": pending if isinstance(pending, PendingChoice) else None,
                 "pending_turn": turn if pending is not None else None,
-                "last": executed if executed is not None else self.state.last,
+                "last": executed if executed is not None else None if fanned_out else self.state.last,
                 "updated_at": time.time(),
             }
         )

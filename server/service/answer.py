@@ -191,7 +191,8 @@ async def _answer_turn(
         result = await _respond(adapter, original, question, router, sources, outcome, fanning)
     else:
         result = await _complete(adapter, original, question, outcome, sources, follow_up)
-    turn = await conversation.record(result.pending, follow_up, result.executed)
+    # a fan-out answer ran no one template: what a follow-up may continue is gone with it
+    turn = await conversation.record(result.pending, follow_up, result.executed, fanned_out=result.sources is not None)
     result.turn = turn
     result.response.session_id = turn.session_id
     view = SessionTurnView(session_id=turn.session_id, turn=turn.turn)
@@ -302,12 +303,12 @@ async def _complete(
         sources[follow_up.source.name],  # the source interpret found the follow-up's template in
         follow_up.template,
         follow_up.extraction,
-        follow_up.question if follow_up.kind in ("clarification", "choice") else question,
+        follow_up.question,  # what the turn asked: chained follow-ups keep the question they all continue
         metadata,
         confidence,
         outcome,
         timings,
-        (follow_up.question,),
+        (question,),
     )
 
 
@@ -338,8 +339,9 @@ async def _finish(
     also_asked: tuple[str, ...] = (),
 ) -> Answer:
     """Run the template with these values (once per value where several were named for one: each_value.py),
-    or say what is still missing (and remember it for the session). `also_asked`: the question a follow-up
-    continues, which may be what asked "how many" (row_totals.py)."""
+    or say what is still missing (and remember it for the session). `question`: what the turn asks (for a
+    follow-up, the question it continues); `also_asked`: the message itself, which may be what asks "how
+    many" (row_totals.py)."""
     each = settle(extraction, template)
     metadata.parameters = extraction.values
     metadata.extraction = parameter_views.filled(extraction)

@@ -32,7 +32,7 @@ templates:
   - id: event_tickets
     description: Buy tickets for a concert, a show or a game on a date
     nl_examples:
-      - "I need 4 tickets for the concert on March 11th"
+      - "two seats for the concert on Saturday"
       - "get me two tickets to the game tomorrow"
       - "buy 3 tickets for the show on Friday"
       - "tickets for the jazz concert next week"

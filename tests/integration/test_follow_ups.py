@@ -110,14 +110,28 @@ async def test_a_value_the_last_template_cannot_take_moves_to_the_neighbour_that
     assert followed["rows"]
 
 
-async def test_without_a_neighbour_for_the_value_the_follow_up_is_a_question_of_its_own(demo_runtime):
-    """No template the first question came close to takes a region (or a year, after a headcount)."""
-    for first, then in (
-        ("revenue by region for 2024", "what about the North region?"),
-        ("headcount per department", "and for 2023?"),
-    ):
-        *_, new = await _turns(demo_runtime, first, then)
-        assert _meta(new)["reason"] not in ("follow_up", "correction") and "follow_up" not in _meta(new)["session"]
+@pytest.mark.parametrize(
+    "turns",
+    [
+        ("revenue by region for 2024", "what about the North region?"),  # no revenue template takes a region
+        ("headcount per department", "and for 2023?"),  # nor a headcount a year
+        ("which customers are in Germany?", "what about enterprise?"),  # the segments' list drops the country
+        ("who are our top customers by revenue?", "what about Engineering?"),  # departments: another source
+        ("headcount per department", "what about Sales?", "and in 2024?"),  # the chain's question is the first
+    ],
+)
+async def test_without_a_neighbour_for_the_value_the_follow_up_is_a_question_of_its_own(demo_runtime, turns):
+    *_, new = await _turns(demo_runtime, *turns)
+    assert _meta(new)["reason"] not in ("follow_up", "correction") and "follow_up" not in _meta(new)["session"]
+
+
+async def test_a_confident_question_of_its_own_is_not_taken_for_a_clarifications_reply(demo_runtime):
+    """Its words are the pending template's too ('how many employees'), and 'Engineering' could be a
+    manager's name; but alone it routes far ahead of the pending template: it is the new question."""
+    asked, new = await _turns(demo_runtime, "how many people report to?", "How many employees are in Engineering?")
+    assert _meta(asked)["status"] == "needs_clarification"
+    assert _meta(new)["template_id"] == "employee_count_by_department"
+    assert _meta(new)["reason"] != "clarification_answered"
 
 
 async def test_a_value_outside_the_list_is_asked_again_on_the_same_template(demo_runtime):
@@ -189,3 +203,17 @@ async def test_a_reload_that_removes_the_pending_template_says_so(tmp_path):
             "expired",
         )
         assert "employees_by_city" in body["content"] and "ask the question again" in body["content"]
+
+
+async def test_a_fan_out_answer_leaves_nothing_to_continue(demo_runtime):
+    """After a fan-out turn (several sources' templates) 'what about Sales?' does not reach back past it to
+    the headcount asked before."""
+    company, sessions = demo_runtime.get("company"), demo_runtime.sessions
+    first = await answer_in_session(company, "headcount per department", sessions, None)
+    sid = first.body["session_id"]
+    fanned = await answer_in_session(company, "revenue by region for 2024", sessions, sid, execution="fan_out")
+    assert fanned.body["metadata"]["execution"] == "fan_out"
+    then = await answer_in_session(company, "what about Sales?", sessions, sid)
+    assert (
+        _meta(then.body)["reason"] not in ("follow_up", "correction") and "follow_up" not in _meta(then.body)["session"]
+    )
