@@ -9,6 +9,9 @@ import sys
 from ..config.errors import ConfigError
 from ..errors import IntentRouterError
 
+# what `report` prints without a traceback; `main` catches these
+EXPECTED = (ConfigError, IntentRouterError, OSError, ValueError)
+
 
 def report(exc: BaseException) -> int | None:
     """Print `exc` for the user and return the exit status (1), or None when it is not an expected failure."""

@@ -11,10 +11,9 @@ import sys
 from pathlib import Path
 
 from ..config.errors import ConfigError
-from ..errors import IntentRouterError
 from ..runtime.heap import pin_mmap_threshold
 from ..runtime.loader import load_config
-from .failures import report
+from .failures import EXPECTED, report
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "config"
 DEFAULT_COMMAND = "serve"
@@ -194,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
             getattr(args, "workers", 1),
             watch=not getattr(args, "no_watch", False),
         )
-    except (ConfigError, IntentRouterError, OSError, ValueError) as exc:  # said without a traceback
+    except EXPECTED as exc:  # said without a traceback
         code = report(exc)
         assert code is not None
         return code

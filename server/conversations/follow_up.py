@@ -26,7 +26,7 @@ from ..params.base import Extraction, ExtractionSource, ParamProblem
 from ..params.choice_cache import ordinary_words
 from ..params.choices import suggestions
 from ..params.coercion import InvalidValue
-from ..params.extractor import validate
+from ..params.extractor import is_default, validate
 from ..params.named_values import answers_each, settle
 from ..params.roles import Role, role_of
 from ..params.text import wordset
@@ -221,7 +221,7 @@ async def _restated(
     kept = {
         name: value
         for name, value in earlier.items()
-        if value is not None and name not in said | dropped and not _is_default(specs[name], value)
+        if value is not None and name not in said | dropped and not is_default(specs[name], value)
     }
     if not kept:
         return None
@@ -269,16 +269,6 @@ _END_WORDS = wordset(
 def _range_of(name: str) -> tuple[str, ...]:
     """What a range parameter's name bounds: 'price' for min_price and max_price, 'date' for start_date."""
     return tuple(w for w in name.lower().split("_") if w not in _END_WORDS)
-
-
-def _is_default(spec: ParameterSpec, value: Any) -> bool:
-    """The value is the parameter's default (a default the first turn filled is no value the user said)."""
-    if spec.default is None:
-        return False
-    try:
-        return bool(validate(spec, spec.default) == value)
-    except InvalidValue:
-        return False
 
 
 async def _other_values(source: ExtractionSource, template: Template, message: str, wanted: set[str]) -> Extraction:
@@ -407,7 +397,7 @@ async def _carry(
     said = {p.name for p in reply.problems if p.problem in ("invalid", "ambiguous")}  # given, but not usable
     wraps = VALUE_FILLER | CUE_WORDS
     if not given and not said and carry.cue and reroute is not None and _names_a_value_only(carry.text, wraps):
-        return await _neighbour(last, carry, sources, reroute, threshold)
+        return await _neighbour(last, template, carry, sources, reroute, threshold)
     if not is_carry_over([*given, *said], carry, is_confident, values_only(carry.text, reply, wraps)):
         return None
     specs = {p.name: p for p in template.parameters}
@@ -439,25 +429,29 @@ def _names_a_value_only(text: str, wraps: frozenset[str]) -> bool:
 
 
 async def _neighbour(
-    last: LastAnswer, carry: CarryOver, sources: Mapping[str, ExtractionSource], reroute: Reroute, threshold: float
+    last: LastAnswer,
+    last_template: Template,
+    carry: CarryOver,
+    sources: Mapping[str, ExtractionSource],
+    reroute: Reroute,
+    threshold: float,
 ) -> FollowUp | None:
     """'what about Sales?' after 'headcount per department', whose template takes no department: the best
     of the last question's other candidates of the same source that clears the threshold, takes the
-    message's values and every
-    value the user gave before (defaults aside: a constraint said is never dropped), run with them. The
-    message holds nothing but its values and the words that say it continues; without such a template it is
-    a question of its own (None). A candidate whose values cannot be read now (its list's source is down)
-    is passed over."""
+    message's values and every value the user gave before (defaults aside: a constraint said is never
+    dropped), run with them. The message holds nothing but its values and the words that say it continues;
+    without such a template it is a question of its own (None). A candidate whose values cannot be read now
+    (its list's source is down) is passed over."""
     again = await reroute(last.question)
     own = (last.template.adapter, last.template.template_id)
     nearby = [c for c in again.candidates if c.adapter == own[0] and c.key != own and clears(c.score, threshold)][
         :NEIGHBOURS
     ]  # the same source's: a follow-up stays with what the conversation is about
-    last_specs = _last_specs(last, sources)
+    last_specs = {p.name: p for p in last_template.parameters}
     said_before = {
         name: value
         for name, value in last.values.items()
-        if value is not None and not (name in last_specs and _is_default(last_specs[name], value))
+        if value is not None and not (name in last_specs and is_default(last_specs[name], value))
     }
     for candidate in nearby:
         source = sources.get(candidate.adapter)
@@ -488,12 +482,6 @@ async def _neighbour(
         score = round(candidate.score, 4)
         return FollowUp(carry.kind, source, template, merged, None, last.question, score, changed, carried)
     return None
-
-
-def _last_specs(last: LastAnswer, sources: Mapping[str, ExtractionSource]) -> dict[str, ParameterSpec]:
-    """The last answer's template's parameters (to tell its defaults from what the user said)."""
-    found = _lookup(last.template, sources)
-    return {p.name: p for p in found[1].parameters} if found is not None else {}
 
 
 # --- choice -------------------------------------------------------------------------------------

@@ -503,6 +503,16 @@ def _asks_about(spec: ParameterSpec, rejected: Candidate) -> bool:
     return spec.required or rejected.extractor != "learned"
 
 
+def is_default(spec: ParameterSpec, value: Any) -> bool:
+    """The value is the parameter's default, as filling it would give it (a default is no value the user said)."""
+    if spec.default is None:
+        return False
+    try:
+        return bool(validate(spec, spec.default) == value)
+    except InvalidValue:
+        return False
+
+
 def validate(p: _Param | ParameterSpec, value: Any) -> Any:
     """Coerce to the parameter's type and enforce its constraints (and a strict values_from list)."""
     spec = p.spec if isinstance(p, _Param) else p

@@ -17,8 +17,6 @@ _QUOTED = re.compile(r'"([^"]{1,200})"|“([^”]{1,200})”|‘([^’]{1,200})�
 _EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}(?![\w])")
 
 # Capitalised words that start questions and commands, or are otherwise never part of a name.
-# words that start the next sentence after a capital letter's dot ('... Plan B. Then ...'), not a surname
-_SENTENCE_STARTS = wordset("then so but if it he she they there also now next after later thanks")
 _NOT_NAMES = wordset("""
 what who whom whose which where when why how show list find give get tell can could would will should do does did
 is are was were please i i'm i'd me my we our us you your the a an any all each every look lookup search display
@@ -28,6 +26,8 @@ in on at of for from to by with about since after before during until this that 
 yes no not help hmm hmmm um uh oh well also just i'll i've we'd we're we'll you'd maybe sure thanks thank
 one two three four five six seven eight nine ten
 """)
+# words that start the next sentence after a capital letter's dot ('... Plan B. Then ...'), not a surname
+_SENTENCE_STARTS = wordset("then so but if it he she they there also now next after later thanks")
 _MONTH_DAY = wordset("""january february march april may june july august september october november december
 jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday
 today yesterday tomorrow q1 q2 q3 q4 fy ytd""")

@@ -16,6 +16,7 @@ from typing import Any
 from ..adapters.base import DataAdapter, QueryResult
 from ..errors import IntentRouterError
 from ..params.base import Extraction
+from ..params.extractor import is_default
 from ..routing.count_questions import count_cue
 from ..templates import Template
 
@@ -34,11 +35,7 @@ def left_at_default(template: Template, values: dict[str, Any], extraction: Extr
     from the trace alone: a clarification's answer or a follow-up keeps the earlier values without their
     "default" trace entries."""
     said = {v.name for v in extraction.trace if v.span is not None}
-    return frozenset(
-        p.name
-        for p in template.parameters
-        if p.default is not None and p.name not in said and values.get(p.name) == p.default
-    )
+    return frozenset(p.name for p in template.parameters if p.name not in said and is_default(p, values.get(p.name)))
 
 
 async def total_rows(
