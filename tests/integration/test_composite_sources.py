@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import duckdb
 
-from server.runtime.build import build_runtime
-from server.runtime.loader import load_config
 from server.service.answer import answer
+from server.testing.app import running_runtime
 from server.testing.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_people_db, make_tree
 from server.testing.graphql_api import running_graphql_api
 from server.testing.http_api import running_http_api
@@ -138,8 +137,7 @@ async def test_one_composite_routes_each_question_to_its_source(tmp_path, mongo_
             {"sources.yaml": adapters_yaml(mongo_server.url, mongo_server.database, http_api.url, graphql_api.url)},
             LIBRARIES,
         )
-        runtime = await build_runtime(load_config(config_dir))
-        try:
+        async with running_runtime(config_dir) as runtime:
             composite = runtime.get("everything")
             for question, child, template_id, rows in QUESTIONS:
                 result = await answer(composite, question)
@@ -152,7 +150,5 @@ async def test_one_composite_routes_each_question_to_its_source(tmp_path, mongo_
                 assert result.body["metadata"]["executed_by"] == child
                 assert result.body["rows"] == rows, question
                 assert sorted(routing["adapters_searched"]) == ["books", "cars", "flights", "orders", "people"]
-        finally:
-            await runtime.close()
     assert http_api.log[-1].query == [("author", "George Orwell")]
     assert graphql_api.received[-1]["variables"] == {"origin": "FRA"}

@@ -12,8 +12,6 @@ import pytest
 
 from server.conversations.memory_store import MemorySessionStore
 from server.conversations.settings import SessionSettings
-from server.runtime.build import build_runtime
-from server.runtime.loader import load_config
 from server.service import answer as answering
 from server.testing.app import running_app, running_runtime
 from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, people_tree
@@ -24,8 +22,7 @@ pytestmark = pytest.mark.asyncio
 async def test_max_rows_caps_the_whole_answer_and_a_value_without_rows_is_said(tmp_path):
     config = people_tree(tmp_path, BASE_CONFIG + "result_cache: {enabled: false}\n")  # rows change below
     (config / "adapters" / "people.yaml").write_text(PEOPLE_ADAPTER + "    max_rows: 2\n")
-    runtime = await build_runtime(load_config(config))
-    try:
+    async with running_runtime(config) as runtime:
         people = runtime.get("people")
         result = await answering.answer(people, "Who works in Engineering and Sales?")
         meta = result.body["metadata"]
@@ -43,8 +40,6 @@ async def test_max_rows_caps_the_whole_answer_and_a_value_without_rows_is_said(t
         with_none = await answering.answer(people, "Who works in Sales and HR?")
         assert with_none.body["rows"] == [{"department": "Sales", "name": "Linus"}]
         assert with_none.body["content"].endswith("\nNo rows for department HR.")
-    finally:
-        await runtime.close()
 
 
 HIRES_LIBRARY = """

@@ -9,10 +9,9 @@ from contextlib import asynccontextmanager
 import pytest
 
 from server.config.errors import ConfigError
-from server.runtime.build import Runtime, build_runtime
 from server.runtime.loader import load_config
 from server.service.answer import answer, explain_routing
-from server.testing.app import running_app
+from server.testing.app import running_app, running_runtime
 from server.testing.configs import BASE_CONFIG, make_tree
 from server.testing.customer import LIBRARIES, QUESTION, customer_tree, running_support_desk
 from server.web.routing_log import STATS_LOG
@@ -22,11 +21,8 @@ from server.web.routing_log import STATS_LOG
 async def customer_runtime(tmp_path, mongo, composite: str = "    execution: fan_out\n"):
     async with running_support_desk() as desk:
         config = customer_tree(tmp_path, mongo, desk.url, composite)
-        runtime: Runtime = await build_runtime(load_config(config))
-        try:
+        async with running_runtime(config) as runtime:
             yield runtime, desk
-        finally:
-            await runtime.close()
 
 
 async def test_fan_out_answers_from_every_source_with_sections_stats_and_merged_rows(tmp_path, mongo_server):

@@ -9,10 +9,8 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from server.runtime.build import build_runtime
-from server.runtime.loader import load_config
 from server.service.answer import answer_in_session
-from server.testing.app import running_app
+from server.testing.app import running_app, running_runtime
 from server.testing.demo import warm_demo_tree
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -157,12 +155,9 @@ def no_follow_ups(tmp_path: Path) -> Path:
 
 
 async def test_follow_ups_can_be_turned_off_per_composite(no_follow_ups):
-    runtime = await build_runtime(load_config(no_follow_ups))
-    try:
+    async with running_runtime(no_follow_ups) as runtime:
         *_, second = await _turns(runtime, "how many employees are in Engineering?", "what about Sales?")
         assert _meta(second)["reason"] != "follow_up" and "follow_up" not in _meta(second)["session"]
-    finally:
-        await runtime.close()
 
 
 async def test_over_http_and_mcp(tmp_path):

@@ -9,10 +9,10 @@ import duckdb
 import pytest
 
 from server.config.errors import ConfigError
-from server.runtime.build import build_runtime
 from server.runtime.loader import load_config
 from server.service import answer as answering
 from server.testing.adapter_harness import started
+from server.testing.app import running_runtime
 from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, make_people_db, make_tree
 from server.testing.demo import warm_demo_tree
 
@@ -126,15 +126,12 @@ def test_pattern_allowed_is_for_strings(tmp_path):
 
 
 async def test_demo_order_history_for_a_percent_sign_returns_nothing(tmp_path):
-    runtime = await build_runtime(load_config(warm_demo_tree(tmp_path)))
-    try:
+    async with running_runtime(warm_demo_tree(tmp_path)) as runtime:
         sales = runtime.get("sales").adapter
         template = sales.templates["customer_order_history"]
         everything = await sales.execute(template, {"customer_name": "%", "limit": 500})
         some = await sales.execute(template, {"customer_name": "Greenfield", "limit": 500})
         answered = await answering.answer(runtime.get("company"), 'order history for "%"')
-    finally:
-        await runtime.close()
     assert everything.rows == [] and some.rows
     assert answered.body["rows"] == []
 

@@ -9,10 +9,9 @@ from server.config.errors import ConfigError
 from server.errors import QueryFailed
 from server.params.value_list import ValueList
 from server.params.values_from import adapter_values_runner
-from server.runtime.build import build_runtime
 from server.runtime.loader import load_config
 from server.testing.adapter_harness import started
-from server.testing.app import running_app
+from server.testing.app import running_app, running_runtime
 from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, PEOPLE_LIBRARY, make_people_db, make_tree, people_tree
 
 LOOKUP = """
@@ -47,8 +46,7 @@ async def test_a_values_from_query_on_a_missing_table_is_502_naming_the_adapter(
 
 async def test_a_values_from_query_refused_by_the_guard_at_run_time_is_a_failed_query(tmp_path):
     """A runtime built without the loader: the same guard runs when the list is fetched."""
-    runtime = await build_runtime(load_config(people_tree(tmp_path)))
-    try:
+    async with running_runtime(people_tree(tmp_path)) as runtime:
         run = adapter_values_runner(runtime.get("people").adapter)
         with pytest.raises(QueryFailed) as caught:
             await run("people_in_department.department.values", "DELETE FROM people", 100)
@@ -59,8 +57,6 @@ async def test_a_values_from_query_refused_by_the_guard_at_run_time_is_a_failed_
         )
         listed = await run("x.values", "SELECT DISTINCT department FROM people ORDER BY department", 100)
         assert ValueList.from_rows(listed.rows, listed.columns).values == ("Engineering", "HR", "Sales")
-    finally:
-        await runtime.close()
 
 
 CARS_ADAPTER = """

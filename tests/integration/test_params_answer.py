@@ -12,6 +12,7 @@ from server.config.errors import ConfigError
 from server.runtime.build import build_runtime
 from server.runtime.loader import load_config
 from server.service.answer import answer
+from server.testing.app import running_runtime
 from server.testing.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_people_db, make_tree
 
 ADAPTER = """
@@ -127,13 +128,10 @@ async def test_a_reload_refreshes_stored_values(people):
     con.execute("INSERT INTO people (name, department, salary) VALUES ('Barbara', 'HR', 80000)")
     con.commit()
     con.close()
-    fresh = await build_runtime(load_config(root / "config"))
-    try:
+    async with running_runtime(root / "config") as fresh:
         reloaded = fresh.get("people")
         result = await answer(reloaded, "what does Barbara earn?")
         assert result.status == "executed" and result.body["rows"] == [{"name": "Barbara", "salary": 80000.0}]
-    finally:
-        await fresh.close()
 
 
 def test_unknown_key_in_parameter_extraction_names_file_and_line(tmp_path):
@@ -150,8 +148,7 @@ async def test_test_routing_still_decides_when_the_values_source_is_down(tmp_pat
 
     config_dir = tree(tmp_path)
     (tmp_path / "templates" / "people.db").unlink()
-    runtime = await build_runtime(load_config(config_dir))
-    try:
+    async with running_runtime(config_dir) as runtime:
         adapter = runtime.get("people")
         body = (await explain_routing(adapter, "what does Grace earn?")).body
         decision = body["routing_decision"]
@@ -160,5 +157,3 @@ async def test_test_routing_still_decides_when_the_values_source_is_down(tmp_pat
         assert "sqlite" not in decision["parameters"]["error"].lower()
         make_people_db(tmp_path / "templates" / "people.db")  # back up: the list is fetched on demand
         assert (await answer(adapter, "what does Grace earn?")).status == "executed"
-    finally:
-        await runtime.close()

@@ -16,6 +16,7 @@ from server.runtime.holder import RuntimeHolder
 from server.runtime.loader import load_config
 from server.service.answer import answer
 from server.templates import Template
+from server.testing.app import running_runtime
 from server.testing.configs import BASE_CONFIG, PEOPLE_ADAPTER, people_tree, write
 
 QUESTION = "who works in the Engineering department?"
@@ -30,8 +31,7 @@ def add_engineer(root, name: str) -> None:
 
 async def test_a_repeated_question_is_answered_from_the_cache_until_it_expires(tmp_path):
     config = people_tree(tmp_path, BASE_CONFIG + "result_cache: {default_ttl_seconds: 0.5}\n")
-    runtime = await build_runtime(load_config(config))
-    try:
+    async with running_runtime(config) as runtime:
         people = runtime.get("people")
         first = await answer(people, QUESTION)
         add_engineer(tmp_path, "Barbara")  # the source changes; a cached answer does not see it
@@ -42,20 +42,15 @@ async def test_a_repeated_question_is_answered_from_the_cache_until_it_expires(t
         fresh = await answer(people, QUESTION)
         assert fresh.body["metadata"]["from_cache"] is False
         assert {"name": "Barbara"} in fresh.body["rows"] and len(fresh.body["rows"]) == len(first.body["rows"]) + 1
-    finally:
-        await runtime.close()
 
 
 async def test_other_parameter_values_are_other_entries(tmp_path):
-    runtime = await build_runtime(load_config(people_tree(tmp_path)))
-    try:
+    async with running_runtime(people_tree(tmp_path)) as runtime:
         people = runtime.get("people")
         await answer(people, QUESTION)
         sales = await answer(people, "who works in the Sales department?")
         assert sales.body["metadata"]["from_cache"] is False
         assert sales.body["metadata"]["parameters"] != (await answer(people, QUESTION)).body["metadata"]["parameters"]
-    finally:
-        await runtime.close()
 
 
 async def test_cache_ttl_zero_and_date_parameters_are_never_cached(tmp_path):
@@ -106,8 +101,7 @@ async def test_the_byte_settings_reach_the_cache_and_a_large_answer_is_not_cache
     config = people_tree(tmp_path, BASE_CONFIG + "result_cache: {max_bytes: 65536, max_entry_share: 0.01}\n")
     for i in range(200):
         add_engineer(tmp_path, f"Engineer number {i}")
-    runtime = await build_runtime(load_config(config))
-    try:
+    async with running_runtime(config) as runtime:
         assert isinstance(runtime.result_cache, MemoryResultCache)
         assert (runtime.result_cache.max_bytes, runtime.result_cache.max_entry_bytes) == (65536, 655)
         people = runtime.get("people")
@@ -117,13 +111,10 @@ async def test_the_byte_settings_reach_the_cache_and_a_large_answer_is_not_cache
         sales = "who works in the Sales department?"
         await answer(people, sales)
         assert (await answer(people, sales)).body["metadata"]["from_cache"] is True
-    finally:
-        await runtime.close()
 
 
 async def test_a_failing_query_is_not_cached(tmp_path):
-    runtime = await build_runtime(load_config(people_tree(tmp_path)))
-    try:
+    async with running_runtime(people_tree(tmp_path)) as runtime:
         people = runtime.get("people")
         con = sqlite3.connect(tmp_path / "templates" / "people.db")
         con.execute("ALTER TABLE people RENAME TO staff")
@@ -135,8 +126,6 @@ async def test_a_failing_query_is_not_cached(tmp_path):
         con.close()
         ok = await answer(people, QUESTION)
         assert ok.status == "executed" and ok.body["metadata"]["from_cache"] is False
-    finally:
-        await runtime.close()
 
 
 @pytest.mark.needs_redis
@@ -204,10 +193,7 @@ async def test_redis_forget_drops_only_that_adapters_entries_without_scanning(re
 
 async def test_redis_down_is_a_miss_not_an_error(tmp_path):
     block = "result_cache: {backend: redis, url: 'redis://127.0.0.1:1/0', timeout: 0.2}\n"  # nothing listens there
-    runtime = await build_runtime(load_config(people_tree(tmp_path, BASE_CONFIG + block)))
-    try:
+    async with running_runtime(people_tree(tmp_path, BASE_CONFIG + block)) as runtime:
         for _ in range(2):
             result = await answer(runtime.get("people"), QUESTION)
             assert result.status == "executed" and result.body["metadata"]["from_cache"] is False
-    finally:
-        await runtime.close()

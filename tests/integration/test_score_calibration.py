@@ -13,10 +13,9 @@ import numpy as np
 import pytest
 
 from server.intent.calibration import fit, nearest_pairs
-from server.runtime.build import build_runtime
 from server.runtime.holder import RuntimeHolder
-from server.runtime.loader import load_config
 from server.service.answer import router_for
+from server.testing.app import running_runtime
 from server.testing.composite_tree import build_tree, make_composite
 from server.testing.embedding_standin import MODEL, EmbeddingStandin
 
@@ -75,12 +74,11 @@ async def accuracy(composite, runtime) -> tuple[float, list[dict]]:
 
 @pytest.fixture
 async def mixed(tmp_path):
-    async with EmbeddingStandin() as standin:
-        runtime = await build_runtime(load_config(build_tree(tmp_path, adapters=adapters(standin.api_url))))
-        try:
-            yield runtime
-        finally:
-            await runtime.close()
+    async with (
+        EmbeddingStandin() as standin,
+        running_runtime(build_tree(tmp_path, adapters=adapters(standin.api_url))) as runtime,
+    ):
+        yield runtime
 
 
 async def test_calibration_makes_the_mixed_model_composite_choose_right(mixed, capsys):

@@ -18,8 +18,9 @@ import pytest
 from server.adapters.accepted_bodies import FILE
 from server.config.errors import ConfigError
 from server.routing.routable import RoutingSource
-from server.runtime.build import Runtime, build_runtime
+from server.runtime.build import build_runtime
 from server.runtime.loader import load_config
+from server.testing.app import running_runtime
 from server.testing.configs import BASE_CONFIG, PEOPLE_LIBRARY, make_tree, people_tree
 
 ADAPTER = """
@@ -47,15 +48,12 @@ def tree(root: Path) -> Path:
 
 async def started(config: Path) -> tuple[int, int]:
     """(bodies answered from the cache, bodies asked) by one build of the runtime."""
-    runtime: Runtime = await build_runtime(load_config(config))
-    try:
+    async with running_runtime(config) as runtime:
         source = runtime.adapters["people"]
         assert isinstance(source, RoutingSource)
         accepted = source.adapter.context.accepted_bodies
         assert source.adapter.source_check is not None and source.adapter.source_check.status == "checked"
         return accepted.hits, accepted.asked
-    finally:
-        await runtime.close()
 
 
 async def refusal(config: Path) -> str:

@@ -15,6 +15,7 @@ from server.runtime.build import build_runtime
 from server.runtime.holder import RuntimeHolder
 from server.runtime.loader import load_config
 from server.service.answer import answer
+from server.testing.app import running_runtime
 from server.testing.configs import BASE_CONFIG, make_tree
 
 ROWS = 300
@@ -112,16 +113,13 @@ def with_max_values(library: str, max_values: int) -> str:
 
 @pytest.mark.parametrize("kind", ["sql", "duckdb"])
 async def test_a_list_longer_than_max_rows_fills_a_value_from_row_250(tmp_path, kind):
-    runtime = await build_runtime(load_config(tree(tmp_path, kind)))
-    try:
+    async with running_runtime(tree(tmp_path, kind)) as runtime:
         geo = runtime.get("geo")
         template = geo.templates["capital_of_country"]
         got = await geo.extractor.extract("what is the capital of seychelles", template)
         assert got.values == {"country": "Seychelles"}
         done = await answer(geo, "what is the capital of seychelles?")
         assert done.status == "executed" and done.body["rows"] == [{"id": SEYCHELLES, "name": "Seychelles"}]
-    finally:
-        await runtime.close()
 
 
 @pytest.mark.parametrize("kind", ["sql", "duckdb"])
@@ -167,8 +165,7 @@ async def test_a_reload_with_a_list_over_max_values_is_refused_and_the_last_good
 
 @pytest.mark.parametrize("kind", ["sql", "duckdb"])
 async def test_codes_in_a_second_column_fill_the_name_in_any_case(tmp_path, kind):
-    runtime = await build_runtime(load_config(tree(tmp_path, kind)))
-    try:
+    async with running_runtime(tree(tmp_path, kind)) as runtime:
         geo = runtime.get("geo")
         flights, capital = geo.templates["flights_of_airline"], geo.templates["capital_of_country"]
         extract = geo.extractor.extract
@@ -179,15 +176,12 @@ async def test_codes_in_a_second_column_fill_the_name_in_any_case(tmp_path, kind
         assert (await extract("tell me about sc", capital)).values == {"country": "Seychelles"}
         done = await answer(geo, "which flights does ua run?")
         assert done.status == "executed" and done.body["rows"] == [{"id": 2, "name": "United Airlines"}]
-    finally:
-        await runtime.close()
 
 
 async def test_a_code_that_is_an_everyday_word_is_a_weak_guess(tmp_path):
     """'US' is also 'us': in capitals it is the code; in lower case only a guess, which fills the required
     airline when nothing else in the question does and loses to any other reading."""
-    runtime = await build_runtime(load_config(tree(tmp_path)))
-    try:
+    async with running_runtime(tree(tmp_path)) as runtime:
         geo = runtime.get("geo")
         flights = geo.templates["flights_of_airline"]
         extract = geo.extractor.extract
@@ -198,5 +192,3 @@ async def test_a_code_that_is_an_everyday_word_is_a_weak_guess(tmp_path):
         assert weak.values == {"airline": "US Airways"} and weak.trace[0].score == 0.5
         stronger = await extract("tell us about flights on delta", flights)
         assert stronger.values == {"airline": "Delta Air Lines"}
-    finally:
-        await runtime.close()

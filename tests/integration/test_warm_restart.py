@@ -8,6 +8,7 @@ import numpy as np
 from server.runtime.build import build_runtime
 from server.runtime.loader import load_config
 from server.stores.memory import MemoryTemplateStore
+from server.testing.app import running_runtime
 from server.testing.configs import BASE_CONFIG, people_tree
 
 
@@ -27,12 +28,9 @@ async def test_warm_restart_reembeds_nothing(tmp_path):
     before = vectors(first)
     await first.close()
 
-    second = await build_runtime(load_config(config_dir))
-    try:
+    async with running_runtime(config_dir) as second:
         assert second.get("people").embedder.stats.computed == 0  # the store came back from its file
         np.testing.assert_array_equal(vectors(second), before)
-    finally:
-        await second.close()
 
 
 async def test_without_store_files_the_embedding_cache_serves_the_restart(tmp_path):
@@ -42,13 +40,10 @@ async def test_without_store_files_the_embedding_cache_serves_the_restart(tmp_pa
     assert cold.computed > 0
     await first.close()
 
-    second = await build_runtime(load_config(config_dir))
-    try:
+    async with running_runtime(config_dir) as second:
         warm = second.get("people").embedder.stats
         assert warm.computed == 0
         assert warm.hits >= cold.computed
-    finally:
-        await second.close()
 
 
 async def test_changed_example_embeds_only_that_text(tmp_path):
@@ -57,8 +52,5 @@ async def test_changed_example_embeds_only_that_text(tmp_path):
     await first.close()
     library = tmp_path / "templates" / "people" / "people.yaml"
     library.write_text(library.read_text().replace('"headcount per department"', '"staff numbers by team"'))
-    second = await build_runtime(load_config(config_dir))
-    try:
+    async with running_runtime(config_dir) as second:
         assert second.get("people").embedder.stats.computed == 1
-    finally:
-        await second.close()

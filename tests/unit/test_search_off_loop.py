@@ -76,13 +76,11 @@ def test_a_store_that_must_pack_first_counts_as_large():
 async def test_a_single_adapters_search_leaves_the_loop_when_large(tmp_path, monkeypatch, search_threads):
     """The router's path for an adapter searched on its own (no stacked group): past the limit its store
     is searched on the pool, with the same candidates."""
-    from server.runtime.build import build_runtime
-    from server.runtime.loader import load_config
     from server.service.answer import explain_routing
+    from server.testing.app import running_runtime
     from server.testing.configs import people_tree
 
-    runtime = await build_runtime(load_config(people_tree(tmp_path)))
-    try:
+    async with running_runtime(people_tree(tmp_path)) as runtime:
         adapter = runtime.get("people")
         await explain_routing(adapter, "who lives here")  # packs the store's view (on the pool: not built yet)
         search_threads.clear()
@@ -93,8 +91,6 @@ async def test_a_single_adapters_search_leaves_the_loop_when_large(tmp_path, mon
         after = (await explain_routing(adapter, "who lives in Paris")).body
         assert search_threads and threading.get_ident() not in search_threads
         assert after["all_matches"] == before["all_matches"] and before["all_matches"]
-    finally:
-        await runtime.close()
 
 
 async def test_string_similarity_over_many_texts_scores_off_the_loop(monkeypatch):
