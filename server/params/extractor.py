@@ -371,7 +371,9 @@ class TemplateParameterExtractor(ParameterExtractor):
         self, learned: LearnedExtractor, template_id: str, seen: _Mentions, params: list[_Param], result: Extraction
     ) -> None:
         toks = words(seen.question)
-        tagging = learned.tag(template_id, toks, self._marks(seen, params), [p.spec.name for p in params])
+        tagging = learned.tag(
+            template_id, seen.question, toks, self._marks(seen, params), [p.spec.name for p in params]
+        )
         model = learned.model_for(template_id)
         if tagging is None or model is None:
             return

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..text import Span, Word, overlaps, words
 
-FEATURES_VERSION = "1"  # part of every model's fingerprint: a change here refits
+FEATURES_VERSION = "2"  # part of every model's fingerprint: a change here refits
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,13 @@ def _word(toks: Sequence[Word], i: int, listed: Sequence[bool] = ()) -> str:
     return "<listed>" if listed and listed[i] else toks[i].lower
 
 
-def sentence_features(toks: Sequence[Word], marks: Sequence[Mark]) -> list[list[str]]:
-    """One list of feature strings per word."""
+def _sentence_break(toks: Sequence[Word], i: int, text: str) -> bool:
+    """Whether a sentence ends just before word i (the text between it and the word before holds . ! ?)."""
+    return any(c in text[toks[i - 1].end : toks[i].start] for c in ".!?")
+
+
+def sentence_features(toks: Sequence[Word], marks: Sequence[Mark], text: str) -> list[list[str]]:
+    """One list of feature strings per word of `text` (`toks`, its words)."""
     covered: list[list[str]] = [[] for _ in toks]
     for mark in marks:
         first = True
@@ -73,6 +78,8 @@ def sentence_features(toks: Sequence[Word], marks: Sequence[Mark]) -> list[list[
             feats += ["suf3=" + w[-3:], "pre3=" + w[:3]]
         if tok.text[:1].isupper():
             feats.append("title")
+            if i > 0 and tok.text != "I" and not _sentence_break(toks, i, text):
+                feats.append("title_mid")  # a capital inside a sentence: a name, where a sentence's first word is not
         if any(c.isdigit() for c in w):
             feats.append("digit")
         feats += covered[i]

@@ -117,9 +117,9 @@ class LearnedExtractor:
         return self.models.get(template_id)
 
     def tag(
-        self, template_id: str, toks: Sequence[Word], marks: Sequence[Mark], parameters: Iterable[str]
+        self, template_id: str, text: str, toks: Sequence[Word], marks: Sequence[Mark], parameters: Iterable[str]
     ) -> Tagging | None:
-        """The template's model's labels for a question, restricted to `parameters`; None without a model
+        """The template's model's labels for a question (`text`, its words `toks`), restricted to `parameters`; None without a model
         or when it knows none of them."""
         model = self.models.get(template_id)
         if model is None or not toks:
@@ -127,7 +127,7 @@ class LearnedExtractor:
         known = model.parameters & frozenset(parameters)
         if not known:
             return None
-        return model.tag(sentence_features(toks, marks), known)
+        return model.tag(sentence_features(toks, marks, text), known)
 
     async def refitted(self) -> None:
         """Wait for a background refit (tests, tools)."""

@@ -128,7 +128,7 @@ def _examples(template: Template) -> list[Marked]:
 def _add(out: TrainingSet, text: str, labelled: Labelled, marks: list[Mark], lists: bool) -> None:
     toks = tokens(text)
     kept = marks if lists else [m for m in marks if not m.tag.startswith("list:")]
-    out.xs.append(sentence_features(toks, kept))
+    out.xs.append(sentence_features(toks, kept, text))
     out.ys.append(bio_labels(toks, labelled))
 
 
