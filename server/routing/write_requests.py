@@ -15,8 +15,10 @@ follow-up of the last answer.
 A verb followed by a noun-making word ("drop in sales", "cancel rate", "Update: ..."), a clause that edits the
 answer ("remove the date filter") or also asks for a read ("drop Marketing and show Sales"), and "cancel that"
 are not requests. Only the verbs that, at the head of a request to a data service, ask for a change are read
-this way; "add", "create", "change", "edit" and "modify" are left out: "change it to Sales" and "add
-Marketing" continue a conversation, "create a report of sales by region" asks for a read.
+this way, with those that ask for an action on a record ("approve Emily's leave request", "promote Priya",
+"raise Robert's salary": write_verbs.py `ACTION_VERBS`); "add", "create", "change", "edit" and "modify" are
+left out: "change it to Sales" and "add Marketing" continue a conversation, "create a report of sales by
+region" asks for a read.
 
 The rule runs in the router's one ending (`Router._decide`), so /v1/query, test_routing (which says so in
 `routing_decision.write_request`), fan-out and fit-thresholds all see the same choice.
@@ -28,16 +30,17 @@ import re
 from dataclasses import dataclass
 
 from ..templates import Template
-from ..templates.write_verbs import READ_VERBS, WRITE_VERBS, acting_forms, same_kind, words
+from ..templates.write_verbs import ACTION_VERBS, ALL_FORMS, READ_VERBS, acting_forms, same_kind, words
 from .candidates import Candidate
 
 REQUEST_VERBS = frozenset(
     [
         *("delete", "drop", "remove", "erase", "wipe", "purge", "truncate", "insert", "overwrite", "destroy"),
         *("cancel", "update", "archive", "rename"),
+        *ACTION_VERBS,
     ]
 )
-assert set(WRITE_VERBS) >= REQUEST_VERBS
+assert set(ALL_FORMS) >= REQUEST_VERBS
 # words before the verb that keep it a request ("please delete", "can you drop", "i want to cancel")
 LEAD_INS = (
     ("please",),
@@ -78,7 +81,17 @@ NOT_A_REQUEST_AFTER = frozenset(
     [
         *("on", "about", "of", "off", "me", "us", "in", "rate", "rates", "ratio", "status", "history", "log", "logs"),
         *("frequency", "size", "date", "dates", "count", "counts", "requests", "reasons", "shipping", "trend"),
-        *("trends", "volume", "percentage", "time", "times", "policy", "fee", "fees"),
+        *("trends", "volume", "percentage", "time", "times", "policy", "fee", "fees", "amount", "amounts"),
+        *(
+            "by",
+            "per",
+            "over",
+            "across",
+            "since",
+            "between",
+            "vs",
+            "versus",
+        ),  # "increase by region", "decrease over time"
     ]
 )
 # words of the question's own query that a clause may drop or remove: an edit of the answer, not of the data

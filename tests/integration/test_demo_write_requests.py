@@ -22,6 +22,12 @@ REQUESTS = [
     ("cancel order 42", "cancel"),
     ("drop the orders table", "drop"),
     ("'; DELETE FROM orders; --", "delete"),
+    # actions on records, which read templates resembled (approved / pending leave, top earners, a price range)
+    ("approve Emily Miller's vacation request", "approve"),
+    ("reject all pending leave requests", "reject"),
+    ("increase the Marketing budget by 500k", "increase"),
+    ("promote Priya Raman to director", "promote"),
+    ("raise Robert Kline's salary by 10%", "raise"),
 ]
 
 

@@ -62,6 +62,21 @@ def cand(t: Template, score: float) -> Candidate:
         ("cancel that", None),
         ("show orders, then delete them", "delete"),
         ("delete them", "delete"),
+        # an action on a record (ACTION_VERBS), and the same words naming one done or as a noun
+        ("approve Emily Miller's vacation request", "approve"),
+        ("please reject all pending leave requests", "reject"),
+        ("can you promote Priya Raman to director", "promote"),
+        ("raise Robert Kline's salary by 5%", "raise"),
+        ("increase the Marketing budget by 500k", "increase"),
+        ("assign ticket 42 to Bob", "assign"),
+        ("fire Robert Kline", "fire"),
+        ("approved leave requests this year", None),
+        ("terminated employees in 2024", None),
+        ("increase in headcount by department", None),
+        ("increase by department last year", None),
+        ("decrease over time in returns", None),
+        ("raise history for Robert Kline", None),
+        ("give me the employees in Sales", None),  # "give" reads
     ],
 )
 def test_the_requests_read(question, verb):
@@ -97,6 +112,16 @@ def test_a_question_that_asks_for_no_change_is_left_alone():
     ranked = [cand(FORMER, 0.9)]
     assert refuse_write_requests("list terminated employees", ranked) == (ranked, None)
     assert decide(ranked, RoutingPolicy(confidence_threshold=0.3)).reason is Reason.ROUTED
+
+
+def test_an_action_verb_is_carried_out_by_a_template_that_does_its_kind():
+    leave = template("approve_leave", "Approve a leave request", ["approve the leave request of Ana"])
+    listing = template("leave_by_status", "Leave requests by status", ["show approved leave requests"])
+    assert does(leave, "approve") and does(leave, "grant")  # a verb of the same kind
+    assert not does(listing, "approve")  # "approved" names requests already approved
+    kept, refused = refuse_write_requests("grant Ana's leave request", [cand(listing, 0.8), cand(leave, 0.6)])
+    assert [c.template.id for c in kept] == ["approve_leave"]
+    assert refused == WriteRequest("grant", ["hr/leave_by_status"])
 
 
 def test_a_verb_of_the_same_kind_counts():

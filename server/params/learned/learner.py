@@ -119,8 +119,8 @@ class LearnedExtractor:
     def tag(
         self, template_id: str, text: str, toks: Sequence[Word], marks: Sequence[Mark], parameters: Iterable[str]
     ) -> Tagging | None:
-        """The template's model's labels for a question (`text`, its words `toks`), restricted to `parameters`; None without a model
-        or when it knows none of them."""
+        """The template's model's labels for a question (`text`, its words `toks`), restricted to
+        `parameters`; None without a model or when it knows none of them."""
         model = self.models.get(template_id)
         if model is None or not toks:
             return None
