@@ -70,7 +70,7 @@ def spelled_numbers(text: str) -> tuple[Spelled, ...]:
 @lru_cache(maxsize=64)  # the readers of one question share it; small, so a benchmark loop is not flattered
 def _read(text: str) -> tuple[tuple[Spelled, ...], Digitised]:
     toks = words(text)
-    found = _with_dozens(text, toks, _from_text2num(text, toks))
+    found = _spoken_years(text, _with_scales(text, toks, _with_dozens(text, toks, _from_text2num(text, toks))))
     return tuple(found), Digitised.build(text, found)
 
 
@@ -125,6 +125,74 @@ def _with_dozens(text: str, toks: list[Word], found: list[Spelled]) -> list[Spel
                 out.append(_spelled(text, toks, i - 1, last, 2, False))
     out.sort(key=lambda s: s.span)
     return out
+
+
+_SCALE_VALUES = {"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
+_FRACTIONS = {"half": 0.5, "quarter": 0.25}
+
+
+def _with_scales(text: str, toks: list[Word], found: list[Spelled]) -> list[Spelled]:
+    """'a hundred grand' (100,000), 'half a million', 'a quarter million', 'a quarter of a million',
+    'three quarters of a million', 'two and a half million': text2num reads the scale word alone (a million)
+    and leaves 'grand', 'half' and 'quarter' as words."""
+    index = {w.start: i for i, w in enumerate(toks)}
+    out = list(found)
+    for s in found:
+        if s.ordinal:
+            continue
+        first, last = index[s.span[0]], next(i for i, w in enumerate(toks) if w.end == s.span[1])
+        if last + 1 < len(toks) and toks[last + 1].lower == "grand" and _adjacent(text, toks[last], toks[last + 1]):
+            out[out.index(s)] = _spelled(text, toks, first, last + 1, s.value * 1_000, False)
+            continue
+        scale = _SCALE_VALUES.get(toks[last].lower)
+        if scale is None or s.value != scale:
+            continue  # only a bare scale word ('a million') takes a fraction before it
+        at = first - 1  # the word before the number ('half' of 'half a million', 'of' of 'a quarter of a million')
+        if at >= 0 and toks[at].lower == "of":
+            at -= 1
+        if at < 0 or toks[at].lower.rstrip("s") not in _FRACTIONS:
+            continue
+        share = _FRACTIONS[toks[at].lower.rstrip("s")]
+        start = at - 1 if at >= 1 and toks[at - 1].lower in ("a", "an") else at
+        counted = next((n for n in out if n.span[1] == toks[at - 1].end), None) if at >= 1 else None
+        whole = 0.0
+        if toks[at].lower == "quarters" and counted is not None and counted.value == 3:
+            share, start = 0.75, index[counted.span[0]]  # 'three quarters of a million'
+            out.remove(counted)
+        elif share == 0.5 and start >= 2 and toks[start - 1].lower == "and":
+            before = next((n for n in out if n.span[1] == toks[start - 2].end and not n.ordinal), None)
+            if before is not None:  # 'two and a half million'
+                whole, start = float(before.value), index[before.span[0]]
+                out.remove(before)
+        value = (whole + share) * scale
+        out[out.index(s)] = _spelled(text, toks, start, last, int(value) if value.is_integer() else value, False)
+    out.sort(key=lambda n: n.span)
+    return out
+
+
+def _spoken_years(text: str, found: list[Spelled]) -> list[Spelled]:
+    """'nineteen ninety-nine', 'twenty twenty-three', 'twenty oh five': a year said as two numbers."""
+    out: list[Spelled] = []
+    for s in found:
+        prev = out[-1] if out else None
+        gap = text[prev.span[1] : s.span[0]].strip().lower() if prev is not None else None
+        if (
+            prev is not None
+            and prev.text.lower() in ("nineteen", "twenty")
+            and not (prev.ordinal or s.ordinal)
+            and isinstance(s.value, int)
+            and ((gap == "" and 10 <= s.value <= 99) or (gap in ("oh", "o") and 1 <= s.value <= 9))
+        ):
+            out[-1] = Spelled(
+                prev.value * 100 + s.value, (prev.span[0], s.span[1]), text[prev.span[0] : s.span[1]], False
+            )
+            continue
+        out.append(s)
+    return out
+
+
+def _adjacent(text: str, left: Word, right: Word) -> bool:
+    return not text[left.end : right.start].strip()
 
 
 @dataclass(frozen=True)

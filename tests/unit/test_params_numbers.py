@@ -129,6 +129,41 @@ def test_shapes_that_are_not_numbers():
     assert values("a dozen people") == [12]
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("earning over a hundred grand", [100_000]),
+        ("fifty grand or more", [50_000]),
+        ("more than a quarter million", [250_000]),
+        ("a quarter of a million dollars", [250_000]),
+        ("half a million", [500_000]),
+        ("a half million", [500_000]),
+        ("three quarters of a million", [750_000]),
+        ("two and a half million", [2_500_000]),
+        ("a million dollars", [1_000_000]),
+        ("half the employees", []),  # no scale word: no number
+    ],
+)
+def test_grand_and_fractions_of_a_scale(text, expected):
+    assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("orders in twenty twenty-three", [2023]),
+        ("hires in twenty twenty four", [2024]),
+        ("songs from nineteen ninety-nine", [1999]),
+        ("cars made in twenty oh five", [2005]),
+        ("twenty, twenty-five", [20, 25]),  # two numbers apart
+        ("the twenty third of May", [23]),  # an ordinal
+        ("twenty people", [20]),
+    ],
+)
+def test_a_year_said_as_two_numbers(text, expected):
+    assert values(text) == expected
+
+
 def test_words_to_number():
     assert words_to_number(["two", "hundred", "fifty"]) == 250
     assert words_to_number(["one", "thousand", "two", "hundred"]) == 1200
