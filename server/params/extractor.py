@@ -50,6 +50,8 @@ from .llm import AnthropicFiller, LLMError
 from .not_applied import ListedValue, listed_values, not_applied
 from .numbers import find_numbers
 from .roles import Role, numeric_choices, role_of
+from .ruled_out import REASON as RULED_OUT
+from .ruled_out import split_ruled_out
 from .settings import ParameterExtractionSettings
 from .strings import (
     find_cued_names,
@@ -275,6 +277,9 @@ class TemplateParameterExtractor(ParameterExtractor):
         result = Extraction()
         if model is not None and self.learned is not None and template_id is not None:
             self._weigh(self.learned, template_id, seen, params, result)
+        for p in params:
+            p.candidates, ruled = split_ruled_out(p.spec, seen.question, p.candidates)
+            result.left_out += [{"name": p.spec.name, "text": c.text, "reason": RULED_OUT} for c in ruled]
         ambiguous = self._ambiguous(seen.question, params, result)
         chosen, rejected = self._assign([p for p in params if p.spec.name not in ambiguous])
         for p in params:

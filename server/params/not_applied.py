@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from ..templates import ParameterType, Template
 from .candidates import item_type
 from .choice_cache import ordinary_words
+from .ruled_out import REASON as RULED_OUT
 from .text import Span, overlaps, words
 
 MIN_CHARS = 3
@@ -80,8 +81,18 @@ def not_applied(
 
 
 def note(left_out: Iterable[dict[str, object]]) -> str | None:
-    """The line an answer's content adds for what it did not apply, or None."""
+    """The lines an answer's content adds for what it did not apply (a filter the query lacks, a value the
+    question rules out), or None."""
+    lines = []
     named = [f"'{e['text']}' ({e['name']})" for e in left_out if str(e.get("reason", "")).startswith(NOT_APPLIED)]
-    if not named:
-        return None
-    return f"Not applied: {', '.join(named)}: this query has no such filter, so the rows are not limited by it."
+    if named:
+        lines.append(
+            f"Not applied: {', '.join(named)}: this query has no such filter, so the rows are not limited by it."
+        )
+    excluded = [f"'{e['text']}' ({e['name']})" for e in left_out if e.get("reason") == RULED_OUT]
+    if excluded:
+        lines.append(
+            f"Not applied: {', '.join(excluded)}: the question rules it out, and this query can only match a "
+            "value, not leave one out."
+        )
+    return "\n".join(lines) or None

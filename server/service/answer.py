@@ -354,6 +354,8 @@ async def _finish(
         metadata.template_id = template.id
         metadata.clarification = parameter_views.clarification(extraction.problems)
         content = "To answer this I need: " + "; ".join(p.message for p in extraction.problems) + "."
+        if (unapplied := not_applied_note(extraction.left_out)) is not None:
+            content = f"{content}\n{unapplied}"
         metadata.timings_ms = timings
         response = QueryResponse(
             content=content, rows=[], metadata=metadata, confidence=confidence, status=Outcome.NEEDS_CLARIFICATION

@@ -22,3 +22,12 @@ async def test_a_department_the_template_takes_is_applied_and_not_reported(demo_
     result = await answering.answer(demo_runtime.get("company"), "who works in Marketing?")
     assert result.body["metadata"]["parameters"]["department"] == "Marketing"
     assert "extraction_left_out" not in result.body["metadata"] and "Not applied" not in result.body["content"]
+
+
+async def test_a_department_the_question_rules_out_is_not_the_one_listed(demo_runtime):
+    """'employees not in engineering' used to list Engineering: now the department is asked for, and why."""
+    result = await answering.answer(demo_runtime.get("company"), "employees not in engineering")
+    body = result.body
+    assert body["status"] == "needs_clarification" and body["rows"] == []
+    assert [c["name"] for c in body["metadata"]["clarification"]] == ["department"]
+    assert "'engineering' (department): the question rules it out" in body["content"]

@@ -1,0 +1,46 @@
+"""A value the question rules out is not the value it asks for: the one rule.
+
+"employees not in Engineering", "customers outside the United States", "orders from anyone other than Acme",
+"who doesn't work in Sales": the readers find the name, and filling the parameter with it would answer the
+opposite of the question. A template parameter holds a value to match, never one to leave out, so such a
+candidate is dropped (metadata.extraction_left_out says why): a required parameter is then asked for, an
+optional one stays unset. Several values named as a list under a denial are never read as a list either
+(extractor.py `_DENIED`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..templates import ParameterSpec, ParameterType
+from .candidates import Candidate, item_type
+
+# the words right before the value: a denial, then at most one verb and a few linking words
+# ('not in', "isn't from", 'does not work in', 'outside of the', 'other than', 'except for')
+_LINKS = r"(?:in|from|at|by|with|for|of|on|to|the|a|an|any|our)"
+_RULED_OUT = re.compile(
+    r"(?:\b(?:not|never|without|except|excluding|exclude|outside|besides|minus|other\s+than|apart\s+from)"
+    r"|n't)"
+    rf"(?:\s+\w+(?=\s+{_LINKS}\b))?(?:\s+{_LINKS})*\s+$",
+    re.IGNORECASE,
+)
+_TEXT = (ParameterType.STRING, ParameterType.ENUM)
+REASON = "ruled out by the question: a parameter takes a value to match, not one to leave out"
+
+
+def ruled_out(question: str, cand: Candidate) -> bool:
+    """Whether the words just before the candidate rule its value out."""
+    if cand.span is None:
+        return False
+    return _RULED_OUT.search(question[max(0, cand.span[0] - 40) : cand.span[0]]) is not None
+
+
+def split_ruled_out(
+    spec: ParameterSpec, question: str, cands: list[Candidate]
+) -> tuple[list[Candidate], list[Candidate]]:
+    """(kept, ruled out) for a text parameter's candidates; numbers, dates and flags have their own readers
+    of 'not more than', 'not before' and 'without'."""
+    if item_type(spec) not in _TEXT:
+        return cands, []
+    out = [c for c in cands if ruled_out(question, c)]
+    return [c for c in cands if c not in out], out
