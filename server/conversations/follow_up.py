@@ -34,6 +34,7 @@ from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
 from ..templates import ParameterSpec, Template
 from .carry_over import CUE_WORDS, CarryOver, is_carry_over, new_values, read_message
+from .count_switch import counted_if_asked, switched
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, TemplateRef
 
 Kind = Literal["clarification", "choice", "follow_up", "correction", "expired"]
@@ -387,6 +388,9 @@ async def _carry(
     if found is None:
         return None
     source, template = found
+    if (other := switched(message, template, source.templates)) is not None:
+        return _asked_the_other_way(last, source, other)
+    template = counted_if_asked(message, template, source.templates)
     carry = read_message(message)
     if is_confident and not carry.cue:
         return None  # a confident new question starts over
@@ -415,6 +419,16 @@ async def _carry(
     carried = [name for name, value in earlier.items() if name not in given and value is not None]
     confidence = last.template.score or 0.0
     return FollowUp(carry.kind, source, template, merged, None, last.question, confidence, changed, carried)
+
+
+def _asked_the_other_way(last: LastAnswer, source: ExtractionSource, template: Template) -> FollowUp:
+    """The last answer's values on its count, or on the list it counted (count_switch.py)."""
+    values, stale = _revalidate(last.values, {p.name: p for p in template.parameters})
+    asked = [param_problems.missing(p) for p in template.parameters if p.name in stale]
+    merged = Extraction(values=values, problems=asked)
+    _fill_rest(template, merged)
+    carried = [name for name, value in values.items() if value is not None]
+    return FollowUp("follow_up", source, template, merged, None, last.question, last.template.score or 0.0, [], carried)
 
 
 # how many of the last question's candidates, after its own template, a follow-up may move to

@@ -212,3 +212,53 @@ async def test_a_fan_out_answer_leaves_nothing_to_continue(demo_runtime):
     assert (
         _meta(then.body)["reason"] not in ("follow_up", "correction") and "follow_up" not in _meta(then.body)["session"]
     )
+
+
+@pytest.mark.parametrize(
+    ("question", "listed", "counted"),
+    [
+        ("who works in Engineering?", "employees_by_department", "employee_count_by_department"),
+        ("customers in Germany", "customers_by_country", "count_customers_by_country"),
+    ],
+)
+@pytest.mark.parametrize("how_many", ["how many is that?", "and how many are there in total?", "count them"])
+async def test_how_many_after_a_list_runs_its_count_with_the_same_values(
+    demo_runtime, question, listed, counted, how_many
+):
+    first, second = await _turns(demo_runtime, question, how_many)
+    assert _meta(first)["template_id"] == listed
+    meta = _meta(second)
+    assert (meta["reason"], meta["template_id"], meta["status"]) == ("follow_up", counted, "executed")
+    assert {k: v for k, v in meta["parameters"].items() if k != "limit"} == {
+        k: v for k, v in _meta(first)["parameters"].items() if k != "limit"
+    }
+    assert len(second["rows"]) == 1
+
+
+async def test_how_many_after_a_cut_list_without_a_count_template_gives_its_total(demo_runtime):
+    first, second = await _turns(demo_runtime, "list the orders placed by Orion Data Systems", "how many?")
+    assert _meta(first)["template_id"] == "customer_order_history" and _meta(first)["truncated"]
+    meta = _meta(second)
+    assert (meta["reason"], meta["template_id"]) == ("follow_up", "customer_order_history")
+    assert meta["total_rows"] == 104 and "of 104 rows" in second["content"]
+
+
+@pytest.mark.parametrize("list_them", ["list them", "who are they?", "show me those"])
+async def test_list_them_after_a_count_runs_the_list_it_counts(demo_runtime, list_them):
+    first, second = await _turns(demo_runtime, "how many employees are in Sales?", list_them)
+    assert _meta(first)["template_id"] == "employee_count_by_department"
+    meta = _meta(second)
+    assert (meta["reason"], meta["template_id"], meta["parameters"]["department"]) == (
+        "follow_up",
+        "employees_by_department",
+        "Sales",
+    )
+    (counted,) = [v for v in first["rows"][0].values() if isinstance(v, int)]
+    assert len(second["rows"]) == counted  # 49 people, under the list's limit of 50
+
+
+async def test_how_many_with_a_new_value_after_a_list_counts_that_value(demo_runtime):
+    first, second = await _turns(demo_runtime, "who works in Marketing?", "how many in Sales?")
+    assert _meta(first)["template_id"] == "employees_by_department"
+    meta = _meta(second)
+    assert (meta["template_id"], meta["parameters"]["department"]) == ("employee_count_by_department", "Sales")
