@@ -42,12 +42,12 @@ from .candidates import (
 from .choice_cache import ChoiceCache
 from .choices import ChoiceMatch, ChoiceRules, PhraseIndex, find_choices, suggestions
 from .coercion import InvalidValue, canonical_allowed, coerce
-from .dates import find_dates
+from .dates import DateMention, find_dates
 from .learned.evidence import Judged, weigh
 from .learned.features import Mark
 from .learned.learner import LearnedExtractor
 from .llm import AnthropicFiller, LLMError
-from .not_applied import ListedValue, listed_values, not_applied
+from .not_applied import WIDENED, ListedValue, listed_values, not_applied
 from .numbers import find_numbers
 from .roles import Role, numeric_choices, role_of
 from .ruled_out import REASON as RULED_OUT
@@ -115,6 +115,20 @@ def _named_as_a_list(question: str, picks: list[Candidate]) -> bool:
     if any(not _LIST_GAP.fullmatch(question, a[1], b[0]) for a, b in itertools.pairwise(spans)):
         return False
     return _DENIED.search(question) is None
+
+
+def part_of_a_year(cand: Candidate, dates: list[DateMention]) -> DateMention | None:
+    """The period shorter than its year ('Q2 2024', 'March 2024') whose words hold a year parameter's value:
+    the value is its year, and the rest of what the words say is not applied."""
+    for d in dates:
+        if cand.span is None or not (d.span[0] <= cand.span[0] and cand.span[1] <= d.span[1]):
+            continue
+        if d.operator is not None or d.start is None or d.end is None:
+            continue
+        in_one_year = d.start.year == d.end.year == cand.value
+        if in_one_year and (d.start.month, d.start.day, d.end.month, d.end.day) != (1, 1, 12, 31):
+            return d
+    return None
 
 
 def today_from(settings: ParameterExtractionSettings) -> Today:
@@ -293,6 +307,9 @@ class TemplateParameterExtractor(ParameterExtractor):
                 result.trace.append(
                     ExtractedValue(name, value, cand.extractor, cand.span, cand.text, round(cand.score, 4), support)
                 )
+                if p.role is Role.YEAR and (within := part_of_a_year(cand, seen.dates)) is not None:
+                    reason = f"{WIDENED}: '{within.text}' is part of {value}, and this query takes a whole year"
+                    result.left_out.append({"name": name, "text": within.text, "reason": reason})
             elif name in rejected and _asks_about(p.spec, rejected[name][0]):
                 cand, reason = rejected[name]
                 allowed = p.strict_list

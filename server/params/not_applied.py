@@ -24,6 +24,7 @@ from .text import Span, overlaps, words
 
 MIN_CHARS = 3
 NOT_APPLIED = "not applied"  # how these entries of extraction_left_out begin (`note` finds them by it)
+WIDENED = "widened to the whole year"  # a year parameter filled from a shorter period ('Q2 2024')
 _NAMED_KINDS = (ParameterType.STRING, ParameterType.ENUM)
 
 
@@ -95,4 +96,9 @@ def note(left_out: Iterable[dict[str, object]]) -> str | None:
             f"Not applied: {', '.join(excluded)}: the question rules it out, and this query can only match a "
             "value, not leave one out."
         )
+    widened = [e for e in left_out if str(e.get("reason", "")).startswith(WIDENED)]
+    lines += [
+        f"Widened: '{e['text']}' ({e['name']}): this query takes a whole year, so the answer covers all of it."
+        for e in widened
+    ]
     return "\n".join(lines) or None

@@ -31,3 +31,13 @@ async def test_a_department_the_question_rules_out_is_not_the_one_listed(demo_ru
     assert body["status"] == "needs_clarification" and body["rows"] == []
     assert [c["name"] for c in body["metadata"]["clarification"]] == ["department"]
     assert "'engineering' (department): the question rules it out" in body["content"]
+
+
+async def test_a_quarter_on_a_yearly_template_says_the_answer_covers_the_year(demo_runtime):
+    """'how many orders did we get in Q2 2024' lands on the yearly totals: the figure is 2024's, and says so."""
+    result = await answering.answer(demo_runtime.get("company"), "how many orders did we get in Q2 2024")
+    body = result.body
+    assert body["metadata"]["template_id"] == "order_totals_for_year" and body["metadata"]["parameters"]["year"] == 2024
+    assert body["content"].endswith(
+        "Widened: 'Q2 2024' (year): this query takes a whole year, so the answer covers all of it."
+    )
