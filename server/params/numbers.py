@@ -284,7 +284,8 @@ _BETWEEN = re.compile(r"^\s*(?:and|to|-|–|through|thru|until)\s*$")
 
 
 def _pair_ranges(text: str, found: list[NumberMention]) -> None:
-    """'between 10 and 20', 'from 500 to 1000', '$200-$500', '50-100k': mark the low and the high end."""
+    """'between 10 and 20', 'from 500 to 1000', '$200-$500', '50-100k': mark the low and the high end (the
+    smaller number, also when said second: 'between 500 and 100')."""
     for rid, (low, high) in enumerate(itertools.pairwise(found)):
         gap = text[low.span[1] : high.span[0]]
         if not _BETWEEN.match(gap) or low.range_role or low.time_unit:
@@ -299,6 +300,8 @@ def _pair_ranges(text: str, found: list[NumberMention]) -> None:
             factor = high.value / float(re.sub(r"[^\d.]", "", high.text.split()[0]) or 1)
             low.value = _tidy(low.value * factor)
             low.multiplied = True
+        if low.value > high.value and connector in ("and", "to"):  # 'between 500 and 100': the ends, said backwards
+            low, high = high, low
         low.range_role, high.range_role = "low", "high"
         low.range_id = high.range_id = rid
         low.cmp, high.cmp = "gte", "lte"
