@@ -291,11 +291,16 @@ class TemplateParameterExtractor(ParameterExtractor):
         result = Extraction()
         if model is not None and self.learned is not None and template_id is not None:
             self._weigh(self.learned, template_id, seen, params, result)
+        ruled_out: dict[str, Candidate] = {}  # per parameter, the surest value the question rules out
         for p in params:
             p.candidates, ruled = split_ruled_out(p.spec, seen.question, p.candidates)
-            result.left_out += [{"name": p.spec.name, "text": c.text, "reason": RULED_OUT} for c in ruled]
+            if named := [c for c in ruled if c.extractor not in ("fuzzy", "partial_name")]:
+                ruled_out[p.spec.name] = max(named, key=lambda c: c.score)
         ambiguous = self._ambiguous(seen.question, params, result)
         chosen, rejected = self._assign([p for p in params if p.spec.name not in ambiguous])
+        result.left_out += [  # said where the parameter stays without a value: what it would have answered
+            {"name": name, "text": c.text, "reason": RULED_OUT} for name, c in ruled_out.items() if name not in chosen
+        ]
         for p in params:
             name = p.spec.name
             if name in ambiguous:

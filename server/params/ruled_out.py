@@ -15,13 +15,19 @@ import re
 from ..templates import ParameterSpec, ParameterType
 from .candidates import Candidate, item_type
 
-# the words right before the value: a denial, then at most one verb and a few linking words
-# ('not in', "isn't from", 'does not work in', 'outside of the', 'other than', 'except for')
+# the words right before the value: a denial, then at most one word of being somewhere or of choosing, and
+# linking words ('not in', "isn't from", "doesn't work in", 'not based in', "don't include", 'not yet',
+# 'outside of the', 'other than', 'anything but'); a denial of another verb or noun ("haven't ordered in
+# Germany", 'without orders in Germany', 'not only in Engineering') rules out that, not the value
 _LINKS = r"(?:in|from|at|by|with|for|of|on|to|the|a|an|any|our)"
+_BETWEEN = (
+    r"(?:work|works|working|live|lives|living|based|located|sit|sits|belong|belongs|come|comes|be|yet|"
+    r"include|including|count|counting)"
+)
 _RULED_OUT = re.compile(
     r"(?:\b(?:not|never|without|except|excluding|exclude|outside|besides|minus|other\s+than|apart\s+from)"
-    r"|n't)"
-    rf"(?:\s+\w+(?=\s+{_LINKS}\b))?(?:\s+{_LINKS})*\s+$",
+    r"|n't|\b(?:anything|everything|anyone|everyone|all)\s+but)"
+    rf"(?:\s+{_BETWEEN})?(?:\s+{_LINKS})*\s+$",
     re.IGNORECASE,
 )
 _TEXT = (ParameterType.STRING, ParameterType.ENUM)

@@ -75,7 +75,7 @@ def _read(text: str) -> tuple[tuple[Spelled, ...], Digitised]:
 
 
 def _from_text2num(text: str, toks: list[Word]) -> list[Spelled]:
-    stream = [_Token(w, i > 0 and bool(text[toks[i - 1].end : w.start].strip())) for i, w in enumerate(toks)]
+    stream = [_Token(w, i > 0 and not _adjacent(text, toks[i - 1], w)) for i, w in enumerate(toks)]
     out: list[Spelled] = []
     for occ in _text2num_find(stream, "en", 0):
         first, last = occ.start, occ.end - 1
@@ -129,18 +129,21 @@ def _with_dozens(text: str, toks: list[Word], found: list[Spelled]) -> list[Spel
 
 _SCALE_VALUES = {"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
 _FRACTIONS = {"half": 0.5, "quarter": 0.25}
+_PERIOD_BEFORE = frozenset({"last", "next", "this", "past", "previous", "same", "the"})  # 'the second half'
 
 
 def _with_scales(text: str, toks: list[Word], found: list[Spelled]) -> list[Spelled]:
     """'a hundred grand' (100,000), 'half a million', 'a quarter million', 'a quarter of a million',
-    'three quarters of a million', 'two and a half million': text2num reads the scale word alone (a million)
-    and leaves 'grand', 'half' and 'quarter' as words."""
+    'three quarters of a million', 'two and a half million', 'three and a quarter million': text2num reads the
+    scale word alone (a million) and leaves 'grand', 'half' and 'quarter' as words. A half or a quarter of a
+    year ('the first quarter', 'second half') is no fraction."""
     index = {w.start: i for i, w in enumerate(toks)}
+    ends = {w.end: i for i, w in enumerate(toks)}
     out = list(found)
     for s in found:
         if s.ordinal:
             continue
-        first, last = index[s.span[0]], next(i for i, w in enumerate(toks) if w.end == s.span[1])
+        first, last = index[s.span[0]], ends[s.span[1]]
         if last + 1 < len(toks) and toks[last + 1].lower == "grand" and _adjacent(text, toks[last], toks[last + 1]):
             out[out.index(s)] = _spelled(text, toks, first, last + 1, s.value * 1_000, False)
             continue
@@ -152,22 +155,34 @@ def _with_scales(text: str, toks: list[Word], found: list[Spelled]) -> list[Spel
             at -= 1
         if at < 0 or toks[at].lower.rstrip("s") not in _FRACTIONS:
             continue
-        share = _FRACTIONS[toks[at].lower.rstrip("s")]
-        start = at - 1 if at >= 1 and toks[at - 1].lower in ("a", "an") else at
-        counted = next((n for n in out if n.span[1] == toks[at - 1].end), None) if at >= 1 else None
-        whole = 0.0
-        if toks[at].lower == "quarters" and counted is not None and counted.value == 3:
-            share, start = 0.75, index[counted.span[0]]  # 'three quarters of a million'
+        share, start = _FRACTIONS[toks[at].lower.rstrip("s")], at
+        before = toks[at - 1] if at >= 1 else None
+        counted = next((n for n in out if before is not None and n.span[1] == before.end), None)
+        if (counted is not None and counted.ordinal) or (before is not None and before.lower in _PERIOD_BEFORE):
+            continue  # 'the first quarter', 'second half': part of a year
+        if counted is not None:  # 'three quarters of a million', 'one quarter of a million'
+            share, start = counted.value * share, index[counted.span[0]]
             out.remove(counted)
-        elif share == 0.5 and start >= 2 and toks[start - 1].lower == "and":
-            before = next((n for n in out if n.span[1] == toks[start - 2].end and not n.ordinal), None)
-            if before is not None:  # 'two and a half million'
-                whole, start = float(before.value), index[before.span[0]]
-                out.remove(before)
-        value = (whole + share) * scale
+        elif before is not None and before.lower in ("a", "an"):
+            start = at - 1
+        whole = next(
+            (n for n in out if start >= 2 and toks[start - 1].lower == "and" and n.span[1] == toks[start - 2].end), None
+        )
+        if whole is not None and not whole.ordinal:  # 'two and a half million', 'three and a quarter million'
+            share, start = whole.value + share, index[whole.span[0]]
+            out.remove(whole)
+        value = share * scale
         out[out.index(s)] = _spelled(text, toks, start, last, int(value) if value.is_integer() else value, False)
     out.sort(key=lambda n: n.span)
     return out
+
+
+# words before a number that make it a count or an amount, not a year ('top twenty twenty-four', 'under twenty
+# ninety-nine'), and after it ('twenty ninety-nine dollars')
+_NOT_A_YEAR_BEFORE = frozenset(
+    {"top", "first", "last", "under", "over", "below", "above", "than", "around", "about", "priced", "cost", "costs"}
+)
+_NOT_A_YEAR_AFTER = frozenset({"dollars", "dollar", "bucks", "euros", "pounds", "cents", "percent", "people"})
 
 
 def _spoken_years(text: str, found: list[Spelled]) -> list[Spelled]:
@@ -175,20 +190,28 @@ def _spoken_years(text: str, found: list[Spelled]) -> list[Spelled]:
     out: list[Spelled] = []
     for s in found:
         prev = out[-1] if out else None
-        gap = text[prev.span[1] : s.span[0]].strip().lower() if prev is not None else None
-        if (
-            prev is not None
-            and prev.text.lower() in ("nineteen", "twenty")
-            and not (prev.ordinal or s.ordinal)
-            and isinstance(s.value, int)
-            and ((gap == "" and 10 <= s.value <= 99) or (gap in ("oh", "o") and 1 <= s.value <= 9))
-        ):
+        if prev is not None and _a_year(text, prev, s):
             out[-1] = Spelled(
                 prev.value * 100 + s.value, (prev.span[0], s.span[1]), text[prev.span[0] : s.span[1]], False
             )
             continue
         out.append(s)
     return out
+
+
+def _a_year(text: str, century: Spelled, rest: Spelled) -> bool:
+    gap = text[century.span[1] : rest.span[0]].strip().lower()
+    said_before = words(text[: century.span[0]])
+    said_after = words(text[rest.span[1] :])
+    return (
+        century.text.lower() in ("nineteen", "twenty")
+        and not (century.ordinal or rest.ordinal)
+        and isinstance(rest.value, int)
+        and ((gap == "" and 10 <= rest.value <= 99) or (gap == "oh" and 1 <= rest.value <= 9))
+        and not (said_before and said_before[-1].lower in _NOT_A_YEAR_BEFORE)
+        and not (said_after and said_after[0].lower in _NOT_A_YEAR_AFTER)
+        and "$" not in text[max(0, century.span[0] - 2) : century.span[0]]
+    )
 
 
 def _adjacent(text: str, left: Word, right: Word) -> bool:

@@ -103,6 +103,11 @@ QUERY_PARTS = frozenset(
     ]
 )
 NEVER_MIND = frozenset(["that", "this", "it"])  # "cancel that": the conversation, not a record
+# nouns after which a write verb is a noun, that an action verb takes as its object ("approve requests from Emily")
+ACTION_OBJECTS = frozenset(["requests", "time"])
+# verbs that change an amount: with "it" ("raise it to 200000") or a new value ("decrease the year to 2023") they
+# edit the last answer in a conversation; with an object and "by" ("raise Robert's salary by 10%") they ask
+ADJUSTMENTS = frozenset(same_kind("increase"))
 CLAUSE = re.compile(r"[.;!?\n]+|,?\s+(?:and\s+)?then\s+|,\s+")
 
 
@@ -132,9 +137,13 @@ def _request_in(clause: str) -> str | None:
             if tuple(tokens[: len(lead)]) == lead:
                 tokens, stripped = tokens[len(lead) :], True
                 break
-    if len(tokens) < 2 or tokens[0] not in REQUEST_VERBS or tokens[1] in NOT_A_REQUEST_AFTER:
+    if len(tokens) < 2 or tokens[0] not in REQUEST_VERBS:
         return None
     verb, rest = tokens[0], tokens[1:]
+    if rest[0] in NOT_A_REQUEST_AFTER and not (verb in ACTION_VERBS and rest[0] in ACTION_OBJECTS):
+        return None
+    if verb in ADJUSTMENTS and (rest[0] in NEVER_MIND or "to" in rest):  # "raise it to 200000": an edit of the answer
+        return None
     if re.search(rf"\b{verb}\s*[:\-–—]", clause, re.IGNORECASE):  # "Update: how many orders today?"
         return None
     if verb == "cancel" and set(rest) <= NEVER_MIND:

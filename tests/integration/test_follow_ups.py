@@ -262,3 +262,15 @@ async def test_how_many_with_a_new_value_after_a_list_counts_that_value(demo_run
     assert _meta(first)["template_id"] == "employees_by_department"
     meta = _meta(second)
     assert (meta["template_id"], meta["parameters"]["department"]) == ("employee_count_by_department", "Sales")
+
+
+async def test_raise_it_to_a_new_value_edits_the_last_answer(demo_runtime):
+    """'raise' asks for a change of data ("raise Robert's salary by 10%"); "raise it to 200000" edits the answer."""
+    first, second = await _turns(demo_runtime, "who earns more than 150000?", "raise it to 200000")
+    assert _meta(first)["template_id"] == "employees_earning_above"
+    meta = _meta(second)
+    assert (meta["reason"], meta["template_id"], meta["parameters"]["min_salary"]) == (
+        "follow_up",
+        "employees_earning_above",
+        200000,
+    )

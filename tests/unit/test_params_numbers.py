@@ -144,6 +144,11 @@ def test_shapes_that_are_not_numbers():
         ("two and a half million", [2_500_000]),
         ("a million dollars", [1_000_000]),
         ("half the employees", []),  # no scale word: no number
+        ("two quarters of a million", [500_000]),
+        ("one quarter of a million", [250_000]),
+        ("three and a quarter million", [3_250_000]),
+        ("in the first quarter a million orders", [1_000_000]),  # a quarter of a year, then a million
+        ("the last quarter a million orders", [1_000_000]),
     ],
 )
 def test_grand_and_fractions_of_a_scale(text, expected):
@@ -160,6 +165,9 @@ def test_grand_and_fractions_of_a_scale(text, expected):
         ("twenty, twenty-five", [20, 25]),  # two numbers apart
         ("the twenty third of May", [23]),  # an ordinal
         ("twenty people", [20]),
+        ("products priced under twenty ninety-nine", [20, 99]),  # a price, not 2099
+        ("top twenty twenty-four customers", [20, 24]),  # a count
+        ("twenty ninety-nine dollars", [20, 99]),
     ],
 )
 def test_a_year_said_as_two_numbers(text, expected):

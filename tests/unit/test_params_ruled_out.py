@@ -33,6 +33,9 @@ async def extract(question: str, *params: dict):
         ("people who do not work in the Sales team", DEPARTMENT, "Sales"),
         ("customers outside the united states", COUNTRY, "united states"),
         ("orders from anyone other than Orion Data Systems", CUSTOMER, "Orion Data Systems"),
+        ("people not based in Sales", DEPARTMENT, "Sales"),
+        ("don't include Marketing", DEPARTMENT, "Marketing"),
+        ("anything but Sales", DEPARTMENT, "Sales"),
     ],
 )
 async def test_a_value_the_question_rules_out_is_not_filled(question, spec, text):
@@ -49,6 +52,11 @@ async def test_a_value_the_question_rules_out_is_not_filled(question, spec, text
         ("not only Sales", "Sales"),  # 'not only' adds, it rules nothing out
         ("I'm not sure, show me Marketing", "Marketing"),
         ("not Sales but Marketing", "Marketing"),  # the value asked for, beside the one ruled out
+        # a denial of another word: the value is still asked for
+        ("employees never promoted in Engineering", "Engineering"),
+        ("employees who were not hired in Sales", "Sales"),
+        ("people without managers in Marketing", "Marketing"),
+        ("employees not only in Engineering", "Engineering"),
     ],
 )
 async def test_a_value_asked_for_is_filled(question, value):
@@ -59,3 +67,9 @@ async def test_a_value_asked_for_is_filled(question, value):
 def test_the_content_says_a_ruled_out_value_was_not_applied():
     line = note([{"name": "department", "text": "engineering", "reason": REASON}])
     assert line is not None and "'engineering' (department)" in line and "rules it out" in line
+
+
+async def test_a_guess_the_question_rules_out_is_not_reported():
+    """'not counting contractors': 'counting' is no department; a fuzzy guess there is dropped without a word."""
+    got = await extract("how many in Engineering, not counting contractors?", DEPARTMENT)
+    assert got.values == {"department": "Engineering"} and got.left_out == []

@@ -77,6 +77,14 @@ def cand(t: Template, score: float) -> Candidate:
         ("decrease over time in returns", None),
         ("raise history for Robert Kline", None),
         ("give me the employees in Sales", None),  # "give" reads
+        ("approve requests from Emily Miller", "approve"),  # 'requests' is the object, not a noun after the verb
+        ("reject requests that are pending", "reject"),
+        ("approve time off for Emily Miller", "approve"),
+        ("cancel requests by month", None),
+        # an amount changed in the last answer, in a conversation
+        ("raise it to 200000", None),
+        ("reduce it to the top 3", None),
+        ("decrease the year to 2023", None),
     ],
 )
 def test_the_requests_read(question, verb):
