@@ -73,6 +73,16 @@ class WriteRequestView(Wire):
     refused: list[str] = Field(description="the candidates taken out, best first, as adapter/template_id")
 
 
+class RankingEndView(Wire):
+    """A question that asks for one end of a ranking ("the lowest salary"): the candidates whose id or description
+    name only the other end ("top_earners") were taken out, so no answer ranks from the wrong end."""
+
+    # the rule: routing/ranking_ends.py
+
+    asked: str = Field(description='the end the question asks for: "highest" or "lowest"')
+    refused: list[str] = Field(description="the candidates taken out, best first, as adapter/template_id")
+
+
 class CompositeRouting(Wire):
     selected_adapter: str | None
     template_id: str | None
@@ -86,6 +96,7 @@ class CompositeRouting(Wire):
     alternatives: list[AlternativeView] | None = None
     count_question: CountQuestionView | None = None
     write_request: WriteRequestView | None = None
+    ranking_end: RankingEndView | None = None
 
 
 class SessionTurnView(Wire):
@@ -260,6 +271,11 @@ class RoutingDecisionView(Wire):
     )
     write_request: WriteRequestView | None = Field(
         None, description="set when the question asks to change data: the templates that only read were taken out"
+    )
+    ranking_end: RankingEndView | None = Field(
+        None,
+        description="set when the question asks for one end of a ranking and templates ranking from the other "
+        "end were taken out",
     )
 
 

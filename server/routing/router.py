@@ -24,6 +24,7 @@ from .combine import combine
 from .count_questions import CountChoice, prefer_count_template
 from .decision import Decision, decide, rank
 from .policy import RoutingPolicy
+from .ranking_ends import RankingEnd, refuse_other_end
 from .stages.base import SCORING_POOL, LocalStage, ScoringStage, StageReport
 from .write_requests import WriteRequest, refuse_write_requests
 
@@ -67,6 +68,7 @@ class RoutingOutcome:
     timings_ms: dict[str, float] = field(default_factory=dict)
     count_choice: CountChoice | None = None  # a count question answered by the count template of its list
     write_request: WriteRequest | None = None  # a request to change data: the templates that only read, out
+    ranking_end: RankingEnd | None = None  # one end of a ranking asked for: the templates ranking from the other, out
 
 
 class Router:
@@ -265,12 +267,14 @@ class Router:
             combine(candidates, self.weights(), self.policy.retrieval.scoring, failed)
         t = time.perf_counter()
         ranked, write = refuse_write_requests(question, rank(candidates, self.policy))
+        ranked, other_end = refuse_other_end(question, ranked)
         ranked, counted = prefer_count_template(question, ranked, sources)
         decision = decide(ranked, self.policy, write)
         timings["decision"] = _ms(t)
         timings["total"] = _ms(started)
+        searched = [s.name for s in sources]
         outcome = RoutingOutcome(
-            question, ranked, decision, [s.name for s in sources], failures, reports, timings, counted, write
+            question, ranked, decision, searched, failures, reports, timings, counted, write, other_end
         )
         if self.policy.verbose:
             _log_verbose(outcome, self.policy)

@@ -262,6 +262,11 @@ async def _respond(
         else:
             metadata.best_candidates = [alternative_view(c) for c in decision.alternatives]
             content = "No query template matches this question closely enough."
+            if outcome.ranking_end is not None:
+                content += (
+                    f" It asks for the {outcome.ranking_end.asked}, and the templates that resemble it rank from the "
+                    "other end, so they were not run."
+                )
         metadata.timings_ms = timings
         response = QueryResponse(content=content, rows=[], metadata=metadata, confidence=confidence, status=status)
         return Answer(response, outcome, status, timings_ms=timings, pending=pending)

@@ -11,6 +11,7 @@ from ..api.responses import (
     CountQuestionView,
     Json,
     MultistageScoring,
+    RankingEndView,
     RoutingExplanation,
     SourceFailureView,
     StageError,
@@ -140,6 +141,8 @@ def composite_routing_view(outcome: RoutingOutcome, router: Router) -> Composite
         view.count_question = CountQuestionView.model_validate(dataclasses.asdict(outcome.count_choice))
     if outcome.write_request is not None:
         view.write_request = WriteRequestView.model_validate(dataclasses.asdict(outcome.write_request))
+    if outcome.ranking_end is not None:
+        view.ranking_end = RankingEndView.model_validate(dataclasses.asdict(outcome.ranking_end))
     return view
 
 
@@ -172,6 +175,8 @@ def routing_explanation(
         decision["count_question"] = dataclasses.asdict(outcome.count_choice)
     if outcome.write_request is not None:
         decision["write_request"] = dataclasses.asdict(outcome.write_request)
+    if outcome.ranking_end is not None:
+        decision["ranking_end"] = dataclasses.asdict(outcome.ranking_end)
     retrieval = policy.retrieval
     threshold = policy.confidence_threshold
     details = weights_json(router)
