@@ -34,7 +34,7 @@ from ..templates import Template
 from . import fan_out, parameter_views
 from .each_value import run_each
 from .explain import alternative_view, composite_routing_view, routing_explanation
-from .formatting import render_content
+from .formatting import assumed_line, render_content
 from .row_totals import total_rows, wants_total
 
 log = logging.getLogger("intent_router.answer")
@@ -400,6 +400,8 @@ async def _finish(
             content += f"\nNo rows for {each.parameter} {', '.join(map(str, runs.without_rows))}."
     if (unapplied := not_applied_note(extraction.left_out)) is not None:
         content = f"{content}\n{unapplied}"
+    if (assumed := assumed_line(template, extraction.trace)) is not None:
+        content = f"{content}\n{assumed}"
     response = QueryResponse(
         content=content,
         rows=result.rows,

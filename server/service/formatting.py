@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..templates import Template
+from ..params.base import ExtractedValue
+from ..params.roles import Role, role_of
+from ..templates import ParameterType, Template
 
 MAX_TABLE_ROWS = 50
 
@@ -41,3 +43,23 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:,.2f}" if abs(value) >= 1000 else f"{value:.4g}"
     return "" if value is None else str(value)
+
+
+# defaults that bound or cut an answer ('no lower price', 'open-ended', 'the first 50') rather than choose
+# which data it is about: not worth a line
+_BOUNDS = frozenset({Role.LIMIT, Role.LOWER, Role.UPPER, Role.START, Role.END, Role.QUANTITY})
+
+
+def assumed_line(template: Template, trace: list[ExtractedValue]) -> str | None:
+    """The line an answer's content adds for the defaults that chose what it is about ("Assumed (not in the
+    question): year 2025."), so a reader sees the figure is 2025's and can ask for another; None when none did."""
+    specs = {p.name: p for p in template.parameters}
+    said = [
+        f"{t.name} {t.value}"
+        for t in trace
+        if t.extractor == "default"
+        and t.name in specs
+        and specs[t.name].type is not ParameterType.BOOLEAN
+        and role_of(specs[t.name]) not in _BOUNDS
+    ]
+    return f"Assumed (not in the question): {', '.join(said)}." if said else None
