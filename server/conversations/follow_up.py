@@ -113,7 +113,8 @@ async def interpret(
         pending = state.clarification
         restates = is_confident and _selects(outcome, pending.template)
         close = _close_behind(outcome, pending.template, margin)
-        return await _complete(pending, state.pending_turn, message, sources, is_confident, restates, close)
+        asks_back = is_confident and not restates and await _asks_back(outcome, message, sources)
+        return await _complete(pending, state.pending_turn, message, sources, is_confident, restates, close, asks_back)
     if state.choice is not None:
         return await _pick(state.choice, state.pending_turn, message, sources, is_confident)
     if state.last is not None:
@@ -151,6 +152,7 @@ async def _complete(
     is_confident: bool,
     restates: bool = False,
     close: bool = False,
+    asks_back: bool = False,
 ) -> FollowUp | None:
     found = _lookup(pending.template, sources)
     if found is None:  # the template left the config since (a reload renamed or removed it): say so, unless
@@ -172,9 +174,11 @@ async def _complete(
     others = await _other_values(source, template, message, set(wanted) | settled)
     # a reply that answers what was asked in the pending request's own words ('I need 4 tickets for March 11th'
     # to a bus ticket waiting for its travellers and date) answers it, even where it alone routes to another
-    # template, if it scores the pending one close behind (within new_question_margin); one that routes to
-    # the pending template restates it (_restated)
-    wraps = VALUE_FILLER | _own_words(template) if from_reply and close and not restates else VALUE_FILLER
+    # template, if it scores the pending one close behind (within new_question_margin) or would itself be
+    # asked for a value there ('I need three seats.' as a flight search: _asks_back); one that routes to the
+    # pending template restates it (_restated)
+    near = close or asks_back
+    wraps = VALUE_FILLER | _own_words(template) if from_reply and near and not restates else VALUE_FILLER
     if not from_reply and not said and not others.trace:
         bare = _bare_value(message, only, is_confident)
         if bare is None:  # nothing in it answers what was asked
@@ -194,6 +198,19 @@ async def _complete(
     _fill_rest(template, merged)
     confidence = pending.template.score or 0.0
     return FollowUp("clarification", source, template, merged, pending_turn, pending.question, confidence)
+
+
+async def _asks_back(outcome: RoutingOutcome, message: str, sources: Mapping[str, ExtractionSource]) -> bool:
+    """The message, as a question of its own, would be asked for a value in turn (its template's required
+    values are not all in it): 'I need three seats.' routes to a flight search that would ask for the cities,
+    while an event's tickets wait for the number of seats. A reply that gives what was asked in the pending
+    request's own words then answers it (`_complete`), however well it routes elsewhere."""
+    chosen = outcome.decision.selected
+    source = sources.get(chosen.adapter) if chosen is not None else None
+    if chosen is None or source is None:
+        return False
+    alone = await source.extractor.extract(message, chosen.template)
+    return any(p.problem == "missing" for p in alone.problems)
 
 
 def _own_words(template: Template) -> frozenset[str]:

@@ -75,3 +75,23 @@ async def test_a_word_the_pending_request_never_uses_starts_the_new_question(tmp
     meta = replied["metadata"]
     assert meta["template_id"] == "event_tickets" and meta["reason"] != "clarification_answered"
     assert meta["parameters"]["seats"] == 4
+
+
+async def test_a_reply_that_would_itself_be_asked_for_a_value_elsewhere_answers_the_pending_request(tmp_path):
+    """'buy 4 tickets' alone is an event's tickets that would ask for the date; while a bus ticket waits for
+    its travellers, it gives them (server/conversations/follow_up.py `_asks_back`), though it scores the bus
+    ticket far behind (a margin of 0.05: not close behind)."""
+    sessions = MemorySessionStore(SessionSettings(new_question_margin=0.05))
+    async with running_runtime(people_tree(tmp_path, library=TICKETS_LIBRARY)) as runtime:
+        people = runtime.get("people")
+        alone = await answering.answer(people, "buy 4 tickets")
+        asked = await answering.answer_in_session(people, "I want bus tickets to Fresno on March 11th", sessions, None)
+        replied = await answering.answer_in_session(people, "buy 4 tickets", sessions, asked.body["session_id"])
+    assert alone.body["metadata"]["template_id"] == "event_tickets" and alone.body["status"] == "needs_clarification"
+    assert [p["name"] for p in asked.body["metadata"]["clarification"]] == ["travelers"]
+    meta = replied.body["metadata"]
+    assert (meta["reason"], meta["template_id"], meta["parameters"]["travelers"]) == (
+        "clarification_answered",
+        "bus_tickets",
+        4,
+    )
