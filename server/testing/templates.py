@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from server.routing.candidates import Candidate
 from server.templates import Template
 
 
@@ -21,3 +22,8 @@ def template(
             "body": "SELECT 1",
         }
     )
+
+
+def candidate(t: Template, score: float, adapter: str = "hr") -> Candidate:
+    """A ranked candidate of `adapter` whose embedding and combined scores are `score` (routing rule tests)."""
+    return Candidate(adapter, t, embedding_score=score, combined_score=score)

@@ -27,7 +27,8 @@ async def line(question: str, *params: dict) -> str | None:
 
 
 async def test_a_default_that_chooses_the_data_is_said():
-    assert await line("best sellers", YEAR, STATUS, LIMIT) == "Assumed (not in the question): year 2025, status completed."
+    said = await line("best sellers", YEAR, STATUS, LIMIT)
+    assert said == "Assumed (not in the question): year 2025, status completed."
 
 
 @pytest.mark.parametrize("question", ["best sellers in 2024", "returned orders in 2023"])

@@ -6,26 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from server.routing.candidates import Candidate
 from server.routing.decision import Reason, decide
 from server.routing.policy import RoutingPolicy
 from server.routing.write_requests import WriteRequest, asked_verb, does, refuse_write_requests
-from server.templates import Template
+from server.testing.templates import candidate, template
 
-
-def template(tid: str, description: str, examples: list[str] | None = None) -> Template:
-    return Template(
-        id=tid, description=description, nl_examples=examples or [], body_key="sql", body="SELECT 1", source_file="x"
-    )
-
-
-FORMER = template("former_employees", "Employees who left the company", ["list terminated employees"])
-CANCEL = template("cancel_order", "Cancel an order by its number", ["cancel order 42"])
-DETAILS = template("order_details", "The lines of one order", ["what is in order 42"])
-
-
-def cand(t: Template, score: float) -> Candidate:
-    return Candidate("hr", t, embedding_score=score, combined_score=score)
+FORMER = template(
+    tid="former_employees", description="Employees who left the company", examples=["list terminated employees"]
+)
+CANCEL = template(tid="cancel_order", description="Cancel an order by its number", examples=["cancel order 42"])
+DETAILS = template(tid="order_details", description="The lines of one order", examples=["what is in order 42"])
 
 
 @pytest.mark.parametrize(
@@ -93,15 +83,18 @@ def test_the_requests_read(question, verb):
 
 def test_a_template_does_a_verb_its_texts_use_in_a_form_that_does_it():
     assert does(CANCEL, "cancel")
-    assert does(template("cancel_subscription", "Ends a subscription"), "cancel")  # its id says it
+    assert does(template(tid="cancel_subscription", description="Ends a subscription"), "cancel")  # its id says it
     assert not does(FORMER, "delete") and not does(DETAILS, "cancel")
     # a form that describes the change done, or names it, is a read: listing cancelled orders cancels none
-    assert not does(template("orders_cancelled", "Orders cancelled last week", ["list the cancellations"]), "cancel")
-    assert not does(template("recent_updates", "Records updated recently"), "update")
+    assert not does(
+        template(tid="orders_cancelled", description="Orders cancelled last week", examples=["list the cancellations"]),
+        "cancel",
+    )
+    assert not does(template(tid="recent_updates", description="Records updated recently"), "update")
 
 
 def test_the_templates_that_only_read_are_taken_out_and_the_decision_says_why():
-    ranked = [cand(FORMER, 0.9), cand(DETAILS, 0.4)]
+    ranked = [candidate(FORMER, 0.9), candidate(DETAILS, 0.4)]
     kept, write = refuse_write_requests("delete all employees", ranked)
     assert kept == [] and write == WriteRequest("delete", ["hr/former_employees", "hr/order_details"])
     decision = decide(kept, RoutingPolicy(confidence_threshold=0.3), write)
@@ -109,7 +102,7 @@ def test_the_templates_that_only_read_are_taken_out_and_the_decision_says_why():
 
 
 def test_a_template_that_does_the_change_still_answers_it():
-    ranked = [cand(DETAILS, 0.8), cand(CANCEL, 0.7)]
+    ranked = [candidate(DETAILS, 0.8), candidate(CANCEL, 0.7)]
     kept, write = refuse_write_requests("please cancel order 42", ranked)
     assert [c.template.id for c in kept] == ["cancel_order"] and write == WriteRequest("cancel", ["hr/order_details"])
     decision = decide(kept, RoutingPolicy(confidence_threshold=0.3), write)
@@ -117,24 +110,28 @@ def test_a_template_that_does_the_change_still_answers_it():
 
 
 def test_a_question_that_asks_for_no_change_is_left_alone():
-    ranked = [cand(FORMER, 0.9)]
+    ranked = [candidate(FORMER, 0.9)]
     assert refuse_write_requests("list terminated employees", ranked) == (ranked, None)
     assert decide(ranked, RoutingPolicy(confidence_threshold=0.3)).reason is Reason.ROUTED
 
 
 def test_an_action_verb_is_carried_out_by_a_template_that_does_its_kind():
-    leave = template("approve_leave", "Approve a leave request", ["approve the leave request of Ana"])
-    listing = template("leave_by_status", "Leave requests by status", ["show approved leave requests"])
+    leave = template(
+        tid="approve_leave", description="Approve a leave request", examples=["approve the leave request of Ana"]
+    )
+    listing = template(
+        tid="leave_by_status", description="Leave requests by status", examples=["show approved leave requests"]
+    )
     assert does(leave, "approve") and does(leave, "grant")  # a verb of the same kind
     assert not does(listing, "approve")  # "approved" names requests already approved
-    kept, refused = refuse_write_requests("grant Ana's leave request", [cand(listing, 0.8), cand(leave, 0.6)])
+    kept, refused = refuse_write_requests("grant Ana's leave request", [candidate(listing, 0.8), candidate(leave, 0.6)])
     assert [c.template.id for c in kept] == ["approve_leave"]
     assert refused == WriteRequest("grant", ["hr/leave_by_status"])
 
 
 def test_a_verb_of_the_same_kind_counts():
-    account = template("terminate_account", "Close the account", ["please delete my account"])
+    account = template(tid="terminate_account", description="Close the account", examples=["please delete my account"])
     assert does(account, "remove") and does(account, "erase") and not does(account, "cancel")
-    kept, write = refuse_write_requests("can you remove my account?", [cand(account, 0.8), cand(FORMER, 0.5)])
+    kept, write = refuse_write_requests("can you remove my account?", [candidate(account, 0.8), candidate(FORMER, 0.5)])
     assert [c.template.id for c in kept] == ["terminate_account"]
     assert write == WriteRequest("remove", ["hr/former_employees"])
