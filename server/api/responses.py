@@ -81,6 +81,7 @@ class RankingEndView(Wire):
 
     asked: str = Field(description='the end the question asks for: "highest" or "lowest"')
     refused: list[str] = Field(description="the candidates taken out, best first, as adapter/template_id")
+    would_have_run: bool = Field(description="the best of them was ranked first and cleared the threshold")
 
 
 class CompositeRouting(Wire):

@@ -113,7 +113,7 @@ async def interpret(
         pending = state.clarification
         restates = is_confident and _selects(outcome, pending.template)
         close = _close_behind(outcome, pending.template, margin)
-        asks_back = is_confident and not restates and await _asks_back(outcome, message, sources)
+        asks_back = _asks_back(outcome, message, sources) if is_confident and not restates else None
         return await _complete(pending, state.pending_turn, message, sources, is_confident, restates, close, asks_back)
     if state.choice is not None:
         return await _pick(state.choice, state.pending_turn, message, sources, is_confident)
@@ -152,7 +152,7 @@ async def _complete(
     is_confident: bool,
     restates: bool = False,
     close: bool = False,
-    asks_back: bool = False,
+    asks_back: Callable[[], Awaitable[bool]] | None = None,
 ) -> FollowUp | None:
     found = _lookup(pending.template, sources)
     if found is None:  # the template left the config since (a reload renamed or removed it): say so, unless
@@ -177,8 +177,8 @@ async def _complete(
     # template, if it scores the pending one close behind (within new_question_margin) or would itself be
     # asked for a value there ('I need three seats.' as a flight search: _asks_back); one that routes to the
     # pending template restates it (_restated)
-    near = close or asks_back
-    wraps = VALUE_FILLER | _own_words(template) if from_reply and near and not restates else VALUE_FILLER
+    near = from_reply and not restates and (close or (asks_back is not None and await asks_back()))
+    wraps = VALUE_FILLER | _own_words(template) if near else VALUE_FILLER
     if not from_reply and not said and not others.trace:
         bare = _bare_value(message, only, is_confident)
         if bare is None:  # nothing in it answers what was asked
@@ -200,17 +200,24 @@ async def _complete(
     return FollowUp("clarification", source, template, merged, pending_turn, pending.question, confidence)
 
 
-async def _asks_back(outcome: RoutingOutcome, message: str, sources: Mapping[str, ExtractionSource]) -> bool:
-    """The message, as a question of its own, would be asked for a value in turn (its template's required
-    values are not all in it): 'I need three seats.' routes to a flight search that would ask for the cities,
-    while an event's tickets wait for the number of seats. A reply that gives what was asked in the pending
-    request's own words then answers it (`_complete`), however well it routes elsewhere."""
-    chosen = outcome.decision.selected
-    source = sources.get(chosen.adapter) if chosen is not None else None
-    if chosen is None or source is None:
-        return False
-    alone = await source.extractor.extract(message, chosen.template)
-    return any(p.problem == "missing" for p in alone.problems)
+def _asks_back(
+    outcome: RoutingOutcome, message: str, sources: Mapping[str, ExtractionSource]
+) -> Callable[[], Awaitable[bool]]:
+    """Whether the message, as a question of its own, would be asked for a value in turn (its template's
+    required values are not all in it): 'I need three seats.' routes to a flight search that would ask for the
+    cities, while an event's tickets wait for the number of seats. A reply that gives what was asked in the
+    pending request's own words then answers it (`_complete`), however well it routes elsewhere. Asked only
+    when the rest of the rule holds: it reads the message once more, without an LLM pass."""
+
+    async def asks() -> bool:
+        chosen = outcome.decision.selected
+        source = sources.get(chosen.adapter) if chosen is not None else None
+        if chosen is None or source is None:
+            return False
+        alone = await source.extractor.read(message, chosen.template)
+        return any(p.problem == "missing" for p in alone.problems)
+
+    return asks
 
 
 def _own_words(template: Template) -> frozenset[str]:

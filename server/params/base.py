@@ -82,6 +82,11 @@ class ParameterExtractor(ABC):
     @abstractmethod
     async def extract(self, question: str, template: Template) -> Extraction: ...
 
+    async def read(self, question: str, template: Template) -> Extraction:
+        """What the question gives, without any call out (an LLM pass): a cheap look, e.g. whether a message
+        would be asked for a value (conversations/follow_up.py). By default, `extract`."""
+        return await self.extract(question, template)
+
     def status(self) -> dict[str, Any]:
         """What the extractor runs with (for describe and health)."""
         return {}

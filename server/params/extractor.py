@@ -264,10 +264,16 @@ class TemplateParameterExtractor(ParameterExtractor):
 
     # --- extraction ----------------------------------------------------------------------
     async def extract(self, question: str, template: Template) -> Extraction:
+        return await self._extract(question, template, self.filler is not None)
+
+    async def read(self, question: str, template: Template) -> Extraction:
+        return await self._extract(question, template, llm=False)
+
+    async def _extract(self, question: str, template: Template, llm: bool) -> Extraction:
         today = self.today()
         params = [await self._param(template, spec) for spec in template.parameters]
         result = self.extract_with(question, params, today, template.id)
-        if self.filler is not None:
+        if llm:
             await self._llm_pass(question, template, params, result, today)
         if self.listed:
             used = [step.span for step in result.trace if step.span is not None]

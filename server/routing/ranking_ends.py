@@ -7,12 +7,12 @@ score and answers with the highest paid, the opposite of what was asked. A templ
 from in its id or description ("top_earners", "The highest-paid employees", "cheapest first"); a question
 says which end it asks for ("lowest", "least", "fewest", "cheapest", "bottom", "worst"). When they name
 opposite ends, and the template's id and description never name the question's end, the candidate is taken
-out of the ranking before the decision, as a write request's are (write_requests.py). When the best
-candidate was taken out, the question is about that ranking, and only a template that names the asked end
-may answer instead ("average, lowest and highest salary"); when none does, nothing runs and the answer says
-why. When a lower candidate was taken out, the best still answers. "at most", "at least", "most recent" and
-"least recent" name no end. Only amounts are read: a list ordered newest first, asked for the oldest, still
-holds them when its rows are not cut, where the top ten earners never hold the lowest paid.
+out of the ranking before the decision, as a write request's are (write_requests.py): the next candidate
+answers if it clears the threshold (a listing that ranks nothing, "revenue by category", holds the lowest too),
+else nothing runs and the answer says why. "best" is left out (the best price is the lowest), and so are
+phrases that rank nothing: "at most", "at least", "most recent", "top up", "bottom line", "worst case",
+"last but not least". Only amounts are read: a list ordered newest first, asked for the oldest, still holds
+them when its rows are not cut, where the top ten earners never hold the lowest paid.
 
 The rule runs in the router's one ending (`Router._decide`), so /v1/query, test_routing (which says so in
 `routing_decision.ranking_end`), fan-out and fit-thresholds all see the same choice.
@@ -25,20 +25,27 @@ from dataclasses import dataclass
 
 from ..templates import Template
 from .candidates import Candidate
+from .decision import clears
 
-_HIGH = frozenset(("highest", "most", "top", "largest", "biggest", "best", "greatest", "richest", "priciest"))
+_HIGH = frozenset(("highest", "most", "top", "largest", "biggest", "greatest", "richest", "priciest"))
 _LOW = frozenset(("lowest", "least", "fewest", "smallest", "cheapest", "bottom", "worst", "poorest"))
-# a bound, a time, and "top" that ranks nothing ("top up", "on top of")
-_NO_END = re.compile(r"\b(?:at\s+(?:most|least)|(?:most|least)\s+recent(?:ly)?|top\s+up\w*|on\s+top\s+of)\b")
+# phrases whose words rank nothing: a bound, a time, "top up", idioms
+_NO_END = re.compile(
+    r"\b(?:at\s+(?:the\s+)?(?:very\s+)?(?:most|least)|(?:most|least)\s+recent(?:ly)?|top\s+(?:up\w*|notch|level)|"
+    r"on\s+top\s+of|bottom\s+line|worst\s+case|last\s+but\s+not\s+least|not\s+in\s+the\s+least|"
+    r"for\s+the\s+most\s+part|most\s+of\s+all)\b"
+)
 _WORD = re.compile(r"[a-z]+")
 
 
 @dataclass(frozen=True)
 class RankingEnd:
-    """The rule applied: the end the question asks for, and the candidates it took out (best first)."""
+    """The rule applied: the end the question asks for, the candidates it took out (best first), and whether
+    the best of them would have run (it was ranked first and cleared the threshold)."""
 
     asked: str  # "highest" or "lowest"
     refused: list[str]  # "adapter/template_id"
+    would_have_run: bool = False
 
 
 def ends(text: str) -> set[str]:
@@ -58,10 +65,11 @@ def ranks_from_the_other_end(template: Template, asked: str) -> bool:
     return ends(f"{template.id} {template.description}") == {"lowest" if asked == "highest" else "highest"}
 
 
-def refuse_other_end(question: str, ranked: list[Candidate]) -> tuple[list[Candidate], RankingEnd | None]:
-    """`ranked` without the candidates that rank from the other end (and, when the best was one of them,
-    without those that name neither end); unchanged and None when the question asks for no end, or no
-    candidate ranks from the other one."""
+def refuse_other_end(
+    question: str, ranked: list[Candidate], threshold: float
+) -> tuple[list[Candidate], RankingEnd | None]:
+    """`ranked` without the candidates that rank from the other end; unchanged and None when the question
+    asks for no end, or no candidate ranks from the other one."""
     asked = asked_end(question)
     if asked is None:
         return ranked, None
@@ -69,6 +77,5 @@ def refuse_other_end(question: str, ranked: list[Candidate]) -> tuple[list[Candi
     if not refused:
         return ranked, None
     kept = [c for c in ranked if c not in refused]
-    if refused[0] is ranked[0]:  # the question is about the refused ranking: only a template of the asked end answers
-        kept = [c for c in kept if asked in ends(f"{c.template.id} {c.template.description}")]
-    return kept, RankingEnd(asked, [f"{c.adapter}/{c.template.id}" for c in refused])
+    would_have_run = refused[0] is ranked[0] and clears(ranked[0].score, threshold)
+    return kept, RankingEnd(asked, [f"{c.adapter}/{c.template.id}" for c in refused], would_have_run)

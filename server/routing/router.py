@@ -267,7 +267,7 @@ class Router:
             combine(candidates, self.weights(), self.policy.retrieval.scoring, failed)
         t = time.perf_counter()
         ranked, write = refuse_write_requests(question, rank(candidates, self.policy))
-        ranked, other_end = refuse_other_end(question, ranked)
+        ranked, other_end = refuse_other_end(question, ranked, self.policy.confidence_threshold)
         ranked, counted = prefer_count_template(question, ranked, sources)
         decision = decide(ranked, self.policy, write)
         timings["decision"] = _ms(t)

@@ -34,7 +34,7 @@ from ..templates import Template
 from . import fan_out, parameter_views
 from .each_value import run_each
 from .explain import alternative_view, composite_routing_view, routing_explanation
-from .formatting import assumed_line, render_content
+from .formatting import assumed_line, ranking_line, render_content
 from .row_totals import total_rows, wants_total
 
 log = logging.getLogger("intent_router.answer")
@@ -262,11 +262,8 @@ async def _respond(
         else:
             metadata.best_candidates = [alternative_view(c) for c in decision.alternatives]
             content = "No query template matches this question closely enough."
-            if outcome.ranking_end is not None:
-                content += (
-                    f" It asks for the {outcome.ranking_end.asked}, and the templates that resemble it rank from the "
-                    "other end, so they were not run."
-                )
+            if (ranked := ranking_line(outcome.ranking_end)) is not None:
+                content = f"{content}\n{ranked}"
         metadata.timings_ms = timings
         response = QueryResponse(content=content, rows=[], metadata=metadata, confidence=confidence, status=status)
         return Answer(response, outcome, status, timings_ms=timings, pending=pending)
@@ -276,7 +273,10 @@ async def _respond(
     t = time.perf_counter()
     extraction = await owner.extractor.extract(question, chosen.template)
     timings["parameters"] = round((time.perf_counter() - t) * 1000, 3)
-    return await _finish(owner, chosen.template, extraction, question, metadata, confidence, outcome, timings)
+    answered = await _finish(owner, chosen.template, extraction, question, metadata, confidence, outcome, timings)
+    if (ranked := ranking_line(outcome.ranking_end)) is not None:
+        answered.response.content = f"{answered.response.content}\n{ranked}"
+    return answered
 
 
 def _ref(candidate: Candidate) -> TemplateRef:
@@ -400,7 +400,7 @@ async def _finish(
             content += f"\nNo rows for {each.parameter} {', '.join(map(str, runs.without_rows))}."
     if (unapplied := not_applied_note(extraction.left_out)) is not None:
         content = f"{content}\n{unapplied}"
-    if (assumed := assumed_line(template, extraction.trace)) is not None:
+    if (assumed := assumed_line(template, values, extraction)) is not None:
         content = f"{content}\n{assumed}"
     response = QueryResponse(
         content=content,

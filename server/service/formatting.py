@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..params.base import ExtractedValue
+from ..params.base import Extraction
 from ..params.roles import Role, role_of
+from ..routing.ranking_ends import RankingEnd
 from ..templates import ParameterType, Template
+from .row_totals import left_at_default
 
 MAX_TABLE_ROWS = 50
 
@@ -50,16 +52,27 @@ def _fmt(value: Any) -> str:
 _BOUNDS = frozenset({Role.LIMIT, Role.LOWER, Role.UPPER, Role.START, Role.END, Role.QUANTITY})
 
 
-def assumed_line(template: Template, trace: list[ExtractedValue]) -> str | None:
+def assumed_line(template: Template, values: dict[str, Any], extraction: Extraction) -> str | None:
     """The line an answer's content adds for the defaults that chose what it is about ("Assumed (not in the
-    question): year 2025."), so a reader sees the figure is 2025's and can ask for another; None when none did."""
+    question): year 2025."), so a reader sees the figure is 2025's and can ask for another; None when none did.
+    Read from the values (row_totals.left_at_default), so a follow-up that keeps a default says it too."""
     specs = {p.name: p for p in template.parameters}
+    at_default = left_at_default(template, values, extraction)
     said = [
-        f"{t.name} {t.value}"
-        for t in trace
-        if t.extractor == "default"
-        and t.name in specs
-        and specs[t.name].type is not ParameterType.BOOLEAN
-        and role_of(specs[t.name]) not in _BOUNDS
+        f"{name} {values[name]}"
+        for name, spec in specs.items()
+        if name in at_default
+        and values.get(name) is not None
+        and spec.type is not ParameterType.BOOLEAN
+        and role_of(spec) not in _BOUNDS
     ]
     return f"Assumed (not in the question): {', '.join(said)}." if said else None
+
+
+def ranking_line(end: RankingEnd | None) -> str | None:
+    """The line an answer adds when the template that would have run ranks from the other end of what the
+    question asks for (routing/ranking_ends.py), so the reader knows why another answered, or none did."""
+    if end is None or not end.would_have_run:
+        return None
+    other = "lowest" if end.asked == "highest" else "highest"
+    return f"Not run: '{end.refused[0]}' ranks from the {other}, and the question asks for the {end.asked}."

@@ -274,3 +274,10 @@ async def test_raise_it_to_a_new_value_edits_the_last_answer(demo_runtime):
         "employees_earning_above",
         200000,
     )
+
+
+async def test_a_follow_up_that_keeps_a_default_says_it(demo_runtime):
+    first, second = await _turns(demo_runtime, "best sellers", "only the top 3")
+    assert first["content"].endswith("Assumed (not in the question): year 2025.")
+    assert _meta(second)["parameters"]["limit"] == 3
+    assert second["content"].endswith("Assumed (not in the question): year 2025.")

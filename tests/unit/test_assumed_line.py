@@ -23,7 +23,8 @@ ACTIVE = {"name": "active_only", "type": "boolean", "default": True}
 async def line(question: str, *params: dict) -> str | None:
     extractor = TemplateParameterExtractor(ParameterExtractionSettings(), today=lambda: dt.date(2025, 12, 31))
     t = template(*params)
-    return assumed_line(t, (await extractor.extract(question, t)).trace)
+    got = await extractor.extract(question, t)
+    return assumed_line(t, got.values, got)
 
 
 async def test_a_default_that_chooses_the_data_is_said():

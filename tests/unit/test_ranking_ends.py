@@ -1,6 +1,6 @@
 """The ranking-end rule: a question that asks for the lowest is not answered by a template that ranks from the
-highest (and the other way round); when the best candidate was such a template, only one that names the asked
-end may answer instead."""
+highest (and the other way round); the next candidate answers if it clears the threshold, and the rule says
+whether the refused one would have run."""
 
 from __future__ import annotations
 
@@ -31,6 +31,10 @@ TOP_UP = template(tid="top_up_limits", description="top up limits")
         ("most recent orders", None),  # a time
         ("what is the most i can top up?", "highest"),
         ("how do I top up my card", None),
+        ("best price for a Toyota", None),  # "best" is no end: the best price is the lowest
+        ("rank the customers by revenue, at the very least", None),
+        ("last but not least, the bottom line", None),
+        ("a top-notch laptop", None),
     ],
 )
 def test_the_end_a_question_asks_for(question, end):
@@ -45,23 +49,23 @@ def test_a_template_ranks_from_the_other_end_only_when_it_never_names_the_asked_
     assert not ranks_from_the_other_end(TOP_UP, "lowest")  # "top up" ranks nothing
 
 
-def test_when_the_best_ranks_from_the_other_end_only_the_asked_end_answers():
-    kept, rule = refuse_other_end(
-        "who has the lowest salary", [candidate(TOP, 0.8), candidate(BY_DEPT, 0.5), candidate(SUMMARY, 0.4)]
-    )
-    assert [c.template.id for c in kept] == ["department_salary_summary"]
-    assert rule == RankingEnd("lowest", ["hr/top_earners"])
-    kept, _ = refuse_other_end("who has the lowest salary", [candidate(TOP, 0.8), candidate(BY_DEPT, 0.5)])
-    assert kept == []
+def test_when_the_best_ranks_from_the_other_end_the_next_one_answers_and_the_rule_says_it_would_have_run():
+    ranked = [candidate(TOP, 0.8), candidate(BY_DEPT, 0.5), candidate(SUMMARY, 0.4)]
+    kept, rule = refuse_other_end("who has the lowest salary", ranked, threshold=0.2)
+    assert [c.template.id for c in kept] == ["employees_by_department", "department_salary_summary"]
+    assert rule == RankingEnd("lowest", ["hr/top_earners"], would_have_run=True)
+    _, below = refuse_other_end("who has the lowest salary", ranked, threshold=0.9)
+    assert below is not None and not below.would_have_run  # it would not have cleared the threshold anyway
 
 
 def test_when_a_lower_candidate_ranks_from_the_other_end_the_best_still_answers():
-    kept, rule = refuse_other_end("lowest paid people in Sales", [candidate(BY_DEPT, 0.8), candidate(TOP, 0.5)])
+    ranked = [candidate(BY_DEPT, 0.8), candidate(TOP, 0.5)]
+    kept, rule = refuse_other_end("lowest paid people in Sales", ranked, threshold=0.2)
     assert [c.template.id for c in kept] == ["employees_by_department"]
-    assert rule == RankingEnd("lowest", ["hr/top_earners"])
+    assert rule == RankingEnd("lowest", ["hr/top_earners"], would_have_run=False)
 
 
 def test_a_question_that_asks_for_no_end_is_left_alone():
     ranked = [candidate(TOP, 0.8), candidate(BY_DEPT, 0.5)]
-    assert refuse_other_end("who works in Sales", ranked) == (ranked, None)
-    assert refuse_other_end("who are the top earners", ranked) == (ranked, None)
+    assert refuse_other_end("who works in Sales", ranked, threshold=0.2) == (ranked, None)
+    assert refuse_other_end("who are the top earners", ranked, threshold=0.2) == (ranked, None)
