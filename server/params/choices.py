@@ -37,6 +37,7 @@ _COMMON_WORDS = wordset(
     "us it in on at as no so am me we be do go up or an is of to by my oh ok id hi he "
     "and are can the for not but nor you was has had her his its our who why how per"
 )
+_FUNCTION_WORDS = _COMMON_WORDS | {"a"}  # never the word a misspelling rests on
 # Words that identify nothing in a stored name.
 _GENERIC = wordset(
     "the a an of and & inc inc. ltd ltd. llc co co. corp corp. corporation company group plc "
@@ -297,12 +298,12 @@ class PhraseIndex:
 
 
 def _ordinary_guess(toks: list[Word], span: Span, phrase: Phrase, ordinary: frozenset[str]) -> bool:
-    """A window word the template's examples use as an ordinary word, and that the phrase itself does not
-    contain: the misspelling would rest on it ('book' for 'Brook'; 'new' in 'new yrok' is fine)."""
-    if not ordinary:
-        return False
+    """A window word the template's examples use as an ordinary word, or a function word ('a', 'the', 'of'),
+    that the phrase itself does not contain: the misspelling would rest on it ('book' for 'Brook'; 'a young'
+    for 'Mia Young'; 'new' in 'new yrok' is fine)."""
     own = {w.lower for w in words(phrase.text)}
-    return any(t.lower in ordinary and t.lower not in own for t in toks if span[0] <= t.start and t.end <= span[1])
+    inside = [t.lower for t in toks if span[0] <= t.start and t.end <= span[1]]
+    return any((w in ordinary or w in _FUNCTION_WORDS) and w not in own for w in inside)
 
 
 def suggestions(given: str, values: list[Any], limit: int = 3) -> list[Any]:

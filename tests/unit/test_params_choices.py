@@ -35,6 +35,14 @@ def test_misspelling_above_the_floor_matches_and_below_does_not():
     assert best("what does the weather look like", phrases) is None
 
 
+def test_a_misspelling_never_rests_on_a_function_word():
+    """'a young' is 87.5% like 'mia young': the 'a' is an article, not a misspelt 'mia'."""
+    phrases = phrases_for([], {}, ValueList.of(["Mia Young", "Ahmed Young", "Orion Data Systems"]))
+    assert best("order history of a young customer", phrases) is None
+    assert best("order history of mia yung", phrases)[:2] == ("Mia Young", "fuzzy")
+    assert best("orders of orion data sytems", phrases)[:2] == ("Orion Data Systems", "fuzzy")
+
+
 def test_capitalised_alias_that_is_a_common_word_needs_capitals():
     phrases = phrases_for(["United States", "Germany"], {"US": "United States"})
     assert best("customers in the US", phrases)[0] == "United States"
