@@ -36,6 +36,7 @@ PARAM_KEYS = {
     "max",
     "pattern",
     "aliases",
+    "values_from",
 }
 PARAM_TYPES = {"string", "integer", "number", "boolean", "date", "datetime", "enum", "array"}
 SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
