@@ -37,7 +37,7 @@ from ..routing.routable import Routable, RoutingSource
 from ..routing.router import RoutingOutcome
 from . import parameter_views
 from .each_value import run_each
-from .formatting import render_content
+from .formatting import assumed_line, render_content
 
 log = logging.getLogger("intent_router.fan_out")
 
@@ -111,6 +111,7 @@ class SourceRun:
     clarification: list[ClarificationView] | None = None
     error: str | None = None
     code: str | None = None  # the error code a route-once answer would have had (source_timeout, query_failed, ...)
+    assumed: str | None = None  # the content line for the defaults that chose what it answers (formatting.py)
 
     @property
     def adapter(self) -> str:
@@ -200,6 +201,7 @@ async def run_source(source: RoutingSource, candidate: Candidate, question: str)
         truncated=result.truncated,
         from_cache=result.from_cache,
         parameters=extraction.values,
+        assumed=assumed_line(template, extraction.values, extraction),
     )
 
 
@@ -315,7 +317,8 @@ def _content(runs: list[SourceRun]) -> str:
     for run in runs:
         template = run.candidate.template
         if run.status is SourceStatus.OK:
-            parts.append(f"[{run.adapter}] " + render_content(template, run.rows, run.truncated))
+            said = render_content(template, run.rows, run.truncated)
+            parts.append(f"[{run.adapter}] {said}" + (f"\n{run.assumed}" if run.assumed else ""))
         else:
             parts.append(f"[{run.adapter}] {template.description}: {run.status} ({run.error}).")
     return "\n\n".join(parts)
