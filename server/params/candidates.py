@@ -19,7 +19,7 @@ from .dates import DateMention
 from .numbers import COUNTED, NumberMention
 from .roles import Role, counted_nouns, year_bound
 from .strings import TextMatch
-from .text import Span, name_tokens, overlaps, stem, words, wordset
+from .text import Span, inside, name_tokens, overlaps, stem, words, wordset
 from .times import END_OF_DAY, DatedTime, TimeMention, as_value
 
 # Date and time candidates are keyed (WHEN, what they fill, role): one span may fill a date and a time
@@ -207,7 +207,7 @@ def time_candidates(spec: ParameterSpec, role: Role, mentions: list[TimeMention]
 def outside_clock_times(cands: list[Candidate], times: list[TimeMention]) -> list[Candidate]:
     """The words of a clock time are the time's: the 7 of '7 pm' is no party size, its 'pm' no allowed value."""
     clocks = [t.span for t in times if t.clock]
-    return [c for c in cands if c.span is None or not any(s[0] <= c.span[0] and c.span[1] <= s[1] for s in clocks)]
+    return [c for c in cands if c.span is None or not any(inside(c.span, s) for s in clocks)]
 
 
 def year_from_dates(spec: ParameterSpec, mentions: list[DateMention]) -> list[Candidate]:

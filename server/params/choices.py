@@ -28,7 +28,7 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from .strings import may_be_in_a_name
-from .text import Span, Word, stem, words, wordset
+from .text import Span, Word, inside, stem, words, wordset
 from .value_list import ValueList
 
 # Everyday words: written in capitals as a value or code ('US', 'IT', 'AND' for Andorra), case says which
@@ -302,8 +302,8 @@ def _ordinary_guess(toks: list[Word], span: Span, phrase: Phrase, ordinary: froz
     that the phrase itself does not contain: the misspelling would rest on it ('book' for 'Brook'; 'a young'
     for 'Mia Young'; 'new' in 'new yrok' is fine)."""
     own = {w.lower for w in words(phrase.text)}
-    inside = [t.lower for t in toks if span[0] <= t.start and t.end <= span[1]]
-    return any((w in ordinary or w in _FUNCTION_WORDS) and w not in own for w in inside)
+    window = [t.lower for t in toks if inside(t.span, span)]
+    return any((w in ordinary or w in _FUNCTION_WORDS) and w not in own for w in window)
 
 
 def suggestions(given: str, values: list[Any], limit: int = 3) -> list[Any]:

@@ -61,7 +61,7 @@ from .strings import (
     find_quoted,
     find_tail_names,
 )
-from .text import overlaps, words
+from .text import inside, overlaps, words
 from .times import dated_times, find_times
 from .value_list import ValueList
 from .values_from import ValuesCache, ValuesRunner, ValuesSource, adapter_values_runner
@@ -121,7 +121,7 @@ def part_of_a_year(cand: Candidate, dates: list[DateMention]) -> DateMention | N
     """The period shorter than its year ('Q2 2024', 'March 2024') whose words hold a year parameter's value:
     the value is its year, and the rest of what the words say is not applied."""
     for d in dates:
-        if cand.span is None or not (d.span[0] <= cand.span[0] and cand.span[1] <= d.span[1]):
+        if cand.span is None or not inside(cand.span, d.span):
             continue
         if d.operator is not None or d.start is None or d.end is None:
             continue
@@ -546,6 +546,14 @@ def is_default(spec: ParameterSpec, value: Any) -> bool:
         return bool(validate(spec, spec.default) == value)
     except InvalidValue:
         return False
+
+
+def left_at_default(template: Template, values: dict[str, Any], extraction: Extraction) -> frozenset[str]:
+    """The parameters holding their default that no words of the question gave. Read from the values, not
+    from the trace alone: a clarification's answer or a follow-up keeps the earlier values without their
+    "default" trace entries."""
+    said = {v.name for v in extraction.trace if v.span is not None}
+    return frozenset(p.name for p in template.parameters if p.name not in said and is_default(p, values.get(p.name)))
 
 
 def validate(p: _Param | ParameterSpec, value: Any) -> Any:

@@ -81,24 +81,25 @@ def not_applied(
     return out
 
 
+# each kind of entry `note` writes a line for, and why it was not applied (found by its reason's beginning)
+_WHY_NOT = (
+    (NOT_APPLIED, "this query has no such filter, so the rows are not limited by it"),
+    (RULED_OUT, "the question rules it out, and this query can only match a value, not leave one out"),
+)
+
+
 def note(left_out: Iterable[dict[str, object]]) -> str | None:
     """The lines an answer's content adds for what it did not apply (a filter the query lacks, a value the
-    question rules out), or None."""
+    question rules out, a period widened to its year), or None."""
+    entries = list(left_out)
     lines = []
-    named = [f"'{e['text']}' ({e['name']})" for e in left_out if str(e.get("reason", "")).startswith(NOT_APPLIED)]
-    if named:
-        lines.append(
-            f"Not applied: {', '.join(named)}: this query has no such filter, so the rows are not limited by it."
-        )
-    excluded = [f"'{e['text']}' ({e['name']})" for e in left_out if e.get("reason") == RULED_OUT]
-    if excluded:
-        lines.append(
-            f"Not applied: {', '.join(excluded)}: the question rules it out, and this query can only match a "
-            "value, not leave one out."
-        )
-    widened = [e for e in left_out if str(e.get("reason", "")).startswith(WIDENED)]
+    for reason, why in _WHY_NOT:
+        named = [f"'{e['text']}' ({e['name']})" for e in entries if str(e.get("reason", "")).startswith(reason)]
+        if named:
+            lines.append(f"Not applied: {', '.join(named)}: {why}.")
     lines += [
         f"Widened: '{e['text']}' ({e['name']}): this query takes a whole year, so the answer covers all of it."
-        for e in widened
+        for e in entries
+        if str(e.get("reason", "")).startswith(WIDENED)
     ]
     return "\n".join(lines) or None

@@ -14,6 +14,7 @@ import re
 
 from ..templates import ParameterSpec, ParameterType
 from .candidates import Candidate, item_type
+from .text import before
 
 # the words right before the value: a denial, then at most one word of being somewhere or of choosing, and
 # linking words ('not in', "isn't from", "doesn't work in", 'not based in', "don't include", 'not yet',
@@ -38,7 +39,7 @@ def ruled_out(question: str, cand: Candidate) -> bool:
     """Whether the words just before the candidate rule its value out."""
     if cand.span is None:
         return False
-    return _RULED_OUT.search(question[max(0, cand.span[0] - 40) : cand.span[0]]) is not None
+    return _RULED_OUT.search(before(question, cand.span[0])) is not None
 
 
 def split_ruled_out(

@@ -17,7 +17,7 @@ from functools import lru_cache
 
 from text_to_num import find_numbers as _text2num_find
 
-from .text import Span, Word, words
+from .text import Span, Word, after, before, words
 
 _SCALES = frozenset({"hundred", "thousand", "million", "billion"})
 _NOT_NUMBERS = frozenset({"o", "oh"})  # text2num reads a lone 'o' as zero; in a typed question it never is
@@ -156,14 +156,14 @@ def _with_scales(text: str, toks: list[Word], found: list[Spelled]) -> list[Spel
         if at < 0 or toks[at].lower.rstrip("s") not in _FRACTIONS:
             continue
         share, start = _FRACTIONS[toks[at].lower.rstrip("s")], at
-        before = toks[at - 1] if at >= 1 else None
-        counted = next((n for n in out if before is not None and n.span[1] == before.end), None)
-        if (counted is not None and counted.ordinal) or (before is not None and before.lower in _PERIOD_BEFORE):
+        prior = toks[at - 1] if at >= 1 else None
+        counted = next((n for n in out if prior is not None and n.span[1] == prior.end), None)
+        if (counted is not None and counted.ordinal) or (prior is not None and prior.lower in _PERIOD_BEFORE):
             continue  # 'the first quarter', 'second half': part of a year
         if counted is not None:  # 'three quarters of a million', 'one quarter of a million'
             share, start = counted.value * share, index[counted.span[0]]
             out.remove(counted)
-        elif before is not None and before.lower in ("a", "an"):
+        elif prior is not None and prior.lower in ("a", "an"):
             start = at - 1
         whole = next(
             (n for n in out if start >= 2 and toks[start - 1].lower == "and" and n.span[1] == toks[start - 2].end), None
@@ -201,16 +201,16 @@ def _spoken_years(text: str, found: list[Spelled]) -> list[Spelled]:
 
 def _a_year(text: str, century: Spelled, rest: Spelled) -> bool:
     gap = text[century.span[1] : rest.span[0]].strip().lower()
-    said_before = words(text[: century.span[0]])
-    said_after = words(text[rest.span[1] :])
+    said_before = words(before(text, century.span[0]))
+    said_after = words(after(text, rest.span[1]))
     return (
         century.text.lower() in ("nineteen", "twenty")
         and not (century.ordinal or rest.ordinal)
         and isinstance(rest.value, int)
         and ((gap == "" and 10 <= rest.value <= 99) or (gap == "oh" and 1 <= rest.value <= 9))
-        and not (said_before and said_before[-1].lower in _NOT_A_YEAR_BEFORE)
-        and not (said_after and said_after[0].lower in _NOT_A_YEAR_AFTER)
-        and "$" not in text[max(0, century.span[0] - 2) : century.span[0]]
+        and not (said_before and said_before[-1].text in _NOT_A_YEAR_BEFORE)
+        and not (said_after and said_after[0].text in _NOT_A_YEAR_AFTER)
+        and "$" not in before(text, century.span[0], 2)
     )
 
 

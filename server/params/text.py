@@ -33,6 +33,11 @@ def overlaps(a: Span, b: Span) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
 
+def inside(a: Span, b: Span) -> bool:
+    """`a` lies within `b` (the same span included)."""
+    return b[0] <= a[0] and a[1] <= b[1]
+
+
 def stem(word: str) -> str:
     """A crude singular form: enough for 'laptops' ~ 'laptop' and 'returns' ~ 'return'."""
     w = word.lower()

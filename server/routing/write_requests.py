@@ -82,16 +82,8 @@ NOT_A_REQUEST_AFTER = frozenset(
         *("on", "about", "of", "off", "me", "us", "in", "rate", "rates", "ratio", "status", "history", "log", "logs"),
         *("frequency", "size", "date", "dates", "count", "counts", "requests", "reasons", "shipping", "trend"),
         *("trends", "volume", "percentage", "time", "times", "policy", "fee", "fees", "amount", "amounts"),
-        *(
-            "by",
-            "per",
-            "over",
-            "across",
-            "since",
-            "between",
-            "vs",
-            "versus",
-        ),  # "increase by region", "decrease over time"
+        # a change said as a noun: "increase by region", "decrease over time"
+        *("by", "per", "over", "across", "since", "between", "vs", "versus"),
     ]
 )
 # words of the question's own query that a clause may drop or remove: an edit of the answer, not of the data

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..params.base import Extraction
+from ..params.extractor import left_at_default
 from ..params.roles import Role, role_of
 from ..routing.ranking_ends import RankingEnd
 from ..templates import ParameterType, Template
-from .row_totals import left_at_default
 
 MAX_TABLE_ROWS = 50
 
@@ -55,7 +55,7 @@ _BOUNDS = frozenset({Role.LIMIT, Role.LOWER, Role.UPPER, Role.START, Role.END, R
 def assumed_line(template: Template, values: dict[str, Any], extraction: Extraction) -> str | None:
     """The line an answer's content adds for the defaults that chose what it is about ("Assumed (not in the
     question): year 2025."), so a reader sees the figure is 2025's and can ask for another; None when none did.
-    Read from the values (row_totals.left_at_default), so a follow-up that keeps a default says it too."""
+    Read from the values (params/extractor.py `left_at_default`), so a follow-up that keeps a default says it too."""
     specs = {p.name: p for p in template.parameters}
     at_default = left_at_default(template, values, extraction)
     said = [

@@ -16,7 +16,7 @@ from typing import Any
 from ..adapters.base import DataAdapter, QueryResult
 from ..errors import IntentRouterError
 from ..params.base import Extraction
-from ..params.extractor import is_default
+from ..params.extractor import left_at_default
 from ..routing.count_questions import count_cue
 from ..templates import Template
 
@@ -28,14 +28,6 @@ def wants_total(asked: list[str], template: Template, result: QueryResult) -> bo
     message, and for a follow-up the question it continues ("what about Sales?" after "how many ...")."""
     listed = template.counts is None  # a count template's one row is a number already
     return result.truncated and listed and any(count_cue(text) is not None for text in asked)
-
-
-def left_at_default(template: Template, values: dict[str, Any], extraction: Extraction) -> frozenset[str]:
-    """The parameters holding their default that no words of the question gave. Read from the values, not
-    from the trace alone: a clarification's answer or a follow-up keeps the earlier values without their
-    "default" trace entries."""
-    said = {v.name for v in extraction.trace if v.span is not None}
-    return frozenset(p.name for p in template.parameters if p.name not in said and is_default(p, values.get(p.name)))
 
 
 async def total_rows(

@@ -24,7 +24,7 @@ from typing import Any
 from ...templates import ParameterSpec, ParameterType
 from ..candidates import Candidate, item_type
 from ..spans import Unreadable, read_value, typed_value
-from ..text import COURTESY, Span, Word, overlaps, words
+from ..text import COURTESY, Span, Word, inside, overlaps, words
 from ..value_list import ValueList
 from .tagger import Tagging
 
@@ -85,7 +85,7 @@ def weigh(
         learned, wider = _learned(p, tagging, toks, question, today, future)
         kept = []
         for cand in p.candidates:
-            if cand.span is not None and any(w[0] <= cand.span[0] and cand.span[1] <= w[1] for w in wider):
+            if cand.span is not None and any(inside(cand.span, w) for w in wider):
                 dropped.append(Dropped(name, cand.text, cand.span, "learned: part of a longer value", cand.score))
                 continue
             verdict = _judge(cand, p.spec, tagging, toks, known)
@@ -202,7 +202,7 @@ def _strict_stranger(p: Judged, value: Any) -> bool:
 def _wider(span: Span, inner: list[Span], question: str) -> bool:
     """No single reader's candidate covers the model's whole span, and what the span adds to a capitalised
     name is not only lower-case words ('Rome Flynn appearing' is the name 'Rome Flynn' and a verb)."""
-    if any(s[0] <= span[0] and span[1] <= s[1] for s in inner):
+    if any(inside(span, s) for s in inner):
         return False
     covered = [False] * (span[1] - span[0])
     for s in inner:
