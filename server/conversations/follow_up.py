@@ -33,6 +33,7 @@ from ..params.text import wordset
 from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
 from ..templates import ParameterSpec, Template
+from .bare_reply import VALUE_FILLER, bare_value, bare_words, free_text
 from .carry_over import CUE_WORDS, CarryOver, is_carry_over, new_values, read_message
 from .count_switch import counted_if_asked, switched
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, TemplateRef
@@ -55,12 +56,6 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-# words a bare reply wraps its values in ("from March", "make it 500", "in Engineering please")
-VALUE_FILLER = _words(
-    "a an the from in on at for to of by with and or it its is it's s was be use make let lets say please "
-    "thanks thank you ok okay yes i me my we our mean meant want need would like what about then just only "
-    "since until till than more less over under above below around"
-)
 # words a pick wraps its position or name in ("the second one", "option 2", "I mean the first")
 PICK_FILLER = _words(
     "a the one option number no choice alternative please i mean meant want take pick choose use go with that "
@@ -157,7 +152,7 @@ async def _complete(
     found = _lookup(pending.template, sources)
     if found is None:  # the template left the config since (a reload renamed or removed it): say so, unless
         # the message is plainly a question of its own
-        if is_confident and _bare_words(message) is None:
+        if is_confident and bare_words(message) is None:
             return None
         return _expired(pending, pending_turn, sources)
     source, template = found
@@ -180,13 +175,19 @@ async def _complete(
     near = from_reply and not restates and (close or (asks_back is not None and await asks_back()))
     wraps = VALUE_FILLER | _own_words(template) if near else VALUE_FILLER
     if not from_reply and not said and not others.trace:
-        bare = _bare_value(message, only, is_confident)
+        everyone = [t for s in sources.values() for t in s.templates.values()]
+        alone = await source.extractor.read(message, template)  # a date, a time, a number is no name
+        read = [t.span for t in alone.trace if t.span is not None and not free_text(specs[t.name])]
+        bare = bare_value(message, only.parameters, template, everyone, is_confident, read)
         if bare is None:  # nothing in it answers what was asked
             return await _restated(pending, pending_turn, message, source, template, earlier) if restates else None
-        # the reply as the value it is, read as said outright: outside the list it is asked again, with the
-        # values that work (the extractor's own rule)
-        reply = await source.extractor.extract(f'"{bare}"', only)
-        reply.problems = [_not_listed(p, bare) for p in reply.problems]
+        # the reply as the value it is, read as said outright: outside a list it is asked again, with the
+        # values that work (the extractor's own rule); the other parameters asked for stay asked
+        spec, text = bare
+        value = await source.extractor.extract(f'"{text}"', template.model_copy(update={"parameters": [spec]}))
+        value.problems = [_not_listed(p, text) for p in value.problems]
+        rest = [p for p in reply.problems if p.name != spec.name]
+        reply = Extraction(values={**reply.values, **value.values}, trace=value.trace, problems=value.problems + rest)
     elif is_confident and not values_only(message, Extraction(trace=reply.trace + others.trace, problems=said), wraps):
         return await _restated(pending, pending_turn, message, source, template, earlier) if restates else None
     merged = Extraction(
@@ -304,33 +305,6 @@ async def _other_values(source: ExtractionSource, template: Template, message: s
     found = await source.extractor.extract(message, template.model_copy(update={"parameters": rest}))
     trace = [t for t in found.trace if t.extractor != "default"]
     return Extraction(values={t.name: found.values[t.name] for t in trace}, trace=trace)
-
-
-BARE_WORDS = 4  # a reply of at most this many words besides filler is a bare value (or a bare answer)
-BARE_NAME_WORDS = 3  # ... and a name outside a closed list has at most this many
-
-
-def _bare_value(message: str, only: Template, is_confident: bool) -> str | None:
-    """The value a short reply to a one-value question gives when no reader found a listed value in it:
-    'Paris' for a city list of nine names is that value, not a new question (nor 'Berlin' a question
-    elsewhere). Only for a list that takes nothing else (allowed values, a strict values_from list; other
-    lists take the text as it is), only words without digits (a date or a number is not a listed name),
-    and a reply that would route on its own only when it is one word."""
-    if len(only.parameters) != 1:
-        return None
-    spec = only.parameters[0]
-    if not (spec.allowed_values or (spec.values_from is not None and spec.values_from.strict)):
-        return None
-    bare = _bare_words(message)
-    if bare is None or any(c.isdigit() for c in bare) or len(bare.split()) > BARE_NAME_WORDS:
-        return None
-    return None if is_confident and " " in bare else bare
-
-
-def _bare_words(message: str) -> str | None:
-    """The message's words besides filler, when they are few enough to be a bare value."""
-    given = [w for w in _WORD.findall(message) if w.casefold() not in VALUE_FILLER]
-    return " ".join(given) if given and len(given) <= BARE_WORDS else None
 
 
 def _not_listed(problem: ParamProblem, given: str) -> ParamProblem:

@@ -8,6 +8,7 @@ word the template itself uses that way is not read as a misspelt or partial valu
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 from ..templates import ParameterSpec, Template
@@ -15,9 +16,22 @@ from .choices import ChoiceRules, PhraseIndex, phrases_for
 from .text import overlaps, words
 from .value_list import ValueList
 
+_ORDINARY: dict[int, frozenset[str]] = {}  # by id of the (immutable) template object, while it lives
+
 
 def ordinary_words(template: Template) -> frozenset[str]:
-    """Lower-cased words of the examples outside their marks."""
+    """Lower-cased words of the examples outside their marks; read once per template object (a reload brings
+    new objects; an entry leaves with its template)."""
+    key = id(template)
+    found = _ORDINARY.get(key)
+    if found is None:
+        found = _read_ordinary(template)
+        _ORDINARY[key] = found
+        weakref.finalize(template, _ORDINARY.pop, key, None)
+    return found
+
+
+def _read_ordinary(template: Template) -> frozenset[str]:
     out: set[str] = set()
     for i, text in enumerate(template.nl_examples):
         marks = template.example_spans[i] if i < len(template.example_spans) else ()
@@ -40,7 +54,6 @@ class ChoiceCache:
     def __init__(self, floor: float) -> None:
         self.floor = floor
         self._entries: dict[tuple[str, str], _Entry] = {}
-        self._ordinary: dict[str, tuple[Template, frozenset[str]]] = {}
 
     def cached(
         self, template: Template, spec: ParameterSpec, stored: ValueList | None
@@ -69,15 +82,8 @@ class ChoiceCache:
             floor=self.floor,
             fuzzy=spec.match == "fuzzy",
             partial=spec.partial,
-            ordinary=self._ordinary_words(template),
+            ordinary=ordinary_words(template),
         )
-
-    def _ordinary_words(self, template: Template) -> frozenset[str]:
-        cached = self._ordinary.get(template.id)
-        if cached is None or cached[0] is not template:
-            cached = (template, ordinary_words(template))
-            self._ordinary[template.id] = cached
-        return cached[1]
 
     @staticmethod
     def _index(spec: ParameterSpec, stored: ValueList | None) -> PhraseIndex | None:

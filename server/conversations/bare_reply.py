@@ -1,0 +1,102 @@
+"""A short reply to a clarification read as the value it gives, where no reader found one in it.
+
+"Which city?" answered with "Glen Ellen", "Bolinas please." or "Check Glen Ellen." gives the city: the
+readers find no value there (the name is in no list, and a learned extractor trained on whole questions
+sees no city in two words), yet nothing else can be meant. Two kinds of parameter take a bare reply:
+- a closed list (allowed values, a strict values_from list) when it is the one value asked for: 'Paris'
+  for a list of nine cities is that value, outside the list it is asked again with the values that work;
+- free text (a string without a closed list) when it is the one free-text value asked for (a date asked
+  beside it is read by its reader): the reply's words left once filler ('for', 'please', 'some'), the
+  pending template's own words ('check', 'weather') and any word some template uses around its values
+  ('find', 'time') are set aside, and so are the words a reader takes for a date, a time, a number or a
+  flag of the pending template ('what about Sunday this week?' changes a date), if they stand together
+  ('Glen Ellen', 'San Rafael', 'Freshwater fish').
+A question keeps every word but filler ('What about Glen Ellen?' gives the city, 'can you show me some
+cool things to do in philly?' nothing). A reply whose leftover words are apart ('asado is to die for'),
+or lower-case words in a reply that capitalises ('Tell me a joke'), gives no value. Neither kind is read
+from a message that would route with confidence on its own, except a one-word reply for a closed list.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from ..params.candidates import item_type
+from ..params.choice_cache import ordinary_words
+from ..params.text import COURTESY, Span, overlaps, words, wordset
+from ..templates import ParameterSpec, ParameterType, Template
+
+# words a bare reply wraps its values in ("from March", "make it 500", "in Engineering please")
+VALUE_FILLER = wordset(
+    "a an the from in on at for to of by with and or it its is it's s was be use make let lets say please "
+    "thanks thank you ok okay yes i me my we our want need would like what about then just only "
+    "since until till than more less over under above below around"
+)
+# ... and words that say how welcome the value is ("Some Pho would be great", "american works for me")
+LIKING = wordset(
+    "some any great good fine perfect nice works work sounds really prefer love i'd i'm i'll sorry no nope yeah yep "
+    "yup sure actually rather oops wait hmm well"
+)
+_WORD = re.compile(r"[^\W_]+")
+BARE_WORDS = 4  # a reply of at most this many words besides filler is a bare value (or a bare answer)
+BARE_NAME_WORDS = 3  # ... and a name outside a closed list has at most this many
+
+
+def bare_words(message: str) -> str | None:
+    """The message's words besides filler, when they are few enough to be a bare value."""
+    given = [w for w in _WORD.findall(message) if w.casefold() not in VALUE_FILLER]
+    return " ".join(given) if given and len(given) <= BARE_WORDS else None
+
+
+def closed(spec: ParameterSpec) -> bool:
+    """The parameter takes only the values of its list."""
+    return bool(spec.allowed_values or (spec.values_from is not None and spec.values_from.strict))
+
+
+def free_text(spec: ParameterSpec) -> bool:
+    """The parameter takes any text (a string without a closed list)."""
+    return item_type(spec) in (ParameterType.STRING, ParameterType.ENUM) and not closed(spec)
+
+
+def bare_value(
+    message: str,
+    wanted: list[ParameterSpec],
+    template: Template,
+    others: Iterable[Template],
+    is_confident: bool,
+    read: Iterable[Span] = (),
+) -> tuple[ParameterSpec, str] | None:
+    """The parameter a bare reply answers and the value it gives (above), or None. `wanted`: the parameters
+    the clarification waits for; `template`: the pending one; `others`: every template the message might
+    have been meant for (their words around values are no value); `read`: where the readers found values
+    that are not free text in the message."""
+    if len(wanted) == 1 and closed(wanted[0]):
+        bare = bare_words(message)
+        if bare is None or any(c.isdigit() for c in bare) or len(bare.split()) > BARE_NAME_WORDS:
+            return None
+        return None if is_confident and " " in bare else (wanted[0], bare)
+    texts = [spec for spec in wanted if free_text(spec)]
+    if len(texts) != 1 or is_confident:
+        return None
+    value = _leftover(message, template, others, list(read))
+    return (texts[0], value) if value is not None else None
+
+
+def _leftover(message: str, template: Template, others: Iterable[Template], read: list[Span]) -> str | None:
+    """The words of the reply that are no filler, no template's own and no other value, when they stand together."""
+    aside = VALUE_FILLER | LIKING | COURTESY
+    if not message.rstrip().endswith("?"):
+        aside |= ordinary_words(template)
+        for other in others:
+            aside |= ordinary_words(other)
+    toks = words(message)
+    own = [w for w in toks if w.lower not in aside and w.lower.removesuffix("'s") not in aside]
+    kept = [w for w in own if not any(overlaps(w.span, span) for span in read)]
+    if not kept or len(kept) > BARE_NAME_WORDS or toks.index(kept[-1]) - toks.index(kept[0]) + 1 != len(kept):
+        return None
+    if not any(c.isalpha() for w in kept for c in w.text):
+        return None  # 'make it 6': a number is no name
+    if any(c.isupper() for c in message) and not any(w.text[0].isupper() or w.text[0].isdigit() for w in kept):
+        return None  # 'Tell me a joke': a reply that capitalises gives names in capitals
+    return message[kept[0].start : kept[-1].end]

@@ -1,0 +1,89 @@
+"""A name no list holds, given as the reply to "which city?", is that city (server/conversations/bare_reply.py):
+"Glen Ellen", "Check Glen Ellen." and "What about Glen Ellen?" complete the pending request, where before
+they were routed on their own and the request was lost. A date, a question of its own words or a reply that
+names nothing is not read as the city."""
+
+from __future__ import annotations
+
+import pytest
+import pytest_asyncio
+
+from server.conversations.memory_store import MemorySessionStore
+from server.conversations.settings import SessionSettings
+from server.service import answer as answering
+from server.testing.app import running_runtime
+from server.testing.configs import people_tree
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+WEATHER_LIBRARY = """
+templates:
+  - id: weather
+    description: The weather forecast for a city on a day
+    nl_examples:
+      - "what's the weather in [Paris](city) tomorrow"
+      - "check the weather for [Boston](city) on Friday"
+      - "will it rain in [Denver](city) on March 3rd"
+      - "weather forecast please"
+      - "how hot will it be in [Austin](city)"
+    parameters:
+      - {name: city, type: string, required: true}
+      - {name: day, type: date}
+    sql: "SELECT :city AS city, :day AS day"
+  - id: people_in_department
+    description: List the people who work in a department
+    nl_examples: ["Who works in Engineering?", "Show me the people in Sales", "tell me who is in the HR team"]
+    parameters:
+      - {name: department, type: string, required: true, allowed_values: [Engineering, Sales, HR]}
+    sql: "SELECT name FROM people WHERE department = :department ORDER BY name"
+"""
+
+ASK = "what will the weather be like on March 4th?"
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def people(tmp_path_factory):
+    async with running_runtime(people_tree(tmp_path_factory.mktemp("weather"), library=WEATHER_LIBRARY)) as runtime:
+        yield runtime.get("people")
+
+
+async def _reply(people, reply: str) -> dict:
+    sessions = MemorySessionStore(SessionSettings())
+    asked = await answering.answer_in_session(people, ASK, sessions, None)
+    assert asked.body["status"] == "needs_clarification"
+    assert [p["name"] for p in asked.body["metadata"]["clarification"]] == ["city"]
+    return (await answering.answer_in_session(people, reply, sessions, asked.body["session_id"])).body
+
+
+@pytest.mark.parametrize(
+    ("reply", "city"),
+    [
+        ("Glen Ellen", "Glen Ellen"),
+        ("glen ellen", "glen ellen"),
+        ("Check Glen Ellen.", "Glen Ellen"),
+        ("Bolinas please.", "Bolinas"),
+        ("What about Glen Ellen?", "Glen Ellen"),
+        ("The weather in San Rafael, please", "San Rafael"),
+    ],
+)
+async def test_a_bare_name_answers_which_city(people, reply, city):
+    body = await _reply(people, reply)
+    meta = body["metadata"]
+    assert (body["status"], meta["reason"], meta["template_id"]) == ("executed", "clarification_answered", "weather")
+    assert meta["parameters"]["city"] == city and meta["parameters"]["day"].endswith("-03-04")
+    assert body["rows"] == [{"city": city, "day": meta["parameters"]["day"]}]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "what about Sunday this week?",  # a date: the words of another value are no name
+        "Tell me a joke",  # lower-case words in a reply that capitalises
+        "can you show me some cool things to do in philly?",  # a question keeps its words: they stand apart
+        "make it 6",  # a number is no name
+        "Who works in Engineering?",  # a question of its own
+    ],
+)
+async def test_what_names_no_city_is_not_the_city(people, reply):
+    meta = (await _reply(people, reply))["metadata"]
+    assert meta.get("parameters", {}).get("city") is None or meta["template_id"] != "weather"
