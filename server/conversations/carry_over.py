@@ -66,6 +66,14 @@ def read_message(message: str) -> CarryOver:
     return CarryOver("follow_up", message, _CONTINUES.search(message) is not None)
 
 
+_MAKE_IT = re.compile(r"^\W*make\s+(?:it|that)\b", re.IGNORECASE)
+
+
+def corrects(message: str) -> bool:
+    """The message says that it replaces a value given before ('no, just 1', 'actually 2023', 'make that 3')."""
+    return read_message(message).kind == "correction" or _MAKE_IT.match(message) is not None
+
+
 def is_carry_over(said: list[str], carry: CarryOver, is_confident: bool, values_only: bool) -> bool:
     """The one rule: a value of the last template is given, and the message is not a question of its own."""
     if not said:

@@ -14,7 +14,7 @@ what it leaves out is kept.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -29,12 +29,12 @@ from ..params.coercion import InvalidValue
 from ..params.extractor import is_default, validate
 from ..params.named_values import answers_each, settle
 from ..params.roles import Role, role_of
-from ..params.text import wordset
+from ..params.text import Span, overlaps, wordset
 from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
 from ..templates import ParameterSpec, Template
 from .bare_reply import VALUE_FILLER, bare_value, bare_words, free_text
-from .carry_over import CUE_WORDS, CarryOver, is_carry_over, new_values, read_message
+from .carry_over import CUE_WORDS, CarryOver, corrects, is_carry_over, new_values, read_message
 from .count_switch import counted_if_asked, switched
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, TemplateRef
 
@@ -164,9 +164,14 @@ async def _complete(
     from_reply = [t for t in reply.trace if t.extractor != "default"]
     said = [p for p in reply.problems if p.problem in ("invalid", "ambiguous")]
     # values the reply gives for the template's other parameters that are still open are taken too ('march
-    # 2nd baseball game' when only the category was asked for); values found earlier stay
+    # 2nd baseball game' when only the category was asked for); values found earlier stay, unless the reply
+    # corrects them ('no, just 1', 'actually for 2 people', 'make that 3' while the date is still asked for)
     settled = {name for name, value in earlier.items() if value is not None}
+    taken = [t.span for t in from_reply if t.span is not None]
     others = await _other_values(source, template, message, set(wanted) | settled)
+    if corrects(message):  # ... the words that answered what was asked correct nothing else
+        fixed = await _other_values(source, template, message, set(wanted) | (set(specs) - settled), taken)
+        others = Extraction(values={**others.values, **fixed.values}, trace=others.trace + fixed.trace)
     # a reply that answers what was asked in the pending request's own words ('I need 4 tickets for March 11th'
     # to a bus ticket waiting for its travellers and date) answers it, even where it alone routes to another
     # template, if it scores the pending one close behind (within new_question_margin) or would itself be
@@ -297,13 +302,20 @@ def _range_of(name: str) -> tuple[str, ...]:
     return tuple(w for w in name.lower().split("_") if w not in _END_WORDS)
 
 
-async def _other_values(source: ExtractionSource, template: Template, message: str, wanted: set[str]) -> Extraction:
-    """The values a reply states for the parameters not in `wanted` (none of the defaults)."""
+async def _other_values(
+    source: ExtractionSource, template: Template, message: str, wanted: set[str], taken: Sequence[Span] = ()
+) -> Extraction:
+    """The values a reply states for the parameters not in `wanted` (none of the defaults), outside the words
+    `taken` by other values."""
     rest = [p for p in template.parameters if p.name not in wanted]
     if not rest:
         return Extraction()
     found = await source.extractor.extract(message, template.model_copy(update={"parameters": rest}))
-    trace = [t for t in found.trace if t.extractor != "default"]
+    trace = [
+        t
+        for t in found.trace
+        if t.extractor != "default" and not (t.span and any(overlaps(t.span, span) for span in taken))
+    ]
     return Extraction(values={t.name: found.values[t.name] for t in trace}, trace=trace)
 
 

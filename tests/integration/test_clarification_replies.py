@@ -95,3 +95,53 @@ async def test_a_reply_that_would_itself_be_asked_for_a_value_elsewhere_answers_
         "bus_tickets",
         4,
     )
+
+
+RENTAL_LIBRARY = """
+templates:
+  - id: rent_a_car
+    description: Rent a car in a city from a pickup date to a dropoff date
+    nl_examples:
+      - "rent a car in [Fresno](city) from [March 3rd](pickup_date) to [March 6th](dropoff_date)"
+      - "I need a rental car in [Portland](city) until [Friday](dropoff_date)"
+      - "a car from [tomorrow](pickup_date) please"
+    parameters:
+      - {name: city, type: string, required: true, allowed_values: [Fresno, Portland, Vegas]}
+      - {name: pickup_date, type: date, required: true}
+      - {name: dropoff_date, type: date, required: true}
+    sql: "SELECT :city AS city, :pickup_date AS pickup_date, :dropoff_date AS dropoff_date"
+"""
+
+
+@pytest.mark.parametrize(
+    ("reply", "travelers"),
+    [("no, just 2", 2), ("Actually it will be for 2 people", 2), ("make that 4", 4)],
+)
+async def test_a_reply_may_correct_a_value_given_before_while_the_rest_is_asked(tmp_path, reply, travelers):
+    """While the date is asked for, 'no, just 2' replaces the 3 travellers said before, and the date is asked
+    for again."""
+    sessions = MemorySessionStore(SessionSettings())
+    async with running_runtime(people_tree(tmp_path, library=TICKETS_LIBRARY)) as runtime:
+        people = runtime.get("people")
+        asked = await answering.answer_in_session(people, "3 bus tickets to Fresno", sessions, None)
+        assert [p["name"] for p in asked.body["metadata"]["clarification"]] == ["date"]
+        replied = await answering.answer_in_session(people, reply, sessions, asked.body["session_id"])
+    meta = replied.body["metadata"]
+    assert (replied.body["status"], meta["template_id"]) == ("needs_clarification", "bus_tickets")
+    assert meta["parameters"]["travelers"] == travelers and meta["parameters"]["to_city"] == "Fresno"
+    assert [p["name"] for p in meta["clarification"]] == ["date"]
+
+
+async def test_the_words_that_answer_what_was_asked_correct_nothing_else(tmp_path):
+    """'No, I need it from March 8th' gives the pickup date asked for; the dropoff date said before stays."""
+    sessions = MemorySessionStore(SessionSettings())
+    async with running_runtime(people_tree(tmp_path, library=RENTAL_LIBRARY)) as runtime:
+        people = runtime.get("people")
+        asked = await answering.answer_in_session(people, "rent a car in Fresno until March 13th", sessions, None)
+        assert [p["name"] for p in asked.body["metadata"]["clarification"]] == ["pickup_date"]
+        replied = await answering.answer_in_session(
+            people, "No, I need it from March 8th", sessions, asked.body["session_id"]
+        )
+    meta = replied.body["metadata"]
+    assert replied.body["status"] == "executed" and meta["reason"] == "clarification_answered"
+    assert meta["parameters"]["pickup_date"].endswith("-03-08") and meta["parameters"]["dropoff_date"].endswith("-03-13")
