@@ -20,7 +20,7 @@ from a message that would route with confidence on its own, except a one-word re
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ..params.candidates import item_type
 from ..params.choice_cache import ordinary_words
@@ -38,6 +38,7 @@ LIKING = wordset(
     "some any great good fine perfect nice works work sounds really prefer love i'd i'm i'll sorry no nope yeah yep "
     "yup sure actually rather oops wait hmm well"
 )
+_FILLER = VALUE_FILLER | LIKING | COURTESY
 _WORD = re.compile(r"[^\W_]+")
 BARE_WORDS = 4  # a reply of at most this many words besides filler is a bare value (or a bare answer)
 BARE_NAME_WORDS = 3  # ... and a name outside a closed list has at most this many
@@ -63,7 +64,7 @@ def bare_value(
     message: str,
     wanted: list[ParameterSpec],
     template: Template,
-    others: Iterable[Template],
+    others: Sequence[Template],
     is_confident: bool,
     read: Iterable[Span] = (),
 ) -> tuple[ParameterSpec, str] | None:
@@ -83,15 +84,16 @@ def bare_value(
     return (texts[0], value) if value is not None else None
 
 
-def _leftover(message: str, template: Template, others: Iterable[Template], read: list[Span]) -> str | None:
+def _leftover(message: str, template: Template, others: Sequence[Template], read: list[Span]) -> str | None:
     """The words of the reply that are no filler, no template's own and no other value, when they stand together."""
-    aside = VALUE_FILLER | LIKING | COURTESY
-    if not message.rstrip().endswith("?"):
-        aside |= ordinary_words(template)
-        for other in others:
-            aside |= ordinary_words(other)
+    question = message.rstrip().endswith("?")
+    vocabulary = [] if question else [template, *others]
+
+    def aside(word: str) -> bool:  # a word at a time: thousands of templates are asked about a few words
+        return word in _FILLER or any(word in ordinary_words(t) for t in vocabulary)
+
     toks = words(message)
-    own = [w for w in toks if w.lower not in aside and w.lower.removesuffix("'s") not in aside]
+    own = [w for w in toks if not aside(w.lower) and not aside(w.lower.removesuffix("'s"))]
     kept = [w for w in own if not any(overlaps(w.span, span) for span in read)]
     if not kept or len(kept) > BARE_NAME_WORDS or toks.index(kept[-1]) - toks.index(kept[0]) + 1 != len(kept):
         return None

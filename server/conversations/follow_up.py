@@ -13,6 +13,7 @@ what it leaves out is kept.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -183,7 +184,8 @@ async def _complete(
         everyone = [t for s in sources.values() for t in s.templates.values()]
         alone = await source.extractor.read(message, template)  # a date, a time, a number is no name
         read = [t.span for t in alone.trace if t.span is not None and not free_text(specs[t.name])]
-        bare = bare_value(message, only.parameters, template, everyone, is_confident, read)
+        # off the event loop: the first look at thousands of templates' words reads their examples
+        bare = await asyncio.to_thread(bare_value, message, only.parameters, template, everyone, is_confident, read)
         if bare is None:  # nothing in it answers what was asked
             return await _restated(pending, pending_turn, message, source, template, earlier) if restates else None
         # the reply as the value it is, read as said outright: outside a list it is asked again, with the
