@@ -44,6 +44,7 @@ class Candidate:
     key: object = None  # the mention it came from; date ranges may fill a start and an end
     shareable: bool = False
     learned: float | None = None  # the learned extractor's support for these words filling this parameter
+    cued: bool = False  # its own cue words name it ('from Delhi' for an origin: params/directions.py)
 
 
 def may_share(a: Candidate, b: Candidate) -> bool:

@@ -43,6 +43,7 @@ from .choice_cache import ChoiceCache
 from .choices import ChoiceMatch, ChoiceRules, PhraseIndex, find_choices, suggestions
 from .coercion import InvalidValue, canonical_allowed, coerce
 from .dates import DateMention, find_dates
+from .directions import directed
 from .learned.evidence import Judged, weigh
 from .learned.features import Mark
 from .learned.learner import LearnedExtractor
@@ -385,7 +386,7 @@ class TemplateParameterExtractor(ParameterExtractor):
             out = outside_clock_times(out, seen.times)
         if spec.type is ParameterType.ARRAY:
             out = as_list(spec, out)
-        return out
+        return directed(spec, q, out)
 
     # --- the learned extractor ---------------------------------------------------------------
     @staticmethod
@@ -415,7 +416,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         future = self.settings.date_direction == "future"
         dropped = weigh(judged, tagging, toks, seen.question, seen.today, known, future)
         for p, j in zip(params, judged, strict=True):
-            p.candidates = j.candidates
+            p.candidates = directed(p.spec, seen.question, j.candidates, raise_own=False)  # the model's own too
         result.left_out += [d.to_json() for d in dropped]
 
     # --- assignment ----------------------------------------------------------------------------

@@ -106,6 +106,8 @@ def _judge(
         return cand.score, 0.0
     first, last = word_range(toks, cand.span)
     support = tagging.support(spec.name, first, last)
+    if cand.cued:  # the words before it name its parameter: surer than the model's reading
+        return cand.score, support
     if support >= SUPPORTED:
         # above every unsupported candidate; among supported ones, the one that covers the model's whole
         # run ('London, England', not 'London'), then the surer reader, wins
