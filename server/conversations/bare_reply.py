@@ -10,7 +10,8 @@ sees no city in two words), yet nothing else can be meant. Two kinds of paramete
   pending template's own words ('check', 'weather') and any word some template uses around its values
   ('find', 'time') are set aside, and so are the words a reader takes for a date, a time, a number or a
   flag of the pending template ('what about Sunday this week?' changes a date), if they stand together
-  ('Glen Ellen', 'San Rafael', 'Freshwater fish').
+  ('Glen Ellen', 'San Rafael', 'Freshwater fish'). A reply with a word that gives no value ('never mind',
+  'not sure', 'idk', 'hello', 'anywhere', 'next week') gives none.
 A question keeps every word but filler ('What about Glen Ellen?' gives the city, 'can you show me some
 cool things to do in philly?' nothing). A reply whose leftover words are apart ('asado is to die for'),
 or lower-case words in a reply that capitalises ('Tell me a joke'), gives no value. Neither kind is read
@@ -39,6 +40,17 @@ LIKING = wordset(
     "yup sure actually rather oops wait hmm well"
 )
 _FILLER = VALUE_FILLER | LIKING | COURTESY
+# words that say a reply gives no value, wherever they are: it cancels, denies or leaves it open
+REFUSING = wordset(
+    "cancel stop never mind nevermind forget not don't dont idk dunno unsure nothing whatever anywhere nowhere "
+    "surprise skip quit exit abort"
+)
+# ... and words that are no value when they are what is left: greetings, asking back, a time
+NO_VALUE = wordset(
+    "help hi hello hey here there everywhere somewhere anything same why huh who how when where which next last "
+    "this week weekend month year today tonight tomorrow yesterday morning evening afternoon night noon"
+)
+_NAME_TEXT = re.compile(r"[\w\s.,'’&#/-]+")  # what a name is written with ('1900 University Ave #105')
 _WORD = re.compile(r"[^\W_]+")
 BARE_WORDS = 4  # a reply of at most this many words besides filler is a bare value (or a bare answer)
 BARE_NAME_WORDS = 3  # ... and a name outside a closed list has at most this many
@@ -99,6 +111,12 @@ def _leftover(message: str, template: Template, others: Sequence[Template], read
         return None
     if not any(c.isalpha() for w in kept for c in w.text):
         return None  # 'make it 6': a number is no name
+    if any(w.lower in REFUSING for w in toks) or any(w.lower in NO_VALUE for w in own):
+        return None  # 'never mind', 'Not Boston', 'hello', 'Next week'
+    text = message[kept[0].start : kept[-1].end]
+    if not _NAME_TEXT.fullmatch(text):
+        return None  # '%s {city}'
+
     if any(c.isupper() for c in message) and not any(w.text[0].isupper() or w.text[0].isdigit() for w in kept):
         return None  # 'Tell me a joke': a reply that capitalises gives names in capitals
-    return message[kept[0].start : kept[-1].end]
+    return text

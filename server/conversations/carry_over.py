@@ -67,11 +67,24 @@ def read_message(message: str) -> CarryOver:
 
 
 _MAKE_IT = re.compile(r"^\W*make\s+(?:it|that)\b", re.IGNORECASE)
+_NEGATED = re.compile(r"\b(?:not|never|no\s+longer)\b|n't\b|\bdont\b", re.IGNORECASE)
 
 
-def corrects(message: str) -> bool:
-    """The message says that it replaces a value given before ('no, just 1', 'actually 2023', 'make that 3')."""
-    return read_message(message).kind == "correction" or _MAKE_IT.match(message) is not None
+def corrected_part(message: str) -> tuple[int, str] | None:
+    """Where a message that replaces a value given before holds the new value: (offset, text) of the words
+    after its cue ('no, just 2', 'actually 2023', 'not 2 but 4', 'make that 3'); None when it corrects
+    nothing, or when the new words deny rather than give ('no, not 2', 'actually I don't need 2')."""
+    not_this = _NOT_THIS.match(message)
+    if not_this:
+        start = not_this.start("new")
+    elif (corrects := _CORRECTS.match(message)) and corrects.end() > 0:
+        start = corrects.end()
+    elif _MAKE_IT.match(message):
+        start = 0
+    else:
+        return None
+    text = message[start:]
+    return None if _NEGATED.search(text) else (start, text)
 
 
 def is_carry_over(said: list[str], carry: CarryOver, is_confident: bool, values_only: bool) -> bool:

@@ -16,14 +16,14 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from rapidfuzz import fuzz, utils
 
 from ..errors import IntentRouterError
 from ..params import problems as param_problems
-from ..params.base import Extraction, ExtractionSource, ParamProblem
+from ..params.base import ExtractedValue, Extraction, ExtractionSource, ParamProblem
 from ..params.choice_cache import ordinary_words
 from ..params.choices import suggestions
 from ..params.coercion import InvalidValue
@@ -34,8 +34,8 @@ from ..params.text import Span, overlaps, wordset
 from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
 from ..templates import ParameterSpec, Template
-from .bare_reply import VALUE_FILLER, bare_value, bare_words, free_text
-from .carry_over import CUE_WORDS, CarryOver, corrects, is_carry_over, new_values, read_message
+from .bare_reply import LIKING, VALUE_FILLER, bare_value, bare_words, free_text
+from .carry_over import CUE_WORDS, CarryOver, corrected_part, is_carry_over, new_values, read_message
 from .count_switch import counted_if_asked, switched
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, TemplateRef
 
@@ -168,11 +168,10 @@ async def _complete(
     # 2nd baseball game' when only the category was asked for); values found earlier stay, unless the reply
     # corrects them ('no, just 1', 'actually for 2 people', 'make that 3' while the date is still asked for)
     settled = {name for name, value in earlier.items() if value is not None}
-    taken = [t.span for t in from_reply if t.span is not None]
     others = await _other_values(source, template, message, set(wanted) | settled)
-    if corrects(message):  # ... the words that answered what was asked correct nothing else
-        fixed = await _other_values(source, template, message, set(wanted) | (set(specs) - settled), taken)
-        others = Extraction(values={**others.values, **fixed.values}, trace=others.trace + fixed.trace)
+    fixed = await _corrections(source, template, message, set(specs) - settled, from_reply)
+    others = Extraction(values={**others.values, **fixed.values}, trace=others.trace + fixed.trace)
+    earlier = {name: value for name, value in earlier.items() if name not in {p.name for p in fixed.problems}}
     # a reply that answers what was asked in the pending request's own words ('I need 4 tickets for March 11th'
     # to a bus ticket waiting for its travellers and date) answers it, even where it alone routes to another
     # template, if it scores the pending one close behind (within new_question_margin) or would itself be
@@ -180,32 +179,81 @@ async def _complete(
     # pending template restates it (_restated)
     near = from_reply and not restates and (close or (asks_back is not None and await asks_back()))
     wraps = VALUE_FILLER | _own_words(template) if near else VALUE_FILLER
-    if not from_reply and not said and not others.trace:
-        everyone = [t for s in sources.values() for t in s.templates.values()]
-        alone = await source.extractor.read(message, template)  # a date, a time, a number is no name
-        read = [t.span for t in alone.trace if t.span is not None and not free_text(specs[t.name])]
-        # off the event loop: the first look at thousands of templates' words reads their examples
-        bare = await asyncio.to_thread(bare_value, message, only.parameters, template, everyone, is_confident, read)
-        if bare is None:  # nothing in it answers what was asked
+    if not from_reply and not said and not others.trace and not fixed.problems:
+        # the message alone on the pending template is no other question
+        found_bare = await _bare(message, only, template, source, sources, settled, is_confident and not restates)
+        if found_bare is None:  # nothing in it answers what was asked
             return await _restated(pending, pending_turn, message, source, template, earlier) if restates else None
-        # the reply as the value it is, read as said outright: outside a list it is asked again, with the
-        # values that work (the extractor's own rule); the other parameters asked for stay asked
-        spec, text = bare
-        value = await source.extractor.extract(f'"{text}"', template.model_copy(update={"parameters": [spec]}))
-        value.problems = [_not_listed(p, text) for p in value.problems]
-        rest = [p for p in reply.problems if p.name != spec.name]
-        reply = Extraction(values={**reply.values, **value.values}, trace=value.trace, problems=value.problems + rest)
+        answered = {t.name for t in found_bare.trace} | {p.name for p in found_bare.problems}
+        reply = Extraction(
+            values={**reply.values, **found_bare.values},
+            trace=found_bare.trace,
+            problems=found_bare.problems + [p for p in reply.problems if p.name not in answered],
+        )
     elif is_confident and not values_only(message, Extraction(trace=reply.trace + others.trace, problems=said), wraps):
         return await _restated(pending, pending_turn, message, source, template, earlier) if restates else None
     merged = Extraction(
         values={**earlier, **others.values, **reply.values},
         trace=others.trace + reply.trace,
-        problems=reply.problems,
+        problems=reply.problems + fixed.problems,
         llm=reply.llm,
     )
     _fill_rest(template, merged)
     confidence = pending.template.score or 0.0
     return FollowUp("clarification", source, template, merged, pending_turn, pending.question, confidence)
+
+
+async def _bare(
+    message: str,
+    only: Template,
+    template: Template,
+    source: ExtractionSource,
+    sources: Mapping[str, ExtractionSource],
+    settled: set[str],
+    is_confident: bool,
+) -> Extraction | None:
+    """The reply as the bare value it is (bare_reply.py), read as said outright: outside a list it is asked
+    again, with the values that work (the extractor's own rule); the other parameters asked for stay asked.
+    None when it gives no bare value, or when it also changes a value found earlier ('Glen Ellen tomorrow'
+    after 'on March 4th': a question of its own, not an answer that would drop the new day)."""
+    specs = {p.name: p for p in template.parameters}
+    alone = await source.extractor.read(message, template)  # a date, a time, a number is no name
+    said = [t for t in alone.trace if t.extractor != "default" and t.span is not None]
+    if any(t.name in settled for t in said):
+        return None
+    read = [t.span for t in said if t.span is not None and not free_text(specs[t.name])]
+    everyone = [t for s in sources.values() for t in s.templates.values()]
+    # off the event loop: the first look at thousands of templates' words reads their examples
+    bare = await asyncio.to_thread(bare_value, message, only.parameters, template, everyone, is_confident, read)
+    if bare is None:
+        return None
+    spec, text = bare
+    value = await source.extractor.extract(f'"{text}"', template.model_copy(update={"parameters": [spec]}))
+    value.problems = [_not_listed(p, text) for p in value.problems]
+    return value
+
+
+async def _corrections(
+    source: ExtractionSource, template: Template, message: str, wanted: set[str], answers: list[ExtractedValue]
+) -> Extraction:
+    """The values found earlier that a reply corrects ('no, just 2', 'make that 4', 'not 2 but 4'): read from
+    the words after the cue, outside the words that answer what was asked (`answers`), when those words are
+    nothing but the values and words around them ('Sorry, I have 2 questions' corrects nothing; neither does
+    'no, not 2'). A corrected value that does not pass is asked about."""
+    part = corrected_part(message)
+    if part is None:
+        return Extraction()
+    offset, text = part
+    shifted = [
+        replace(t, span=(max(0, t.span[0] - offset), t.span[1] - offset))
+        for t in answers
+        if t.span is not None and t.span[1] > offset
+    ]
+    fixed = await _other_values(source, template, text, wanted, [t.span for t in shifted if t.span is not None])
+    around = VALUE_FILLER | CUE_WORDS | LIKING | _own_words(template) | {"will"}
+    if not values_only(text, Extraction(trace=fixed.trace + shifted, problems=fixed.problems), around):
+        return Extraction()
+    return fixed
 
 
 def _asks_back(
@@ -318,7 +366,8 @@ async def _other_values(
         for t in found.trace
         if t.extractor != "default" and not (t.span and any(overlaps(t.span, span) for span in taken))
     ]
-    return Extraction(values={t.name: found.values[t.name] for t in trace}, trace=trace)
+    said = [p for p in found.problems if p.given is not None]  # a value given that does not pass
+    return Extraction(values={t.name: found.values[t.name] for t in trace}, trace=trace, problems=said)
 
 
 def _not_listed(problem: ParamProblem, given: str) -> ParamProblem:

@@ -41,7 +41,8 @@ def _read_ordinary(template: Template) -> frozenset[str]:
 
 @dataclass
 class _Entry:
-    template: Template  # the very object the entry was built for (a reload may bring an equal new one)
+    template: Template  # the object the entry was built for (a reload may bring an equal new one)
+    spec: ParameterSpec
     stored: ValueList | None
     rules: ChoiceRules
     index: PhraseIndex | None
@@ -60,8 +61,10 @@ class ChoiceCache:
     ) -> tuple[PhraseIndex | None, ChoiceRules] | None:
         """What `matcher` gives, if it is built already for this very template and list; else None."""
         entry = self._entries.get((template.id, spec.name))
-        if entry is None or entry.template is not template or entry.stored is not stored:
+        if entry is None or entry.stored is not stored or entry.spec is not spec:
             return None
+        if entry.template is not template and entry.template.nl_examples is not template.nl_examples:
+            return None  # a copy of the template with fewer parameters (a clarification's) shares its examples
         return entry.index, entry.rules
 
     def matcher(
@@ -73,7 +76,7 @@ class ChoiceCache:
         found = self.cached(template, spec, stored)
         if found is not None:
             return found
-        entry = _Entry(template, stored, self._rules(template, spec), self._index(spec, stored))
+        entry = _Entry(template, spec, stored, self._rules(template, spec), self._index(spec, stored))
         self._entries[(template.id, spec.name)] = entry
         return entry.index, entry.rules
 

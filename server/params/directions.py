@@ -11,7 +11,7 @@ is the surest reading there is. Values without a cue keep the other readers' rea
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from ..templates import ParameterSpec, ParameterType
 from .candidates import Candidate, item_type
@@ -57,21 +57,23 @@ def cue_before(question: str, span: Span) -> Direction | None:
 
 def directed(
     spec: ParameterSpec, question: str, candidates: list[Candidate], raise_own: bool = True
-) -> list[Candidate]:
-    """The parameter's candidates read with their cue words: those after the other end's cue are dropped,
-    those a reader found after its own are raised to CUED (and marked, so a learned model's reading does not
-    drop them). `raise_own` False: only the dropping (for a learned model's own values, which are no
-    reader's and may be any words after 'to')."""
+) -> tuple[list[Candidate], list[dict[str, Any]]]:
+    """The parameter's candidates read with their cue words, and what was left out: those after the other
+    end's cue are dropped (and said), those a reader found after its own are raised to CUED (and marked, so
+    a learned model's reading does not drop them). `raise_own` False: only the dropping (for a learned
+    model's own values, which are no reader's and may be any words after 'to')."""
     direction = direction_of(spec)
     if direction is None:
-        return candidates
-    out = []
+        return candidates, []
+    out, dropped = [], []
     for cand in candidates:
         cue = cue_before(question, cand.span) if cand.span is not None else None
         if cue is not None and cue != direction:
+            reason = f"the words before it say where it goes {'from' if cue == 'origin' else 'to'}"
+            dropped.append({"name": spec.name, "text": cand.text, "reason": reason})
             continue
         if cue == direction and raise_own:
             cand.score = CUED + 0.02 * min(cand.score, 1.0)  # the surer reader first among cued ones
             cand.cued = True
         out.append(cand)
-    return out
+    return out, dropped

@@ -293,9 +293,10 @@ class TemplateParameterExtractor(ParameterExtractor):
     ) -> Extraction:
         model = self.learned.model_for(template_id) if self.learned is not None and template_id else None
         seen = self._mentions(question, params, today, every=model is not None)
-        for p in params:
-            p.candidates = self._candidates(p, seen)
         result = Extraction()
+        for p in params:
+            p.candidates, dropped = directed(p.spec, question, self._candidates(p, seen))
+            result.left_out += _once(dropped)
         if model is not None and self.learned is not None and template_id is not None:
             self._weigh(self.learned, template_id, seen, params, result)
         ruled_out: dict[str, Candidate] = {}  # per parameter, the surest value the question rules out
@@ -386,7 +387,7 @@ class TemplateParameterExtractor(ParameterExtractor):
             out = outside_clock_times(out, seen.times)
         if spec.type is ParameterType.ARRAY:
             out = as_list(spec, out)
-        return directed(spec, q, out)
+        return out
 
     # --- the learned extractor ---------------------------------------------------------------
     @staticmethod
@@ -416,7 +417,8 @@ class TemplateParameterExtractor(ParameterExtractor):
         future = self.settings.date_direction == "future"
         dropped = weigh(judged, tagging, toks, seen.question, seen.today, known, future)
         for p, j in zip(params, judged, strict=True):
-            p.candidates = directed(p.spec, seen.question, j.candidates, raise_own=False)  # the model's own too
+            p.candidates, other_end = directed(p.spec, seen.question, j.candidates, raise_own=False)  # its own too
+            result.left_out += _once(other_end)
         result.left_out += [d.to_json() for d in dropped]
 
     # --- assignment ----------------------------------------------------------------------------
@@ -527,6 +529,15 @@ class TemplateParameterExtractor(ParameterExtractor):
             result.trace.append(ExtractedValue(name, value, "llm", span, question[span[0] : span[1]] if span else None))
             filled.append(name)
         result.llm = {"status": "ok", "asked": asked, "filled": filled}
+
+
+def _once(dropped: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each left-out value once (two readers may have found the same words)."""
+    out: list[dict[str, Any]] = []
+    for entry in dropped:
+        if entry not in out:
+            out.append(entry)
+    return out
 
 
 def _asks_about(spec: ParameterSpec, rejected: Candidate) -> bool:

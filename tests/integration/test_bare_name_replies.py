@@ -82,8 +82,25 @@ async def test_a_bare_name_answers_which_city(people, reply, city):
         "can you show me some cool things to do in philly?",  # a question keeps its words: they stand apart
         "make it 6",  # a number is no name
         "Who works in Engineering?",  # a question of its own
+        "never mind",
+        "Not Boston",
+        "forget it",
     ],
 )
 async def test_what_names_no_city_is_not_the_city(people, reply):
     meta = (await _reply(people, reply))["metadata"]
     assert meta.get("parameters", {}).get("city") is None or meta["template_id"] != "weather"
+
+
+async def test_a_bare_name_that_also_changes_the_day_is_not_read_as_the_city_alone(people):
+    """'Glen Ellen tomorrow' would run the old day with the new city: it is the question of its own it is."""
+    meta = (await _reply(people, "Glen Ellen tomorrow"))["metadata"]
+    assert not (meta.get("parameters", {}).get("city") == "Glen Ellen" and meta["parameters"]["day"].endswith("-03-04"))
+
+
+async def test_a_city_of_the_examples_that_routes_to_the_pending_template_answers_it(people):
+    """'Paris' alone routes to the weather with confidence (an example's city): it is still the city asked for."""
+    body = await _reply(people, "Paris")
+    meta = body["metadata"]
+    assert (body["status"], meta["template_id"], meta["parameters"]["city"]) == ("executed", "weather", "Paris")
+    assert meta["parameters"]["day"].endswith("-03-04")

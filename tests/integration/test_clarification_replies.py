@@ -115,7 +115,13 @@ templates:
 
 @pytest.mark.parametrize(
     ("reply", "travelers"),
-    [("no, just 2", 2), ("Actually it will be for 2 people", 2), ("make that 4", 4)],
+    [
+        ("no, just 2", 2),
+        ("Actually it will be for 2 people", 2),
+        ("make that 4", 4),
+        ("not 2 but 4", 4),  # the value after the cue, not the one it denies
+        ("no, not 2, 3", 3),
+    ],
 )
 async def test_a_reply_may_correct_a_value_given_before_while_the_rest_is_asked(tmp_path, reply, travelers):
     """While the date is asked for, 'no, just 2' replaces the 3 travellers said before, and the date is asked
@@ -132,6 +138,19 @@ async def test_a_reply_may_correct_a_value_given_before_while_the_rest_is_asked(
     assert [p["name"] for p in meta["clarification"]] == ["date"]
 
 
+@pytest.mark.parametrize("reply", ["no, not 2", "Actually, I don't need 2", "Sorry, I have 2 questions"])
+async def test_a_denial_or_a_remark_with_a_number_corrects_nothing(tmp_path, reply):
+    """A denial gives no value, and a number among other words is no correction: the 3 travellers stay
+    (the message may be read as a question of its own, but never as 2 travellers to Fresno)."""
+    sessions = MemorySessionStore(SessionSettings())
+    async with running_runtime(people_tree(tmp_path, library=TICKETS_LIBRARY)) as runtime:
+        people = runtime.get("people")
+        asked = await answering.answer_in_session(people, "3 bus tickets to Fresno", sessions, None)
+        replied = await answering.answer_in_session(people, reply, sessions, asked.body["session_id"])
+    meta = replied.body["metadata"]
+    assert meta.get("template_id") != "bus_tickets" or meta["parameters"]["travelers"] == 3
+
+
 async def test_the_words_that_answer_what_was_asked_correct_nothing_else(tmp_path):
     """'No, I need it from March 8th' gives the pickup date asked for; the dropoff date said before stays."""
     sessions = MemorySessionStore(SessionSettings())
@@ -144,4 +163,20 @@ async def test_the_words_that_answer_what_was_asked_correct_nothing_else(tmp_pat
         )
     meta = replied.body["metadata"]
     assert replied.body["status"] == "executed" and meta["reason"] == "clarification_answered"
-    assert meta["parameters"]["pickup_date"].endswith("-03-08") and meta["parameters"]["dropoff_date"].endswith("-03-13")
+    values = meta["parameters"]
+    assert values["pickup_date"].endswith("-03-08") and values["dropoff_date"].endswith("-03-13")
+
+
+async def test_a_corrected_value_that_does_not_pass_is_asked_about(tmp_path):
+    sessions = MemorySessionStore(SessionSettings())
+    async with running_runtime(people_tree(tmp_path, library=TICKETS_LIBRARY)) as runtime:
+        people = runtime.get("people")
+        asked = await answering.answer_in_session(people, "3 bus tickets to Fresno", sessions, None)
+        replied = await answering.answer_in_session(
+            people, "no, 12 people on March 5th", sessions, asked.body["session_id"]
+        )
+    meta = replied.body["metadata"]
+    assert (replied.body["status"], meta["template_id"]) == ("needs_clarification", "bus_tickets")
+    asked_about = {p["name"]: p for p in meta["clarification"]}
+    assert list(asked_about) == ["travelers"] and asked_about["travelers"]["problem"] == "invalid"
+    assert meta["parameters"]["date"].endswith("-03-05")

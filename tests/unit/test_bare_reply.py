@@ -11,7 +11,9 @@ CITY = {"name": "city", "type": "string", "required": True}
 VENUE = {"name": "venue", "type": "string", "required": True}
 DAY = {"name": "day", "type": "date", "required": True}
 SIZE = {"name": "size", "type": "string", "required": True, "allowed_values": ["small", "large"]}
-WEATHER = template(CITY, DAY, tid="weather", examples=["check the weather in [Paris](city)", "forecast for [Rome](city)"])
+WEATHER = template(
+    CITY, DAY, tid="weather", examples=["check the weather in [Paris](city)", "forecast for [Rome](city)"]
+)
 ALARMS = template(tid="alarms", examples=["what time is my alarm", "show my alarms"])
 
 
@@ -38,6 +40,12 @@ def _read(message: str, *wanted: dict, confident: bool = False, read=()) -> tupl
         ("6", None),  # a number
         ("San Luis Obispo County", None),  # more words than a bare name
         ("please", None),
+        ("never mind", None),  # words that give no value
+        ("Not Boston", None),
+        ("idk", None),
+        ("Hi there", None),
+        ("Next week", None),
+        ("%s %d {city}", None),  # not how a name is written
     ],
 )
 def test_one_free_text_value_asked(message, value):
@@ -65,3 +73,13 @@ def test_closed_list_one_word_even_when_confident():
     assert _read("large", SIZE, confident=True) == ("size", "large")
     assert _read("very large please", SIZE, confident=True) is None  # two words and confident
     assert _read("size 3", SIZE) is None  # digits are no listed name
+
+
+def test_a_question_keeps_its_words():
+    """'... cool things to do in philly?' names no city: the words a template uses stay in a question, so
+    'philly' does not stand alone (it would, were they set aside as in a statement)."""
+    outings = template(tid="outings", examples=["can you show me some cool things to do"])
+    city = template(CITY).parameters
+    asked = "can you show me some cool things to do in philly?"
+    assert bare_value(asked, city, WEATHER, [outings], False) is None
+    assert bare_value(asked.rstrip("?"), city, WEATHER, [outings], False) == (city[0], "philly")
