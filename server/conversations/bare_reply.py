@@ -10,8 +10,10 @@ sees no city in two words), yet nothing else can be meant. Two kinds of paramete
   pending template's own words ('check', 'weather') and any word some template uses around its values
   ('find', 'time') are set aside, and so are the words a reader takes for a date, a time, a number or a
   flag of the pending template ('what about Sunday this week?' changes a date), if they stand together
-  ('Glen Ellen', 'San Rafael', 'Freshwater fish'). A reply with a word that gives no value ('never mind',
-  'not sure', 'idk', 'hello', 'anywhere', 'next week') gives none.
+  ('Glen Ellen', 'San Rafael', 'Freshwater fish'). A template's own words are those it writes in lower case:
+  a name its examples capitalise ('Priya Raman' in an example without marks) is still a name. A reply with
+  a word that gives no value ('never mind', 'not sure', 'idk', 'hello', 'anyone', 'next week', 'Sunday'),
+  or that is a value another parameter lists ('Engineering' for a name), gives none.
 A question keeps every word but filler ('What about Glen Ellen?' gives the city, 'can you show me some
 cool things to do in philly?' nothing). A reply whose leftover words are apart ('asado is to die for'),
 or lower-case words in a reply that capitalises ('Tell me a joke'), gives no value. Neither kind is read
@@ -24,7 +26,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from ..params.candidates import item_type
-from ..params.choice_cache import ordinary_words
+from ..params.choice_cache import lower_case_words
 from ..params.text import COURTESY, Span, overlaps, words, wordset
 from ..templates import ParameterSpec, ParameterType, Template
 
@@ -32,7 +34,7 @@ from ..templates import ParameterSpec, ParameterType, Template
 VALUE_FILLER = wordset(
     "a an the from in on at for to of by with and or it its is it's s was be use make let lets say please "
     "thanks thank you ok okay yes i me my we our want need would like what about then just only "
-    "since until till than more less over under above below around"
+    "since until till than more less over under above below around mr mrs ms miss dr prof ceo cfo cto coo"
 )
 # ... and words that say how welcome the value is ("Some Pho would be great", "american works for me")
 LIKING = wordset(
@@ -43,12 +45,14 @@ _FILLER = VALUE_FILLER | LIKING | COURTESY
 # words that say a reply gives no value, wherever they are: it cancels, denies or leaves it open
 REFUSING = wordset(
     "cancel stop never mind nevermind forget not don't dont idk dunno unsure nothing whatever anywhere nowhere "
-    "surprise skip quit exit abort"
+    "surprise skip quit exit abort anyone anybody everyone everybody someone somebody nobody"
 )
 # ... and words that are no value when they are what is left: greetings, asking back, a time
 NO_VALUE = wordset(
     "help hi hello hey here there everywhere somewhere anything same why huh who how when where which next last "
-    "this week weekend month year today tonight tomorrow yesterday morning evening afternoon night noon"
+    "this week weekend month year today tonight tomorrow yesterday morning evening afternoon night noon monday "
+    "tuesday wednesday thursday friday saturday sunday january february march july september october november "
+    "december"
 )
 _NAME_TEXT = re.compile(r"[\w\s.,'’&#/-]+")  # what a name is written with ('1900 University Ave #105')
 _WORD = re.compile(r"[^\W_]+")
@@ -93,7 +97,23 @@ def bare_value(
     if len(texts) != 1 or is_confident:
         return None
     value = _leftover(message, template, others, list(read))
-    return (texts[0], value) if value is not None else None
+    if value is None or _listed_elsewhere(value, texts[0], [template, *others]):
+        return None  # 'Engineering' for a name: a department some template lists
+    return texts[0], value
+
+
+def _listed_elsewhere(value: str, target: ParameterSpec, templates: Sequence[Template]) -> bool:
+    """The value is one of the allowed values or aliases of another parameter."""
+    folded = value.casefold()
+    for template in templates:
+        for spec in template.parameters:
+            if spec is target or spec.name == target.name:
+                continue
+            if any(str(v).casefold() == folded for v in spec.allowed_values or ()):
+                return True
+            if any(a.casefold() == folded for a in spec.aliases or {}):
+                return True
+    return False
 
 
 def _leftover(message: str, template: Template, others: Sequence[Template], read: list[Span]) -> str | None:
@@ -102,7 +122,7 @@ def _leftover(message: str, template: Template, others: Sequence[Template], read
     vocabulary = [] if question else [template, *others]
 
     def aside(word: str) -> bool:  # a word at a time: thousands of templates are asked about a few words
-        return word in _FILLER or any(word in ordinary_words(t) for t in vocabulary)
+        return word in _FILLER or any(word in lower_case_words(t) for t in vocabulary)
 
     toks = words(message)
     own = [w for w in toks if not aside(w.lower) and not aside(w.lower.removesuffix("'s"))]
@@ -111,7 +131,7 @@ def _leftover(message: str, template: Template, others: Sequence[Template], read
         return None
     if not any(c.isalpha() for w in kept for c in w.text):
         return None  # 'make it 6': a number is no name
-    if any(w.lower in REFUSING for w in toks) or any(w.lower in NO_VALUE for w in own):
+    if any(w.lower in REFUSING for w in toks) or any(w.lower in NO_VALUE for w in kept):
         return None  # 'never mind', 'Not Boston', 'hello', 'Next week'
     text = message[kept[0].start : kept[-1].end]
     if not _NAME_TEXT.fullmatch(text):

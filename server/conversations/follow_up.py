@@ -190,7 +190,11 @@ async def _complete(
             trace=found_bare.trace,
             problems=found_bare.problems + [p for p in reply.problems if p.name not in answered],
         )
-    elif is_confident and not values_only(message, Extraction(trace=reply.trace + others.trace, problems=said), wraps):
+    elif (
+        is_confident
+        and not fixed.trace  # a correction is values and its cue words (_corrections)
+        and not values_only(message, Extraction(trace=reply.trace + others.trace, problems=said), wraps)
+    ):
         return await _restated(pending, pending_turn, message, source, template, earlier) if restates else None
     merged = Extraction(
         values={**earlier, **others.values, **reply.values},

@@ -8,35 +8,58 @@ word the template itself uses that way is not read as a misspelt or partial valu
 
 from __future__ import annotations
 
+import functools
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..templates import ParameterSpec, Template
 from .choices import ChoiceRules, PhraseIndex, phrases_for
-from .text import overlaps, words
+from .text import Word, overlaps, words
 from .value_list import ValueList
 
-_ORDINARY: dict[int, frozenset[str]] = {}  # by id of the (immutable) template object, while it lives
+WordsOf = Callable[[Template], frozenset[str]]
 
 
+def per_template(read: WordsOf) -> WordsOf:
+    """`read`, remembered per template object (templates are immutable; a reload brings new objects, and an
+    entry leaves with its template)."""
+    memo: dict[int, frozenset[str]] = {}
+
+    @functools.wraps(read)
+    def remembered(template: Template) -> frozenset[str]:
+        key = id(template)
+        found = memo.get(key)
+        if found is None:
+            found = read(template)
+            memo[key] = found
+            weakref.finalize(template, memo.pop, key, None)
+        return found
+
+    remembered.memo = memo  # type: ignore[attr-defined]  # what tests look at
+    return remembered
+
+
+@per_template
 def ordinary_words(template: Template) -> frozenset[str]:
-    """Lower-cased words of the examples outside their marks; read once per template object (a reload brings
-    new objects; an entry leaves with its template)."""
-    key = id(template)
-    found = _ORDINARY.get(key)
-    if found is None:
-        found = _read_ordinary(template)
-        _ORDINARY[key] = found
-        weakref.finalize(template, _ORDINARY.pop, key, None)
-    return found
+    """Lower-cased words of the examples outside their marks."""
+    return frozenset(w.lower for w in _outside_marks(template))
 
 
-def _read_ordinary(template: Template) -> frozenset[str]:
-    out: set[str] = set()
+@per_template
+def lower_case_words(template: Template) -> frozenset[str]:
+    """The words of the examples outside their marks that are written in lower case or open a sentence: the
+    template's own wording. A word it only ever capitalises inside a sentence is a name even in an example
+    without marks ('Priya' in 'show me Priya Raman's reviews')."""
+    return frozenset(w.lower for w in _outside_marks(template) if w.text[0].islower() or w.start == 0)
+
+
+def _outside_marks(template: Template) -> list[Word]:
+    out: list[Word] = []
     for i, text in enumerate(template.nl_examples):
         marks = template.example_spans[i] if i < len(template.example_spans) else ()
-        out.update(w.lower for w in words(text) if not any(overlaps(w.span, (m.start, m.end)) for m in marks))
-    return frozenset(out)
+        out += [w for w in words(text) if not any(overlaps(w.span, (m.start, m.end)) for m in marks)]
+    return out
 
 
 @dataclass

@@ -25,7 +25,11 @@ products order orders sales revenue total count number how's what's who's where'
 in on at of for from to by with about since after before during until this that these those there here
 yes no not help hmm hmmm um uh oh well also just i'll i've we'd we're we'll you'd maybe sure thanks thank
 one two three four five six seven eight nine ten
+check try book send transfer play reserve rent buy pick choose select grab tell ask
+anyone anybody everyone everybody someone somebody nobody nothing
 """)
+# a title before a name is not part of it: 'Dr Elena Petrova', 'Mr. Robert Kline', 'our CEO Catherine Holloway'
+_TITLES = wordset("mr mrs ms miss mx dr prof professor sir dame ceo cfo cto coo")
 # words that start the next sentence after a capital letter's dot ('... Plan B. Then ...'), not a surname
 _SENTENCE_STARTS = wordset("then so but if it he she they there also now next after later thanks")
 _MONTH_DAY = wordset("""january february march april may june july august september october november december
@@ -114,7 +118,13 @@ def find_proper_names(question: str) -> list[TextMatch]:
     i = 0
     while i < len(toks):
         w = toks[i]
-        if not _is_name_word(w) or w.lower in _NOT_NAMES or w.lower in COURTESY or w.text.isdigit() or w.text == "I":
+        if (
+            not _is_name_word(w)
+            or w.lower in _NOT_NAMES | _TITLES
+            or w.lower in COURTESY
+            or w.text.isdigit()
+            or w.text == "I"
+        ):
             i += 1
             continue
         j = i + 1

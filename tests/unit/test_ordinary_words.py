@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import gc
 
-from server.params import choice_cache
-from server.params.choice_cache import ChoiceCache, ordinary_words
+from server.params.choice_cache import ChoiceCache, lower_case_words, ordinary_words
 from server.testing.templates import template
 
 SIZE = {"name": "size", "type": "string", "allowed_values": ["small", "large"]}
@@ -18,10 +17,15 @@ def test_read_once_per_template_and_forgotten_with_it():
     first = ordinary_words(t)
     assert first == {"a", "one", "please", "show", "me", "shirts"} and ordinary_words(t) is first
     key = id(t)
-    assert key in choice_cache._ORDINARY
+    assert key in ordinary_words.memo
     del t
     gc.collect()
-    assert key not in choice_cache._ORDINARY
+    assert key not in ordinary_words.memo
+
+
+def test_lower_case_words_leave_out_names_an_example_capitalises():
+    t = template(examples=["Show me Priya Raman's reviews", "check the reviews of an employee"])
+    assert lower_case_words(t) == {"show", "me", "reviews", "check", "the", "of", "an", "employee"}
 
 
 def test_a_copy_with_fewer_parameters_shares_the_matchers():

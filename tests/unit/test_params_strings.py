@@ -36,6 +36,12 @@ def names(question: str) -> list[str]:
         ("How many orders in March 2024?", []),
         ("Hi, Can you help get me 3 rooms in London Please.", ["London"]),  # a courtesy word ends a name
         ("I need a cab to Van Ness Avenue ASAP!", ["Van Ness Avenue"]),
+        ("Check Marcus Webb.", ["Marcus Webb"]),  # a command's verb is no part of the name
+        ("Transfer 460 dollars to Philip", ["Philip"]),
+        ("Dr Elena Petrova", ["Elena Petrova"]),  # nor is a title
+        ("Mr. Robert Kline", ["Robert Kline"]),
+        ("our CEO Catherine Holloway", ["Catherine Holloway"]),
+        ("Anyone", []),
     ],
 )
 def test_proper_names(question, expected):
