@@ -113,6 +113,16 @@ templates:
 """
 
 
+async def _asked_then(tmp_path, library: str, first: str, reply: str, asked_for: list[str]) -> dict:
+    """The answer to `reply`, in a session whose first question asked for `asked_for`."""
+    sessions = MemorySessionStore(SessionSettings())
+    async with running_runtime(people_tree(tmp_path, library=library)) as runtime:
+        people = runtime.get("people")
+        asked = await answering.answer_in_session(people, first, sessions, None)
+        assert [p["name"] for p in asked.body["metadata"]["clarification"]] == asked_for
+        return (await answering.answer_in_session(people, reply, sessions, asked.body["session_id"])).body
+
+
 @pytest.mark.parametrize(
     ("reply", "travelers"),
     [
@@ -126,14 +136,9 @@ templates:
 async def test_a_reply_may_correct_a_value_given_before_while_the_rest_is_asked(tmp_path, reply, travelers):
     """While the date is asked for, 'no, just 2' replaces the 3 travellers said before, and the date is asked
     for again."""
-    sessions = MemorySessionStore(SessionSettings())
-    async with running_runtime(people_tree(tmp_path, library=TICKETS_LIBRARY)) as runtime:
-        people = runtime.get("people")
-        asked = await answering.answer_in_session(people, "3 bus tickets to Fresno", sessions, None)
-        assert [p["name"] for p in asked.body["metadata"]["clarification"]] == ["date"]
-        replied = await answering.answer_in_session(people, reply, sessions, asked.body["session_id"])
-    meta = replied.body["metadata"]
-    assert (replied.body["status"], meta["template_id"]) == ("needs_clarification", "bus_tickets")
+    body = await _asked_then(tmp_path, TICKETS_LIBRARY, "3 bus tickets to Fresno", reply, ["date"])
+    meta = body["metadata"]
+    assert (body["status"], meta["template_id"]) == ("needs_clarification", "bus_tickets")
     assert meta["parameters"]["travelers"] == travelers and meta["parameters"]["to_city"] == "Fresno"
     assert [p["name"] for p in meta["clarification"]] == ["date"]
 
@@ -142,41 +147,26 @@ async def test_a_reply_may_correct_a_value_given_before_while_the_rest_is_asked(
 async def test_a_denial_or_a_remark_with_a_number_corrects_nothing(tmp_path, reply):
     """A denial gives no value, and a number among other words is no correction: the 3 travellers stay
     (the message may be read as a question of its own, but never as 2 travellers to Fresno)."""
-    sessions = MemorySessionStore(SessionSettings())
-    async with running_runtime(people_tree(tmp_path, library=TICKETS_LIBRARY)) as runtime:
-        people = runtime.get("people")
-        asked = await answering.answer_in_session(people, "3 bus tickets to Fresno", sessions, None)
-        replied = await answering.answer_in_session(people, reply, sessions, asked.body["session_id"])
-    meta = replied.body["metadata"]
+    meta = (await _asked_then(tmp_path, TICKETS_LIBRARY, "3 bus tickets to Fresno", reply, ["date"]))["metadata"]
     assert meta.get("template_id") != "bus_tickets" or meta["parameters"]["travelers"] == 3
 
 
 async def test_the_words_that_answer_what_was_asked_correct_nothing_else(tmp_path):
     """'No, I need it from March 8th' gives the pickup date asked for; the dropoff date said before stays."""
-    sessions = MemorySessionStore(SessionSettings())
-    async with running_runtime(people_tree(tmp_path, library=RENTAL_LIBRARY)) as runtime:
-        people = runtime.get("people")
-        asked = await answering.answer_in_session(people, "rent a car in Fresno until March 13th", sessions, None)
-        assert [p["name"] for p in asked.body["metadata"]["clarification"]] == ["pickup_date"]
-        replied = await answering.answer_in_session(
-            people, "No, I need it from March 8th", sessions, asked.body["session_id"]
-        )
-    meta = replied.body["metadata"]
-    assert replied.body["status"] == "executed" and meta["reason"] == "clarification_answered"
+    first, reply = "rent a car in Fresno until March 13th", "No, I need it from March 8th"
+    body = await _asked_then(tmp_path, RENTAL_LIBRARY, first, reply, ["pickup_date"])
+    meta = body["metadata"]
+    assert body["status"] == "executed" and meta["reason"] == "clarification_answered"
     values = meta["parameters"]
     assert values["pickup_date"].endswith("-03-08") and values["dropoff_date"].endswith("-03-13")
 
 
 async def test_a_corrected_value_that_does_not_pass_is_asked_about(tmp_path):
-    sessions = MemorySessionStore(SessionSettings())
-    async with running_runtime(people_tree(tmp_path, library=TICKETS_LIBRARY)) as runtime:
-        people = runtime.get("people")
-        asked = await answering.answer_in_session(people, "3 bus tickets to Fresno", sessions, None)
-        replied = await answering.answer_in_session(
-            people, "no, 12 people on March 5th", sessions, asked.body["session_id"]
-        )
-    meta = replied.body["metadata"]
-    assert (replied.body["status"], meta["template_id"]) == ("needs_clarification", "bus_tickets")
+    body = await _asked_then(
+        tmp_path, TICKETS_LIBRARY, "3 bus tickets to Fresno", "no, 12 people on March 5th", ["date"]
+    )
+    meta = body["metadata"]
+    assert (body["status"], meta["template_id"]) == ("needs_clarification", "bus_tickets")
     asked_about = {p["name"]: p for p in meta["clarification"]}
     assert list(asked_about) == ["travelers"] and asked_about["travelers"]["problem"] == "invalid"
     assert meta["parameters"]["date"].endswith("-03-05")
