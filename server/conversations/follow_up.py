@@ -168,7 +168,10 @@ async def _complete(
     # 2nd baseball game' when only the category was asked for); values found earlier stay, unless the reply
     # corrects them ('no, just 1', 'actually for 2 people', 'make that 3' while the date is still asked for)
     settled = {name for name, value in earlier.items() if value is not None}
-    others = await _other_values(source, template, message, set(wanted) | settled)
+    # ... and beside an answer to what was asked, a value said anew replaces the earlier one ('on the 11th' with
+    # the city asked for, the 5th said before), outside the words of the answer
+    taken = [t.span for t in from_reply if t.span is not None]
+    others = await _other_values(source, template, message, set(wanted) | (set() if from_reply else settled), taken)
     fixed = await _corrections(source, template, message, set(specs) - settled, from_reply)
     others = Extraction(values={**others.values, **fixed.values}, trace=others.trace + fixed.trace)
     earlier = {name: value for name, value in earlier.items() if name not in {p.name for p in fixed.problems}}

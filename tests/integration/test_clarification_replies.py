@@ -170,3 +170,12 @@ async def test_a_corrected_value_that_does_not_pass_is_asked_about(tmp_path):
     asked_about = {p["name"]: p for p in meta["clarification"]}
     assert list(asked_about) == ["travelers"] and asked_about["travelers"]["problem"] == "invalid"
     assert meta["parameters"]["date"].endswith("-03-05")
+
+
+async def test_beside_the_answer_a_value_said_anew_replaces_the_earlier_one(tmp_path):
+    """'March 5th for 2 people' answers the date asked for and says 2 travellers where 3 were said: the
+    answer runs for 2."""
+    body = await _asked_then(tmp_path, TICKETS_LIBRARY, "3 bus tickets to Fresno", "March 5th for 2 people", ["date"])
+    meta = body["metadata"]
+    assert (body["status"], meta["reason"]) == ("executed", "clarification_answered")
+    assert meta["parameters"]["travelers"] == 2 and meta["parameters"]["date"].endswith("-03-05")
