@@ -28,6 +28,11 @@ one two three four five six seven eight nine ten
 check try book send transfer play reserve rent buy pick choose select grab tell ask
 anyone anybody everyone everybody someone somebody nobody nothing
 """)
+# the pronoun, which a name never runs into
+_I = wordset("i i'd i'm i'll i've")
+# a sentence's first word that says how the last answer went, when a comma or 'I' follows ('Great, I want',
+# 'Yeah I'd like'); 'Great Wall' is still a name
+_INTERJECTIONS = wordset("yeah yep yup nope great cool perfect awesome alright nice sure fine good excellent wow")
 # a title before a name is not part of it: 'Dr Elena Petrova', 'Mr. Robert Kline', 'our CEO Catherine Holloway'
 _TITLES = wordset("mr mrs ms miss mx dr prof professor sir dame ceo cfo cto coo")
 # words that start the next sentence after a capital letter's dot ('... Plan B. Then ...'), not a surname
@@ -111,6 +116,15 @@ def may_be_in_a_name(w: Word) -> bool:
     return letters and _is_name_word(w) and w.lower not in _NOT_NAMES and w.lower not in COURTESY
 
 
+def _interjection(question: str, toks: list[Word], i: int) -> bool:
+    """Word i opens a sentence and is an interjection (above), followed by punctuation or 'I'."""
+    w = toks[i]
+    if w.lower not in _INTERJECTIONS or (i > 0 and not question[: w.start].rstrip().endswith((".", "!", "?"))):
+        return False
+    after = question[w.end : w.end + 1]
+    return after in (",", ".", "!", "") or (i + 1 < len(toks) and toks[i + 1].lower in _I)
+
+
 def find_proper_names(question: str) -> list[TextMatch]:
     """Runs of capitalised words; 'Marcus Webb's' gives 'Marcus Webb'."""
     toks = words(question)
@@ -124,6 +138,7 @@ def find_proper_names(question: str) -> list[TextMatch]:
             or w.lower in COURTESY
             or w.text.isdigit()
             or w.text == "I"
+            or _interjection(question, toks, i)
         ):
             i += 1
             continue
@@ -135,8 +150,9 @@ def find_proper_names(question: str) -> list[TextMatch]:
             if gap.strip() not in ("", "-", "&", "'") and not after_initial:
                 break  # a middle initial's dot joins the name: 'Taraji P. Henson', 'J. K. Rowling'
             nxt = toks[j]
-            if nxt.lower in COURTESY:
-                break
+            if nxt.lower in COURTESY or nxt.lower in _I:
+                break  # 'To Philip I want to send', 'Yeah I'd like'
+
             if (
                 _is_name_word(nxt)
                 or (nxt.text.isdigit() and len(nxt.text) <= 3)

@@ -42,6 +42,10 @@ def names(question: str) -> list[str]:
         ("Mr. Robert Kline", ["Robert Kline"]),
         ("our CEO Catherine Holloway", ["Catherine Holloway"]),
         ("Anyone", []),
+        ("To Philip I want to send.", ["Philip"]),  # a name never runs into 'I'
+        ("Yeah I'd like to send money to Grace", ["Grace"]),  # an interjection opening a sentence
+        ("Great, I want to make a transfer now.", []),
+        ("Great Wall is my favourite restaurant", ["Great Wall"]),
     ],
 )
 def test_proper_names(question, expected):
