@@ -328,6 +328,21 @@ def annotate(turn: Turn, parameters: dict[str, ParameterSpec], categorical: dict
     return "".join(out) + turn.utterance[at:]
 
 
+def stated_values(turn: Turn, parameters: dict[str, ParameterSpec], text: str) -> dict[str, Any]:
+    """The labelled values of the turn's closed text lists and yes/no slots that no mark in `text` carries
+    ('a concert' labelled category Music): what an operator states as the example's `values`."""
+    out: dict[str, Any] = {}
+    for slot, values in turn.slot_values.items():
+        spec = parameters.get(slot)
+        if spec is None or not values or values[0] == DONTCARE or f"]({slot})" in text:
+            continue
+        if spec.type is ParameterType.BOOLEAN and values[0] in ("True", "False"):
+            out[slot] = values[0] == "True"
+        elif spec.type is ParameterType.STRING and spec.allowed_values and values[0] in spec.allowed_values:
+            out[slot] = values[0]
+    return out
+
+
 def pick_examples(turns: list[Turn], k: int, seed: int, key: str) -> list[Turn]:
     """Up to k distinct questions, seeded per template: about SPAN_SHARE of them carry spans (they teach
     the extractor), the rest name the task without values (as many real questions do)."""
@@ -359,6 +374,7 @@ class TreeStats:
     examples: int = 0
     annotated_examples: int = 0
     marks: int = 0
+    stated_values: int = 0  # values of examples that no mark carries ({text, values} entries)
 
 
 def service_templates(
@@ -376,7 +392,9 @@ def service_templates(
             text = turn.utterance if plain else annotate(turn, names, categorical)
             stats.annotated_examples += text != turn.utterance
             stats.marks += text.count("](")
-            examples.append(text)
+            stated = {} if plain else stated_values(turn, names, text)
+            stats.stated_values += len(stated)
+            examples.append({"text": text, "values": stated} if stated else text)
         stats.templates += 1
         stats.examples += len(examples)
         template: dict[str, Any] = {"id": template_id(name, intent["name"]), "description": intent["description"]}
@@ -817,6 +835,7 @@ def main() -> None:
             "examples": stats.examples,
             "annotated_examples": stats.annotated_examples,
             "marks": stats.marks,
+            "stated_values": stats.stated_values,
             "time_type": time_parameter_type(),
             "build_seconds": round(t - started, 2),
             "server_start_seconds": round(start_seconds, 2),

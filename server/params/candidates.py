@@ -44,7 +44,9 @@ class Candidate:
     key: object = None  # the mention it came from; date ranges may fill a start and an end
     shareable: bool = False
     learned: float | None = None  # the learned extractor's support for these words filling this parameter
-    cued: bool = False  # its own cue words name it ('from Delhi' for an origin: params/directions.py)
+    # words that name its parameter: a cue ('from Delhi' for an origin: params/directions.py) or a word the
+    # examples use for the value ('concert' for Music: params/implied.py); a learned model does not drop it
+    cued: bool = False
 
 
 def may_share(a: Candidate, b: Candidate) -> bool:

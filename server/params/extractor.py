@@ -44,6 +44,9 @@ from .choices import ChoiceMatch, ChoiceRules, PhraseIndex, find_choices, sugges
 from .coercion import InvalidValue, canonical_allowed, coerce
 from .dates import DateMention, find_dates
 from .directions import directed
+from .implied import Lexicon
+from .implied import candidates as implied_candidates
+from .implied import learn as learn_implied
 from .learned.evidence import Judged, weigh
 from .learned.features import Mark
 from .learned.learner import LearnedExtractor
@@ -196,6 +199,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         self.filler = filler
         self.learned = learned
         self.listed: tuple[ListedValue, ...] = ()  # the adapter's closed-list values (not_applied.py), at prepare
+        self.implied: dict[str, Lexicon] = {}  # per parameter name, the words that point at a value (implied.py)
 
     # --- wiring --------------------------------------------------------------------------
     def bind_values_source(self, source: ValuesSource) -> None:
@@ -218,6 +222,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         extractor, whose features read those lists."""
         templates = list(templates)
         self.listed = listed_values(templates)
+        self.implied = learn_implied(templates)
         issues = await self.values.prefetch(templates)
         if issues:
             raise ConfigError(issues)
@@ -383,6 +388,8 @@ class TemplateParameterExtractor(ParameterExtractor):
                 for c in free:
                     c.score = min(c.score, 0.77)
             out += free
+        if not out:  # a word the examples use for one of its values ('a concert' for Music)
+            out = implied_candidates(spec, self.implied.get(spec.name), q)
         if kind not in (ParameterType.DATE, ParameterType.DATETIME, ParameterType.TIME):
             out = outside_clock_times(out, seen.times)
         if spec.type is ParameterType.ARRAY:

@@ -1,7 +1,8 @@
 """What the template loader asks of the parameter readers (templates/library.py `ValueChecks`): a marked
 example value must read as its parameter's type, and a default must fit its own parameter. A default that
 does not ('Legal' outside allowed_values, 'abc' for an integer, 5000 above max 500) would otherwise load and
-then ask every user who left the value out about a value they never gave."""
+then ask every user who left the value out about a value they never gave; and an example's stated value
+must fit its parameter as well."""
 
 from __future__ import annotations
 
@@ -20,4 +21,13 @@ def check_default(spec: ParameterSpec) -> str | None:
     return None
 
 
-LOAD_CHECKS = ValueChecks(mark=check_annotation, default=check_default)
+def check_value(spec: ParameterSpec, value: object) -> str | None:
+    """Why an example's stated value ({text, values} entries) does not fit its parameter, or None."""
+    try:
+        coerce(spec, canonical_allowed(spec, value))
+    except InvalidValue as exc:
+        return str(exc)
+    return None
+
+
+LOAD_CHECKS = ValueChecks(mark=check_annotation, default=check_default, value=check_value)

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 # why a marked example value cannot fill its parameter, or None (server/params/spans.py check_annotation)
 ValueCheck = Callable[[ParameterSpec, str], str | None]
+# why an example's stated value ({text, values} entries) does not fit its parameter, or None
+StatedCheck = Callable[[ParameterSpec, Any], str | None]
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class ValueChecks:
 
     mark: ValueCheck
     default: Callable[[ParameterSpec], str | None]
+    value: StatedCheck
 
 
 Where = tuple[str, int | None, str]  # (file, line, key) of an adapter's `templates:` entry
@@ -225,6 +228,7 @@ def _one_template(
             except ValueError as exc:
                 problems.append(doc.issue((*path, "parameters", index, "values_from", "query"), str(exc)))
     problems += _annotation_problems(doc, path, template, checks.mark if checks is not None else None)
+    problems += _example_value_problems(doc, path, template, checks.value if checks is not None else None)
     if checks is not None:
         for index, spec in enumerate(template.parameters):
             reason = checks.default(spec) if spec.default is not None else None
@@ -233,6 +237,25 @@ def _one_template(
     if problems:
         return None, problems
     return template.model_copy(update={"body": parsed.value}), []
+
+
+def _example_value_problems(
+    doc: YamlDocument, path, template: Template, check: Callable[[ParameterSpec, Any], str | None] | None
+):
+    """An example's stated values name a parameter of the template and fit it, at the example's line."""
+    problems = []
+    for index, pairs in enumerate(template.example_values):
+        for name, value in pairs:
+            where = (*path, "nl_examples", index, "values", name)
+            spec = template.parameter(name)
+            if spec is None:
+                known = ", ".join(p.name for p in template.parameters) or "none"
+                problems.append(doc.issue(where, f"no parameter '{name}' (known: {known})"))
+                continue
+            reason = check(spec, value) if check is not None else None
+            if reason is not None:
+                problems.append(doc.issue(where, f"{value!r} does not fit '{name}': {reason}"))
+    return problems
 
 
 def _annotation_problems(doc: YamlDocument, path, template: Template, value_check: ValueCheck | None):

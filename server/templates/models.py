@@ -7,7 +7,16 @@ import re
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from .annotations import AnnotatedExample, ExampleSpan, plain_text, spans_of
 
@@ -139,8 +148,39 @@ class ParameterSpec(BaseModel):
         return self
 
 
+class ExampleEntry(BaseModel):
+    """An `nl_examples` entry with the values it means beyond its marked words: `{text: "any concerts this
+    weekend?", values: {category: Music}}` (the implied-value reader learns 'concert' from them)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str = Field(min_length=1)
+    values: dict[str, Any] = Field(min_length=1)
+
+
+def _entry_text(raw: Any) -> Any:
+    """An entry written as {text, values} is its text here (its values: Template.example_values)."""
+    if not isinstance(raw, dict):
+        return raw
+    try:
+        return ExampleEntry.model_validate(raw).text
+    except ValidationError as exc:
+        wrong = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'entry'}: {e['msg']}" for e in exc.errors())
+        raise ValueError(f"an example with values is {{text: ..., values: {{parameter: value}}}} ({wrong})") from None
+
+
 # one nl_examples entry: `[text](parameter)` markup is stripped here, entry by entry (errors name the entry)
-ExampleText = Annotated[str, AfterValidator(lambda raw: plain_text(raw.strip()))]
+ExampleText = Annotated[str, BeforeValidator(_entry_text), AfterValidator(lambda raw: plain_text(raw.strip()))]
+ExampleValues = tuple[tuple[str, Any], ...]  # (parameter, value) pairs of one example, in the order written
+
+
+def example_values_of(raw_examples: list[Any]) -> tuple[ExampleValues, ...]:
+    """The values each entry means, aligned with `nl_examples` (plain and malformed entries: none)."""
+    out: list[ExampleValues] = []
+    for raw in raw_examples:
+        values = raw.get("values") if isinstance(raw, dict) else None
+        out.append(tuple(values.items()) if isinstance(values, dict) else ())
+    return tuple(out)
 
 
 class Template(BaseModel):
@@ -152,11 +192,15 @@ class Template(BaseModel):
     description: str = Field(min_length=1, description="what the template answers; embedded and shown in the catalogue")
     nl_examples: list[ExampleText] = Field(
         default_factory=list,
-        description="example questions; values may be marked `[text](parameter)` for the learned extractor",
+        description="example questions; values may be marked `[text](parameter)` for the learned extractor, and an "
+        "entry may be `{text: ..., values: {parameter: value}}` for values its words imply",
     )
     # the `[text](parameter)` marks of each example, aligned with nl_examples (offsets into the plain
     # text); read from the raw entries, never written by operators, left out of dumps
     example_spans: tuple[tuple[ExampleSpan, ...], ...] = Field(default=(), exclude=True)
+    # the values each example means beyond its marks ({text, values} entries), aligned with nl_examples; read
+    # from the raw entries, never written by operators, left out of dumps
+    example_values: tuple[ExampleValues, ...] = Field(default=(), exclude=True)
     parameters: list[ParameterSpec] = Field(
         default_factory=list, description="typed parameters filled from the question"
     )
@@ -206,9 +250,14 @@ class Template(BaseModel):
     @classmethod
     def _read_marks(cls, data: Any) -> Any:
         if isinstance(data, dict) and isinstance(data.get("nl_examples"), list) and "example_spans" not in data:
-            spans = spans_of(data["nl_examples"])
+            raw = data["nl_examples"]
+            texts = [entry.get("text") if isinstance(entry, dict) else entry for entry in raw]
+            spans = spans_of(texts)
             if any(spans):
                 data = {**data, "example_spans": spans}
+            values = example_values_of(raw)
+            if any(values):
+                data = {**data, "example_values": values}
         return data
 
     @field_validator("description")

@@ -1,0 +1,140 @@
+"""Values a question means by a word that is not the value: 'a concert' for the category Music, 'a
+child-friendly museum' for good_for_kids.
+
+The operator says what an example means beyond its marked words (`{text: "any concerts this weekend?",
+values: {category: Music}}`); from those, each parameter with a closed list or a yes/no value learns the
+words that go with one of its values: a word seen with that value in at least MIN_SEEN examples, with it
+in at least MIN_SHARE of the examples (of the templates that have the parameter) that use the word at all
+(singular and plural as one word), and more often than chance would show it (the value's share of all
+examples). An example that marks the parameter's value says nothing of its other words ('a
+[standard](type) car available': the mark gives the value, not 'available'). The words inside another
+value's marks, numbers, function words and the values' own words (which the list reader reads) are never
+such words. A question whose words point at one value of a parameter that no reader filled gets it
+(extractor `implied`, the word as its text); words pointing at two values give none.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..templates import ParameterSpec, ParameterType, Template
+from .candidates import Candidate, item_type
+from .text import overlaps, stem, words, wordset
+
+MIN_SEEN = 2
+MIN_SHARE = 0.9
+CHANCE = 0.05  # ... and the word's examples would show that value so often by chance at most this rarely
+IMPLIED = 0.6  # below every reader's own reading of the question
+_FUNCTION_WORDS = wordset(
+    "a an the i me my we our you your to of in on at for and or is are be am was can could would will please want "
+    "need like find some any something with it this that there do does did get look looking search show tell me "
+    "im i'm i'd i'll from by about what which who where when how one ones two three four five six seven eight nine "
+    "ten"
+)
+Lexicon = dict[str, Any]  # word -> the value it points at
+
+
+def learns(spec: ParameterSpec) -> bool:
+    """Only a closed list of text values or a yes/no value is learned (numbers have their own readers)."""
+    kind = item_type(spec)
+    return kind is ParameterType.BOOLEAN or (
+        kind in (ParameterType.STRING, ParameterType.ENUM) and bool(spec.allowed_values)
+    )
+
+
+@dataclass
+class _Seen:
+    with_value: Counter[tuple[str, Any]]
+    at_all: Counter[str]
+    written: dict[Any, Any]  # each value as first written, by its key
+    examples: int = 0
+    valued: Counter[Any] = field(default_factory=Counter)  # examples per value
+
+
+def _by_chance(n: int, k: int, rate: float) -> float:
+    """The chance that at least k of n examples show a value that rate of all examples show."""
+    return sum(math.comb(n, i) * rate**i * (1 - rate) ** (n - i) for i in range(k, n + 1))
+
+
+def learn(templates: Iterable[Template]) -> dict[str, Lexicon]:
+    """Per parameter name, the words that point at one of its values (above), from every template that has
+    a parameter of that name (their examples share evidence, as the learned extractor's do)."""
+    listed = list(templates)
+    stated = {name for t in listed for pairs in t.example_values for name, _ in pairs}
+    seen: dict[str, _Seen] = defaultdict(lambda: _Seen(Counter(), Counter(), {}))
+    own: dict[str, set[str]] = defaultdict(set)
+    for template in listed:
+        names = {p.name for p in template.parameters if p.name in stated and learns(p)}
+        for p in template.parameters:
+            if p.name in names:
+                own[p.name] |= {stem(w.lower) for v in p.allowed_values or () for w in words(str(v))}
+        if not names:
+            continue
+        for index, text in enumerate(template.nl_examples):
+            marked = _marked(template, index)
+            values = dict(template.example_values[index]) if index < len(template.example_values) else {}
+            found = _words(text, template, index)
+            for name in names - marked:  # a marked value is explained by its mark, not by the other words
+                seen[name].examples += 1
+                if name in values:
+                    seen[name].valued[_key(values[name])] += 1
+                for word in found:
+                    seen[name].at_all[word] += 1
+                    if name in values:
+                        seen[name].with_value[(word, _key(values[name]))] += 1
+                        seen[name].written.setdefault(_key(values[name]), values[name])
+    out: dict[str, Lexicon] = {}
+    for name, counts in seen.items():
+        pointing: dict[str, set[Any]] = defaultdict(set)
+        for (word, key), n in counts.with_value.items():
+            total = counts.at_all[word]
+            rate = counts.valued[key] / counts.examples
+            if (
+                n >= MIN_SEEN
+                and n / total >= MIN_SHARE
+                and word not in own[name]
+                and _by_chance(total, n, rate) <= CHANCE
+            ):
+                pointing[word].add(key)
+        out[name] = {word: counts.written[next(iter(keys))] for word, keys in pointing.items() if len(keys) == 1}
+    return out
+
+
+def candidates(spec: ParameterSpec, lexicon: Lexicon | None, question: str) -> list[Candidate]:
+    """The implied value of the question's words, when they point at one value (none when two)."""
+    if not lexicon or not learns(spec):
+        return []
+    hits = [(w, lexicon[stem(w.lower)]) for w in words(question) if stem(w.lower) in lexicon]
+    if len({_key(v) for _, v in hits}) != 1:
+        return []
+    word, value = hits[0]
+    cand = Candidate(spec.name, value, word.span, word.text, "implied", IMPLIED, key=("implied", word.span))
+    cand.cued = True  # the examples say what the word means: no learned model's reading drops it
+    return [cand]
+
+
+def _marked(template: Template, index: int) -> set[str]:
+    """The parameters whose value example `index` marks."""
+    spans = template.example_spans[index] if index < len(template.example_spans) else ()
+    return {span.parameter for span in spans}
+
+
+def _words(text: str, template: Template, index: int) -> set[str]:
+    """The example's words that may point at a value: outside its marks, no function word, no number."""
+    marks = template.example_spans[index] if index < len(template.example_spans) else ()
+    return {
+        stem(w.lower)
+        for w in words(text)
+        if w.lower not in _FUNCTION_WORDS
+        and not any(c.isdigit() for c in w.text)
+        and not any(overlaps(w.span, (m.start, m.end)) for m in marks)
+    }
+
+
+def _key(value: Any) -> Any:
+    """Values compared as written ('Music' and 'music' are one value; True and 'true' too)."""
+    return str(value).casefold()
