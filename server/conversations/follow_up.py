@@ -27,7 +27,7 @@ from ..params.base import ExtractedValue, Extraction, ExtractionSource, ParamPro
 from ..params.choice_cache import ordinary_words
 from ..params.choices import suggestions
 from ..params.coercion import InvalidValue
-from ..params.extractor import is_default, validate
+from ..params.extractor import EXPLICIT, is_default, validate
 from ..params.named_values import answers_each, settle
 from ..params.roles import Role, role_of
 from ..params.text import Span, overlaps, wordset
@@ -172,6 +172,7 @@ async def _complete(
     # the city asked for, the 5th said before), outside the words of the answer
     taken = [t.span for t in from_reply if t.span is not None]
     others = await _other_values(source, template, message, set(wanted) | (set() if from_reply else settled), taken)
+    others = _sure_of_settled(others, settled)
     fixed = await _corrections(source, template, message, set(specs) - settled, from_reply)
     others = Extraction(values={**others.values, **fixed.values}, trace=others.trace + fixed.trace)
     earlier = {name: value for name, value in earlier.items() if name not in {p.name for p in fixed.problems}}
@@ -208,6 +209,13 @@ async def _complete(
     _fill_rest(template, merged)
     confidence = pending.template.score or 0.0
     return FollowUp("clarification", source, template, merged, pending_turn, pending.question, confidence)
+
+
+def _sure_of_settled(found: Extraction, settled: set[str]) -> Extraction:
+    """The values a reply gives, a value found earlier replaced only where a reader was sure of it ('for 2
+    people', not the bare 2 of 'leave at 2')."""
+    kept = [t for t in found.trace if t.name not in settled or (t.score or 0.0) >= EXPLICIT]
+    return Extraction(values={t.name: found.values[t.name] for t in kept}, trace=kept, problems=found.problems)
 
 
 async def _bare(

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..templates import ParameterSpec, ParameterType, Template
 from .candidates import Candidate, item_type
+from .coercion import InvalidValue, canonical_allowed, coerce
 from .text import overlaps, stem, words, wordset
 
 MIN_SEEN = 2
@@ -39,7 +40,10 @@ Lexicon = dict[str, Any]  # word -> the value it points at
 
 
 def learns(spec: ParameterSpec) -> bool:
-    """Only a closed list of text values or a yes/no value is learned (numbers have their own readers)."""
+    """Only a closed list of text values or a yes/no value is learned (numbers have their own readers; an
+    array takes the values the question names, one by one)."""
+    if spec.type is ParameterType.ARRAY:
+        return False
     kind = item_type(spec)
     return kind is ParameterType.BOOLEAN or (
         kind in (ParameterType.STRING, ParameterType.ENUM) and bool(spec.allowed_values)
@@ -56,8 +60,17 @@ class _Seen:
 
 
 def _by_chance(n: int, k: int, rate: float) -> float:
-    """The chance that at least k of n examples show a value that rate of all examples show."""
-    return sum(math.comb(n, i) * rate**i * (1 - rate) ** (n - i) for i in range(k, n + 1))
+    """The chance that at least k of n examples show a value that `rate` of all examples show (a binomial
+    tail, summed in log space so that thousands of examples do not overflow, and only as far as CHANCE)."""
+    if rate >= 1.0:
+        return 1.0
+    log_rate, log_rest, total = math.log(rate), math.log1p(-rate), 0.0
+    for i in range(k, n + 1):
+        log_ways = math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
+        total += math.exp(log_ways + i * log_rate + (n - i) * log_rest)
+        if total > CHANCE:
+            break
+    return total
 
 
 def learn(templates: Iterable[Template]) -> dict[str, Lexicon]:
@@ -68,7 +81,8 @@ def learn(templates: Iterable[Template]) -> dict[str, Lexicon]:
     seen: dict[str, _Seen] = defaultdict(lambda: _Seen(Counter(), Counter(), {}))
     own: dict[str, set[str]] = defaultdict(set)
     for template in listed:
-        names = {p.name for p in template.parameters if p.name in stated and learns(p)}
+        specs = {p.name: p for p in template.parameters if p.name in stated and learns(p)}
+        names = set(specs)
         for p in template.parameters:
             if p.name in names:
                 own[p.name] |= {stem(w.lower) for v in p.allowed_values or () for w in words(str(v))}
@@ -76,7 +90,7 @@ def learn(templates: Iterable[Template]) -> dict[str, Lexicon]:
             continue
         for index, text in enumerate(template.nl_examples):
             marked = _marked(template, index)
-            values = dict(template.example_values[index]) if index < len(template.example_values) else {}
+            values = _checked(template.example_values[index], specs) if index < len(template.example_values) else {}
             found = _words(text, template, index)
             for name in names - marked:  # a marked value is explained by its mark, not by the other words
                 seen[name].examples += 1
@@ -89,7 +103,7 @@ def learn(templates: Iterable[Template]) -> dict[str, Lexicon]:
                         seen[name].written.setdefault(_key(values[name]), values[name])
     out: dict[str, Lexicon] = {}
     for name, counts in seen.items():
-        pointing: dict[str, set[Any]] = defaultdict(set)
+        pointing: dict[str, Any] = {}  # at most one value per word: MIN_SHARE is above a half
         for (word, key), n in counts.with_value.items():
             total = counts.at_all[word]
             rate = counts.valued[key] / counts.examples
@@ -99,8 +113,8 @@ def learn(templates: Iterable[Template]) -> dict[str, Lexicon]:
                 and word not in own[name]
                 and _by_chance(total, n, rate) <= CHANCE
             ):
-                pointing[word].add(key)
-        out[name] = {word: counts.written[next(iter(keys))] for word, keys in pointing.items() if len(keys) == 1}
+                pointing[word] = key
+        out[name] = {word: counts.written[key] for word, key in pointing.items()}
     return out
 
 
@@ -115,6 +129,18 @@ def candidates(spec: ParameterSpec, lexicon: Lexicon | None, question: str) -> l
     cand = Candidate(spec.name, value, word.span, word.text, "implied", IMPLIED, key=("implied", word.span))
     cand.cued = True  # the examples say what the word means: no learned model's reading drops it
     return [cand]
+
+
+def _checked(pairs: tuple[tuple[str, Any], ...], specs: dict[str, ParameterSpec]) -> dict[str, Any]:
+    """An example's stated values as their parameters take them ('yes' and true are one yes/no value)."""
+    out: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in specs:
+            try:
+                out[name] = coerce(specs[name], canonical_allowed(specs[name], value))
+            except InvalidValue:
+                continue  # refused at load; a template built in code may still hold one
+    return out
 
 
 def _marked(template: Template, index: int) -> set[str]:

@@ -32,7 +32,7 @@ anyone anybody everyone everybody someone somebody nobody nothing
 _I = wordset("i i'd i'm i'll i've")
 # a sentence's first word that says how the last answer went, when a comma or 'I' follows ('Great, I want',
 # 'Yeah I'd like'); 'Great Wall' is still a name
-_INTERJECTIONS = wordset("yeah yep yup nope great cool perfect awesome alright nice sure fine good excellent wow")
+_INTERJECTIONS = wordset("yeah yep yup nope great cool perfect awesome alright sure excellent wow")
 # a title before a name is not part of it: 'Dr Elena Petrova', 'Mr. Robert Kline', 'our CEO Catherine Holloway'
 _TITLES = wordset("mr mrs ms miss mx dr prof professor sir dame ceo cfo cto coo")
 # words that start the next sentence after a capital letter's dot ('... Plan B. Then ...'), not a surname
@@ -116,6 +116,16 @@ def may_be_in_a_name(w: Word) -> bool:
     return letters and _is_name_word(w) and w.lower not in _NOT_NAMES and w.lower not in COURTESY
 
 
+def _pronoun_i(toks: list[Word], j: int) -> bool:
+    """Word j is the pronoun: 'I'd', 'I'm', or 'I' before a lower-case word ('Philip I want'); not the 'I' of
+    'World War I Museum' or 'Elizabeth I please'."""
+    word = toks[j]
+    if word.lower in _I and word.lower != "i":
+        return True
+    following = toks[j + 1] if j + 1 < len(toks) else None
+    return word.text == "I" and following is not None and following.text.islower() and following.lower not in COURTESY
+
+
 def _interjection(question: str, toks: list[Word], i: int) -> bool:
     """Word i opens a sentence and is an interjection (above), followed by punctuation or 'I'."""
     w = toks[i]
@@ -150,8 +160,8 @@ def find_proper_names(question: str) -> list[TextMatch]:
             if gap.strip() not in ("", "-", "&", "'") and not after_initial:
                 break  # a middle initial's dot joins the name: 'Taraji P. Henson', 'J. K. Rowling'
             nxt = toks[j]
-            if nxt.lower in COURTESY or nxt.lower in _I:
-                break  # 'To Philip I want to send', 'Yeah I'd like'
+            if nxt.lower in COURTESY or _pronoun_i(toks, j):
+                break  # 'To Philip I want to send', 'Yeah I'd like'; 'World War I Museum', 'Elizabeth I'
 
             if (
                 _is_name_word(nxt)

@@ -451,8 +451,11 @@ def _same_except_name(a, b) -> bool:
 
 
 def _content(template: Template) -> str:
-    """Everything but where the template sits and what it is called."""
-    return json.dumps(template.model_dump(exclude={"id", "source_file", "source_line"}), sort_keys=True, default=str)
+    """Everything but where the template sits and what it is called (its examples' marks and stated values
+    included: dumps leave them out)."""
+    dumped = template.model_dump(exclude={"id", "source_file", "source_line"})
+    dumped |= {"marks": repr(template.example_spans), "stated": repr(template.example_values)}
+    return json.dumps(dumped, sort_keys=True, default=str)
 
 
 def _template_diff(old: list[Template], new: list[Template]) -> dict[str, list]:

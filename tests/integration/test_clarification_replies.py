@@ -179,3 +179,10 @@ async def test_beside_the_answer_a_value_said_anew_replaces_the_earlier_one(tmp_
     meta = body["metadata"]
     assert (body["status"], meta["reason"]) == ("executed", "clarification_answered")
     assert meta["parameters"]["travelers"] == 2 and meta["parameters"]["date"].endswith("-03-05")
+
+
+async def test_a_bare_number_beside_the_answer_does_not_replace_the_value_said_before(tmp_path):
+    """'leave at 2' is no number of travellers: only a sure reading replaces the 3 said before."""
+    first, reply = "3 bus tickets to Fresno", "March 5th, and I want to leave at 2"
+    meta = (await _asked_then(tmp_path, TICKETS_LIBRARY, first, reply, ["date"]))["metadata"]
+    assert meta["parameters"]["travelers"] == 3 and meta["parameters"]["date"].endswith("-03-05")

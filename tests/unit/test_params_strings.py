@@ -46,6 +46,9 @@ def names(question: str) -> list[str]:
         ("Yeah I'd like to send money to Grace", ["Grace"]),  # an interjection opening a sentence
         ("Great, I want to make a transfer now.", []),
         ("Great Wall is my favourite restaurant", ["Great Wall"]),
+        ("tickets for the World War I Museum", ["World War I Museum"]),  # a numeral 'I' stays
+        ("a book about Elizabeth I please", ["Elizabeth I"]),
+        ("Nice, France hotels", ["Nice", "France"]),
     ],
 )
 def test_proper_names(question, expected):
