@@ -16,6 +16,7 @@ from server.params.implied import learn
 from server.params.settings import ParameterExtractionSettings
 from server.runtime.loader import load_config
 from server.templates import Template
+from server.testing.configs import make_tree
 
 CATEGORY = {"name": "category", "type": "string", "required": True, "allowed_values": ["Music", "Sports"]}
 KIDS = {"name": "good_for_kids", "type": "boolean"}
@@ -164,22 +165,25 @@ async def test_a_yes_no_value_is_learned_too():
     assert got.values["good_for_kids"] is True
 
 
+ADAPTER = """
+adapters:
+  - name: e
+    type: sql
+    connection: {url: 'sqlite:///:memory:'}
+    templates: ['templates/*.yaml']
+"""
+
+
 def _tree(tmp_path: Path, entries: list[str]) -> Path:
-    (tmp_path / "config" / "adapters").mkdir(parents=True)
-    (tmp_path / "templates").mkdir()
-    (tmp_path / "config" / "config.yaml").write_text("stats: {enabled: false}\n")
-    (tmp_path / "config" / "adapters" / "a.yaml").write_text(
-        "adapters:\n  - name: e\n    type: sql\n    connection: {url: 'sqlite:///:memory:'}\n"
-        "    templates: ['templates/*.yaml']\n"
-    )
-    (tmp_path / "templates" / "t.yaml").write_text(
+    """A config whose one template lists `entries` from line 5 of templates/t.yaml."""
+    library = (
         "templates:\n  - id: events\n    description: find events\n    nl_examples:\n"
         + "".join(f"      - {e}\n" for e in entries)
         + "    parameters:\n      - {name: category, allowed_values: [Music, Sports]}\n"
         "      - {name: kids, type: boolean}\n"
         "    sql: 'SELECT :category, :kids'\n"
     )
-    return tmp_path / "config"
+    return make_tree(tmp_path, "stats: {enabled: false}\n", {"a.yaml": ADAPTER}, {"t.yaml": library})
 
 
 def test_stated_values_are_checked_at_load_with_file_and_line(tmp_path):
