@@ -29,11 +29,12 @@ from ..params.choices import suggestions
 from ..params.coercion import InvalidValue
 from ..params.extractor import EXPLICIT, is_default, validate
 from ..params.named_values import answers_each, settle
+from ..params.numbers import find_numbers
 from ..params.roles import Role, role_of
 from ..params.text import Span, overlaps, wordset
 from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
-from ..templates import ParameterSpec, Template
+from ..templates import ParameterSpec, ParameterType, Template
 from .bare_reply import LIKING, VALUE_FILLER, bare_value, bare_words, free_text
 from .carry_over import CUE_WORDS, CarryOver, corrected_part, is_carry_over, new_values, read_message
 from .count_switch import counted_if_asked, switched
@@ -264,11 +265,31 @@ async def _corrections(
         for t in answers
         if t.span is not None and t.span[1] > offset
     ]
-    fixed = await _other_values(source, template, text, wanted, [t.span for t in shifted if t.span is not None])
+    taken = [t.span for t in shifted if t.span is not None]
+    fixed = await _other_values(source, template, text, wanted, taken)
+    if not fixed.trace and not fixed.problems:
+        fixed = _bare_number(text, [p for p in template.parameters if p.name not in wanted], taken)
     around = VALUE_FILLER | CUE_WORDS | LIKING | _own_words(template) | {"will"}
     if not values_only(text, Extraction(trace=fixed.trace + shifted, problems=fixed.problems), around):
         return Extraction()
     return fixed
+
+
+def _bare_number(text: str, earlier: list[ParameterSpec], taken: list[Span]) -> Extraction:
+    """A correction that is a bare number ('make that 3' after 'top 5 orders ...') replaces the one number
+    given before, when exactly one parameter found earlier takes a number (the number reader gives a row
+    limit only after 'top')."""
+    numeric = [p for p in earlier if p.type in (ParameterType.INTEGER, ParameterType.NUMBER) and not p.allowed_values]
+    said = [n for n in find_numbers(text) if not any(overlaps(n.span, span) for span in taken)]
+    if len(numeric) != 1 or len(said) != 1:
+        return Extraction()
+    spec, number = numeric[0], said[0]
+    try:
+        value = validate(spec, int(number.value) if number.is_integer else number.value)
+    except InvalidValue as exc:
+        return Extraction(problems=[param_problems.invalid(spec, number.text, str(exc), None, None)])
+    step = ExtractedValue(spec.name, value, "number", number.span, number.text, 0.8)
+    return Extraction(values={spec.name: value}, trace=[step])
 
 
 def _asks_back(

@@ -186,3 +186,32 @@ async def test_a_bare_number_beside_the_answer_does_not_replace_the_value_said_b
     first, reply = "3 bus tickets to Fresno", "March 5th, and I want to leave at 2"
     meta = (await _asked_then(tmp_path, TICKETS_LIBRARY, first, reply, ["date"]))["metadata"]
     assert meta["parameters"]["travelers"] == 3 and meta["parameters"]["date"].endswith("-03-05")
+
+
+ORDERS_LIBRARY = """
+templates:
+  - id: top_orders
+    description: The largest orders placed between two dates
+    nl_examples:
+      - "top 5 orders between 2024-01-01 and 2024-02-01"
+      - "the 10 largest orders from March 1st to April 1st"
+    parameters:
+      - {name: limit, type: integer, default: 100, min: 1, max: 500}
+      - {name: start_date, type: date, required: true}
+      - {name: end_date, type: date, required: true}
+    sql: "SELECT :limit AS n, :start_date AS s, :end_date AS e"
+"""
+
+
+@pytest.mark.parametrize(("reply", "limit"), [("make that 3", 3), ("not 5 but 10", 10), ("actually I only need 4", 4)])
+async def test_a_bare_number_corrects_the_one_number_given_before(tmp_path, reply, limit):
+    """The number reader gives a row limit only after 'top': a correction that is a bare number replaces the
+    one number found before, and the dates are asked for again."""
+    first = "top 5 orders between two dates"
+    body = await _asked_then(tmp_path, ORDERS_LIBRARY, first, reply, ["start_date", "end_date"])
+    meta = body["metadata"]
+    assert (body["status"], meta["template_id"], meta["parameters"]["limit"]) == (
+        "needs_clarification",
+        "top_orders",
+        limit,
+    )
