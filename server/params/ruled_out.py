@@ -1,7 +1,8 @@
 """A value the question rules out is not the value it asks for: the one rule.
 
 "employees not in Engineering", "customers outside the United States", "orders from anyone other than Acme",
-"who doesn't work in Sales": the readers find the name, and filling the parameter with it would answer the
+"who doesn't work in Sales", "no concerts please", "I don't want games": the readers find the name (or the
+word that implies it), and filling the parameter with it would answer the
 opposite of the question. A template parameter holds a value to match, never one to leave out, so such a
 candidate is dropped (metadata.extraction_left_out says why): a required parameter is then asked for, an
 optional one stays unset. Several values named as a list under a denial are never read as a list either
@@ -23,10 +24,10 @@ from .text import before
 _LINKS = r"(?:in|from|at|by|with|for|of|on|to|the|a|an|any|our)"
 _BETWEEN = (
     r"(?:work|works|working|live|lives|living|based|located|sit|sits|belong|belongs|come|comes|be|yet|"
-    r"include|including|count|counting)"
+    r"include|including|count|counting|want|need|like)"
 )
 _RULED_OUT = re.compile(
-    r"(?:\b(?:not|never|without|except|excluding|exclude|outside|besides|minus|other\s+than|apart\s+from)"
+    r"(?:\b(?:not|never|no|without|except|excluding|exclude|outside|besides|minus|other\s+than|apart\s+from)"
     r"|n't|\b(?:anything|everything|anyone|everyone|all)\s+but)"
     rf"(?:\s+{_BETWEEN})?(?:\s+{_LINKS})*\s+$",
     re.IGNORECASE,

@@ -136,6 +136,8 @@ async def _extract(question: str, template: Template = EVENTS):
         ("any games near Boston", "Sports"),
         ("Music events in Boston", "Music"),  # the list's own word: the list reader
         ("concerts or games?", None),  # two values: none, asked
+        ("no concerts please", None),  # ruled out, as a value would be
+        ("I don't want games", None),
         ("something fun", None),
     ],
 )

@@ -36,6 +36,8 @@ async def extract(question: str, *params: dict):
         ("people not based in Sales", DEPARTMENT, "Sales"),
         ("don't include Marketing", DEPARTMENT, "Marketing"),
         ("anything but Sales", DEPARTMENT, "Sales"),
+        ("no Marketing people please", DEPARTMENT, "Marketing"),
+        ("I don't want Sales", DEPARTMENT, "Sales"),
     ],
 )
 async def test_a_value_the_question_rules_out_is_not_filled(question, spec, text):
@@ -57,6 +59,8 @@ async def test_a_value_the_question_rules_out_is_not_filled(question, spec, text
         ("employees who were not hired in Sales", "Sales"),
         ("people without managers in Marketing", "Marketing"),
         ("employees not only in Engineering", "Engineering"),
+        ("no, Sales", "Sales"),  # a reply's 'no,' denies what came before, not the value
+        ("I want Marketing, no doubt", "Marketing"),
     ],
 )
 async def test_a_value_asked_for_is_filled(question, value):
