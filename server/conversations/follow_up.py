@@ -175,7 +175,9 @@ async def _complete(
     others = await _other_values(source, template, message, set(wanted) | (set() if from_reply else settled), taken)
     others = _sure_of_settled(others, settled)
     fixed = await _corrections(source, template, message, set(specs) - settled, from_reply)
-    others = Extraction(values={**others.values, **fixed.values}, trace=others.trace + fixed.trace)
+    corrected = {t.name for t in fixed.trace}  # a correction's reading of a value wins over the plain one
+    kept = [t for t in others.trace if t.name not in corrected]
+    others = Extraction(values={t.name: others.values[t.name] for t in kept} | fixed.values, trace=kept + fixed.trace)
     earlier = {name: value for name, value in earlier.items() if name not in {p.name for p in fixed.problems}}
     # a reply that answers what was asked in the pending request's own words ('I need 4 tickets for March 11th'
     # to a bus ticket waiting for its travellers and date) answers it, even where it alone routes to another
