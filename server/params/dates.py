@@ -157,7 +157,10 @@ class _Parser:
             rf"in the past|within the last|within the past)\s+{COUNT}\s+{UNIT}\b",
             self._last_n,
         )
-        self.scan(rf"\b{COUNT}\s+{UNIT}\s+ago\b", self._ago)
+        self.scan(rf"\b{COUNT}\s+{UNIT}\s+(?:ago|back)\b", self._ago)
+        self.scan(r"\bthe\s+year\s+before\s+last\b", lambda m: self._year_of(m, t.year - 2))
+        # "something from '15": a year's last two digits after an apostrophe ('the '80s' is a decade)
+        self.scan(r"(?<![\w'’])['’](?P<yy>\d\d)\b(?!\s*(?:%|s\b))", self._short_year)
         self.scan(rf"\b(?:(?P<which>last|this|next|coming)\s+)?{WEEKDAY}\b", self._weekday)
         self.scan(
             r"\b(?:year to date|ytd|so far this year|this year so far)\b",
@@ -307,8 +310,21 @@ class _Parser:
         return self._rolling(m, count_of(m["count"]), m["unit"])
 
     def _ago(self, m: re.Match[str]) -> Base:
+        """'3 days ago' is that day; '2 years ago' (or 'back') is that year, as 'last year' is."""
+        if m["unit"] == "year":
+            return self._year_of(m, self.today.year - count_of(m["count"]))
         rolled = self._rolling(m, count_of(m["count"]), m["unit"])
         return Base(rolled.start, rolled.start, "day", m.span())
+
+    def _year_of(self, m: re.Match[str], year: int) -> Base:
+        start, end = year_range(year)
+        return Base(start, end, "year", m.span())
+
+    def _short_year(self, m: re.Match[str]) -> Base:
+        """'15 is 2015 and '99 1999: the century that puts it at most ten years ahead of today."""
+        yy = int(m["yy"])
+        year = 2000 + yy if 2000 + yy <= self.today.year + 10 else 1900 + yy
+        return self._year_of(m, year)
 
     def _weekday(self, m: re.Match[str]) -> Base | None:
         name, which = m["weekday"], m["which"]

@@ -363,3 +363,28 @@ def test_fall_is_a_season_only_where_a_season_can_stand():
     for text in ("sales in fall 2021", "the fall of 2021", "fall 2021 revenue"):
         (found,) = find_dates(text, TODAY)
         assert (found.start, found.end) == (dt.date(2021, 9, 1), dt.date(2021, 11, 30)), text
+
+
+@pytest.mark.parametrize(
+    ("text", "year"),
+    [
+        ("songs from two years ago", 2023),  # a year, as 'last year' is (not the day two years back)
+        ("a song from about six years back", 2019),
+        ("the year before last", 2023),
+        ("something from '15 would work", 2015),
+        ("hits from '99", 1999),  # at most ten years ahead of today: the last century
+    ],
+)
+def test_a_year_said_relative_to_today_or_by_its_last_two_digits(text, year):
+    (found,) = find_dates(text, TODAY)
+    assert (found.grain, found.year) == ("year", year)
+
+
+@pytest.mark.parametrize("text", ["hits of the '80s", "rock 'n roll", "it is 25% off"])
+def test_an_apostrophe_before_digits_is_not_always_a_year(text):
+    assert all(d.grain != "year" for d in find_dates(text, TODAY))
+
+
+def test_n_units_back_is_n_units_ago():
+    (found,) = find_dates("the order I placed 2 weeks back", TODAY)
+    assert found.single_day and found.start == TODAY - dt.timedelta(weeks=2)
