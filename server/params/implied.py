@@ -15,6 +15,7 @@ such words. A question whose words point at one value of a parameter that no rea
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -24,7 +25,7 @@ from typing import Any
 from ..templates import ParameterSpec, ParameterType, Template
 from .candidates import Candidate, item_type
 from .coercion import InvalidValue, canonical_allowed, coerce
-from .text import overlaps, stem, words, wordset
+from .text import Word, overlaps, stem, words, wordset
 
 MIN_SEEN = 2
 MIN_SHARE = 0.9
@@ -122,7 +123,14 @@ def candidates(spec: ParameterSpec, lexicon: Lexicon | None, question: str) -> l
     """The implied value of the question's words, when they point at one value (none when two)."""
     if not lexicon or not learns(spec):
         return []
-    hits = [(w, lexicon[stem(w.lower)]) for w in words(question) if stem(w.lower) in lexicon]
+    toks = words(question)
+    # a hyphenated word is the same said with a space ('child friendly' for 'child-friendly')
+    said = [(w, w.lower) for w in toks] + [
+        (Word(question[a.start : b.end], a.start, b.end), f"{a.lower}-{b.lower}")
+        for a, b in itertools.pairwise(toks)
+        if b.start == a.end + 1
+    ]
+    hits = [(w, lexicon[stem(key)]) for w, key in said if stem(key) in lexicon]
     if len({_key(v) for _, v in hits}) != 1:
         return []
     word, value = hits[0]

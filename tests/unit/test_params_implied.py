@@ -165,6 +165,8 @@ async def test_a_yes_no_value_is_learned_too():
     )
     got = await _extract("any child-friendly attractions?", t)
     assert got.values["good_for_kids"] is True
+    spaced = await _extract("something child friendly please", t)  # the same word with a space
+    assert spaced.values["good_for_kids"] is True and spaced.trace[0].text == "child friendly"
 
 
 ADAPTER = """
