@@ -33,7 +33,7 @@ from ..templates import ParameterSpec, ParameterType, Template
 # words a bare reply wraps its values in ("from March", "make it 500", "in Engineering please")
 VALUE_FILLER = wordset(
     "a an the from in on at for to of by with and or it its is it's s was be use make let lets say please "
-    "thanks thank you ok okay yes i me my we our want need would like what about then just only "
+    "thanks thank you ok okay yes i me my we our mean meant want need would like what about then just only "
     "since until till than more less over under above below around mr mrs ms miss dr prof ceo cfo cto coo"
 )
 # ... and words that say how welcome the value is ("Some Pho would be great", "american works for me")
@@ -55,14 +55,14 @@ NO_VALUE = wordset(
     "december"
 )
 _NAME_TEXT = re.compile(r"[\w\s.,'’&#/-]+")  # what a name is written with ('1900 University Ave #105')
-_WORD = re.compile(r"[^\W_]+")
+REPLY_WORD = re.compile(r"[^\W_]+")  # a reply's words as the conversation rules count them
 BARE_WORDS = 4  # a reply of at most this many words besides filler is a bare value (or a bare answer)
 BARE_NAME_WORDS = 3  # ... and a name outside a closed list has at most this many
 
 
 def bare_words(message: str) -> str | None:
     """The message's words besides filler, when they are few enough to be a bare value."""
-    given = [w for w in _WORD.findall(message) if w.casefold() not in VALUE_FILLER]
+    given = [w for w in REPLY_WORD.findall(message) if w.casefold() not in VALUE_FILLER]
     return " ".join(given) if given and len(given) <= BARE_WORDS else None
 
 
@@ -119,7 +119,7 @@ def _listed_elsewhere(value: str, target: ParameterSpec, templates: Sequence[Tem
 def _leftover(message: str, template: Template, others: Sequence[Template], read: list[Span]) -> str | None:
     """The words of the reply that are no filler, no template's own and no other value, when they stand together."""
     question = message.rstrip().endswith("?")
-    vocabulary = [] if question else [template, *others]
+    vocabulary = [] if question else [template, *(t for t in others if t is not template)]
 
     def aside(word: str) -> bool:  # a word at a time: thousands of templates are asked about a few words
         return word in _FILLER or any(word in lower_case_words(t) for t in vocabulary)

@@ -12,14 +12,13 @@ with any other word is read as any follow-up is (carry_over.py), on the count of
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from ..params.text import wordset
 from ..routing.count_questions import count_cue, count_template_for
 from ..templates import Template
+from .bare_reply import REPLY_WORD
 
-_WORD = re.compile(r"[^\W_]+")
 # the words a message asking only "how many?" of the last list may hold
 _COUNT_ONLY = wordset(
     "how many count number of is that are there those these them they it in total all altogether overall "
@@ -36,7 +35,7 @@ _ASKS_FOR_ROWS = wordset("list show display give see who which names")
 def switched(message: str, template: Template, templates: Mapping[str, Template]) -> Template | None:
     """The template that answers the message about the last answer's `template` the other way round (its
     count, or the list it counts), or None when the message asks something else."""
-    said = set(_WORD.findall(message.casefold()))
+    said = set(REPLY_WORD.findall(message.casefold()))
     if not said:
         return None
     if template.counts is None and count_cue(message) is not None and said <= _COUNT_ONLY:

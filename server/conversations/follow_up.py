@@ -35,7 +35,7 @@ from ..params.text import Span, overlaps, wordset
 from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
 from ..templates import ParameterSpec, ParameterType, Template
-from .bare_reply import LIKING, VALUE_FILLER, bare_value, bare_words, free_text
+from .bare_reply import LIKING, REPLY_WORD, VALUE_FILLER, bare_value, bare_words, free_text
 from .carry_over import CUE_WORDS, CarryOver, corrected_part, is_carry_over, new_values, read_message
 from .count_switch import counted_if_asked, switched
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, TemplateRef
@@ -51,15 +51,8 @@ REASONS: dict[str, str] = {
     "expired": "pending_template_gone",
 }
 
-_WORD = re.compile(r"[^\W_]+")
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
 # words a pick wraps its position or name in ("the second one", "option 2", "I mean the first")
-PICK_FILLER = _words(
+PICK_FILLER = wordset(
     "a the one option number no choice alternative please i mean meant want take pick choose use go with that "
     "this it s let lets ok okay yes answer template run is like d id rather"
 )
@@ -218,7 +211,7 @@ def _sure_of_settled(found: Extraction, settled: set[str]) -> Extraction:
     """The values a reply gives, a value found earlier replaced only where a reader was sure of it ('for 2
     people', not the bare 2 of 'leave at 2')."""
     kept = [t for t in found.trace if t.name not in settled or (t.score or 0.0) >= EXPLICIT]
-    return Extraction(values={t.name: found.values[t.name] for t in kept}, trace=kept, problems=found.problems)
+    return Extraction(values={t.name: found.values[t.name] for t in kept}, trace=kept)
 
 
 async def _bare(
@@ -469,7 +462,7 @@ def values_only(message: str, extraction: Extraction, filler: frozenset[str] = V
     for problem in extraction.problems:
         if problem.given:
             text = text.replace(problem.given.casefold(), " ")
-    return not [w for w in _WORD.findall(text) if w not in filler]
+    return not [w for w in REPLY_WORD.findall(text) if w not in filler]
 
 
 # --- follow-ups of the last answer --------------------------------------------------------------
@@ -538,7 +531,7 @@ _VALUE_WORDS = 3
 
 def _names_a_value_only(text: str, wraps: frozenset[str]) -> bool:
     """Short enough to be a value and the words that wrap it ('what about Sales?'), not a question of its own."""
-    return 0 < len([w for w in _WORD.findall(text.casefold()) if w not in wraps]) <= _VALUE_WORDS
+    return 0 < len([w for w in REPLY_WORD.findall(text.casefold()) if w not in wraps]) <= _VALUE_WORDS
 
 
 async def _neighbour(
@@ -621,7 +614,7 @@ async def _pick(
 
 def pick_by_position(message: str, count: int) -> int | None:
     """'the second one', '2', 'option 2', 'the last one' -> a 0-based index among `count` alternatives."""
-    words = [w for w in _WORD.findall(message.casefold()) if w not in PICK_FILLER]
+    words = [w for w in REPLY_WORD.findall(message.casefold()) if w not in PICK_FILLER]
     if len(words) != 1:
         return None
     word = words[0]
@@ -636,7 +629,7 @@ def pick_by_position(message: str, count: int) -> int | None:
 
 def pick_by_name(message: str, options: list[TemplateRef]) -> int | None:
     """The alternative the message names, by a fuzzy match on its description or id; None unless clear."""
-    words = [w for w in _WORD.findall(message.casefold()) if w not in PICK_FILLER]
+    words = [w for w in REPLY_WORD.findall(message.casefold()) if w not in PICK_FILLER]
     if not words or not options:
         return None
     text = " ".join(words)

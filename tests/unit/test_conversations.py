@@ -53,6 +53,9 @@ def test_values_only():
     found = Extraction(values={"department": "Engineering"})
     found.trace.append(ExtractedValue("department", "Engineering", "allowed_values", (5, 16), "Engineering"))
     assert values_only("from Engineering please", found)
+    meant = Extraction(values={"department": "Engineering"})
+    meant.trace.append(ExtractedValue("department", "Engineering", "allowed_values", (8, 19), "Engineering"))
+    assert values_only("I meant Engineering", meant)  # 'mean' and 'meant' wrap a value too
     assert not values_only("from Engineering, who left last year?", found)
 
 
