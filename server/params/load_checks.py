@@ -12,22 +12,20 @@ from .coercion import InvalidValue, canonical_allowed, coerce
 from .spans import check_annotation
 
 
-def check_default(spec: ParameterSpec) -> str | None:
-    """Why the parameter's default does not fit it (its type, allowed_values, min/max, pattern), or None."""
-    try:
-        coerce(spec, canonical_allowed(spec, spec.default))
-    except InvalidValue as exc:
-        return f"the default {spec.default!r} does not fit the parameter: {exc}"
-    return None
-
-
 def check_value(spec: ParameterSpec, value: object) -> str | None:
-    """Why an example's stated value ({text, values} entries) does not fit its parameter, or None."""
+    """Why a value (an example's stated value, a default) does not fit its parameter (its type, allowed_values,
+    min/max, pattern), or None."""
     try:
         coerce(spec, canonical_allowed(spec, value))
     except InvalidValue as exc:
         return str(exc)
     return None
+
+
+def check_default(spec: ParameterSpec) -> str | None:
+    """Why the parameter's default does not fit it, or None."""
+    reason = check_value(spec, spec.default)
+    return None if reason is None else f"the default {spec.default!r} does not fit the parameter: {reason}"
 
 
 LOAD_CHECKS = ValueChecks(mark=check_annotation, default=check_default, value=check_value)

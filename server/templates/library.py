@@ -239,9 +239,13 @@ def _one_template(
     return template.model_copy(update={"body": parsed.value}), []
 
 
-def _example_value_problems(
-    doc: YamlDocument, path, template: Template, check: Callable[[ParameterSpec, Any], str | None] | None
-):
+def _unknown(template: Template, name: str) -> str:
+    """What is said of a name that is none of the template's parameters (a mark's, a stated value's)."""
+    known = ", ".join(p.name for p in template.parameters) or "none"
+    return f"no parameter '{name}' (known: {known})"
+
+
+def _example_value_problems(doc: YamlDocument, path, template: Template, check: StatedCheck | None):
     """An example's stated values name a parameter of the template and fit it, at the example's line."""
     problems = []
     for index, pairs in enumerate(template.example_values):
@@ -249,8 +253,7 @@ def _example_value_problems(
             where = (*path, "nl_examples", index, "values", name)
             spec = template.parameter(name)
             if spec is None:
-                known = ", ".join(p.name for p in template.parameters) or "none"
-                problems.append(doc.issue(where, f"no parameter '{name}' (known: {known})"))
+                problems.append(doc.issue(where, _unknown(template, name)))
                 continue
             reason = check(spec, value) if check is not None else None
             if reason is not None:
@@ -268,10 +271,7 @@ def _annotation_problems(doc: YamlDocument, path, template: Template, value_chec
             value = text[span.start : span.end]
             spec = template.parameter(span.parameter)
             if spec is None:
-                known = ", ".join(p.name for p in template.parameters) or "none"
-                problems.append(
-                    doc.issue(where, f"[{value}]({span.parameter}): no parameter '{span.parameter}' (known: {known})")
-                )
+                problems.append(doc.issue(where, f"[{value}]({span.parameter}): {_unknown(template, span.parameter)}"))
                 continue
             reason = value_check(spec, value) if value_check is not None else None
             if reason is not None:
