@@ -83,39 +83,30 @@ def learn(templates: Iterable[Template]) -> dict[str, Lexicon]:
     own: dict[str, set[str]] = defaultdict(set)
     for template in listed:
         specs = {p.name: p for p in template.parameters if p.name in stated and learns(p)}
-        names = set(specs)
-        for p in template.parameters:
-            if p.name in names:
-                own[p.name] |= {stem(w.lower) for v in p.allowed_values or () for w in words(str(v))}
-        if not names:
-            continue
-        for index, text in enumerate(template.nl_examples):
-            marked = _marked(template, index)
+        for spec in specs.values():
+            own[spec.name] |= {stem(w.lower) for v in spec.allowed_values or () for w in words(str(v))}
+        for index, text in enumerate(template.nl_examples if specs else ()):
             values = _checked(template.example_values[index], specs) if index < len(template.example_values) else {}
             found = _words(text, template, index)
-            for name in names - marked:  # a marked value is explained by its mark, not by the other words
-                seen[name].examples += 1
+            for name in set(specs) - _marked(template, index):  # a marked value is explained by its mark
+                counts = seen[name]
+                counts.examples += 1
+                counts.at_all.update(found)
                 if name in values:
-                    seen[name].valued[_key(values[name])] += 1
-                for word in found:
-                    seen[name].at_all[word] += 1
-                    if name in values:
-                        seen[name].with_value[(word, _key(values[name]))] += 1
-                        seen[name].written.setdefault(_key(values[name]), values[name])
+                    key = _key(values[name])
+                    counts.valued[key] += 1
+                    counts.written.setdefault(key, values[name])
+                    counts.with_value.update((word, key) for word in found)
     out: dict[str, Lexicon] = {}
-    for name, counts in seen.items():
-        pointing: dict[str, Any] = {}  # at most one value per word: MIN_SHARE is above a half
-        for (word, key), n in counts.with_value.items():
-            total = counts.at_all[word]
-            rate = counts.valued[key] / counts.examples
-            if (
-                n >= MIN_SEEN
-                and n / total >= MIN_SHARE
-                and word not in own[name]
-                and _by_chance(total, n, rate) <= CHANCE
-            ):
-                pointing[word] = key
-        out[name] = {word: counts.written[key] for word, key in pointing.items()}
+    for name, counts in seen.items():  # at most one value per word: MIN_SHARE is above a half
+        out[name] = {
+            word: counts.written[key]
+            for (word, key), n in counts.with_value.items()
+            if n >= MIN_SEEN
+            and n / counts.at_all[word] >= MIN_SHARE
+            and word not in own[name]
+            and _by_chance(counts.at_all[word], n, counts.valued[key] / counts.examples) <= CHANCE
+        }
     return out
 
 
