@@ -62,6 +62,16 @@ def item_type(spec: ParameterSpec) -> ParameterType:
     return spec.item_type or ParameterType.STRING if spec.type is ParameterType.ARRAY else spec.type
 
 
+def closed(spec: ParameterSpec) -> bool:
+    """The parameter takes only the values of its list (allowed values, a strict values_from list)."""
+    return bool(spec.allowed_values or (spec.values_from is not None and spec.values_from.strict))
+
+
+def free_text(spec: ParameterSpec) -> bool:
+    """The parameter takes any text (a string without a closed list): a name, a place, a title."""
+    return item_type(spec) in (ParameterType.STRING, ParameterType.ENUM) and not closed(spec)
+
+
 # --- numbers -------------------------------------------------------------------------------
 def number_candidates(spec: ParameterSpec, role: Role, mentions: list[NumberMention]) -> list[Candidate]:
     out = []

@@ -245,3 +245,40 @@ async def test_words_the_examples_use_around_values_are_never_a_learned_value():
         assert all(t.extractor != "learned" for t in got.trace), (question, traced(got))
     got = await extractor.extract("flights from boston to reno", flights())
     assert traced(got)["to_city"] == ("learned", "reno")
+
+
+HOTEL_EXAMPLES = [
+    "find a hotel in [Paris](city)",
+    "I need a room in [Berlin](city) for two nights",
+    "book me a hotel",
+    "any hotels with a pool?",
+    "I need a hotel room",
+    "hotels in [Rome](city) please",
+    "cheap hotel near the airport",
+    "find me somewhere to stay",
+    "I want a quiet hotel",
+    "show me hotels that allow pets",
+    "a room for tonight",
+    "are there hotels in [Madrid](city)?",
+]
+
+
+def hotels() -> Template:
+    return Template(
+        id="hotels",
+        description="find a hotel in a city",
+        nl_examples=HOTEL_EXAMPLES,
+        parameters=[ParameterSpec(name="city", required=False)],
+        body_key="sql",
+        body="SELECT 1",
+    )
+
+
+async def test_a_name_no_example_used_is_read_from_the_words_around_it():
+    """The examples mark four cities among many unmarked sentences; the model also learns them with made-up
+    names in their place, so an unseen name beside a hotel is a city, not a word the model has never seen
+    (learned on the cities alone, 'Oakland' and 'Belvedere' here were judged no value and dropped)."""
+    extractor = await prepared(hotels(), owner="hotels")
+    for question, city in [("hotels near Oakland please", "Oakland"), ("a room near Belvedere", "Belvedere")]:
+        got = await extractor.extract(question, hotels())
+        assert got.values == {"city": city}, (question, got.left_out)

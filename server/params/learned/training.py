@@ -5,9 +5,10 @@ features (server/params/learned/features.py) and B/I/O labels from its marks; un
 a template teach what is not a value ('find me a flight'). Templates without marks get no model: their
 unmarked values would teach that values are not values. Each own sentence is also learned lower-cased
 and without the list features, and once more with each marked value swapped for another value marked
-for the same parameter elsewhere: so the model learns values and their roles from the words around
-them, not from the values themselves or the lists (open vocabulary, values a list does not hold, a city
-seen only as a destination asked as an origin).
+for the same parameter elsewhere, and once with each capitalised free-text value replaced by made-up
+words of the same shape ('Fremont' -> 'Dakelor', 'SD' -> 'KV'): so the model learns values and their
+roles from the words around them, not from the values themselves or the lists (open vocabulary, values
+a list does not hold, a city seen only as a destination asked as an origin, a name no example used).
 
 One model per template, with its own labels only: a fit's cost grows with the square of its labels, so
 an adapter of many templates fits many small models, not one big one (34 SGD templates with 63
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -27,6 +29,7 @@ from functools import cache
 from pathlib import Path
 
 from ...templates import Template
+from ..candidates import free_text
 from .features import FEATURES_VERSION, Mark, bio_labels, sentence_features, tokens
 from .tagger import C1, C2, MAX_ITERATIONS
 
@@ -69,6 +72,7 @@ class Plan:
 
     def training_set(self, marker: Marker, pool: dict[str, list[str]]) -> TrainingSet:
         data = TrainingSet()
+        free = {p.name for p in self.template.parameters if free_text(p)}
         for text, marks in self.own:
             _add(data, text, marks, marker(text, self.template), lists=True)
             lower = text.lower()
@@ -77,6 +81,9 @@ class Plan:
                 swapped, moved = _swapped(text, marks, pool, random.Random(text))
                 if swapped != text:
                     _add(data, swapped, moved, marker(swapped, self.template), lists=True)
+                invented, shifted = _invented(text, marks, free, random.Random("invented" + text))
+                if invented != text:
+                    _add(data, invented, shifted, marker(invented, self.template), lists=True)
         for text, marks in self.borrowed:
             _add(data, text, marks, marker(text, self.template), lists=True)
         return data
@@ -134,15 +141,52 @@ def _add(out: TrainingSet, text: str, labelled: Labelled, marks: list[Mark], lis
 
 def _swapped(text: str, labelled: Labelled, pool: dict[str, list[str]], rng: random.Random) -> Marked:
     """The text with each marked value replaced by another value of the same parameter, and the moved marks."""
+
+    def other(start: int, end: int, name: str) -> str:
+        others = [v for v in pool.get(name, []) if v != text[start:end]]
+        return rng.choice(others) if others else text[start:end]
+
+    return _replaced(text, labelled, other)
+
+
+def _invented(text: str, labelled: Labelled, free: set[str], rng: random.Random) -> Marked:
+    """The text with each free-text parameter's capitalised marked value replaced by made-up words of the
+    same shape (a lower-case one stays: made-up lower-case words taught the model that any words there are
+    a value, and it took 'restaurant reservation' for a city)."""
+
+    def made_up(start: int, end: int, name: str) -> str:
+        value = text[start:end]
+        if name not in free or value.islower():
+            return value
+        return _LETTERS.sub(lambda m: _made_up_word(m.group(), rng), value)
+
+    return _replaced(text, labelled, made_up)
+
+
+def _replaced(text: str, labelled: Labelled, new_value: Callable[[int, int, str], str]) -> Marked:
+    """The text with each mark's value replaced by `new_value(start, end, parameter)`, and the moved marks."""
     pieces, moved, at, shift = [], [], 0, 0
     for start, end, name in sorted(labelled):
-        others = [v for v in pool.get(name, []) if v != text[start:end]]
-        value = rng.choice(others) if others else text[start:end]
+        value = new_value(start, end, name)
         pieces.append(text[at:start] + value)
         moved.append((start + shift, start + shift + len(value), name))
         shift += len(value) - (end - start)
         at = end
     return "".join(pieces) + text[at:], moved
+
+
+_LETTERS = re.compile(r"[A-Za-z]+")
+_CONSONANTS, _VOWELS = "bdfgklmnprstvz", "aeiou"
+
+
+def _made_up_word(word: str, rng: random.Random) -> str:
+    """A pronounceable non-word as long as `word`, in its case: 'Fremont' -> 'Dakelor', 'SD' -> 'KV'."""
+    if word.isupper() and len(word) <= 3:
+        return "".join(rng.choice(_CONSONANTS.upper()) for _ in word)
+    letters = "".join(rng.choice(_VOWELS if i % 2 else _CONSONANTS) for i in range(max(len(word), 3)))
+    if word.isupper():
+        return letters.upper()
+    return letters.capitalize() if word[:1].isupper() else letters
 
 
 @cache
