@@ -17,7 +17,9 @@ sees no city in two words), yet nothing else can be meant. Two kinds of paramete
 A question keeps every word but filler ('What about Glen Ellen?' gives the city, 'can you show me some
 cool things to do in philly?' nothing). A reply whose leftover words are apart ('asado is to die for'),
 or lower-case words in a reply that capitalises ('Tell me a joke'), gives no value. Neither kind is read
-from a message that would route with confidence on its own, except a one-word reply for a closed list.
+from a message that would route with confidence on its own, except a one-word reply for a closed list and a
+reply that is the free-text value alone ('Chicago.', 'Yep, it's Brisbane.', 'Look in Chicago.': a lone
+name asks nothing of another template, however well the router scores it there).
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from ..params.candidates import item_type
+from ..params.candidates import closed, free_text
 from ..params.choice_cache import lower_case_words
 from ..params.text import COURTESY, Span, overlaps, words, wordset
-from ..templates import ParameterSpec, ParameterType, Template
+from ..templates import ParameterSpec, Template
 
 # words a bare reply wraps its values in ("from March", "make it 500", "in Engineering please")
 VALUE_FILLER = wordset(
@@ -41,7 +43,9 @@ LIKING = wordset(
     "some any great good fine perfect nice works work sounds really prefer love i'd i'm i'll sorry no nope yeah yep "
     "yup sure actually rather oops wait hmm well"
 )
-_FILLER = VALUE_FILLER | LIKING | COURTESY
+# ... and the words that send a search there ('Look in Chicago.', 'Check Sydney, Australia.')
+LOOKING = wordset("look looking check checking try search searching")
+REPLY_FILLER = VALUE_FILLER | LIKING | COURTESY | LOOKING  # all a reply may wrap one value in
 # words that say a reply gives no value, wherever they are: it cancels, denies or leaves it open
 REFUSING = wordset(
     "cancel stop never mind nevermind forget not don't dont idk dunno unsure nothing whatever anywhere nowhere "
@@ -66,16 +70,6 @@ def bare_words(message: str) -> str | None:
     return " ".join(given) if given and len(given) <= BARE_WORDS else None
 
 
-def closed(spec: ParameterSpec) -> bool:
-    """The parameter takes only the values of its list."""
-    return bool(spec.allowed_values or (spec.values_from is not None and spec.values_from.strict))
-
-
-def free_text(spec: ParameterSpec) -> bool:
-    """The parameter takes any text (a string without a closed list)."""
-    return item_type(spec) in (ParameterType.STRING, ParameterType.ENUM) and not closed(spec)
-
-
 def bare_value(
     message: str,
     wanted: list[ParameterSpec],
@@ -94,12 +88,21 @@ def bare_value(
             return None
         return None if is_confident and " " in bare else (wanted[0], bare)
     texts = [spec for spec in wanted if free_text(spec)]
-    if len(texts) != 1 or is_confident:
+    if len(texts) != 1:
         return None
     value = _leftover(message, template, others, list(read))
     if value is None or _listed_elsewhere(value, texts[0], [template, *others]):
         return None  # 'Engineering' for a name: a department some template lists
+    if is_confident and not _alone(message, value):
+        return None  # 'Look for events in Chicago': a question of its own; 'Chicago.' asks nothing
     return texts[0], value
+
+
+def _alone(message: str, value: str) -> bool:
+    """The message says the value and nothing else but filler ('Chicago.', 'Yep, it's Brisbane.', 'Look in
+    Chicago.')."""
+    rest = [w for w in REPLY_WORD.findall(message) if w.casefold() not in REPLY_FILLER]
+    return rest == REPLY_WORD.findall(value)
 
 
 def _listed_elsewhere(value: str, target: ParameterSpec, templates: Sequence[Template]) -> bool:
@@ -122,7 +125,7 @@ def _leftover(message: str, template: Template, others: Sequence[Template], read
     vocabulary = [] if question else [template, *(t for t in others if t is not template)]
 
     def aside(word: str) -> bool:  # a word at a time: thousands of templates are asked about a few words
-        return word in _FILLER or any(word in lower_case_words(t) for t in vocabulary)
+        return word in REPLY_FILLER or any(word in lower_case_words(t) for t in vocabulary)
 
     toks = words(message)
     own = [w for w in toks if not aside(w.lower) and not aside(w.lower.removesuffix("'s"))]

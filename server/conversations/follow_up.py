@@ -24,6 +24,7 @@ from rapidfuzz import fuzz, utils
 from ..errors import IntentRouterError
 from ..params import problems as param_problems
 from ..params.base import ExtractedValue, Extraction, ExtractionSource, ParamProblem
+from ..params.candidates import free_text
 from ..params.choice_cache import ordinary_words
 from ..params.choices import suggestions
 from ..params.coercion import InvalidValue
@@ -35,7 +36,7 @@ from ..params.text import Span, overlaps, wordset
 from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
 from ..templates import ParameterSpec, ParameterType, Template
-from .bare_reply import LIKING, REPLY_WORD, VALUE_FILLER, bare_value, bare_words, free_text
+from .bare_reply import LIKING, REPLY_FILLER, REPLY_WORD, VALUE_FILLER, bare_value, bare_words
 from .carry_over import CUE_WORDS, CarryOver, corrected_part, is_carry_over, new_values, read_message
 from .count_switch import counted_if_asked, switched
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, TemplateRef
@@ -178,7 +179,7 @@ async def _complete(
     # asked for a value there ('I need three seats.' as a flight search: _asks_back); one that routes to the
     # pending template restates it (_restated)
     near = from_reply and not restates and (close or (asks_back is not None and await asks_back()))
-    wraps = VALUE_FILLER | _own_words(template) if near else VALUE_FILLER
+    wraps = REPLY_FILLER | _own_words(template) if near else REPLY_FILLER
     if not from_reply and not said and not others.trace and not fixed.problems:
         # the message alone on the pending template is no other question
         found_bare = await _bare(message, only, template, source, sources, settled, is_confident and not restates)
@@ -225,14 +226,15 @@ async def _bare(
 ) -> Extraction | None:
     """The reply as the bare value it is (bare_reply.py), read as said outright: outside a list it is asked
     again, with the values that work (the extractor's own rule); the other parameters asked for stay asked.
-    None when it gives no bare value, or when it also changes a value found earlier ('Glen Ellen tomorrow'
-    after 'on March 4th': a question of its own, not an answer that would drop the new day)."""
+    None when it gives no bare value, or when it also changes a date, time, number or flag found earlier
+    ('Glen Ellen tomorrow' after 'on March 4th': a question of its own, not an answer that would drop the new
+    day)."""
     specs = {p.name: p for p in template.parameters}
     alone = await source.extractor.read(message, template)  # a date, a time, a number is no name
     said = [t for t in alone.trace if t.extractor != "default" and t.span is not None]
-    if any(t.name in settled for t in said):
-        return None
     read = [t.span for t in said if t.span is not None and not free_text(specs[t.name])]
+    if any(t.name in settled and t.span in read for t in said):
+        return None  # a name read as another text value settled before ('Chicago.' as the origin) answers this one
     everyone = [t for s in sources.values() for t in s.templates.values()]
     # off the event loop: the first look at thousands of templates' words reads their examples
     bare = await asyncio.to_thread(bare_value, message, only.parameters, template, everyone, is_confident, read)

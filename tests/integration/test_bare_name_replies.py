@@ -104,3 +104,61 @@ async def test_a_city_of_the_examples_that_routes_to_the_pending_template_answer
     meta = body["metadata"]
     assert (body["status"], meta["template_id"], meta["parameters"]["city"]) == ("executed", "weather", "Paris")
     assert meta["parameters"]["day"].endswith("-03-04")
+
+
+TRAVEL_LIBRARY = """
+templates:
+  - id: one_way_flight
+    description: Find a one way flight between two cities on a day
+    nl_examples:
+      - "a flight from [Boston](origin_city) to [Denver](destination_city) on Friday"
+      - "I need to fly out of [Austin](origin_city) on March 3rd"
+      - "find me a one way flight to [Seattle](destination_city)"
+      - "flights from [Miami](origin_city) please"
+    parameters:
+      - {name: origin_city, type: string, required: true}
+      - {name: destination_city, type: string, required: true}
+      - {name: day, type: date}
+    sql: "SELECT :origin_city AS origin_city, :destination_city AS destination_city, :day AS day"
+  - id: rental_car
+    description: Find a rental car to pick up in a city
+    nl_examples:
+      - "[Chicago](pickup_city)"
+      - "a rental car in [Nairobi](pickup_city)"
+      - "I need a car in [Denver](pickup_city)"
+      - "[Boston](pickup_city) please"
+    parameters:
+      - {name: pickup_city, type: string, required: true}
+    sql: "SELECT :pickup_city AS pickup_city"
+"""
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def travel(tmp_path_factory):
+    tree = people_tree(tmp_path_factory.mktemp("travel"), library=TRAVEL_LIBRARY)
+    async with running_runtime(tree) as runtime:
+        yield runtime.get("people")
+
+
+@pytest.mark.parametrize("reply", ["Chicago.", "Nairobi", "Yep, it's Chicago.", "Look in Chicago."])
+async def test_a_lone_name_answers_the_city_asked_however_well_it_routes_elsewhere(travel, reply):
+    """'Chicago.' alone routes to the car rental with confidence (an example of it), and a reader also takes it
+    for the origin said before: the one question waiting is still where the flight goes."""
+    sessions = MemorySessionStore(SessionSettings())
+    alone = await answering.answer(travel, reply)
+    assert alone.body["metadata"]["template_id"] == "rental_car"
+    asked = await answering.answer_in_session(travel, "a one way flight from San Diego on March 8th", sessions, None)
+    assert [p["name"] for p in asked.body["metadata"]["clarification"]] == ["destination_city"]
+    body = (await answering.answer_in_session(travel, reply, sessions, asked.body["session_id"])).body
+    meta = body["metadata"]
+    assert (meta["template_id"], meta["reason"]) == ("one_way_flight", "clarification_answered")
+    city = "Nairobi" if "Nairobi" in reply else "Chicago"
+    assert (meta["parameters"]["origin_city"], meta["parameters"]["destination_city"]) == ("San Diego", city)
+
+
+async def test_a_name_with_words_of_another_request_is_that_request(travel):
+    sessions = MemorySessionStore(SessionSettings())
+    asked = await answering.answer_in_session(travel, "a one way flight from San Diego on March 8th", sessions, None)
+    sid = asked.body["session_id"]
+    new = await answering.answer_in_session(travel, "I need a rental car in Chicago", sessions, sid)
+    assert new.body["metadata"]["template_id"] == "rental_car"

@@ -65,8 +65,14 @@ def test_words_a_reader_took_are_no_name():
     assert _read("Sunday", CITY, read=[(0, 6)]) is None
 
 
-def test_a_confident_message_gives_no_free_text():
-    assert _read("Glen Ellen", CITY, confident=True) is None
+def test_a_confident_message_gives_free_text_only_when_it_is_the_value_alone():
+    """A lone name asks nothing of another template, however well it routes there; with other words it may
+    be a question of its own."""
+    assert _read("Glen Ellen", CITY, confident=True) == ("city", "Glen Ellen")
+    assert _read("Yep, it's Glen Ellen.", CITY, confident=True) == ("city", "Glen Ellen")
+    assert _read("Look in Glen Ellen.", CITY, confident=True) == ("city", "Glen Ellen")
+    assert _read("Look in Glen Ellen.", CITY) == ("city", "Glen Ellen")
+    assert _read("Tell me about Glen Ellen", CITY, confident=True) is None
 
 
 def test_closed_list_one_word_even_when_confident():
