@@ -57,6 +57,7 @@ from .roles import Role, numeric_choices, role_of
 from .ruled_out import REASON as RULED_OUT
 from .ruled_out import split_ruled_out
 from .settings import ParameterExtractionSettings
+from .stretches import placed, stretch_of
 from .strings import (
     find_cued_names,
     find_emails,
@@ -302,6 +303,11 @@ class TemplateParameterExtractor(ParameterExtractor):
         for p in params:
             p.candidates, dropped = directed(p.spec, question, self._candidates(p, seen))
             result.left_out += _once(dropped)
+        if (stretch := stretch_of([p.spec for p in params])) is not None and (
+            days := placed(stretch, seen.question, seen.dates)
+        ) is not None:
+            for p in params:  # the days a pickup and a dropoff take, by the words around them
+                p.candidates = days.get(p.spec.name, p.candidates)
         if model is not None and self.learned is not None and template_id is not None:
             self._weigh(self.learned, template_id, seen, params, result)
         ruled_out: dict[str, Candidate] = {}  # per parameter, the surest value the question rules out

@@ -1,0 +1,124 @@
+"""Which end of a stay a date fills: 'pick it up on Saturday and drop it off on the 8th'.
+
+A template with two single dates that open and close one stretch of time (pickup_date and dropoff_date,
+check_in_date and check_out_date, departure_date and return_date: names the date reader gives no start
+or end role, so each would take any day said) places the days a question says by their words, whatever
+few examples a learned extractor was fitted on:
+- 'from March 4 until the 8th', 'Saturday this week until March 8th': the range's first day opens it and
+  its last day closes it;
+- a day after a closing word ('until the 14th', 'drop it off on the 4th', 'return the 5th of March',
+  'check out on March 6') closes it; after an opening word ('from March 2nd', 'pick it up on the 3rd',
+  'check in on March 4') it opens it;
+- a day said without such a word opens the stretch ('a rental car on March 4th'), or closes it when
+  another day already opens it ('a party on March 11th ... a car from the 10th').
+Two days said without a word, or a day said where only one of the two is asked, keep the other readers'
+reading.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ..templates import ParameterSpec, ParameterType
+from .candidates import Candidate, when_key
+from .dates import DateMention
+from .directions import CUED
+from .roles import Role, role_of
+from .text import name_tokens
+
+End = Literal["opens", "closes"]
+
+_OPENING_NAMES = frozenset({"pickup", "checkin", "departure", "depart", "outbound"})
+_CLOSING_NAMES = frozenset({"dropoff", "checkout", "return", "returning", "inbound"})
+_OPENING_PAIRS = ({"check", "in"}, {"pick", "up"})
+_CLOSING_PAIRS = ({"check", "out"}, {"drop", "off"})
+_AFTER = r"(?:\s+(?:it|on|by|the|at|for))*\s*$"  # 'drop it off on the', 'return on'
+_OPENING_CUE = re.compile(
+    r"(?:\bfrom|\bstart(?:s|ing)?|\bbeginning|\bpick(?:s|ing)?\s+(?:it\s+|them\s+)?up|\bpickup|"
+    r"\bcheck(?:s|ing)?\s+in|\bcheck-in|\bdepart(?:s|ing)?|\bdeparture|\bfly(?:ing)?\s+out|\bget\s+(?:it|there))"
+    + _AFTER,
+    re.IGNORECASE,
+)
+_CLOSING_CUE = re.compile(
+    r"(?:\buntil|\bunti[il]|\btill|\btil|\bthrough|\bthru|\bup\s+to|\breturn(?:s|ing)?|\bback|\bdrop(?:s|ping)?"
+    r"\s+(?:it\s+|them\s+)?off|\bdrop-?off|\bcheck(?:s|ing)?\s+out|\bcheck-?out|\bbring(?:ing)?\s+(?:it\s+)?back)"
+    + _AFTER,
+    re.IGNORECASE,
+)
+_OWN_CLOSING = re.compile(r"^(?:until|till|til|through|thru)\b", re.IGNORECASE)  # 'until the 8th' said as one
+
+
+@dataclass(frozen=True)
+class Stretch:
+    """The two date parameters of a template that open and close one stretch of time."""
+
+    opens: ParameterSpec
+    closes: ParameterSpec
+
+
+def stretch_of(specs: Sequence[ParameterSpec]) -> Stretch | None:
+    """The pair, when exactly one date parameter opens and exactly one closes (by their names)."""
+    ends: dict[End, list[ParameterSpec]] = {"opens": [], "closes": []}
+    for spec in specs:
+        end = _end_of(spec)
+        if end is not None:
+            ends[end].append(spec)
+    if len(ends["opens"]) != 1 or len(ends["closes"]) != 1:
+        return None
+    return Stretch(ends["opens"][0], ends["closes"][0])
+
+
+def _end_of(spec: ParameterSpec) -> End | None:
+    if spec.type is not ParameterType.DATE or role_of(spec) is not Role.POINT:
+        return None
+    tokens = name_tokens(spec.name)
+    opens = bool(tokens & _OPENING_NAMES) or any(pair <= tokens for pair in _OPENING_PAIRS)
+    closes = bool(tokens & _CLOSING_NAMES) or any(pair <= tokens for pair in _CLOSING_PAIRS)
+    if opens == closes:
+        return None
+    return "opens" if opens else "closes"
+
+
+def placed(stretch: Stretch, question: str, mentions: Sequence[DateMention]) -> dict[str, list[Candidate]] | None:
+    """The days each end of the stretch takes from the question (above), by parameter name; None when the
+    question's days do not say (no day, or two days without a word), and the readers' candidates stand."""
+    opening: list[tuple[DateMention, dt.date]] = []
+    closing: list[tuple[DateMention, dt.date]] = []
+    free: list[DateMention] = []
+    for d in mentions:
+        if d.grain not in ("day", "span", "open") or (d.start is None and d.end is None):
+            continue
+        head = question[max(0, d.span[0] - 40) : d.span[0]]
+        if d.operator == "between" and d.start is not None and d.end is not None and d.start != d.end:
+            opening.append((d, d.start))
+            closing.append((d, d.end))
+        elif d.end is not None and (d.operator in ("until", "before") or _OWN_CLOSING.match(d.text)):
+            closing.append((d, d.end))
+        elif d.start is not None and d.operator in ("since", "after"):
+            opening.append((d, d.start))
+        elif d.single_day and d.start is not None and d.operator is None:
+            if _CLOSING_CUE.search(head):
+                closing.append((d, d.start))
+            elif _OPENING_CUE.search(head):
+                opening.append((d, d.start))
+            else:
+                free.append(d)
+    if len(free) > 1 or not (opening or closing or free):
+        return None
+    for d in free:  # one day said plainly: it opens the stretch, unless another day already does
+        (closing if opening and not closing else opening).append((d, d.start))  # type: ignore[arg-type]
+    return {
+        stretch.opens.name: [_candidate(stretch.opens, d, day, "opens") for d, day in opening],
+        stretch.closes.name: [_candidate(stretch.closes, d, day, "closes") for d, day in closing],
+    }
+
+
+def _candidate(spec: ParameterSpec, d: DateMention, day: dt.date, end: End) -> Candidate:
+    # a range's words fill both ends (candidates of two ends of one range may share their words)
+    key = when_key("date", end)
+    # cued: the words around it placed it, and a learned model's reading does not drop it
+    return Candidate(spec.name, day.isoformat(), d.span, d.text, "date", CUED, key=key, shareable=True, cued=True)

@@ -1,0 +1,85 @@
+"""A pickup and a dropoff date take the days their words name (params/stretches.py): 'pick it up on Saturday
+and drop it off on the 8th', 'until the 14th' closes the stretch, a day said plainly opens it."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from server.params.extractor import TemplateParameterExtractor
+from server.params.settings import ParameterExtractionSettings
+from server.params.stretches import stretch_of
+from server.templates import ParameterSpec
+from server.testing.templates import template
+
+TODAY = dt.date(2019, 3, 1)  # a Friday
+PICKUP = {"name": "pickup_date", "type": "date", "required": True}
+DROPOFF = {"name": "dropoff_date", "type": "date", "required": True}
+CITY = {"name": "pickup_city", "type": "string"}
+
+
+def _spec(name: str, kind: str = "date") -> ParameterSpec:
+    return ParameterSpec(name=name, type=kind)
+
+
+@pytest.mark.parametrize(
+    ("names", "pair"),
+    [
+        (("pickup_date", "dropoff_date"), ("pickup_date", "dropoff_date")),
+        (("check_in_date", "check_out_date"), ("check_in_date", "check_out_date")),
+        (("departure_date", "return_date"), ("departure_date", "return_date")),
+        (("pick_up_date", "drop_off_date"), ("pick_up_date", "drop_off_date")),
+        (("pickup_date", "visit_date"), None),  # one end only
+        (("start_date", "end_date"), None),  # the date reader's own start and end roles place those
+    ],
+)
+def test_the_pair_is_found_by_its_names(names, pair):
+    stretch = stretch_of([_spec(n) for n in names])
+    assert (None if stretch is None else (stretch.opens.name, stretch.closes.name)) == pair
+
+
+def test_text_parameters_named_like_ends_are_no_stretch():
+    assert stretch_of([_spec("pickup_location", "string"), _spec("dropoff_location", "string")]) is None
+
+
+async def extract(question: str, *params: dict) -> dict:
+    extractor = TemplateParameterExtractor(ParameterExtractionSettings(date_direction="future"), today=lambda: TODAY)
+    got = await extractor.extract(question, template(*params, tid="cars"))
+    return {k: v for k, v in got.values.items() if v is not None}
+
+
+@pytest.mark.parametrize(
+    ("question", "want"),
+    [
+        ("I need a rental car on Wednesday", {"pickup_date": "2019-03-06"}),  # said plainly: it opens
+        ("I need to pick up a rental car on Wednesday next week", {"pickup_date": "2019-03-06"}),
+        ("I need a car until the 14th", {"dropoff_date": "2019-03-14"}),
+        ("I'll be dropping it off on the 4th", {"dropoff_date": "2019-03-04"}),
+        ("a car from the 4th of March until the 8th", {"pickup_date": "2019-03-04", "dropoff_date": "2019-03-08"}),
+        ("I need it Saturday this week until March 8th", {"pickup_date": "2019-03-02", "dropoff_date": "2019-03-08"}),
+        (
+            "a car on the 3rd, I'll bring it back on the 6th",
+            {"pickup_date": "2019-03-03", "dropoff_date": "2019-03-06"},
+        ),
+        # a day said plainly closes the stretch when another day opens it
+        (
+            "a party on March 11th, so I need a car from the 10th of March",
+            {"pickup_date": "2019-03-10", "dropoff_date": "2019-03-11"},
+        ),
+    ],
+)
+async def test_each_day_goes_to_the_end_its_words_name(question, want):
+    assert await extract(question, PICKUP, DROPOFF) == want
+
+
+async def test_two_days_said_plainly_are_left_to_the_other_readers():
+    """'March 3 and March 6' says nothing of which is which: both stay candidates of both ends, as before."""
+    got = await extract("a car, March 3 and March 6", PICKUP, DROPOFF)
+    assert set(got.values()) <= {"2019-03-03", "2019-03-06"}
+
+
+async def test_one_end_alone_takes_any_day():
+    """Where only the dropoff is asked (the pickup settled before), 'on the 4th' is the dropoff."""
+    assert await extract("on the 4th", DROPOFF) == {"dropoff_date": "2019-03-04"}
+    assert await extract("Fremont on the 4th", PICKUP, CITY) == {"pickup_date": "2019-03-04", "pickup_city": "Fremont"}
