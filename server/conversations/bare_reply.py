@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 
 from ..params.candidates import closed, free_text
 from ..params.choice_cache import lower_case_words
-from ..params.text import COURTESY, Span, overlaps, words, wordset
+from ..params.text import COURTESY, Span, Word, overlaps, words, wordset
 from ..templates import ParameterSpec, Template
 
 # words a bare reply wraps its values in ("from March", "make it 500", "in Engineering please")
@@ -43,9 +43,11 @@ LIKING = wordset(
     "some any great good fine perfect nice works work sounds really prefer love i'd i'm i'll sorry no nope yeah yep "
     "yup sure actually rather oops wait hmm well"
 )
-# ... and the words that send a search there ('Look in Chicago.', 'Check Sydney, Australia.')
+REPLY_FILLER = VALUE_FILLER | LIKING | COURTESY  # what a reply may wrap one value in
+# ... and the words that send a search there, before a place ('Look in Chicago.', 'Search around Napa'), not
+# in a name ('Search Party', 'Looking for Alaska')
 LOOKING = wordset("look looking check checking try search searching")
-REPLY_FILLER = VALUE_FILLER | LIKING | COURTESY | LOOKING  # all a reply may wrap one value in
+_THERE = wordset("in at around near inside within")
 # words that say a reply gives no value, wherever they are: it cancels, denies or leaves it open
 REFUSING = wordset(
     "cancel stop never mind nevermind forget not don't dont idk dunno unsure nothing whatever anywhere nowhere "
@@ -99,10 +101,16 @@ def bare_value(
 
 
 def _alone(message: str, value: str) -> bool:
-    """The message says the value and nothing else but filler ('Chicago.', 'Yep, it's Brisbane.', 'Look in
-    Chicago.')."""
-    rest = [w for w in REPLY_WORD.findall(message) if w.casefold() not in REPLY_FILLER]
-    return rest == REPLY_WORD.findall(value)
+    """The message says the value and nothing else but filler ('Chicago.', 'Yep, it's Brisbane.', 'I'd like
+    Chicago', 'Look in Chicago.')."""
+    at = message.find(value)
+    rest = words(message[:at] + " " + message[at + len(value) :]) if at >= 0 else []
+    return at >= 0 and all(w.lower in REPLY_FILLER or _sends_there(rest, i) for i, w in enumerate(rest))
+
+
+def _sends_there(toks: Sequence[Word], i: int) -> bool:
+    """Word i sends a search to a place: a looking word before 'in', 'at', 'around' ('Look in Chicago')."""
+    return toks[i].lower in LOOKING and i + 1 < len(toks) and toks[i + 1].lower in _THERE
 
 
 def _listed_elsewhere(value: str, target: ParameterSpec, templates: Sequence[Template]) -> bool:
@@ -128,7 +136,11 @@ def _leftover(message: str, template: Template, others: Sequence[Template], read
         return word in REPLY_FILLER or any(word in lower_case_words(t) for t in vocabulary)
 
     toks = words(message)
-    own = [w for w in toks if not aside(w.lower) and not aside(w.lower.removesuffix("'s"))]
+    own = [
+        w
+        for i, w in enumerate(toks)
+        if not aside(w.lower) and not aside(w.lower.removesuffix("'s")) and not _sends_there(toks, i)
+    ]
     kept = [w for w in own if not any(overlaps(w.span, span) for span in read)]
     if not kept or len(kept) > BARE_NAME_WORDS or toks.index(kept[-1]) - toks.index(kept[0]) + 1 != len(kept):
         return None

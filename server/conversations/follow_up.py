@@ -28,6 +28,7 @@ from ..params.candidates import free_text
 from ..params.choice_cache import ordinary_words
 from ..params.choices import suggestions
 from ..params.coercion import InvalidValue
+from ..params.directions import cue_before, direction_of
 from ..params.extractor import EXPLICIT, is_default, validate
 from ..params.named_values import answers_each, settle
 from ..params.numbers import find_numbers
@@ -36,7 +37,7 @@ from ..params.text import Span, overlaps, wordset
 from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
 from ..templates import ParameterSpec, ParameterType, Template
-from .bare_reply import LIKING, REPLY_FILLER, REPLY_WORD, VALUE_FILLER, bare_value, bare_words
+from .bare_reply import LIKING, LOOKING, REPLY_FILLER, REPLY_WORD, VALUE_FILLER, bare_value, bare_words
 from .carry_over import CUE_WORDS, CarryOver, corrected_part, is_carry_over, new_values, read_message
 from .count_switch import counted_if_asked, switched
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, TemplateRef
@@ -179,10 +180,13 @@ async def _complete(
     # asked for a value there ('I need three seats.' as a flight search: _asks_back); one that routes to the
     # pending template restates it (_restated)
     near = from_reply and not restates and (close or (asks_back is not None and await asks_back()))
-    wraps = REPLY_FILLER | _own_words(template) if near else REPLY_FILLER
+    wraps = REPLY_FILLER | LOOKING | (_own_words(template) if near else frozenset())
     if not from_reply and not said and not others.trace and not fixed.problems:
         # the message alone on the pending template is no other question
-        found_bare = await _bare(message, only, template, source, sources, settled, is_confident and not restates)
+        settled_values = {name: earlier[name] for name in settled if name in earlier}
+        found_bare = await _bare(
+            message, only, template, source, sources, settled_values, is_confident and not restates
+        )
         if found_bare is None:  # nothing in it answers what was asked
             return await _restated(pending, pending_turn, message, source, template, earlier) if restates else None
         answered = {t.name for t in found_bare.trace} | {p.name for p in found_bare.problems}
@@ -208,6 +212,12 @@ async def _complete(
     return FollowUp("clarification", source, template, merged, pending_turn, pending.question, confidence)
 
 
+def _cued_as(spec: ParameterSpec, message: str, span: Span | None) -> bool:
+    """The words before a value name its parameter's end of a journey ('From Chicago.' for an origin)."""
+    direction = direction_of(spec)
+    return direction is not None and span is not None and cue_before(message, span) == direction
+
+
 def _sure_of_settled(found: Extraction, settled: set[str]) -> Extraction:
     """The values a reply gives, a value found earlier replaced only where a reader was sure of it ('for 2
     people', not the bare 2 of 'leave at 2')."""
@@ -221,7 +231,7 @@ async def _bare(
     template: Template,
     source: ExtractionSource,
     sources: Mapping[str, ExtractionSource],
-    settled: set[str],
+    settled: Mapping[str, Any],
     is_confident: bool,
 ) -> Extraction | None:
     """The reply as the bare value it is (bare_reply.py), read as said outright: outside a list it is asked
@@ -233,14 +243,19 @@ async def _bare(
     alone = await source.extractor.read(message, template)  # a date, a time, a number is no name
     said = [t for t in alone.trace if t.extractor != "default" and t.span is not None]
     read = [t.span for t in said if t.span is not None and not free_text(specs[t.name])]
-    if any(t.name in settled and t.span in read for t in said):
-        return None  # a name read as another text value settled before ('Chicago.' as the origin) answers this one
+    again = [t for t in said if t.name in settled]
+    # a name read as another text value settled before answers this one ('Chicago.' as the origin, when the
+    # destination is asked), unless its words say it is that one ('From Chicago.')
+    if any(t.span in read or _cued_as(specs[t.name], message, t.span) for t in again):
+        return None
     everyone = [t for s in sources.values() for t in s.templates.values()]
     # off the event loop: the first look at thousands of templates' words reads their examples
     bare = await asyncio.to_thread(bare_value, message, only.parameters, template, everyone, is_confident, read)
     if bare is None:
         return None
     spec, text = bare
+    if any(str(value).casefold() == text.casefold() for value in settled.values()):
+        return None  # 'San Diego.' after a flight from San Diego asked where to: no answer
     value = await source.extractor.extract(f'"{text}"', template.model_copy(update={"parameters": [spec]}))
     value.problems = [_not_listed(p, text) for p in value.problems]
     return value

@@ -292,7 +292,8 @@ _NEGATION = re.compile(r"\b(?:not|no|non|without|exclud(?:e|ing)|except|never|n'
 _COST_AFTER = re.compile(r"\s+(?:fees?|charges?|costs?|prices?|payments?)\b")
 # words of a boolean parameter's name that say nothing of it ('good_for_kids' is about kids, not 'for')
 _GENERIC_BOOL_WORDS = wordset(
-    "is has include including only show with flag the a an for of to in on at by and or are be can allow allowed"
+    "is has include including only show with flag the a an for of to in on at by and or are be can allow allowed "
+    "good"  # good_for_kids: 'good attractions' says nothing of children
 )
 
 

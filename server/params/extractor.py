@@ -243,8 +243,7 @@ class TemplateParameterExtractor(ParameterExtractor):
                 replace(p, candidates=[], matches=[]) for p in prepared.get(template.id, self._bare_params(template))
             ]
             seen = self._mentions(text, params, today, every=True)
-            for p in params:  # the readers' own opinions are features too (as when a question is tagged)
-                p.candidates = self._candidates(p, seen)
+            self._read_candidates(params, seen)  # the readers' own opinions are features too, as when tagging
             return self._marks(seen, params)
 
         def lists(template: Template) -> str:
@@ -300,14 +299,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         model = self.learned.model_for(template_id) if self.learned is not None and template_id else None
         seen = self._mentions(question, params, today, every=model is not None)
         result = Extraction()
-        for p in params:
-            p.candidates, dropped = directed(p.spec, question, self._candidates(p, seen))
-            result.left_out += _once(dropped)
-        if (stretch := stretch_of([p.spec for p in params])) is not None and (
-            days := placed(stretch, seen.question, seen.dates)
-        ) is not None:
-            for p in params:  # the days a pickup and a dropoff take, by the words around them
-                p.candidates = days.get(p.spec.name, p.candidates)
+        result.left_out += self._read_candidates(params, seen)
         if model is not None and self.learned is not None and template_id is not None:
             self._weigh(self.learned, template_id, seen, params, result)
         ruled_out: dict[str, Candidate] = {}  # per parameter, the surest value the question rules out
@@ -345,6 +337,20 @@ class TemplateParameterExtractor(ParameterExtractor):
                     result.left_out.append({"name": name, "text": cand.text, "reason": reason})
                 self._fallback(p, result)
         return result
+
+    def _read_candidates(self, params: list[_Param], seen: _Mentions) -> list[dict[str, Any]]:
+        """Every parameter's candidates, placed by their cue words (an origin and a destination, the two ends
+        of a stay); what was left out. Training marks read them too, so a fitted model sees what tagging sees."""
+        left_out: list[dict[str, Any]] = []
+        for p in params:
+            p.candidates, dropped = directed(p.spec, seen.question, self._candidates(p, seen))
+            left_out += _once(dropped)
+        if (stretch := stretch_of([p.spec for p in params])) is not None:
+            future = self.settings.date_direction == "future"
+            if (days := placed(stretch, seen.question, seen.dates, seen.today, future)) is not None:
+                for p in params:  # the days a pickup and a dropoff take, by the words around them
+                    p.candidates = days.get(p.spec.name, p.candidates)
+        return left_out
 
     def _mentions(self, question: str, params: list[_Param], today: dt.date, every: bool = False) -> _Mentions:
         """What the readers see in the question: the mentions the parameters' types need (`every`: all of

@@ -10,9 +10,9 @@ few examples a learned extractor was fitted on:
   'check out on March 6') closes it; after an opening word ('from March 2nd', 'pick it up on the 3rd',
   'check in on March 4') it opens it;
 - a day said without such a word opens the stretch ('a rental car on March 4th'), or closes it when
-  another day already opens it ('a party on March 11th ... a car from the 10th').
-Two days said without a word, or a day said where only one of the two is asked, keep the other readers'
-reading.
+  another day already opens it and it is not earlier ('a party on March 11th ... a car from the 10th').
+A bound ('by Friday', 'after March 3') fills neither end. Two days said without a word, or a day said
+where only one of the two is asked, keep the other readers' reading.
 """
 
 from __future__ import annotations
@@ -49,7 +49,9 @@ _CLOSING_CUE = re.compile(
     + _AFTER,
     re.IGNORECASE,
 )
-_OWN_CLOSING = re.compile(r"^(?:until|till|til|through|thru)\b", re.IGNORECASE)  # 'until the 8th' said as one
+# the words a date reader keeps in the day's own text ('until the 8th', 'from the 4th of March')
+_OWN_CLOSING = re.compile(r"^(?:until|untill|till|til|through|thru)\b", re.IGNORECASE)
+_OWN_OPENING = re.compile(r"^(?:from|starting|beginning)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -83,34 +85,38 @@ def _end_of(spec: ParameterSpec) -> End | None:
     return "opens" if opens else "closes"
 
 
-def placed(stretch: Stretch, question: str, mentions: Sequence[DateMention]) -> dict[str, list[Candidate]] | None:
+def placed(
+    stretch: Stretch, question: str, mentions: Sequence[DateMention], today: dt.date, future: bool
+) -> dict[str, list[Candidate]] | None:
     """The days each end of the stretch takes from the question (above), by parameter name; None when the
-    question's days do not say (no day, or two days without a word), and the readers' candidates stand."""
+    question's days do not say (no day, or two days without a word), and the readers' candidates stand.
+    A bound is no end: 'by Friday', 'after March 3', 'before the 8th' fill neither."""
     opening: list[tuple[DateMention, dt.date]] = []
     closing: list[tuple[DateMention, dt.date]] = []
-    free: list[DateMention] = []
+    free: list[tuple[DateMention, dt.date]] = []
     for d in mentions:
-        if d.grain not in ("day", "span", "open") or (d.start is None and d.end is None):
-            continue
         head = question[max(0, d.span[0] - 40) : d.span[0]]
         if d.operator == "between" and d.start is not None and d.end is not None and d.start != d.end:
-            opening.append((d, d.start))
+            if not (future and d.start < today):  # a range read into the past is no booking
+                opening.append((d, d.start))
+                closing.append((d, d.end))
+        elif d.end is not None and (_OWN_CLOSING.match(d.text) or (d.single_day and _CLOSING_CUE.search(head))):
             closing.append((d, d.end))
-        elif d.end is not None and (d.operator in ("until", "before") or _OWN_CLOSING.match(d.text)):
-            closing.append((d, d.end))
-        elif d.start is not None and d.operator in ("since", "after"):
+        elif d.start is not None and (_OWN_OPENING.match(d.text) or (d.single_day and _OPENING_CUE.search(head))):
             opening.append((d, d.start))
         elif d.single_day and d.start is not None and d.operator is None:
-            if _CLOSING_CUE.search(head):
-                closing.append((d, d.start))
-            elif _OPENING_CUE.search(head):
-                opening.append((d, d.start))
-            else:
-                free.append(d)
+            free.append((d, d.start))
     if len(free) > 1 or not (opening or closing or free):
         return None
-    for d in free:  # one day said plainly: it opens the stretch, unless another day already does
-        (closing if opening and not closing else opening).append((d, d.start))  # type: ignore[arg-type]
+    said = {day for _, day in opening + closing}
+    for d, day in free:  # one day said plainly opens the stretch, or closes it after the day that opens it
+        if day in said or (opening and closing):
+            continue
+        if opening:
+            if day >= max(day for _, day in opening):
+                closing.append((d, day))
+        elif not closing or day <= min(day for _, day in closing):
+            opening.append((d, day))
     return {
         stretch.opens.name: [_candidate(stretch.opens, d, day, "opens") for d, day in opening],
         stretch.closes.name: [_candidate(stretch.closes, d, day, "closes") for d, day in closing],

@@ -162,3 +162,13 @@ async def test_a_name_with_words_of_another_request_is_that_request(travel):
     sid = asked.body["session_id"]
     new = await answering.answer_in_session(travel, "I need a rental car in Chicago", sessions, sid)
     assert new.body["metadata"]["template_id"] == "rental_car"
+
+
+@pytest.mark.parametrize("reply", ["From Chicago.", "San Diego."])
+async def test_a_name_that_says_it_is_the_origin_given_before_is_no_destination(travel, reply):
+    """'From Chicago.' speaks of the origin, 'San Diego.' repeats it: neither is where the flight goes."""
+    sessions = MemorySessionStore(SessionSettings())
+    asked = await answering.answer_in_session(travel, "a one way flight from San Diego on March 8th", sessions, None)
+    body = (await answering.answer_in_session(travel, reply, sessions, asked.body["session_id"])).body
+    params = body["metadata"].get("parameters") or {}
+    assert not (body["status"] == "executed" and params.get("destination_city") in ("Chicago", "San Diego"))

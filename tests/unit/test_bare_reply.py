@@ -71,8 +71,20 @@ def test_a_confident_message_gives_free_text_only_when_it_is_the_value_alone():
     assert _read("Glen Ellen", CITY, confident=True) == ("city", "Glen Ellen")
     assert _read("Yep, it's Glen Ellen.", CITY, confident=True) == ("city", "Glen Ellen")
     assert _read("Look in Glen Ellen.", CITY, confident=True) == ("city", "Glen Ellen")
-    assert _read("Look in Glen Ellen.", CITY) == ("city", "Glen Ellen")
+    assert _read("I'd like Glen Ellen", CITY, confident=True) == ("city", "Glen Ellen")
     assert _read("Tell me about Glen Ellen", CITY, confident=True) is None
+
+
+@pytest.mark.parametrize(
+    ("message", "value"),
+    [
+        ("Search around Glen Ellen", "Glen Ellen"),  # a looking word before a place sends the search there
+        ("Search Party", "Search Party"),  # ... and is part of a name anywhere else
+        ("Looking for Alaska", None),  # 'for' is filler: 'Looking' and 'Alaska' stand apart, and neither is taken
+    ],
+)
+def test_a_looking_word_is_set_aside_only_before_a_place(message, value):
+    assert _read(message, CITY) == (None if value is None else ("city", value))
 
 
 def test_closed_list_one_word_even_when_confident():

@@ -189,6 +189,9 @@ async def test_a_flag_named_in_a_hyphenated_compound():
     assert (await extractor().extract("some kid-friendly attractions", kids)).values == {"good_for_kids": True}
     assert (await extractor().extract("a museum, not kid-friendly", kids)).values == {"good_for_kids": False}
     assert (await extractor().extract("a friendly museum", kids)).values == {"good_for_kids": None}
+    # 'good' is the flag's generic word, as 'has' and 'is' are: a good attraction says nothing of children
+    assert (await extractor().extract("some good attractions near me", kids)).values == {"good_for_kids": None}
+    assert (await extractor().extract("attractions good for kids", kids)).values == {"good_for_kids": True}
     smoking = template({"name": "smoking", "type": "boolean"})
     assert (await extractor().extract("a smoke-free room", template({"name": "smoke", "type": "boolean"}))).values == {
         "smoke": False

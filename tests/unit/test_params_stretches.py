@@ -83,3 +83,27 @@ async def test_one_end_alone_takes_any_day():
     """Where only the dropoff is asked (the pickup settled before), 'on the 4th' is the dropoff."""
     assert await extract("on the 4th", DROPOFF) == {"dropoff_date": "2019-03-04"}
     assert await extract("Fremont on the 4th", PICKUP, CITY) == {"pickup_date": "2019-03-04", "pickup_city": "Fremont"}
+
+
+@pytest.mark.parametrize(
+    ("question", "want"),
+    [
+        ("I need a car by Friday", {}),  # a bound, not the dropoff
+        ("I need to pick it up after March 3", {}),
+        (
+            "I need to fly out on March 4 and come back March 8",
+            {"pickup_date": "2019-03-04", "dropoff_date": "2019-03-08"},
+        ),
+        # a day said plainly never closes before the stretch opens: it is left out, and the dropoff asked for
+        ("I'll fly in on March 2, need a car from March 4", {"pickup_date": "2019-03-04"}),
+        ("I need a car till the 8th and my party is on the 9th", {"dropoff_date": "2019-03-08"}),
+        # 'from' inside the day's own words opens it; the day said plainly after it closes
+        (
+            "a party on March 11th, so I need a car from the 4th",
+            {"pickup_date": "2019-03-04", "dropoff_date": "2019-03-11"},
+        ),
+        ("pick it up on Friday, Friday works", {"pickup_date": "2019-03-01"}),
+    ],
+)
+async def test_bounds_and_days_out_of_order_fill_no_end_they_do_not_name(question, want):
+    assert await extract(question, PICKUP, DROPOFF) == want

@@ -30,6 +30,8 @@ from pathlib import Path
 
 from ...templates import Template
 from ..candidates import free_text
+from ..date_words import MONTHS, WEEKDAYS
+from ..numbers import find_numbers
 from .features import FEATURES_VERSION, Mark, bio_labels, sentence_features, tokens
 from .tagger import C1, C2, MAX_ITERATIONS
 
@@ -150,15 +152,16 @@ def _swapped(text: str, labelled: Labelled, pool: dict[str, list[str]], rng: ran
 
 
 def _invented(text: str, labelled: Labelled, free: set[str], rng: random.Random) -> Marked:
-    """The text with each free-text parameter's capitalised marked value replaced by made-up words of the
-    same shape (a lower-case one stays: made-up lower-case words taught the model that any words there are
-    a value, and it took 'restaurant reservation' for a city)."""
+    """The text with the capitalised words of each free-text parameter's marked value replaced by made-up
+    words of the same shape ('Fremont, CA' -> 'Dakelor, KV'); lower-case words stay ('Maggie Daley Park ice
+    rink' keeps 'ice rink': made-up lower-case words taught the model that any words there are a value, and it
+    took 'restaurant reservation' for a city)."""
 
     def made_up(start: int, end: int, name: str) -> str:
         value = text[start:end]
-        if name not in free or value.islower():
+        if name not in free:
             return value
-        return _LETTERS.sub(lambda m: _made_up_word(m.group(), rng), value)
+        return _LETTERS.sub(lambda m: _made_up_word(m.group(), rng) if m.group()[0].isupper() else m.group(), value)
 
     return _replaced(text, labelled, made_up)
 
@@ -175,18 +178,21 @@ def _replaced(text: str, labelled: Labelled, new_value: Callable[[int, int, str]
     return "".join(pieces) + text[at:], moved
 
 
-_LETTERS = re.compile(r"[A-Za-z]+")
+_LETTERS = re.compile(r"[^\W\d_]+")  # a run of letters, accented ones too ('São')
 _CONSONANTS, _VOWELS = "bdfgklmnprstvz", "aeiou"
 
 
 def _made_up_word(word: str, rng: random.Random) -> str:
-    """A pronounceable non-word as long as `word`, in its case: 'Fremont' -> 'Dakelor', 'SD' -> 'KV'."""
-    if word.isupper() and len(word) <= 3:
-        return "".join(rng.choice(_CONSONANTS.upper()) for _ in word)
-    letters = "".join(rng.choice(_VOWELS if i % 2 else _CONSONANTS) for i in range(max(len(word), 3)))
-    if word.isupper():
-        return letters.upper()
-    return letters.capitalize() if word[:1].isupper() else letters
+    """A pronounceable non-word as long as `word`, in its case ('Fremont' -> 'Dakelor', 'SD' -> 'KV'), and
+    never one a reader takes for a day or a number ('Mon', 'Ten')."""
+    while True:
+        if word.isupper() and len(word) <= 3:
+            made = "".join(rng.choice(_CONSONANTS.upper()) for _ in word)
+        else:
+            letters = "".join(rng.choice(_VOWELS if i % 2 else _CONSONANTS) for i in range(len(word)))
+            made = letters.upper() if word.isupper() else letters.capitalize()
+        if made.lower() not in MONTHS and made.lower() not in WEEKDAYS and not find_numbers(made):
+            return made
 
 
 @cache
