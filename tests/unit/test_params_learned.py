@@ -15,6 +15,7 @@ from server.params.learned.learner import LearnedExtractor
 from server.params.learned.store import LearnedModels
 from server.params.settings import ParameterExtractionSettings
 from server.templates import ParameterSpec, Template
+from server.testing.templates import template
 
 TODAY = dt.date(2024, 5, 1)
 CITIES = ["boston", "denver", "new york city", "chicago", "dallas", "las vegas", "charlotte", "st. louis", "atlanta"]
@@ -264,14 +265,7 @@ HOTEL_EXAMPLES = [
 
 
 def hotels() -> Template:
-    return Template(
-        id="hotels",
-        description="find a hotel in a city",
-        nl_examples=HOTEL_EXAMPLES,
-        parameters=[ParameterSpec(name="city", required=False)],
-        body_key="sql",
-        body="SELECT 1",
-    )
+    return template({"name": "city", "type": "string"}, tid="hotels", examples=HOTEL_EXAMPLES)
 
 
 async def test_a_name_no_example_used_is_read_from_the_words_around_it():
