@@ -18,8 +18,9 @@ A question keeps every word but filler ('What about Glen Ellen?' gives the city,
 cool things to do in philly?' nothing). A reply whose leftover words are apart ('asado is to die for'),
 or lower-case words in a reply that capitalises ('Tell me a joke'), gives no value. Neither kind is read
 from a message that would route with confidence on its own, except a one-word reply for a closed list and a
-reply that is the free-text value alone ('Chicago.', 'Yep, it's Brisbane.', 'Look in Chicago.': a lone
-name asks nothing of another template, however well the router scores it there).
+reply that is the free-text value alone ('Chicago.', 'Yep, it's Brisbane.', 'Look in Chicago.'): a lone
+city routes to whatever template's examples hold cities, and right after "which city?" the answer is the
+likelier reading.
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ def bare_value(
     if value is None or _listed_elsewhere(value, texts[0], [template, *others]):
         return None  # 'Engineering' for a name: a department some template lists
     if is_confident and not _alone(message, value):
-        return None  # 'Look for events in Chicago': a question of its own; 'Chicago.' asks nothing
+        return None  # 'Look for events in Chicago': a question of its own; 'Chicago.' is the answer
     return texts[0], value
 
 
