@@ -33,7 +33,7 @@ from ..params.extractor import EXPLICIT, is_default, validate
 from ..params.named_values import answers_each, settle
 from ..params.numbers import find_numbers
 from ..params.roles import Role, role_of
-from ..params.text import Span, overlaps, wordset
+from ..params.text import Span, name_tokens, overlaps, wordset
 from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
 from ..templates import ParameterSpec, ParameterType, Template
@@ -180,7 +180,7 @@ async def _complete(
     # asked for a value there ('I need three seats.' as a flight search: _asks_back); one that routes to the
     # pending template restates it (_restated)
     near = from_reply and not restates and (close or (asks_back is not None and await asks_back()))
-    wraps = REPLY_FILLER | LOOKING | (_own_words(template) if near else frozenset())
+    wraps = REPLY_FILLER | LOOKING | _asked_words(only) | (_own_words(template) if near else frozenset())
     if not from_reply and not said and not others.trace and not fixed.problems:
         # the message alone on the pending template is no other question
         settled_values = {name: earlier[name] for name in settled if name in earlier}
@@ -322,6 +322,15 @@ def _asks_back(
         return any(p.problem == "missing" for p in alone.problems)
 
     return asks
+
+
+def _asked_words(asked: Template) -> frozenset[str]:
+    """The words of the asked parameters' names, singular and plural: a reply may name what it answers ('For 2
+    days only.' to number_of_days, 'I need three seats.' to number_of_seats). Not a free-text parameter's:
+    those name what the template is about ('hotel' of hotel_name, 'event' of event_name), and 'I'm looking
+    for events around Los Angeles' is a question of its own."""
+    names = {token for spec in asked.parameters if not free_text(spec) for token in name_tokens(spec.name)}
+    return frozenset(names | {n + "s" for n in names} | {n.removesuffix("s") for n in names})
 
 
 def _own_words(template: Template) -> frozenset[str]:

@@ -172,3 +172,48 @@ async def test_a_name_that_says_it_is_the_origin_given_before_is_no_destination(
     body = (await answering.answer_in_session(travel, reply, sessions, asked.body["session_id"])).body
     params = body["metadata"].get("parameters") or {}
     assert not (body["status"] == "executed" and params.get("destination_city") in ("Chicago", "San Diego"))
+
+
+STAY_LIBRARY = """
+templates:
+  - id: car_days
+    description: Extend a car rental by a number of days
+    nl_examples:
+      - "for [2](rental_days) days only"
+      - "[3](rental_days) days please"
+      - "extend it by [4](rental_days) days"
+    parameters:
+      - {name: rental_days, type: integer, required: true, min: 1, max: 30}
+    sql: "SELECT :rental_days AS rental_days"
+  - id: hotel_stay
+    description: Book a hotel room in a city
+    nl_examples:
+      - "book a hotel in [Paris](city)"
+      - "I need a hotel room in [Rome](city)"
+      - "reserve a hotel in [Lisbon](city) please"
+    parameters:
+      - {name: city, type: string, required: true}
+      - {name: number_of_days, type: integer, required: true, min: 1, max: 30}
+    sql: "SELECT :city AS city, :number_of_days AS number_of_days"
+"""
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def stays(tmp_path_factory):
+    async with running_runtime(people_tree(tmp_path_factory.mktemp("stays"), library=STAY_LIBRARY)) as runtime:
+        yield runtime.get("people")
+
+
+@pytest.mark.parametrize("reply", ["For 2 days only.", "Make it 2 days."])
+async def test_a_reply_may_name_what_it_answers(stays, reply):
+    """Alone, the reply extends a car rental; to a hotel waiting for its number of days, 'days' names what was
+    asked (a word of the parameter's name, which the hotel's examples never say), and the reply answers it."""
+    sessions = MemorySessionStore(SessionSettings())
+    alone = await answering.answer(stays, reply)
+    assert (alone.body["status"], alone.body["metadata"]["template_id"]) == ("executed", "car_days")
+    asked = await answering.answer_in_session(stays, "book a hotel in Madrid", sessions, None)
+    assert [p["name"] for p in asked.body["metadata"]["clarification"]] == ["number_of_days"]
+    body = (await answering.answer_in_session(stays, reply, sessions, asked.body["session_id"])).body
+    meta = body["metadata"]
+    assert (meta["template_id"], meta["reason"]) == ("hotel_stay", "clarification_answered")
+    assert (meta["parameters"]["city"], meta["parameters"]["number_of_days"]) == ("Madrid", 2)
