@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -329,15 +329,20 @@ def _asked_words(asked: Template) -> frozenset[str]:
     days only.' to number_of_days, 'I need three seats.' to number_of_seats). Not a free-text parameter's:
     those name what the template is about ('hotel' of hotel_name, 'event' of event_name), and 'I'm looking
     for events around Los Angeles' is a question of its own."""
-    names = {token for spec in asked.parameters if not free_text(spec) for token in name_tokens(spec.name)}
-    return frozenset(names | {n + "s" for n in names} | {n.removesuffix("s") for n in names})
+    return _singular_and_plural(
+        {token for spec in asked.parameters if not free_text(spec) for token in name_tokens(spec.name)}
+    )
 
 
 def _own_words(template: Template) -> frozenset[str]:
     """The words the template's examples use around their values, singular and plural ('ticket', 'tickets'):
     a reply made of them and of values speaks of the pending request ('I need 4 tickets for March 11th')."""
-    own = ordinary_words(template)
-    return own | {w[:-1] for w in own if w.endswith("s")} | {w + "s" for w in own}
+    return _singular_and_plural(ordinary_words(template))
+
+
+def _singular_and_plural(words: Iterable[str]) -> frozenset[str]:
+    """Each word with an 's' added and taken off ('ticket', 'tickets'; 'days', 'day')."""
+    return frozenset(form for w in words for form in (w, w + "s", w.removesuffix("s")))
 
 
 async def _restated(

@@ -57,7 +57,7 @@ def lower_case_words(template: Template) -> frozenset[str]:
 def _outside_marks(template: Template) -> list[Word]:
     out: list[Word] = []
     for i, text in enumerate(template.nl_examples):
-        marks = template.example_spans[i] if i < len(template.example_spans) else ()
+        marks = template.marks_of(i)
         out += [w for w in words(text) if not any(overlaps(w.span, (m.start, m.end)) for m in marks)]
     return out
 

@@ -18,11 +18,12 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..templates import ParameterSpec, ParameterType, Template
+from ..templates.annotations import ExampleSpan
 from .candidates import Candidate, item_type
 from .coercion import InvalidValue, canonical_allowed, coerce
 from .text import Word, overlaps, stem, words, wordset
@@ -86,9 +87,10 @@ def learn(templates: Iterable[Template]) -> dict[str, Lexicon]:
         for spec in specs.values():
             own[spec.name] |= {stem(w.lower) for v in spec.allowed_values or () for w in words(str(v))}
         for index, text in enumerate(template.nl_examples if specs else ()):
-            values = _checked(template.example_values[index], specs) if index < len(template.example_values) else {}
-            found = _words(text, template, index)
-            for name in set(specs) - _marked(template, index):  # a marked value is explained by its mark
+            values = _checked(template.values_of(index), specs)
+            marks = template.marks_of(index)
+            found = _words(text, marks)
+            for name in set(specs) - {m.parameter for m in marks}:  # a marked value is explained by its mark
                 counts = seen[name]
                 counts.examples += 1
                 counts.at_all.update(found)
@@ -142,15 +144,8 @@ def _checked(pairs: tuple[tuple[str, Any], ...], specs: dict[str, ParameterSpec]
     return out
 
 
-def _marked(template: Template, index: int) -> set[str]:
-    """The parameters whose value example `index` marks."""
-    spans = template.example_spans[index] if index < len(template.example_spans) else ()
-    return {span.parameter for span in spans}
-
-
-def _words(text: str, template: Template, index: int) -> set[str]:
+def _words(text: str, marks: Sequence[ExampleSpan]) -> set[str]:
     """The example's words that may point at a value: outside its marks, no function word, no number."""
-    marks = template.example_spans[index] if index < len(template.example_spans) else ()
     return {
         stem(w.lower)
         for w in words(text)

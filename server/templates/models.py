@@ -287,6 +287,14 @@ class Template(BaseModel):
         pairs = zip(self.nl_examples, self.example_spans, strict=False)  # no marks at all: example_spans is empty
         return [AnnotatedExample(text, spans) for text, spans in pairs if spans]
 
+    def marks_of(self, index: int) -> tuple[ExampleSpan, ...]:
+        """The `[text](parameter)` marks of example `index` (none when no example marks a value)."""
+        return self.example_spans[index] if index < len(self.example_spans) else ()
+
+    def values_of(self, index: int) -> ExampleValues:
+        """The values example `index` states beyond its marks (none for a plain entry)."""
+        return self.example_values[index] if index < len(self.example_values) else ()
+
     def parameter(self, name: str) -> ParameterSpec | None:
         return next((p for p in self.parameters if p.name == name), None)
 

@@ -126,10 +126,9 @@ def marked_values(templates: Iterable[Template]) -> dict[str, list[str]]:
 
 
 def _examples(template: Template) -> list[Marked]:
-    spans = list(template.example_spans) or [()] * len(template.nl_examples)
     return [
-        (text, [(s.start, s.end, s.parameter) for s in marks])
-        for text, marks in zip(template.nl_examples, spans, strict=False)
+        (text, [(s.start, s.end, s.parameter) for s in template.marks_of(i)])
+        for i, text in enumerate(template.nl_examples)
         if tokens(text)
     ]
 
