@@ -16,6 +16,7 @@ misreadings ('june fifteenth' as June 30), so these patterns stay (about 0.1 ms 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import re
 from collections.abc import Callable
@@ -340,7 +341,11 @@ class _Parser:
             delta = (wd - t.weekday()) % 7 or 7
             value = t + dt.timedelta(days=delta)
         else:  # bare weekday: the past one after 'since', else the coming one (today counts)
-            if re.search(r"(?:since|from|after|last)\s*$", before(self.low, m.start(), 10)):
+            # 'since Monday' looks back; 'from Monday' and 'after Monday' do too, except in a booking
+            if re.search(
+                r"(?:since|last)\s*$" if self.future else r"(?:since|from|after|last)\s*$",
+                before(self.low, m.start(), 10),
+            ):
                 value = t - dt.timedelta(days=(t.weekday() - wd) % 7)
             else:
                 value = t + dt.timedelta(days=(wd - t.weekday()) % 7)
@@ -402,7 +407,7 @@ def find_dates(text: str, today: dt.date, future: bool = False) -> list[DateMent
             if joined and gap.strip().startswith("-") and cur.grain == "year" and nxt.grain == "year":
                 joined = True
             if joined:
-                first, last = _in_order(cur, nxt)
+                first, last = _in_order(*_weekday_ends(cur, nxt))
                 if first.start <= last.end:
                     span = (_operator_start(low, cur.span[0]), nxt.span[1])
                     said = text[span[0] : span[1]]
@@ -418,6 +423,19 @@ def find_dates(text: str, today: dt.date, future: bool = False) -> list[DateMent
         out.append(_apply_operator(text, low, cur))
         i += 1
     return out
+
+
+def _weekday_ends(cur: Base, nxt: Base) -> tuple[Base, Base]:
+    """A range one of whose ends is a weekday alone, placed by the other end: each read alone against today
+    lands where its own rule says ('from Monday' the last one, 'Wednesday' the coming one), a week apart on a
+    Friday. The weekday end is the nearest such weekday after the start ('from Monday to Wednesday', 'March
+    4th to Friday') or before the end ('Monday to March 6th'); the same weekday twice is a week."""
+    if cur.grain != "day" or nxt.grain != "day" or not (cur.weekday or nxt.weekday):
+        return cur, nxt
+    days = dt.timedelta(days=(nxt.start.weekday() - cur.start.weekday()) % 7 or 7)
+    if nxt.weekday:
+        return cur, dataclasses.replace(nxt, start=cur.start + days, end=cur.start + days)
+    return dataclasses.replace(cur, start=nxt.start - days, end=nxt.start - days), nxt
 
 
 def _in_order(cur: Base, nxt: Base) -> tuple[Base, Base]:

@@ -388,3 +388,29 @@ def test_an_apostrophe_before_digits_is_not_always_a_year(text):
 def test_n_units_back_is_n_units_ago():
     (found,) = find_dates("the order I placed 2 weeks back", TODAY)
     assert found.single_day and found.start == TODAY - dt.timedelta(weeks=2)
+
+
+@pytest.mark.parametrize(
+    ("text", "future", "start", "end"),
+    [
+        # said on a Friday: each end read alone lands a week from the other ('from Monday' back, 'Wednesday' ahead)
+        ("from Monday to Wednesday", False, "2019-02-25", "2019-02-27"),
+        ("from Monday to Wednesday", True, "2019-03-04", "2019-03-06"),
+        ("from Sunday until Tuesday", True, "2019-03-03", "2019-03-05"),
+        ("from Thursday to Saturday", True, "2019-03-07", "2019-03-09"),
+        ("from Friday to Sunday", True, "2019-03-01", "2019-03-03"),
+        ("from Monday to Monday", True, "2019-03-04", "2019-03-11"),
+        ("from March 4th to Friday", True, "2019-03-04", "2019-03-08"),
+        ("Monday through March 13th", True, "2019-03-11", "2019-03-13"),
+    ],
+)
+def test_a_range_ending_on_a_weekday_alone_is_placed_by_its_other_end(text, future, start, end):
+    (found,) = find_dates(text, dt.date(2019, 3, 1), future=future)
+    assert (found.operator, found.start.isoformat(), found.end.isoformat()) == ("between", start, end)
+
+
+def test_from_a_weekday_looks_back_in_a_report_and_ahead_in_a_booking():
+    friday = dt.date(2019, 3, 1)
+    assert find_dates("from Monday", friday)[0].start.isoformat() == "2019-02-25"
+    assert find_dates("from Monday", friday, future=True)[0].start.isoformat() == "2019-03-04"
+    assert find_dates("since Monday", friday, future=True)[0].start.isoformat() == "2019-02-25"
