@@ -105,6 +105,7 @@ class Base:
     day: int | None = None
     time: dt.time | None = None
     weekday: bool = False  # a day named by its weekday, which a date right after it says more precisely
+    month_given: bool = True  # False: a day said without its month ('the 5th')
 
 
 def count_of(text: str) -> int:

@@ -384,6 +384,7 @@ _UNTIL = re.compile(
 _FROM = re.compile(r"\bfrom\s*$")
 _ONWARDS = re.compile(r"^\s*(?:on\b|onwards?\b|forward\b|until now\b|to date\b|till now\b)")
 _RANGE_WORD = r"(?:and|to|until|till|through|thru|-|–)"
+_LED_BY_RANGE_WORD = re.compile(rf"{_RANGE_WORD}\s+")
 _RANGE_GAP = re.compile(rf"^\s*{_RANGE_WORD}\s*(?:the\s+)?(?:end\s+of\s+)?$")
 # what follows the last date of a message that breaks off in the middle of a range ('between March 1st and')
 _DANGLING = re.compile(rf"^\s*{_RANGE_WORD}\s*[?.!]*\s*$")
@@ -402,12 +403,14 @@ def find_dates(text: str, today: dt.date, future: bool = False) -> list[DateMent
         nxt = bases[i + 1] if i + 1 < len(bases) else None
         if nxt is not None:
             gap = low[cur.span[1] : nxt.span[0]]
+            if not gap.strip() and (led := _LED_BY_RANGE_WORD.match(low, nxt.span[0], nxt.span[1])):
+                gap += led.group()  # a day without its month is read with its preposition: 'to the 6th'
             pre = before(low, cur.span[0], 12)
             joined = _RANGE_GAP.match(gap) and (gap.strip() not in ("and",) or re.search(r"between\s*$", pre))
             if joined and gap.strip().startswith("-") and cur.grain == "year" and nxt.grain == "year":
                 joined = True
             if joined:
-                first, last = _in_order(*_weekday_ends(cur, nxt))
+                first, last = _in_order(*_placed_ends(cur, nxt))
                 if first.start <= last.end:
                     span = (_operator_start(low, cur.span[0]), nxt.span[1])
                     said = text[span[0] : span[1]]
@@ -425,17 +428,54 @@ def find_dates(text: str, today: dt.date, future: bool = False) -> list[DateMent
     return out
 
 
-def _weekday_ends(cur: Base, nxt: Base) -> tuple[Base, Base]:
-    """A range one of whose ends is a weekday alone, placed by the other end: each read alone against today
-    lands where its own rule says ('from Monday' the last one, 'Wednesday' the coming one), a week apart on a
-    Friday. The weekday end is the nearest such weekday after the start ('from Monday to Wednesday', 'March
-    4th to Friday') or before the end ('Monday to March 6th'); the same weekday twice is a week."""
-    if cur.grain != "day" or nxt.grain != "day" or not (cur.weekday or nxt.weekday):
+def _placed_ends(cur: Base, nxt: Base) -> tuple[Base, Base]:
+    """A range one of whose ends is said with less (a weekday alone, a day without its month), placed by the
+    other end: each read alone against today lands where its own rule says ('from Monday' the last one,
+    'Wednesday' the coming one: a week apart on a Friday; 'March 4th' last year, 'the 6th' last month). The
+    vaguer end is the nearest such day after the start ('from Monday to Wednesday', 'March 4th to the 6th')
+    or before the end ('Monday to March 6th', 'from the 4th to the 6th of March'); the same weekday twice is
+    a week. Two days without their months stay as read (the same month unless said the wrong way round)."""
+    if cur.grain != "day" or nxt.grain != "day":
         return cur, nxt
-    days = dt.timedelta(days=(nxt.start.weekday() - cur.start.weekday()) % 7 or 7)
-    if nxt.weekday:
-        return cur, dataclasses.replace(nxt, start=cur.start + days, end=cur.start + days)
-    return dataclasses.replace(cur, start=nxt.start - days, end=nxt.start - days), nxt
+    first, last = _vagueness(cur), _vagueness(nxt)
+    if last > first or last == first == _WEEKDAY_ALONE:
+        day = _after(cur.start, nxt)
+        return cur, dataclasses.replace(nxt, start=day, end=day, year_given=cur.year_given)
+    if first > last:
+        day = _before(nxt.start, cur)
+        return dataclasses.replace(cur, start=day, end=day, year_given=nxt.year_given), nxt
+    return cur, nxt
+
+
+_WEEKDAY_ALONE = 2
+
+
+def _vagueness(base: Base) -> int:
+    return _WEEKDAY_ALONE if base.weekday else 0 if base.month_given else 1
+
+
+def _after(start: dt.date, end: Base) -> dt.date:
+    """The first day after `start` that `end` names (its weekday, or its day of the month)."""
+    if end.weekday:
+        return start + dt.timedelta(days=(end.start.weekday() - start.weekday()) % 7 or 7)
+    month = start.replace(day=1)
+    while True:
+        with contextlib.suppress(ValueError):  # a month without that day ('the 31st')
+            if (day := month.replace(day=end.start.day)) > start:
+                return day
+        month = add_months(month, 1)
+
+
+def _before(end: dt.date, start: Base) -> dt.date:
+    """The last day before `end` that `start` names (its weekday, or its day of the month)."""
+    if start.weekday:
+        return end - dt.timedelta(days=(end.weekday() - start.start.weekday()) % 7 or 7)
+    month = end.replace(day=1)
+    while True:
+        with contextlib.suppress(ValueError):
+            if (day := month.replace(day=start.start.day)) < end:
+                return day
+        month = add_months(month, -1)
 
 
 def _in_order(cur: Base, nxt: Base) -> tuple[Base, Base]:

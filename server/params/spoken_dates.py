@@ -74,7 +74,7 @@ def _day_of_month(p: DateReader, m: re.Match[str]) -> Base | None:
         elif not p.future and day > p.today.day:
             first = add_months(first, -1)
     value = first.replace(day=day)  # ValueError ('the 31st' of a 30-day month) blocks the words
-    return Base(value, value, "day", m.span(), year_given=False, month=value.month, day=day)
+    return Base(value, value, "day", m.span(), year_given=False, month=value.month, day=day, month_given=bool(which))
 
 
 def _weekday_of_week(p: DateReader, m: re.Match[str]) -> Base:

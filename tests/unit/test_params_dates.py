@@ -402,9 +402,16 @@ def test_n_units_back_is_n_units_ago():
         ("from Monday to Monday", True, "2019-03-04", "2019-03-11"),
         ("from March 4th to Friday", True, "2019-03-04", "2019-03-08"),
         ("Monday through March 13th", True, "2019-03-11", "2019-03-13"),
+        # a day without its month: read alone, 'the 6th' of a report is last month's, 'March 4th' last year's
+        ("from March 4th to the 6th", False, "2018-03-04", "2018-03-06"),
+        ("from the 4th until the 6th of March", False, "2018-03-04", "2018-03-06"),
+        ("from the 28th to March 3rd", True, "2019-02-28", "2019-03-03"),
+        ("from March 28th to the 2nd", True, "2019-03-28", "2019-04-02"),
+        ("from the 4th to the 6th", True, "2019-03-04", "2019-03-06"),
+        ("between the 6th and the 4th", False, "2019-02-04", "2019-02-06"),
     ],
 )
-def test_a_range_ending_on_a_weekday_alone_is_placed_by_its_other_end(text, future, start, end):
+def test_a_range_with_an_end_said_with_less_is_placed_by_its_other_end(text, future, start, end):
     (found,) = find_dates(text, dt.date(2019, 3, 1), future=future)
     assert (found.operator, found.start.isoformat(), found.end.isoformat()) == ("between", start, end)
 
