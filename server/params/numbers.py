@@ -66,12 +66,12 @@ _GT = re.compile(
     r"(?:more than|greater than|over|above|exceeding|exceeds?|in excess of|bigger than|larger than|"
     r"higher than|north of|upwards of|beyond|>)\s*$"
 )
-_GTE = re.compile(r"(?:at least|minimum(?: of)?|min\.?|starting at|no less than|not less than|>=|≥|from)\s*$")
+_GTE = re.compile(r"(?:at least|minimum(?: of)?|min\.?|starting at|>=|≥|from)\s*$")
 _LT = re.compile(r"(?:less than|fewer than|under|below|cheaper than|lower than|smaller than|beneath|<)\s*$")
-_LTE = re.compile(
-    r"(?:at most|up to|upto|maximum(?: of)?|max\.?|no more than|not more than|not over|"
-    r"within|<=|≤)\s*$"
-)
+_LTE = re.compile(r"(?:at most|up to|upto|maximum(?: of)?|max\.?|within|<=|≤)\s*$")
+# a comparison denied is the other bound, inclusive: 'no more than 60' is at most 60, 'not under 5' at least 5
+_NOT_ABOVE = re.compile(r"\b(?:no|not)\s+(?:(?:more|greater|higher|bigger|larger)\s+than|over|above)\s*$")
+_NOT_BELOW = re.compile(r"\b(?:no|not)\s+(?:(?:less|fewer|lower|smaller)\s+than|under|below)\s*$")
 _MONEY_WORD = r"(?:\s*(?:dollars?|usd|bucks|euros?|eur|pounds?|gbp)\b)?"
 _GTE_AFTER = re.compile(r"^" + _MONEY_WORD + r"\s*(?:\+|or more\b|and up\b|and above\b|or higher\b|plus\b|or above\b)")
 _LTE_AFTER = re.compile(
@@ -145,6 +145,7 @@ def find_numbers(text: str) -> list[NumberMention]:
     taken = [m.span for m in found]
     found += [m for m in _from_words(text) if not any(s[0] < m.span[1] and m.span[0] < s[1] for s in taken)]
     found.sort(key=lambda m: m.span)
+    found = _split_between(text, found)
     for mention in found:
         _add_cues(text, mention)
     _pair_ranges(text, found)
@@ -261,7 +262,11 @@ def _add_cues(text: str, m: NumberMention) -> None:
     m.time_unit = bool(_TIME_UNIT_AFTER.match(post))
     if _CURRENCY_AFTER.match(post):
         m.currency = True
-    if _GT.search(pre):
+    if _NOT_ABOVE.search(pre):
+        m.cmp = "lte"
+    elif _NOT_BELOW.search(pre):
+        m.cmp = "gte"
+    elif _GT.search(pre):
         m.cmp = "gt"
     elif _LT.search(pre):
         m.cmp = "lt"
@@ -283,6 +288,60 @@ def _add_cues(text: str, m: NumberMention) -> None:
 _BETWEEN = re.compile(r"^\s*(?:and|to|-|–|through|thru|until)\s*$")
 
 
+_SCALE_WORDS = {"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
+
+
+def _shared_scale(low: NumberMention, high: NumberMention) -> float | None:
+    """The scale the high end names for both ('between 80 and 90 thousand', 'between eighty and ninety
+    thousand', '50-100k'), when the low end names none and would be far below it."""
+    if low.multiplied or low.value * 1000 > high.value:
+        return None
+    if high.multiplied:
+        return high.value / float(re.sub(r"[^\d.]", "", high.text.split()[0]) or 1)
+    said = high.text.lower().split()
+    if high.from_words and said[-1] in _SCALE_WORDS and not _SCALE_WORDS.keys() & set(low.text.lower().split()):
+        return _SCALE_WORDS[said[-1]]
+    return None
+
+
+def _split_between(text: str, found: list[NumberMention]) -> list[NumberMention]:
+    """Number words after 'between' read as one number across the range's 'and' ('eighty thousand and ninety',
+    then a stray 'thousand'; 'fifteen hundred and three', then 'thousand'): the two ends, when both sides
+    are numbers and the first is the smaller ('one hundred and five' alone stays 105)."""
+    out: list[NumberMention] = []
+    i = 0
+    while i < len(found):
+        m, nxt = found[i], found[i + 1] if i + 1 < len(found) else None
+        end = nxt.span[1] if nxt is not None and nxt.from_words and not text[m.span[1] : nxt.span[0]].strip() else None
+        ends = (
+            _range_ends(text, m.span[0], end or m.span[1])
+            if m.from_words and " and " in m.text.lower() and re.search(r"\bbetween\s*$", before(text, m.span[0], 20))
+            else None
+        )
+        if ends is None:
+            out.append(m)
+            i += 1
+            continue
+        out += ends
+        i += 2 if end is not None else 1
+    return out
+
+
+def _range_ends(text: str, start: int, end: int) -> list[NumberMention] | None:
+    whole = text[start:end]
+    for cut in reversed(
+        list(re.finditer(r"\s+and\s+", whole, re.IGNORECASE))
+    ):  # the last first: the low end may have its own 'and'
+        left, right = whole[: cut.start()], whole[cut.end() :]
+        low, high = words_to_number([left.lower()]), words_to_number([right.lower()])
+        if low is not None and high is not None and low < high:
+            return [
+                NumberMention(low, (start, start + cut.start()), left, float(low).is_integer(), from_words=True),
+                NumberMention(high, (start + cut.end(), end), right, float(high).is_integer(), from_words=True),
+            ]
+    return None
+
+
 def _pair_ranges(text: str, found: list[NumberMention]) -> None:
     """'between 10 and 20', 'from 500 to 1000', '$200-$500', '50-100k': mark the low and the high end (the
     smaller number, also when said second: 'between 500 and 100')."""
@@ -296,8 +355,7 @@ def _pair_ranges(text: str, found: list[NumberMention]) -> None:
             continue
         if connector == "until" and not re.search(r"from\s*$", pre):
             continue
-        if high.multiplied and not low.multiplied and low.value * 1000 <= high.value:
-            factor = high.value / float(re.sub(r"[^\d.]", "", high.text.split()[0]) or 1)
+        if factor := _shared_scale(low, high):
             low.value = _tidy(low.value * factor)
             low.multiplied = True
         if low.value > high.value and connector in ("and", "to"):  # 'between 500 and 100': the ends, said backwards

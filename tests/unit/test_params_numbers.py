@@ -248,3 +248,40 @@ def test_words_that_are_no_counts():
 )
 def test_a_minus_sign_that_starts_a_word_is_kept(text, values):
     assert [m.value for m in find_numbers(text)] == values
+
+
+@pytest.mark.parametrize(
+    ("text", "cmps"),
+    [
+        ("products costing no more than 60 dollars", ["lte"]),
+        ("employees making not more than 50000", ["lte"]),
+        ("not over 20 and not above 30", ["lte", "lte"]),
+        ("priced not less than $800 and up to $1000", ["gte", "lte"]),
+        ("no fewer than 3 seats, not under 5 bags", ["gte", "gte"]),
+        ("more than 5, less than 9", ["gt", "lt"]),
+    ],
+)
+def test_a_denied_comparison_is_the_other_bound(text, cmps):
+    assert [m.cmp for m in find_numbers(text)] == cmps
+
+
+@pytest.mark.parametrize(
+    ("text", "low", "high"),
+    [
+        ("people who earn between eighty thousand and ninety thousand", 80_000, 90_000),
+        ("people who make between eighty and ninety thousand", 80_000, 90_000),
+        ("products between fifteen hundred and three thousand dollars", 1_500, 3_000),
+        ("between two and three million", 2_000_000, 3_000_000),
+        ("between five hundred and two thousand", 500, 2_000),
+        ("between one hundred and fifty and two hundred", 150, 200),
+        ("between one hundred and five and two hundred and ten", 105, 210),
+    ],
+)
+def test_a_range_said_in_number_words_has_both_ends(text, low, high):
+    found = find_numbers(text)
+    assert [(m.value, m.range_role) for m in found] == [(low, "low"), (high, "high")]
+
+
+def test_number_words_joined_by_and_outside_a_range_stay_one_number():
+    assert [m.value for m in find_numbers("eighty thousand and ninety")] == [80_090]
+    assert [m.value for m in find_numbers("between one hundred and five")] == [105]
