@@ -39,6 +39,7 @@ from ..routing.router import RoutingOutcome
 from ..templates import ParameterSpec, ParameterType, Template
 from .bare_reply import LIKING, LOOKING, REPLY_FILLER, REPLY_WORD, VALUE_FILLER, bare_value, bare_words
 from .carry_over import CUE_WORDS, CarryOver, corrected_part, is_carry_over, new_values, read_message
+from .context_year import in_context_year
 from .count_switch import counted_if_asked, switched
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, TemplateRef
 
@@ -404,6 +405,29 @@ def _replaced_with(said: set[str], specs: Mapping[str, ParameterSpec], message: 
     return out
 
 
+def _crossed_ends(given: Mapping[str, Any], earlier: Mapping[str, Any], specs: Mapping[str, ParameterSpec]) -> set[str]:
+    """Earlier range ends a follow-up's new end passes ('over 1000' after 200 to 500, 'after June 2024' after the
+    first half of 2023): kept, they would leave a range nothing is in, so they are dropped, not carried."""
+    roles = {name: role_of(spec) for name, spec in specs.items()}
+    out = set()
+    for name, new in given.items():
+        for other, old in earlier.items():
+            if other in given or old is None or new is None or _range_of(name) != _range_of(other):
+                continue
+            low, high = (new, old) if roles.get(name) in _LOW_ENDS else (old, new)
+            if {roles.get(name), roles.get(other)} not in _RANGE_ENDS:
+                continue
+            try:
+                if low > high:
+                    out.add(other)
+            except TypeError:  # not comparable (a list of values): nothing to say
+                continue
+    return out
+
+
+_LOW_ENDS = {Role.LOWER, Role.START}
+
+
 _END_WORDS = wordset(
     "min minimum max maximum lower upper from to start end since until till before after earliest latest"
 )
@@ -529,7 +553,9 @@ async def _carry(
         return None
     specs = {p.name: p for p in template.parameters}
     earlier, stale = _revalidate(last.values, specs)
-    values = {**{k: v for k, v in earlier.items() if k not in said}, **given}
+    given = in_context_year(given, reply, carry.text, earlier, specs)
+    crossed = _crossed_ends(given, earlier, specs)
+    values = {**{k: v for k, v in earlier.items() if k not in said and k not in crossed}, **given}
     merged = Extraction(
         values=values,
         trace=[t for t in reply.trace if t.extractor != "default"],
@@ -539,7 +565,7 @@ async def _carry(
     )
     _fill_rest(template, merged)
     changed = [name for name in given if earlier.get(name) != given[name] or name not in earlier]
-    carried = [name for name, value in earlier.items() if name not in given and value is not None]
+    carried = [name for name in earlier if name not in given and name not in crossed and earlier[name] is not None]
     confidence = last.template.score or 0.0
     return FollowUp(carry.kind, source, template, merged, None, last.question, confidence, changed, carried)
 

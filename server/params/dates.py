@@ -58,6 +58,7 @@ class DateMention:
     operator: str | None = None  # since | after | before | until | between | None
     start_time: dt.time | None = None
     end_time: dt.time | None = None
+    year_said: bool = True  # False: a month or day said without its year ('in March', 'April 6th')
 
     @property
     def single_day(self) -> bool:
@@ -414,13 +415,29 @@ def find_dates(text: str, today: dt.date, future: bool = False) -> list[DateMent
                 if first.start <= last.end:
                     span = (_operator_start(low, cur.span[0]), nxt.span[1])
                     said = text[span[0] : span[1]]
-                    out.append(DateMention(first.start, last.end, "span", span, said, "between", first.time, last.time))
+                    out.append(
+                        DateMention(
+                            first.start,
+                            last.end,
+                            "span",
+                            span,
+                            said,
+                            "between",
+                            first.time,
+                            last.time,
+                            first.year_given or last.year_given,
+                        )
+                    )
                     i += 2
                     continue
         elif (opened := _operator_start(low, cur.span[0])) < cur.span[0] and _DANGLING.match(low[cur.span[1] :]):
             # 'between March 1st and' (the message ends there): where the range starts; its end is asked for
             span = (opened, cur.span[1])
-            out.append(DateMention(cur.start, None, "open", span, text[span[0] : span[1]], "between", cur.time))
+            out.append(
+                DateMention(
+                    cur.start, None, "open", span, text[span[0] : span[1]], "between", cur.time, None, cur.year_given
+                )
+            )
             i += 1
             continue
         out.append(_apply_operator(text, low, cur))
@@ -531,4 +548,5 @@ def _apply_operator(text: str, low: str, base: Base) -> DateMention:
     grain = base.grain if operator is None else "open"
     start_time = base.time if operator in (None, "since", "after") else None
     end_time = base.time if operator in (None, "until", "before") else None
-    return DateMention(start, end, grain, span, text[span[0] : span[1]], operator, start_time, end_time)
+    said = text[span[0] : span[1]]
+    return DateMention(start, end, grain, span, said, operator, start_time, end_time, base.year_given)

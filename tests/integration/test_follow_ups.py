@@ -281,3 +281,47 @@ async def test_a_follow_up_that_keeps_a_default_says_it(demo_runtime):
     assert first["content"].endswith("Assumed (not in the question): year 2025.")
     assert _meta(second)["parameters"]["limit"] == 3
     assert second["content"].endswith("Assumed (not in the question): year 2025.")
+
+
+@pytest.mark.parametrize(
+    ("questions", "kept", "dropped"),
+    [
+        (("show items priced between 200 and 500 dollars", "what about over 1000?"), {"min_price": 1000}, "max_price"),
+        (
+            ("how many people were hired between 2023-01-01 and 2023-06-30?", "what about after 2024-06-01?"),
+            {"start_date": "2024-06-02"},
+            "end_date",
+        ),
+    ],
+)
+async def test_a_new_range_end_past_the_carried_other_end_drops_it(demo_runtime, questions, kept, dropped):
+    """Carried, the old end would leave a range nothing is in (500 below 1000): the template's default or a
+    question about it stands instead."""
+    first, last = await _turns(demo_runtime, *questions)
+    meta = _meta(last)
+    assert meta["reason"] == "follow_up" and {name: meta["parameters"][name] for name in kept} == kept
+    assert dropped not in meta["session"]["carried"]
+    assert meta["parameters"].get(dropped) != _meta(first)["parameters"][dropped]
+
+
+@pytest.mark.parametrize(
+    ("questions", "parameters"),
+    [
+        (("monthly revenue for 2024", "same for March"), {"year": 2024}),
+        (
+            ("how many orders were placed between 2024-03-01 and 2024-03-31?", "what about April?"),
+            {"start_date": "2024-04-01", "end_date": "2024-04-30"},
+        ),
+        (("who was hired in 2023?", "what about March?"), {"start_date": "2023-03-01", "end_date": "2023-03-31"}),
+        # relative to today, not to the conversation
+        (
+            ("how many orders were placed between 2024-03-01 and 2024-03-31?", "what about last March?"),
+            {"start_date": "2025-03-01", "end_date": "2025-03-31"},
+        ),
+    ],
+)
+async def test_a_month_without_its_year_is_in_the_year_the_conversation_is_about(demo_runtime, questions, parameters):
+    *_, last = await _turns(demo_runtime, *questions)
+    meta = _meta(last)
+    assert meta["reason"] == "follow_up"
+    assert {name: meta["parameters"][name] for name in parameters} == parameters
