@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from rapidfuzz import fuzz, process
 
+from .known_words import known_words
 from .strings import may_be_in_a_name
 from .text import Span, Word, inside, stem, words, wordset
 from .value_list import ValueList
@@ -173,17 +174,28 @@ def _pattern(text: str, ignore_case: bool) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w]){re.escape(text)}(?![\w])", re.IGNORECASE if ignore_case else 0)
 
 
-def _in_another_name(question: str, toks: list[Word], k: int, value: Any, ordinary: frozenset[str]) -> bool:
-    """Word k is part of a capitalised name the value does not hold: 'San' of 'from San Diego' does not
-    name 'San Francisco', nor 'Art' of 'the National Gallery of Modern Art' name 'Cartoon Art Museum'. A
+def _inside_a_name(question: str, toks: list[Word], span: Span, value: Any, ordinary: frozenset[str]) -> bool:
+    """The words at `span`, capitalised, are part of a longer capitalised name (`_in_another_name`): 'comic'
+    after 'Harry Elfont' is not."""
+    at = [k for k, t in enumerate(toks) if inside(t.span, span)]
+    return bool(at) and question[span[0]].isupper() and _in_another_name(question, toks, at[0], value, ordinary, at[-1])
+
+
+def _in_another_name(
+    question: str, toks: list[Word], k: int, value: Any, ordinary: frozenset[str], last: int | None = None
+) -> bool:
+    """Word k (words k to `last`) is part of a capitalised name the value does not hold: 'San' of 'from San
+    Diego' does not name 'San Francisco', nor 'Art' of 'the National Gallery of Modern Art' name 'Cartoon Art
+    Museum', nor 'Mexico' of 'New Mexico' name Mexico, nor 'South' of 'South Africa' the region South. A
     neighbour counts when only spaces part them and it may be part of a name (strings.py `may_be_in_a_name`:
     not 'Show', 'Orders', 'March', 'Please' or 'Q3'), is not 'I', not an ordinary word of the template's
     examples and not a sentence's first word ('Tesla orders this year' still names 'Tesla Inc.')."""
     own = {w.lower for w in words(str(value))}
-    for j in (k - 1, k + 1):
+    last = k if last is None else last
+    for j in (k - 1, last + 1):
         if not 0 <= j < len(toks):
             continue
-        first, second = (toks[j], toks[k]) if j < k else (toks[k], toks[j])
+        first, second = (toks[j], toks[k]) if j < k else (toks[last], toks[j])
         if question[first.end : second.start].strip() or not may_be_in_a_name(toks[j]):
             continue
         if toks[j].text == "I" or toks[j].lower in own | ordinary or _starts_sentence(question, toks[j].start):
@@ -235,6 +247,8 @@ class PhraseIndex:
             p = self.phrases[i]
             for span in _occurrences(p, question, lowered):
                 hit.add(i)
+                if _inside_a_name(question, toks, span, p.value, ordinary):
+                    continue
                 text = question[span[0] : span[1]]
                 if text == p.text or not _case_sensitive(p.text):
                     score = 0.96 if p.source in ("alias", "values_from_alias") else 0.97
@@ -248,6 +262,8 @@ class PhraseIndex:
                     if i not in hit:
                         span = (toks[start].start, toks[start + n - 1].end)
                         p = self.phrases[i]
+                        if _inside_a_name(question, toks, span, p.value, ordinary):
+                            continue
                         out.append(ChoiceMatch(p.value, span, question[span[0] : span[1]], p.source, 0.93))
         return out
 
@@ -290,11 +306,23 @@ class PhraseIndex:
                 if row[best] < floor:
                     continue
                 phrase = self.phrases[ids[best]]
-                if _ordinary_guess(toks, span, phrase, ordinary):
+                if (
+                    _ordinary_guess(toks, span, phrase, ordinary)
+                    or _other_word(toks, span, phrase)
+                    or _inside_a_name(question, toks, span, phrase.value, ordinary)
+                ):
                     continue
                 score = 0.6 + 0.3 * float(row[best]) / 100
                 out.append(ChoiceMatch(phrase.value, span, question[span[0] : span[1]], "fuzzy", score))
         return out
+
+
+def _other_word(toks: list[Word], span: Span, phrase: Phrase) -> bool:
+    """A window word the phrase does not contain that is a word of its own: a word of the language
+    ('Iceland' for 'Ireland', 'Austria' for 'Australia') or a number ('Scout 13' for 'Scout 14')."""
+    own = {w.lower for w in words(phrase.text)}
+    window = [t.lower for t in toks if inside(t.span, span)]
+    return any(w not in own and (any(c.isdigit() for c in w) or w in known_words()) for w in window)
 
 
 def _ordinary_guess(toks: list[Word], span: Span, phrase: Phrase, ordinary: frozenset[str]) -> bool:

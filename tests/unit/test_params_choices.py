@@ -80,3 +80,27 @@ def test_suggestions_are_the_closest_values():
     stored = ["Stonegate Engineering Ltd.", "Stonegate Software Studio", "Orion Data Systems"]
     assert set(suggestions("stonegate", stored)) == {"Stonegate Engineering Ltd.", "Stonegate Software Studio"}
     assert suggestions("", stored) == []
+
+
+def test_a_word_of_the_language_or_another_number_is_no_misspelling():
+    """'Iceland' is 86% like 'Ireland' and 'Austria' like 'Australia', but each is a word of its own (the
+    encoder's vocabulary); 'Irland' is not, and is read as the misspelling it is."""
+    phrases = phrases_for(["Ireland", "Australia", "Germany"], {})
+    assert best("how many customers in Iceland", phrases) is None
+    assert best("customers in Austria", phrases) is None
+    assert best("customers in Irland", phrases) == ("Ireland", "fuzzy", "Irland")
+    assert best("customers in germny", phrases) == ("Germany", "fuzzy", "germny")
+    products = phrases_for([], {}, ValueList.of(["Scout 14 Laptop", "Scout 15 Laptop"]))
+    assert best("how did the Scout 13 Laptop sell", products) is None
+    assert best("how did the Scout 14 Laptpo sell", products) == ("Scout 14 Laptop", "fuzzy", "Scout 14 Laptpo")
+
+
+def test_a_value_inside_a_longer_capitalised_name_is_not_named():
+    phrases = phrases_for(["Mexico", "South Korea", "South", "Comic", "Music"], {"Korea": "South Korea"})
+    assert best("customers based in New Mexico", phrases) is None
+    assert best("list customers in North Korea", phrases) is None
+    assert best("how many customers in South Africa", phrases) is None
+    assert best("customers in Mexico and Canada", phrases) == ("Mexico", "allowed_values", "Mexico")
+    assert best("customers in the South region", phrases) == ("South", "allowed_values", "South")
+    assert best("any good Harry Elfont comic flicks?", phrases) == ("Comic", "allowed_values", "comic")
+    assert best("Tell me about South Korea", phrases) == ("South Korea", "allowed_values", "South Korea")

@@ -94,8 +94,8 @@ async def test_a_word_the_examples_use_ordinarily_is_never_a_misspelt_or_partial
     assert (await cities.extract("book a spot for ten tonight", booking)).values == {"city": None}
     assert (await cities.extract("book a table near brok", booking)).values == {"city": "Brook"}  # a misspelling
     assert (await cities.extract("book a table in Brook", booking)).values == {"city": "Brook"}  # written out
-    without_examples = template(city)
-    assert (await cities.extract("book a spot for ten tonight", without_examples)).values == {"city": "Brook"}
+    without_examples = template(city)  # 'book' is also a word of the language (known_words.py): no misspelling
+    assert (await cities.extract("book a spot for ten tonight", without_examples)).values == {"city": None}
 
     services = extractor(ListRunner(["Google Music", "Spotify", "Deezer"]))
     service = listed("service", required=False, values_from={"query": "q", "strict": True})
