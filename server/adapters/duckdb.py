@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     import duckdb
 
 log = logging.getLogger("intent_router.adapters.duckdb")
+_CANNOT_OPEN = "cannot open the database"
 
 # DuckDB exception classes that mean the database itself cannot be used (file unreadable or cut short,
 # connection closed, instance invalidated, out of memory): the source is down (503), not the query (502).
@@ -131,6 +132,7 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
         self._file: FileIdentity | None = None  # the database file the connection reads
         self._reopen_lock = asyncio.Lock()
         self._closed = False  # closed for good: a request still running on a retired runtime opens nothing
+        self._open_failed: str | None = None  # why the file did not open at start (a question tries again)
 
     @property
     def file_identity(self) -> FileIdentity | None:
@@ -154,7 +156,14 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
         if self._missing():  # as a SQLite file: the adapter starts down, and opens once the file is there
             log.warning("duckdb adapter %s: database file not found; down until it appears", self.name)
             return
-        await asyncio.to_thread(self._open)
+        try:
+            await asyncio.to_thread(self._open)
+        except SourceUnavailable as exc:
+            if exc.reason != _CANNOT_OPEN:
+                raise  # a setting that needs a restart: the reload must say so
+            # a file that is not a database (yet): this adapter starts down, the others serve
+            log.warning("duckdb adapter %s: %s; down until a question finds it readable", self.name, exc.reason)
+            self._open_failed = exc.reason
 
     def _missing(self) -> bool:
         path = self._path()
@@ -165,6 +174,8 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
             return "not connected"
         if self._missing():
             return "database file not found"
+        if self._open_failed is not None:
+            return self._open_failed
         return "database file not opened yet (the next question opens it)"
 
     async def _connection(self):
@@ -211,7 +222,9 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
                 raise SourceUnavailable(
                     self.name, "connection.read_only or threads changed while the database is open: restart the server"
                 ) from None
-            raise SourceUnavailable(self.name, "cannot open the database") from None
+            self._open_failed = _CANNOT_OPEN
+            raise SourceUnavailable(self.name, _CANNOT_OPEN) from None
+        self._open_failed = None
         return self._conn
 
     def _close_external_access(self, con) -> bool:

@@ -147,6 +147,26 @@ async def test_a_duckdb_file_missing_at_start_is_a_down_source_until_it_appears(
         assert resp.status == 200 and (await resp.json())["rows"] == [{"name": "Ada"}]
 
 
+async def test_a_duckdb_file_that_is_no_database_at_start_is_a_down_source_not_a_failed_start(tmp_path):
+    """Garbage where the database should be: the other adapters serve, this one answers 503 naming itself and
+    health says why, and a good file put in its place is read by the next question."""
+    database = tmp_path / "templates" / "sales.duckdb"
+    tree = make_tree(tmp_path, BASE_CONFIG, {"a.yaml": DUCK_ADAPTER}, {"people/people.yaml": PEOPLE_LIBRARY})
+    database.write_bytes(bytes(range(256)) * 1200)
+    async with running_app(tree) as (client, _):
+        health = await (await client.get("/health")).json()
+        sales = health["adapters"]["sales"]
+        assert (sales["status"], sales["reason"]) == ("down", "cannot open the database")
+        question = {"query": "who works in the Engineering department?", "adapter": "sales"}
+        resp = await client.post("/v1/query", json=question)
+        body = await resp.json()
+        assert resp.status == 503 and body["error"]["message"] == "adapter 'sales': cannot open the database"
+        database.unlink()
+        make_duckdb(database)
+        resp = await client.post("/v1/query", json=question)
+        assert resp.status == 200 and (await resp.json())["rows"] == [{"name": "Ada"}]
+
+
 async def test_a_closed_duckdb_adapter_opens_nothing_again(tmp_path):
     """A request still running on a retired runtime must not reopen the file on an adapter nobody closes."""
     path = tmp_path / "sales.duckdb"
