@@ -22,7 +22,6 @@ from ..params.text import Span, overlaps
 from ..templates import ParameterSpec, ParameterType
 
 _MONTH_OR_QUARTER = re.compile(rf"\b(?:{MONTH}|q[1-4]|quarter)\b", re.IGNORECASE)
-_RELATIVE_BEFORE = re.compile(r"\b(?:last|this|next|coming|past|previous)\s*$", re.IGNORECASE)
 
 
 def in_context_year(
@@ -64,17 +63,12 @@ def context_year(earlier: Mapping[str, Any], specs: Mapping[str, ParameterSpec])
 
 
 def _yearless_months(message: str) -> list[Span]:
-    """Where the message names a month or a quarter without its year, not relative to today."""
+    """Where the message names a month or a quarter without its year."""
     out = []
     for mention in find_dates(message, dt.date.today()):  # which words say no year does not depend on today
         said = message[mention.span[0] : mention.span[1]]
-        if mention.year_said or not _MONTH_OR_QUARTER.search(said):
-            continue
-        if _RELATIVE_BEFORE.search(message[: mention.span[0]]) or _RELATIVE_BEFORE.search(
-            said[: _MONTH_OR_QUARTER.search(said).start()]  # type: ignore[union-attr]
-        ):
-            continue
-        out.append(mention.span)
+        if not mention.year_said and _MONTH_OR_QUARTER.search(said):  # 'last March' says its year (dates.py)
+            out.append(mention.span)
     return out
 
 

@@ -132,18 +132,35 @@ class _Parser:
         self.scan(rf"\b{MONTH}\s+{DAY}\b(?!\s*,?\s*\d)", self._md)
         self.scan(rf"\b(?:the\s+)?{DAY}\s+of\s+{MONTH}\b(?!\s*,?\s*\d)", self._md)
         self.scan(rf"\b(?:the\s+)?{ORDINAL_DAY}\s+{MONTH}\b(?!\s*,?\s*\d)", self._md)  # 'the 11th March'
+        # two days of one month: 'between 1 and 10 March 2025', 'March 10 to 16', 'June 1-10, 2024'
+        self.scan(
+            rf"\b(?P<d1>{_DAY_NUMBER})\s*(?P<joint>{_DAYS_JOINT})\s*{DAY}\s+(?:of\s+)?{MONTH}(?:,?\s+{YEAR})?\b",
+            self._days_of_month,
+        )
+        self.scan(
+            rf"\b{MONTH}\s+(?P<d1>{_DAY_NUMBER})\s*(?P<joint>{_DAYS_JOINT})\s*{DAY}\b(?!\s*(?::|[ap]\.?m\b|o'?clock))"
+            rf"(?:,?\s+{YEAR}\b)?",
+            self._days_of_month,
+        )
+        # two months: 'between Jan and Mar 2025', 'from October to December 2024', 'Jan-Mar'
+        self.scan(
+            rf"\b(?P<m1>{_MONTH_NAMES})\.?\s*(?P<joint>{_DAYS_JOINT})\s*{MONTH}(?:,?\s+(?:of\s+)?{YEAR})?\b",
+            self._months,
+        )
         self.scan(rf"\b{MONTH},?\s+(?:of\s+)?{YEAR}\b", self._my)
-        self.scan(rf"\b{FULL_MONTH}\b", self._month_only)
-        self.scan(rf"\bq(?P<q>[1-4])(?:\s+(?:of\s+)?|\s*-?\s*){YEAR}\b", self._quarter)
+        self.scan(rf"\b(?:(?P<which>last|this|next)\s+)?{FULL_MONTH}\b", self._month_only)
+        self.scan(rf"\bq(?P<q>[1-4])(?:\s+(?:of\s+)?|\s*-?\s*){_YEAR_OR_NAMED}\b", self._quarter)
         self.scan(rf"\b{YEAR}\s*-?\s*q(?P<q>[1-4])\b", self._quarter)
         self.scan(
-            r"\b(?:the\s+)?(?P<ord>first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter(?:\s+of)?\s+" + YEAR + r"\b",
+            r"\b(?:the\s+)?(?P<ord>first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter(?:\s+of)?\s+"
+            + _YEAR_OR_NAMED
+            + r"\b",
             self._quarter,
         )
         self.scan(r"\bq(?P<q>[1-4])\b(?!\s*-?\s*(?:of\s+)?\d)", self._quarter_this_year)
         half = r"\b(?:the\s+)?(?P<half>first|second|1st|2nd)\s+half\s+(?:of\s+)?(?:the\s+year\s+)?"
-        self.scan(half + YEAR + r"\b", self._half)
-        self.scan(rf"\bh(?P<h>[12])(?:\s+(?:of\s+)?|\s*-?\s*){YEAR}\b", self._half)
+        self.scan(half + _YEAR_OR_NAMED + r"\b", self._half)
+        self.scan(rf"\bh(?P<h>[12])(?:\s+(?:of\s+)?|\s*-?\s*){_YEAR_OR_NAMED}\b", self._half)
         self.scan(rf"\b{YEAR}\s*-?\s*h(?P<h>[12])\b", self._half)
         self.scan(rf"\b(?:the\s+)?(?P<season>spring|summer|fall|autumn)\s+(?:of\s+)?{YEAR}\b", self._season)
         self.scan(rf"\b(?P<holiday>{HOLIDAY_NAMES})(?:,?\s+(?:of\s+)?{YEAR})?(?!\w)", self._holiday)
@@ -213,6 +230,43 @@ class _Parser:
             value = dt.date(self.today.year - 1, month, day)
         return Base(value, value, "day", span, year_given=False, month=month, day=day)
 
+    def _days_of_month(self, m: re.Match[str]) -> Base | None:
+        """From one day to a later one of the same month ('and' only after 'between')."""
+        first, last = int(m["d1"].rstrip("stndrh")), int(m["day"])
+        if first >= last or (m["joint"] == "and" and not re.search(r"between\s*$", before(self.low, m.start(), 12))):
+            return None
+        if m["month"] == "may" and not self.text[self.digits.position(m.start("month"))].isupper():
+            return None
+        month = MONTHS[m["month"]]
+        if m["year"]:
+            start = dt.date(int(m["year"]), month, first)
+        else:
+            start = self._day_without_year(month, first, m.span()).start
+        end = start.replace(day=last)  # ValueError ('the 31st' of a 30-day month) blocks the words
+        return Base(start, end, "span", m.span(), year_given=bool(m["year"]), month=month, ends=True)
+
+    def _months(self, m: re.Match[str]) -> Base | None:
+        """From the first day of one month to the last of another; the first in the year before when it
+        comes later in the calendar ('from November to February 2025'). 'and' only after 'between'."""
+        first, last = MONTHS[m["m1"]], MONTHS[m["month"]]
+        if first == last or (m["joint"] == "and" and not re.search(r"between\s*$", before(self.low, m.start(), 12))):
+            return None
+        if "may" in (m["m1"], m["month"]) and not _month_context(self.low, m.start()):
+            return None
+        if m["year"]:
+            year = int(m["year"])
+        else:
+            t = self.today
+            year = (
+                (t.year if last >= t.month else t.year + 1)
+                if self.future
+                else t.year
+                if last <= t.month
+                else t.year - 1
+            )
+        start = dt.date(year if first < last else year - 1, first, 1)
+        return Base(start, month_end(year, last), "span", m.span(), year_given=bool(m["year"]), month=last, ends=True)
+
     def _my(self, m: re.Match[str]) -> Base:
         year, month = int(m["year"]), MONTHS[m["month"]]
         return Base(dt.date(year, month, 1), month_end(year, month), "month", m.span(), month=month)
@@ -223,22 +277,35 @@ class _Parser:
             self.text[self.digits.position(m.start())].isupper() and _month_context(self.low, m.start())
         ):
             return None
-        month = MONTHS[name]
-        if self.future:
-            year = self.today.year if month >= self.today.month else self.today.year + 1
+        month, which, t = MONTHS[name], m["which"], self.today
+        if which == "last":  # the last one before this month: 'last March' in March is a year ago
+            year = t.year if month < t.month else t.year - 1
+        elif which == "next":
+            year = t.year if month > t.month else t.year + 1
+        elif which == "this":
+            year = t.year
+        elif self.future:
+            year = t.year if month >= t.month else t.year + 1
         else:
-            year = self.today.year if month <= self.today.month else self.today.year - 1
-        return Base(dt.date(year, month, 1), month_end(year, month), "month", m.span(), year_given=False, month=month)
+            year = t.year if month <= t.month else t.year - 1
+        # a month named against today ('last March') is no month of the year a conversation is about
+        return Base(dt.date(year, month, 1), month_end(year, month), "month", m.span(), bool(which), month)
+
+    def _year_said(self, m: re.Match[str]) -> int:
+        """The year of a quarter or half: written ('2024') or named ('last year', 'this year')."""
+        if m["year"]:
+            return int(m["year"])
+        return self.today.year + {"this": 0, "current": 0, "last": -1, "previous": -1, "next": 1}[m["named"]]
 
     def _quarter(self, m: re.Match[str]) -> Base:
         q = int(m["q"]) if m.groupdict().get("q") else ORDINALS[m["ord"]]
-        start, end = quarter_range(int(m["year"]), q)
+        start, end = quarter_range(self._year_said(m), q)
         return Base(start, end, "quarter", m.span())
 
     def _half(self, m: re.Match[str]) -> Base:
         said = m.groupdict()
         second = said["half"] in ("second", "2nd") if said.get("half") else said["h"] == "2"
-        year = int(m["year"])
+        year = self._year_said(m)
         if second:
             return Base(dt.date(year, 7, 1), dt.date(year, 12, 31), "span", m.span())
         return Base(dt.date(year, 1, 1), dt.date(year, 6, 30), "span", m.span())
@@ -372,6 +439,10 @@ def _month_context(low: str, start: int) -> bool:
     )
 
 
+_MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
+_DAY_NUMBER = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
+_DAYS_JOINT = r"-|–|to|and|until|till|through|thru"
+_YEAR_OR_NAMED = rf"(?:{YEAR}|(?:the\s+)?(?P<named>this|current|last|previous|next)\s+year)"
 _SINCE = re.compile(
     r"(?:\bsince|\bstarting(?: from| on| in)?|\bbeginning(?: in| on)?|\bas of|\bon or after|"
     r"\bnot before)\s*$"
@@ -384,6 +455,8 @@ _UNTIL = re.compile(
 )
 _FROM = re.compile(r"\bfrom\s*$")
 _ONWARDS = re.compile(r"^\s*(?:on\b|onwards?\b|forward\b|until now\b|to date\b|till now\b)")
+_LATER_AFTER = re.compile(r"^\s*,?\s*(?:(?:or|and)\s+(?:later|after|afterwards|since|beyond)\b|onwards?\b)")
+_EARLIER_AFTER = re.compile(r"^\s*,?\s*(?:or|and)\s+(?:earlier|before|prior)\b")
 _RANGE_WORD = r"(?:and|to|until|till|through|thru|-|–)"
 _LED_BY_RANGE_WORD = re.compile(rf"{_RANGE_WORD}\s+")
 _RANGE_GAP = re.compile(rf"^\s*{_RANGE_WORD}\s*(?:the\s+)?(?:end\s+of\s+)?$")
@@ -536,16 +609,22 @@ def _apply_operator(text: str, low: str, base: Base) -> DateMention:
         spec = ("since", base.start, None, m)
     elif (m := _FROM.search(pre)) and (base.grain == "day" or _ONWARDS.match(low[base.span[1] :])):
         spec = ("since", base.start, None, m)  # 'from March 3' starts there; 'orders from 2023' are in 2023
+    elif _LATER_AFTER.match(low[base.span[1] :]):
+        spec = ("since", base.start, None, None)  # 'April 1st, 2024 or later'
+    elif _EARLIER_AFTER.match(low[base.span[1] :]):
+        spec = ("until", None, base.end, None)  # '2023 or earlier'
     else:
-        spec = (None, base.start, base.end, None)
+        spec = ("between" if base.ends else None, base.start, base.end, None)
     operator, start, end, match = spec
     span_start = (
         base.span[0] - len(match.group()) + (len(match.group()) - len(match.group().lstrip()))
         if match
         else base.span[0]
     )
+    if base.ends:
+        span_start = _operator_start(low, base.span[0])  # 'between 1 and 10 March', 'from Jan to Mar'
     span = (span_start, base.span[1])
-    grain = base.grain if operator is None else "open"
+    grain = base.grain if operator in (None, "between") else "open"
     start_time = base.time if operator in (None, "since", "after") else None
     end_time = base.time if operator in (None, "until", "before") else None
     said = text[span[0] : span[1]]

@@ -421,3 +421,36 @@ def test_from_a_weekday_looks_back_in_a_report_and_ahead_in_a_booking():
     assert find_dates("from Monday", friday)[0].start.isoformat() == "2019-02-25"
     assert find_dates("from Monday", friday, future=True)[0].start.isoformat() == "2019-03-04"
     assert find_dates("since Monday", friday, future=True)[0].start.isoformat() == "2019-02-25"
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end", "operator"),
+    [
+        # a quarter or half of a year named against today
+        ("hires during the first quarter of last year", "2024-01-01", "2024-03-31", None),
+        ("how many orders in Q3 last year", "2024-07-01", "2024-09-30", None),
+        ("total orders from the second half of last year", "2024-07-01", "2024-12-31", None),
+        ("q2 of this year", "2025-04-01", "2025-06-30", None),
+        # 'last March' is the March before this month's, and keeps its operator
+        ("who have we hired since last March?", "2025-03-01", None, "since"),
+        ("orders next March", "2026-03-01", "2026-03-31", None),
+        # 'or later', 'or earlier' after a date
+        ("which employees were hired on April 1st, 2024 or later", "2024-04-01", None, "since"),
+        ("hired in 2023 or earlier", None, "2023-12-31", "until"),
+        # two days of one month, two months of one year
+        ("orders between 1 and 10 March 2025", "2025-03-01", "2025-03-10", "between"),
+        ("what about March 10 to 16?", "2025-03-10", "2025-03-16", "between"),
+        ("orders June 1-10, 2024", "2024-06-01", "2024-06-10", "between"),
+        ("March 3rd to 5th", "2025-03-03", "2025-03-05", "between"),
+        ("who was hired between Jan and Mar 2025", "2025-01-01", "2025-03-31", "between"),
+        ("orders from November to February 2025", "2024-11-01", "2025-02-28", "between"),
+    ],
+)
+def test_periods_as_people_name_them(text, start, end, operator):
+    (found,) = find_dates(text, TODAY)
+    got = (found.start and found.start.isoformat(), found.end and found.end.isoformat(), found.operator)
+    assert got == (start, end, operator)
+
+
+def test_last_march_in_march_is_a_year_ago():
+    assert find_dates("last March", dt.date(2025, 3, 10))[0].start == dt.date(2024, 3, 1)
