@@ -272,7 +272,8 @@ class SQLAdapter(FollowsFile, DataAdapter):
     def _ping(self) -> None:
         assert self._engine is not None
         with self._engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
+            # SQLite opens a file without reading it: its first page tells a database from anything else
+            conn.execute(text("SELECT count(*) FROM sqlite_master" if self.backend == "sqlite" else "SELECT 1"))
 
     async def execute(self, template: Template, params: dict[str, Any], max_rows: int | None = None) -> QueryResult:
         if self._engine is None:
@@ -295,7 +296,7 @@ class SQLAdapter(FollowsFile, DataAdapter):
             raise SourceTimeout(self.name, timeout) from None
         except (DBAPIError, SQLAlchemyError) as exc:
             kind = classify_error(exc, self.backend)
-            log.warning("sql adapter %s template %s (%s): %s", self.name, template.id, kind, exc)
+            log.warning("sql adapter %s template %s (%s): %s", self.name, template.id, kind, _driver_text(exc))
             if kind == "timeout":
                 raise SourceTimeout(self.name, timeout) from None
             transient = is_transient_error(exc, self.backend)
@@ -475,6 +476,13 @@ def _interrupt(holder: dict[str, Any]) -> None:
     if interrupt is not None:
         with contextlib.suppress(Exception):  # best effort: the connection may already be gone
             interrupt()
+
+
+def _driver_text(exc: BaseException) -> str:
+    """The driver's own message for the log, without SQLAlchemy's additions: the statement and the bound
+    values (a question's values are personal data, kept only where `store_queries` says) and a link."""
+    orig = getattr(exc, "orig", None)
+    return f"{type(orig).__name__}: {orig}" if orig is not None else type(exc).__name__
 
 
 def _safe_reason(exc: BaseException) -> str:

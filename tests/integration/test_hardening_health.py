@@ -38,6 +38,24 @@ async def test_sqlite_file_removed_under_the_pool_is_down_and_queries_503(tmp_pa
     assert resp.status == 503 and error["error"]["code"] == "source_unavailable"
 
 
+async def test_a_sqlite_file_that_is_no_database_is_down_not_ok(tmp_path, caplog):
+    """SQLite opens any file without reading it: health reads the schema, so garbage is `down` at once, not
+    `ok` while every question answers 503. The failed query's log line names the driver's error, not the
+    statement or the question's values."""
+    tree = people_tree(tmp_path, NO_RESULT_CACHE)
+    (tmp_path / "templates" / "people.db").write_bytes(bytes(range(256)) * 1200)
+    async with running_app(tree) as (client, _):
+        body = await health(client)
+        resp = await client.post("/v1/query", json=QUESTION)
+        error = await resp.json()
+    assert body["status"] == "degraded"
+    assert (body["adapters"]["people"]["status"], body["adapters"]["people"]["reason"]) == ("down", "database error")
+    assert resp.status == 503 and error["error"]["code"] == "source_unavailable"
+    failed = [r.getMessage() for r in caplog.records if r.name == "intent_router.adapters.sql"]
+    assert failed and all("DatabaseError: file is not a database" in m for m in failed)
+    assert not any("Engineering" in m or "SELECT" in m or "sqlalche.me" in m for m in failed)
+
+
 async def test_sqlite_file_replaced_under_the_pool_is_reported_then_reopened(tmp_path):
     db = tmp_path / "templates" / "people.db"
     async with running_app(people_tree(tmp_path, NO_RESULT_CACHE)) as (client, _):
@@ -161,8 +179,10 @@ async def test_an_open_circuit_is_down_in_health_although_the_source_answers_a_p
     async with started(tmp_path, settings, library) as adapter:
         template = adapter.templates["everyone"]
         assert (await adapter.run(template, {}, cached=False)).rows
+        damaged = bytearray(db.read_bytes())  # the schema (page 1) intact, the table's page (2) garbage
+        damaged[4096:8192] = os.urandom(4096)
         garbage = tmp_path / "garbage.db"
-        garbage.write_bytes(os.urandom(100_000))
+        garbage.write_bytes(bytes(damaged))
         os.replace(garbage, db)
         for _ in range(2):
             with pytest.raises(SourceUnavailable):
