@@ -6,7 +6,8 @@ is answered 400 here, before a handler or the routing log sees the request. A bo
 arrive within `server.body_timeout` is answered 408 and its connection closed (before
 `request_timeout` starts). Without it aiohttp
 raised the decoding error inside the handler (a 500) or, for a handler that never read the body,
-while draining it after the response (an unhandled-exception traceback in the log).
+while draining it after the response (an unhandled-exception traceback in the log). A client that
+hangs up before its body is complete is logged at INFO: nobody is left to answer.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -22,6 +24,8 @@ from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_protocol import RequestPayloadError
 
 from ..errors import BadRequest, IntentRouterError
+
+log = logging.getLogger("intent_router.web")
 
 # seconds the whole body may take to arrive (server.body_timeout of the current runtime); set by create_app
 BODY_TIMEOUT: web.AppKey[Callable[[], float]] = web.AppKey("body_timeout")
@@ -58,6 +62,11 @@ async def body_middleware(
             return _closing(
                 IntentRouterError(f"request body not received within {seconds:g} s", code="body_timeout", status=408)
             )
+        except ConnectionResetError:
+            # the client hung up before its body was complete: nobody is left to answer, nothing went wrong here
+            log.info("client closed the connection before sending its body (%s %s)", request.method, request.path)
+            request.content.feed_eof()
+            return _closing(BadRequest("request body incomplete: the connection was closed"))
         except (RequestPayloadError, HttpProcessingError):
             # the stream is broken: mark it ended so aiohttp does not read on after the answer (it would
             # meet the same error and log it as unhandled), and close the connection

@@ -128,3 +128,30 @@ async def test_keep_alive_connection_trickling_its_next_request_is_closed(tmp_pa
         writer.close()
     assert closed is not None, "a keep-alive connection trickling its second request stayed open"
     assert closed[0] <= 4
+
+
+async def test_a_client_that_hangs_up_mid_body_is_no_server_error(tmp_path, caplog):
+    """A client gone before its body is complete is a normal event: no error with a traceback in the log,
+    and the server answers the next client."""
+    async with serving(people_tree(tmp_path, CONFIG)) as (port, _):
+        for framing in (b"Content-Length: 100\r\n", b"Transfer-Encoding: chunked\r\n"):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            head = b"POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + framing
+            writer.write(head + b"\r\n" + (b'{"query":' if b"Length" in framing else b'9\r\n{"query":\r\n'))
+            await writer.drain()
+            await asyncio.sleep(0.2)
+            writer.close()
+            await writer.wait_closed()
+        await asyncio.sleep(0.3)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        body = json.dumps({"query": "who works in the Engineering department?"}).encode()
+        writer.write(
+            b"POST /v1/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nConnection: close\r\n"
+            + f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        await writer.drain()
+        answer = await reader.read()
+        writer.close()
+    assert answer.startswith(b"HTTP/1.1 200")
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
