@@ -165,12 +165,17 @@ def date_candidates(
     parameter takes the time said with the date (`time_of`, by id of the date mention): 'friday at 3 pm'."""
     out = []
     as_datetime = item_type(spec) is ParameterType.DATETIME
+    ends = _two_days(mentions)
     for d in mentions:
         picked: tuple[dt.date, dt.time | None, float] | None = None
         if role is Role.START and d.start is not None:
             picked = (d.start, d.start_time, 0.95 if d.operator in ("since", "after", "between") else 0.9)
+            if ends:
+                picked = (d.start, d.start_time, 0.93 if d is ends[0] else 0.86)
         elif role is Role.END and d.end is not None and d.operator not in ("since", "after"):
             picked = (d.end, d.end_time, 0.95 if d.operator in ("until", "before", "between") else 0.9)
+            if ends:
+                picked = (d.end, d.end_time, 0.93 if d is ends[1] else 0.86)
         elif role is Role.END and spec.required and d.operator in ("since", "after") and d.start and d.start <= today:
             picked = (today, None, 0.7)
         elif role in (Role.POINT, Role.GENERIC) and d.single_day and d.start is not None and d.operator is None:
@@ -193,6 +198,15 @@ def date_candidates(
         key = when_key("date", role)
         out.append(Candidate(spec.name, value, span, text, extractor, score, key=key, shareable=True))
     return out
+
+
+def _two_days(mentions: list[DateMention]) -> tuple[DateMention, DateMention] | None:
+    """Two plain days and no other date ('june 1st 2024 and june 10th 2024', a reply to a question asking
+    for both ends): the earlier opens a start/end pair, the later closes it; each alone would fill both."""
+    if len(mentions) != 2 or any(d.operator is not None or not d.single_day for d in mentions):
+        return None
+    first, second = sorted(mentions, key=lambda d: d.start or dt.date.min)
+    return None if first.start == second.start else (first, second)
 
 
 def time_candidates(spec: ParameterSpec, role: Role, mentions: list[TimeMention]) -> list[Candidate]:

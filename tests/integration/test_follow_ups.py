@@ -325,3 +325,11 @@ async def test_a_month_without_its_year_is_in_the_year_the_conversation_is_about
     meta = _meta(last)
     assert meta["reason"] == "follow_up"
     assert {name: meta["parameters"][name] for name in parameters} == parameters
+
+
+async def test_two_days_answering_a_question_for_both_ends_are_the_start_and_the_end(demo_runtime):
+    first, last = await _turns(demo_runtime, "show orders placed between two dates", "june 1st 2024 and june 10th 2024")
+    assert _meta(first)["status"] == "needs_clarification"
+    meta = _meta(last)
+    assert (meta["status"], meta["template_id"]) == ("executed", "orders_between_dates")
+    assert (meta["parameters"]["start_date"], meta["parameters"]["end_date"]) == ("2024-06-01", "2024-06-10")
