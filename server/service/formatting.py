@@ -26,7 +26,7 @@ def render_content(template: Template, rows: list[dict[str, Any]], truncated: bo
     if not rows:
         return f"{template.description}: no results."
     if template.result_format == "summary" and len(rows) == 1 and not truncated:
-        parts = [f"{k.replace('_', ' ')}: {_fmt(v)}" for k, v in rows[0].items()]
+        parts = [f"{k.replace('_', ' ')}: {'none' if v is None else _fmt(v)}" for k, v in rows[0].items()]
         return f"{template.description}. " + "; ".join(parts) + "."
     columns = list(rows[0].keys())
     lines = [
