@@ -16,6 +16,7 @@ question follows its own words, not the length of the list (a values_from list c
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections import defaultdict
@@ -220,6 +221,7 @@ class PhraseIndex:
         self._by_stems: dict[int, dict[tuple[str, ...], list[int]]] = defaultdict(lambda: defaultdict(list))
         self._fuzzy: dict[int, tuple[list[int], list[str]]] = {}  # words in phrase -> (phrases, lower texts)
         owners: dict[str, set[Any]] = defaultdict(set)
+        pair_owners: dict[tuple[str, str], set[Any]] = defaultdict(set)
         for i, p in enumerate(self.phrases):
             ws = words(p.text)
             (self._by_first[_key(ws[0].text)] if ws else self._scan).append(i)
@@ -233,8 +235,18 @@ class PhraseIndex:
                 for w in ws:
                     if w.lower not in _GENERIC and len(w.text) >= 3 and not w.text.isdigit():
                         owners[w.lower].add(p.value)
-        # a word names a value only when no other value has it ('stonegate' in two names names neither)
+                for a, b in itertools.pairwise(ws):
+                    if a.lower not in _GENERIC and b.lower not in _GENERIC:
+                        pair_owners[(a.lower, b.lower)].add(p.value)
+        # a word names a value only when no other value has it ('stonegate' in two names names neither); so do
+        # two words in a row ('wireless mouse' names 'Wireless Mouse M2' beside 'Slim Wireless Keyboard' and
+        # 'Ergo Vertical Mouse', where each word alone names two)
         self._distinctive = {w: next(iter(vs)) for w, vs in owners.items() if len(vs) == 1}
+        self._distinctive_pairs = {
+            pair: next(iter(vs))
+            for pair, vs in pair_owners.items()
+            if len(vs) == 1 and not (pair[0] in self._distinctive or pair[1] in self._distinctive)
+        }
 
     # --- exact ---------------------------------------------------------------------------------
     def exact(self, question: str, toks: list[Word], ordinary: frozenset[str]) -> list[ChoiceMatch]:
@@ -277,6 +289,14 @@ class PhraseIndex:
             if value is None or t.lower in ordinary or _in_another_name(question, toks, k, value, ordinary):
                 continue
             by_value[value].append(t)
+        for k in range(len(toks) - 1):
+            a, b = toks[k], toks[k + 1]
+            value = self._distinctive_pairs.get((a.lower, b.lower))
+            if value is None or question[a.end : b.start].strip() or {a.lower, b.lower} <= ordinary:
+                continue
+            if _in_another_name(question, toks, k, value, ordinary, k + 1):
+                continue
+            by_value[value] += [w for w in (a, b) if w not in by_value[value]]
         out = []
         for value, hits in by_value.items():
             span = (hits[0].start, hits[-1].end)

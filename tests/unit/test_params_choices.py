@@ -104,3 +104,16 @@ def test_a_value_inside_a_longer_capitalised_name_is_not_named():
     assert best("customers in the South region", phrases) == ("South", "allowed_values", "South")
     assert best("any good Harry Elfont comic flicks?", phrases) == ("Comic", "allowed_values", "comic")
     assert best("Tell me about South Korea", phrases) == ("South Korea", "allowed_values", "South Korea")
+
+
+def test_two_words_in_a_row_name_the_one_value_that_has_them():
+    """Each of 'wireless' and 'mouse' is in two names; together, in that order, only in one."""
+    products = phrases_for([], {}, ValueList.of(["Wireless Mouse M2", "Ergo Vertical Mouse", "Slim Wireless Keyboard"]))
+    assert best("sales of the wireless mouse in 2024", products) == (
+        "Wireless Mouse M2",
+        "partial_name",
+        "wireless mouse",
+    )
+    assert best("wireless keyboard sales", products)[0] == "Slim Wireless Keyboard"
+    assert best("sales of the mouse in 2024", products) is None
+    assert best("a mouse that is wireless", products) is None
