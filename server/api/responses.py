@@ -53,14 +53,21 @@ class MultistageScoring(Wire):
 
 class CountQuestionView(Wire):
     """A count question routed to a list template, answered by the template that counts that list
-    (`counts: <list id>`); the scores shown are the ones the list earned."""
+    (`counts: <list id>`), or a question for the rows routed to the count template, answered by its list;
+    the scores shown are the ones the template routed to earned."""
 
     # the rule: routing/count_questions.py (docstrings here are OpenAPI descriptions, which name no source files)
 
-    cue: str = Field(description='the words that asked for a number: "how many", "number of", "count", "headcount"')
+    cue: str = Field(
+        description='the words that asked for a number ("how many", "number of", "count", "headcount") or for the '
+        'rows ("list", "show", "display", "give me", "which", "who")'
+    )
     adapter: str
-    list_template: str = Field(description="the list template the question routed to")
-    count_template: str = Field(description="the template that counts it, which answers instead")
+    list_template: str = Field(description="the list template (the count template counts it)")
+    count_template: str = Field(description="the template that counts the list")
+    answered_by: Literal["count", "list"] = Field(
+        "count", description="which of the two answers: the count (for a number) or the list (for the rows)"
+    )
 
 
 class WriteRequestView(Wire):

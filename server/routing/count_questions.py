@@ -8,11 +8,13 @@ asks for a number ("how many", "number of", "count", "headcount") and the best c
 a count template counts, the count template takes its place, with the list's scores: the decision
 (threshold, ambiguity) is the one the list earned, only the template that answers it changes. The
 count template's own entry, if it was a candidate too, is dropped, so the pair is never "ambiguous".
+The same rule runs the other way for a question that asks for the rows ("list", "show", "give me",
+"which", "who") and no number, when the best candidate is a count template: "list the first 20 pending
+orders" is answered by the list the count template counts, not by "orders: 188".
 
 The rule runs in the router's one ending (`Router._decide`), so /v1/query, test_routing (which says so
-in `routing_decision.count_question`) and fit-thresholds all see the same choice. The reverse (a list
-question landing on the count template) is left to the scores: "how big is the team?" asks for a count
-without any cue word.
+in `routing_decision.count_question`) and fit-thresholds all see the same choice. Without a cue either
+way the scores decide: "how big is the team?" asks for a count without any cue word.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from .candidates import Candidate
 
 # the words that ask for a number of rows rather than the rows themselves
 COUNT_CUE = re.compile(r"\b(how many|number of|count|headcount)\b", re.IGNORECASE)
+# the words that ask for the rows themselves
+LIST_CUE = re.compile(r"\b(list|show|display|give me|which|who)\b", re.IGNORECASE)
 
 
 class CountSource(Protocol):
@@ -48,6 +52,7 @@ class CountChoice:
     adapter: str
     list_template: str
     count_template: str
+    answered_by: str = "count"  # "list": a question for the rows that routed to the count template
 
 
 def count_cue(question: str) -> str | None:
@@ -65,14 +70,27 @@ def prefer_count_template(
     question: str, ranked: list[Candidate], sources: Sequence[CountSource]
 ) -> tuple[list[Candidate], CountChoice | None]:
     """`ranked` with its best candidate replaced by the count template that counts it, when the question
-    asks for a count; else `ranked` unchanged and None."""
-    if not ranked or (cue := count_cue(question)) is None:
+    asks for a count, or by the list a count template counts, when it asks for the rows and no count; else
+    `ranked` unchanged and None."""
+    if not ranked:
         return ranked, None
     best = ranked[0]
     source = next((s for s in sources if s.name == best.adapter), None)
-    counting = count_template_for(best.template, source.templates) if source is not None else None
-    if counting is None:
+    if source is None:
         return ranked, None
-    chosen = dataclasses.replace(best, template=counting)
-    rest = [c for c in ranked[1:] if c.key != chosen.key]
-    return [chosen, *rest], CountChoice(cue, best.adapter, best.template.id, counting.id)
+    if (cue := count_cue(question)) is not None:
+        counting = count_template_for(best.template, source.templates)
+        if counting is None:
+            return ranked, None
+        return _replaced(ranked, counting), CountChoice(cue, best.adapter, best.template.id, counting.id)
+    listed = source.templates.get(best.template.counts) if best.template.counts else None
+    if listed is None or (found := LIST_CUE.search(question)) is None:
+        return ranked, None
+    choice = CountChoice(found.group(1).lower(), best.adapter, listed.id, best.template.id, answered_by="list")
+    return _replaced(ranked, listed), choice
+
+
+def _replaced(ranked: list[Candidate], template: Template) -> list[Candidate]:
+    """The best candidate answered by `template` with its scores; `template`'s own entry dropped."""
+    chosen = dataclasses.replace(ranked[0], template=template)
+    return [chosen, *(c for c in ranked[1:] if c.key != chosen.key)]

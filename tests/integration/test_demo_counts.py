@@ -110,6 +110,7 @@ async def test_every_pair_answers_counts_with_the_count_and_lists_with_the_list(
                     "adapter": adapter,
                     "list_template": listed,
                     "count_template": counting,
+                    "answered_by": "count",
                 }
                 assert explained["all_matches"][0]["template_id"] == counting
                 assert [m["template_id"] for m in explained["all_matches"]].count(counting) == 1
@@ -125,3 +126,22 @@ async def test_a_count_question_to_a_data_adapter_follows_the_same_rule(demo_run
     meta = result.body["metadata"]
     assert (meta["status"], meta["template_id"]) == ("executed", "count_employees_by_city")
     assert meta["parameters"] == {"city": "Chicago"} and list(result.body["rows"][0]) == ["employees"]
+
+
+async def test_a_question_for_the_rows_that_lands_on_a_count_template_gets_the_list(demo_runtime):
+    """Found by a QA pass: 'list the first 20 pending orders' answered 'orders: 188'."""
+    company = demo_runtime.get("company")
+    explained = (await answering.explain_routing(company, "list the first 20 pending orders")).body
+    assert explained["routing_decision"]["count_question"] == {
+        "cue": "list",
+        "adapter": "sales",
+        "list_template": "orders_by_status",
+        "count_template": "count_orders_by_status",
+        "answered_by": "list",
+    }
+    meta = (await answering.answer(company, "list the first 20 pending orders")).body["metadata"]
+    assert (meta["template_id"], meta["parameters"]["status"], meta["parameters"]["limit"]) == (
+        "orders_by_status",
+        "pending",
+        20,
+    )

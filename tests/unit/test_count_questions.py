@@ -79,6 +79,23 @@ def test_the_rule_changes_nothing_else():
     assert prefer_count_template("how many?", [], [SALES]) == ([], None)
 
 
+@pytest.mark.parametrize("question", ["list the first 20 orders of January", "give me 5 orders placed in March"])
+def test_a_question_for_the_rows_on_a_count_template_gets_its_list_with_the_counts_scores(question):
+    ranked = [cand(COUNTING, 0.6), cand(LISTED, 0.55), cand(OTHER, 0.2)]
+    chosen, choice = prefer_count_template(question, ranked, [SALES])
+    cue = question.split()[0] if question.startswith("list") else "give me"
+    assert choice == CountChoice(cue, "sales", "orders_between_dates", "count_orders_between_dates", "list")
+    assert [c.template.id for c in chosen] == ["orders_between_dates", "monthly_revenue"]
+    assert chosen[0].score == 0.6
+
+
+def test_without_a_cue_either_way_the_scores_decide():
+    on_count = [cand(COUNTING, 0.7), cand(LISTED, 0.6)]
+    assert prefer_count_template("orders in January", on_count, [SALES]) == (on_count, None)
+    # a count cue beside a list word asks for the number
+    assert prefer_count_template("show me the number of orders in January", on_count, [SALES]) == (on_count, None)
+
+
 def test_counts_must_name_a_list_of_the_same_adapter_once():
     issues = count_pair_issues(
         [
