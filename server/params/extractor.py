@@ -51,7 +51,7 @@ from .learned.evidence import Judged, weigh
 from .learned.features import Mark
 from .learned.learner import LearnedExtractor
 from .llm import AnthropicFiller, LLMError
-from .not_applied import WIDENED, ListedValue, listed_values, not_applied
+from .not_applied import WIDENED, ListedValue, listed_values, not_applied, unbounded_ends
 from .numbers import find_numbers
 from .roles import Role, numeric_choices, role_of
 from .ruled_out import REASON as RULED_OUT
@@ -281,9 +281,10 @@ class TemplateParameterExtractor(ParameterExtractor):
         result = self.extract_with(question, params, today, template.id)
         if llm:
             await self._llm_pass(question, template, params, result, today)
+        used = [step.span for step in result.trace if step.span is not None]
         if self.listed:
-            used = [step.span for step in result.trace if step.span is not None]
             result.left_out += not_applied(question, template, self.listed, used)
+        result.left_out += unbounded_ends(template, find_numbers(question), used)
         return result
 
     async def _param(self, template: Template, spec: ParameterSpec) -> _Param:

@@ -7,7 +7,8 @@ template of the same adapter has and this template lacks (by name); when it over
 used; and when it is not an ordinary word of this template's own examples ("music" in "play some music").
 It goes into `extraction_left_out` and a line of the answer's content says it was not applied. Only the
 operator's own short lists count: `values_from` lists (names read from a database), numbers, booleans and
-values shorter than three characters name things too loosely to be sure of.
+values shorter than three characters name things too loosely to be sure of. The end of a number range
+the template has no bound for ('between 100k and 150k', a minimum only) is reported the same way.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from dataclasses import dataclass
 from ..templates import ParameterType, Template
 from .candidates import item_type
 from .choice_cache import ordinary_words
+from .numbers import NumberMention
+from .roles import Role, role_of
 from .ruled_out import REASON as RULED_OUT
 from .text import Span, overlaps, words
 
@@ -78,6 +81,26 @@ def not_applied(
         taken.append(found.span())
         reason = f"{NOT_APPLIED}: template '{template.id}' has no parameter '{value.parameter}'"
         out.append({"name": value.parameter, "text": found.group(), "reason": reason, "span": list(found.span())})
+    return out
+
+
+def unbounded_ends(
+    template: Template, mentions: Sequence[NumberMention], used: Iterable[Span]
+) -> list[dict[str, object]]:
+    """`extraction_left_out` entries for the end of a number range the template has no bound for: 'between
+    100k and 150k' on a template with a minimum only ran with the minimum, and the answer must say so."""
+    roles = {role_of(spec) for spec in template.parameters}
+    taken = list(used)
+    out: list[dict[str, object]] = []
+    for m in mentions:
+        if m.range_role is None or any(overlaps(m.span, span) for span in taken):
+            continue
+        missing, name = (Role.UPPER, "maximum") if m.range_role == "high" else (Role.LOWER, "minimum")
+        other = next((o for o in mentions if o.range_id == m.range_id and o is not m), None)
+        if missing in roles or other is None or not any(overlaps(other.span, span) for span in taken):
+            continue
+        reason = f"{NOT_APPLIED}: template '{template.id}' has no {name}"
+        out.append({"name": name, "text": m.text, "reason": reason, "span": list(m.span)})
     return out
 
 

@@ -4,7 +4,8 @@ use and that are no ordinary word of this template's own examples."""
 
 from __future__ import annotations
 
-from server.params.not_applied import listed_values, not_applied, note
+from server.params.not_applied import listed_values, not_applied, note, unbounded_ends
+from server.params.numbers import find_numbers
 from server.templates import ParameterSpec, Template
 
 
@@ -64,3 +65,24 @@ def test_what_the_template_takes_uses_or_says_itself_is_not_reported():
     assert not_applied("top sales people", TOP, LISTED, []) == []  # an ordinary word of its own examples
     assert not_applied("wholesale prices", template("top", []), LISTED, []) == []  # whole words only
     assert note([{"name": "limit", "text": "500", "reason": "must be at most 100"}]) is None
+
+
+def test_the_end_of_a_number_range_the_template_has_no_bound_for_is_reported():
+    above = template("earning_above", [ParameterSpec(name="min_salary", type="number")])
+    question = "employees earning between 100k and 150k"
+    mentions = find_numbers(question)
+    low = next(m for m in mentions if m.range_role == "low")
+    assert unbounded_ends(above, mentions, [low.span]) == [
+        {
+            "name": "maximum",
+            "text": "150k",
+            "reason": "not applied: template 'earning_above' has no maximum",
+            "span": [35, 39],
+        }
+    ]
+    assert "Not applied: '150k' (maximum)" in note(unbounded_ends(above, mentions, [low.span]))
+    both = template(
+        "in_range", [ParameterSpec(name="min_salary", type="number"), ParameterSpec(name="max_salary", type="number")]
+    )
+    assert unbounded_ends(both, mentions, [low.span]) == []  # the template has the bound (the value went elsewhere)
+    assert unbounded_ends(above, mentions, []) == []  # neither end applied: nothing of the range was used
