@@ -147,6 +147,8 @@ def find_numbers(text: str) -> list[NumberMention]:
     found.sort(key=lambda m: m.span)
     found = _split_between(text, found)
     for mention in found:
+        _as_figures(text, mention)
+    for mention in found:
         _add_cues(text, mention)
     _pair_ranges(text, found)
     return found
@@ -302,6 +304,19 @@ def _shared_scale(low: NumberMention, high: NumberMention) -> float | None:
     if high.from_words and said[-1] in _SCALE_WORDS and not _SCALE_WORDS.keys() & set(low.text.lower().split()):
         return _SCALE_WORDS[said[-1]]
     return None
+
+
+_FIGURES_AFTER = re.compile(r"[\s-]+figures?\b", re.IGNORECASE)
+
+
+def _as_figures(text: str, m: NumberMention) -> None:
+    """'earns six figures', '7 figures': an amount of that many digits, at least 10^(n-1) ('six figures' is
+    100,000 or more), never the count itself."""
+    after = _FIGURES_AFTER.match(text, m.span[1])
+    if after is None or not (m.is_integer and 4 <= m.value <= 10) or m.multiplied:
+        return
+    m.value, m.multiplied = 10 ** (int(m.value) - 1), True
+    m.span, m.text = (m.span[0], after.end()), text[m.span[0] : after.end()]
 
 
 def _split_between(text: str, found: list[NumberMention]) -> list[NumberMention]:

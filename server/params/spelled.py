@@ -119,6 +119,8 @@ def _with_dozens(text: str, toks: list[Word], found: list[Spelled]) -> list[Spel
                 out.append(_spelled(text, toks, i - 1, i, 6, False))
             elif prev is not None and prev.lower in ("a", "an"):
                 out.append(_spelled(text, toks, i - 1, i, 12, False))
+            elif prev is not None and prev.lower in ("top", "first", "last", "best", "bottom"):  # 'the top dozen'
+                out.append(_spelled(text, toks, i, i, 12, False))
         elif lower in _PAIRS and i and toks[i - 1].lower in ("a", "an"):
             last = i + 1 if i + 1 < len(toks) and toks[i + 1].lower == "of" else i
             if lower == "couple" or last > i:  # 'a pair' alone is a thing, 'a pair of' a count

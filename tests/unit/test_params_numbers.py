@@ -285,3 +285,17 @@ def test_a_range_said_in_number_words_has_both_ends(text, low, high):
 def test_number_words_joined_by_and_outside_a_range_stay_one_number():
     assert [m.value for m in find_numbers("eighty thousand and ninety")] == [80_090]
     assert [m.value for m in find_numbers("between one hundred and five")] == [105]
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "said"),
+    [
+        ("how many people earn six figures", 100_000, "six figures"),
+        ("people making 7 figures", 1_000_000, "7 figures"),
+        ("list the top dozen customers by revenue", 12, "dozen"),
+        ("the last dozen orders", 12, "dozen"),
+    ],
+)
+def test_amounts_and_counts_said_as_people_say_them(text, value, said):
+    (found,) = find_numbers(text)
+    assert (found.value, found.text) == (value, said)
