@@ -41,6 +41,7 @@ from .bare_reply import LIKING, LOOKING, REPLY_FILLER, REPLY_WORD, VALUE_FILLER,
 from .carry_over import CUE_WORDS, CarryOver, corrected_part, is_carry_over, new_values, read_message
 from .context_year import in_context_year
 from .count_switch import counted_if_asked, switched
+from .more_rows import more_rows
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, TemplateRef
 
 Kind = Literal["clarification", "choice", "follow_up", "correction", "expired"]
@@ -538,6 +539,8 @@ async def _carry(
     if (other := switched(message, template, source.templates)) is not None:
         return _asked_the_other_way(last, source, other)
     template = counted_if_asked(message, template, source.templates)
+    if (asked := more_rows(message, template)) is not None:
+        return _with_limit(last, source, template, *asked)
     carry = read_message(message)
     if is_confident and not carry.cue:
         return None  # a confident new question starts over
@@ -546,6 +549,10 @@ async def _carry(
     if (named := settle(reply, template)) is not None:  # 'and Finance and Support?': both are the new value
         given[named.parameter] = named.values
     said = {p.name for p in reply.problems if p.problem in ("invalid", "ambiguous")}  # given, but not usable
+    if not given and not said and corrected_part(message) is not None:  # 'make that 20' after 'top 10 earners'
+        reply = _bare_number(carry.text, _said_before(last, template) or template.parameters, [])
+        given = new_values(reply)
+        said = {p.name for p in reply.problems}
     wraps = VALUE_FILLER | CUE_WORDS
     if not given and not said and carry.cue and reroute is not None and _names_a_value_only(carry.text, wraps):
         return await _neighbour(last, template, carry, sources, reroute, threshold)
@@ -568,6 +575,29 @@ async def _carry(
     carried = [name for name in earlier if name not in given and name not in crossed and earlier[name] is not None]
     confidence = last.template.score or 0.0
     return FollowUp(carry.kind, source, template, merged, None, last.question, confidence, changed, carried)
+
+
+def _said_before(last: LastAnswer, template: Template) -> list[ParameterSpec]:
+    """The parameters the last answer ran with a value other than their default ('top 10' may be one)."""
+    return [p for p in template.parameters if last.values.get(p.name) not in (None, p.default)]
+
+
+def _with_limit(last: LastAnswer, source: ExtractionSource, template: Template, name: str, limit: int) -> FollowUp:
+    """The last answer again with its row limit raised (more_rows.py); a limit it cannot take is asked about."""
+    specs = {p.name: p for p in template.parameters}
+    earlier, stale = _revalidate(last.values, specs)
+    problems = [param_problems.missing(specs[n]) for n in stale]
+    try:
+        earlier[name] = validate(specs[name], limit)
+    except InvalidValue as exc:
+        earlier.pop(name, None)
+        problems.append(param_problems.invalid(specs[name], str(limit), str(exc)))
+    merged = Extraction(values=earlier, problems=problems)
+    _fill_rest(template, merged)
+    carried = [n for n, v in earlier.items() if n != name and v is not None]
+    return FollowUp(
+        "follow_up", source, template, merged, None, last.question, last.template.score or 0.0, [name], carried
+    )
 
 
 def _asked_the_other_way(last: LastAnswer, source: ExtractionSource, template: Template) -> FollowUp:

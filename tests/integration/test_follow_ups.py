@@ -333,3 +333,30 @@ async def test_two_days_answering_a_question_for_both_ends_are_the_start_and_the
     meta = _meta(last)
     assert (meta["status"], meta["template_id"]) == ("executed", "orders_between_dates")
     assert (meta["parameters"]["start_date"], meta["parameters"]["end_date"]) == ("2024-06-01", "2024-06-10")
+
+
+@pytest.mark.parametrize(
+    ("more", "limit"),
+    [("show me all 84", 84), ("show all of them", 500), ("show the rest", 500), ("all of them please", 500)],
+)
+async def test_more_rows_of_a_cut_list_run_it_again_with_a_higher_limit(demo_runtime, more, limit):
+    """Found by a QA pass: 'show me all 84' ran order 84, 'show the rest' asked for an order number."""
+    first, last = await _turns(demo_runtime, "who works in Engineering?", more)
+    assert _meta(first)["parameters"]["limit"] == 50 and len(first["rows"]) == 50
+    meta = _meta(last)
+    assert (meta["reason"], meta["template_id"]) == ("follow_up", "employees_by_department")
+    assert meta["parameters"] == {"department": "Engineering", "limit": limit}
+    assert meta["session"]["changed"] == ["limit"] and len(last["rows"]) == 84
+
+
+async def test_more_rows_than_the_template_allows_is_asked_about(demo_runtime):
+    *_, last = await _turns(demo_runtime, "who works in Engineering?", "show me all 5000")
+    meta = _meta(last)
+    assert meta["status"] == "needs_clarification" and [c["name"] for c in meta["clarification"]] == ["limit"]
+
+
+@pytest.mark.parametrize("again", ["make that 20", "make it 20"])
+async def test_make_that_n_after_a_ranking_changes_its_limit(demo_runtime, again):
+    *_, last = await _turns(demo_runtime, "who are the top 10 earners?", again)
+    meta = _meta(last)
+    assert (meta["template_id"], meta["parameters"]["limit"], len(last["rows"])) == ("top_earners", 20, 20)
