@@ -166,6 +166,7 @@ class _Parser:
         self.scan(rf"\b(?P<holiday>{HOLIDAY_NAMES})(?:,?\s+(?:of\s+)?{YEAR})?(?!\w)", self._holiday)
         self.scan(rf"(?<![\w$#.,/]){YEAR}(?![\w%]|,\d|\.\d)", self._year)
         self.scan(r"\b(?:fy|fiscal year)\s?'?(?P<year>(?:19|20)\d\d)\b", self._year)
+        self.scan(r"\b(?:fy|fiscal year)\s?['’]?(?P<yy>\d\d)\b", self._short_year)  # 'FY24'
         self.scan(r"\btoday\b|\btonight\b|\bthis morning\b", lambda m: self._day(m, t))
         self.scan(r"\byesterday\b", lambda m: self._day(m, t - dt.timedelta(days=1)))
         self.scan(r"\bthe day before yesterday\b", lambda m: self._day(m, t - dt.timedelta(days=2)))

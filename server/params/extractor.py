@@ -337,7 +337,36 @@ class TemplateParameterExtractor(ParameterExtractor):
                     cand, reason = rejected[name]
                     result.left_out.append({"name": name, "text": cand.text, "reason": reason})
                 self._fallback(p, result)
+        self._ask_which_year(params, seen.dates, result)
         return result
+
+    @staticmethod
+    def _ask_which_year(params: list[_Param], dates: list[DateMention], result: Extraction) -> None:
+        """A period of several years ('the 2010s', 'between 2023 and 2024') said where the only place for it is
+        a single year parameter: which year is the user's to say, not the default's ('Assumed: year 2025') nor
+        the period's first year read as a number."""
+        for p in params:
+            name = p.spec.name
+            step = next((t for t in result.trace if t.name == name), None)
+            if p.role is not Role.YEAR or step is None:
+                continue
+            others = [t.span for t in result.trace if t.span is not None and t.name != name]
+            several = next(
+                (
+                    d
+                    for d in dates
+                    if d.start and d.end and d.start.year != d.end.year and not any(overlaps(d.span, o) for o in others)
+                ),
+                None,
+            )
+            if several is None or not (step.extractor == "default" or (step.span and inside(step.span, several.span))):
+                continue
+            result.trace = [t for t in result.trace if t.name != name]
+            result.values.pop(name, None)
+            result.problems.append(problems.missing(p.spec, p.strict_list))
+            result.left_out.append(
+                {"name": name, "text": several.text, "reason": "spans several years: which one is asked"}
+            )
 
     def _read_candidates(self, params: list[_Param], seen: _Mentions) -> list[dict[str, Any]]:
         """Every parameter's candidates, placed by their cue words (an origin and a destination, the two ends

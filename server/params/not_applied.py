@@ -93,8 +93,8 @@ def unbounded_ends(
     taken = list(used)
     out: list[dict[str, object]] = []
     for m in mentions:
-        if m.range_role is None or any(overlaps(m.span, span) for span in taken):
-            continue
+        if m.range_role is None or m.year_like or any(overlaps(m.span, span) for span in taken):
+            continue  # years have their own reader (a period of several years asks which one)
         missing, name = (Role.UPPER, "maximum") if m.range_role == "high" else (Role.LOWER, "minimum")
         other = next((o for o in mentions if o.range_id == m.range_id and o is not m), None)
         if missing in roles or other is None or not any(overlaps(other.span, span) for span in taken):

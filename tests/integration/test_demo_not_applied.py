@@ -4,6 +4,8 @@ answer lists everyone as before, and now says that Sales was not applied."""
 
 from __future__ import annotations
 
+import pytest
+
 from server.service import answer as answering
 
 
@@ -49,3 +51,17 @@ async def test_the_end_of_a_salary_range_a_minimum_only_template_cannot_take_is_
     assert (meta["template_id"], meta["parameters"]["min_salary"]) == ("employees_earning_above", 100000.0)
     assert [(e["name"], e["text"]) for e in meta["extraction_left_out"]] == [("maximum", "150k")]
     assert "Not applied: '150k' (maximum)" in result.body["content"]
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("average rating per department in the 2010s", "the 2010s"),  # was year 2025, the default
+        ("revenue by region between 2023 and 2024", "between 2023 and 2024"),  # was 2023, its first year
+    ],
+)
+async def test_several_years_where_one_year_fits_ask_which(demo_runtime, question, said):
+    body = (await answering.answer(demo_runtime.get("company"), question)).body
+    assert body["status"] == "needs_clarification"
+    assert [c["name"] for c in body["metadata"]["clarification"]] == ["year"]
+    assert [(e["name"], e["text"]) for e in body["metadata"]["extraction_left_out"]] == [("year", said)]

@@ -444,6 +444,8 @@ def test_from_a_weekday_looks_back_in_a_report_and_ahead_in_a_booking():
         ("March 3rd to 5th", "2025-03-03", "2025-03-05", "between"),
         ("who was hired between Jan and Mar 2025", "2025-01-01", "2025-03-31", "between"),
         ("orders from November to February 2025", "2024-11-01", "2025-02-28", "between"),
+        ("revenue per channel in FY24", "2024-01-01", "2024-12-31", None),
+        ("fiscal year 22", "2022-01-01", "2022-12-31", None),
     ],
 )
 def test_periods_as_people_name_them(text, start, end, operator):
