@@ -112,7 +112,8 @@ async def interpret(
     if state.choice is not None:
         return await _pick(state.choice, state.pending_turn, message, sources, is_confident)
     if state.last is not None:
-        return await _carry(state.last, message, sources, is_confident, reroute, threshold)
+        selects_last = _selects(outcome, state.last.template)
+        return await _carry(state.last, message, sources, is_confident, reroute, threshold, selects_last)
     return None
 
 
@@ -529,9 +530,12 @@ async def _carry(
     is_confident: bool,
     reroute: Reroute | None = None,
     threshold: float = 0.0,
+    selects_last: bool = False,
 ) -> FollowUp | None:
     """The last answer's template again, with the values this message gives and the others carried over;
-    or, when it takes none of them, the template next to it that does (`_neighbour`)."""
+    or, when it takes none of them, the template next to it that does (`_neighbour`); or, when none does and
+    the message on its own routes to the last template, that answer again as it was (`selects_last`: 'what
+    about online only?' after revenue by channel for 2023 is not revenue by channel for the default year)."""
     found = _lookup(last.template, sources)
     if found is None:
         return None
@@ -555,7 +559,8 @@ async def _carry(
         said = {p.name for p in reply.problems}
     wraps = VALUE_FILLER | CUE_WORDS
     if not given and not said and carry.cue and reroute is not None and _names_a_value_only(carry.text, wraps):
-        return await _neighbour(last, template, carry, sources, reroute, threshold)
+        found = await _neighbour(last, template, carry, sources, reroute, threshold)
+        return found if found is not None or not selects_last else _as_it_was(last, source, template, reply)
     if not is_carry_over([*given, *said], carry, is_confident, values_only(carry.text, reply, wraps)):
         return None
     specs = {p.name: p for p in template.parameters}
@@ -575,6 +580,19 @@ async def _carry(
     carried = [name for name in earlier if name not in given and name not in crossed and earlier[name] is not None]
     confidence = last.template.score or 0.0
     return FollowUp(carry.kind, source, template, merged, None, last.question, confidence, changed, carried)
+
+
+def _as_it_was(last: LastAnswer, source: ExtractionSource, template: Template, reply: Extraction) -> FollowUp:
+    """The last answer again with every value it had; what the message said that nothing takes is reported
+    (`reply.left_out`: 'online' where no parameter filters by channel)."""
+    specs = {p.name: p for p in template.parameters}
+    earlier, stale = _revalidate(last.values, specs)
+    merged = Extraction(
+        values=earlier, problems=[param_problems.missing(specs[n]) for n in stale], left_out=reply.left_out
+    )
+    _fill_rest(template, merged)
+    carried = [n for n, v in earlier.items() if v is not None]
+    return FollowUp("follow_up", source, template, merged, None, last.question, last.template.score or 0.0, [], carried)
 
 
 def _said_before(last: LastAnswer, template: Template) -> list[ParameterSpec]:

@@ -360,3 +360,15 @@ async def test_make_that_n_after_a_ranking_changes_its_limit(demo_runtime, again
     *_, last = await _turns(demo_runtime, "who are the top 10 earners?", again)
     meta = _meta(last)
     assert (meta["template_id"], meta["parameters"]["limit"], len(last["rows"])) == ("top_earners", 20, 20)
+
+
+async def test_a_follow_up_nothing_takes_that_routes_to_the_last_template_keeps_its_values(demo_runtime):
+    """Found by a QA pass: 'what about online only?' (no template filters by channel) ran revenue by channel for
+    the default year, as a new question, instead of the 2023 the conversation was about."""
+    *_, last = await _turns(demo_runtime, "sales by channel in 2024", "and 2023?", "what about online only?")
+    meta = _meta(last)
+    assert (meta["reason"], meta["template_id"], meta["parameters"]) == (
+        "follow_up",
+        "revenue_by_channel",
+        {"year": 2023},
+    )
