@@ -175,19 +175,13 @@ def _pattern(text: str, ignore_case: bool) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w]){re.escape(text)}(?![\w])", re.IGNORECASE if ignore_case else 0)
 
 
-def _inside_a_name(question: str, toks: list[Word], span: Span, value: Any, ordinary: frozenset[str]) -> bool:
-    """The words at `span`, capitalised, are part of a longer capitalised name (`_in_another_name`): 'comic'
-    after 'Harry Elfont' is not."""
-    at = [k for k, t in enumerate(toks) if inside(t.span, span)]
-    return bool(at) and question[span[0]].isupper() and _in_another_name(question, toks, at[0], value, ordinary, at[-1])
-
-
 def _in_another_name(
     question: str, toks: list[Word], k: int, value: Any, ordinary: frozenset[str], last: int | None = None
 ) -> bool:
     """Word k (words k to `last`) is part of a capitalised name the value does not hold: 'San' of 'from San
     Diego' does not name 'San Francisco', nor 'Art' of 'the National Gallery of Modern Art' name 'Cartoon Art
-    Museum', nor 'Mexico' of 'New Mexico' name Mexico, nor 'South' of 'South Africa' the region South. A
+    Museum'. (Only for distinctive words: a whole value beside a capital is in title-case questions and 'Chicago
+    Illinois' too often to tell from 'New Mexico'.) A
     neighbour counts when only spaces part them and it may be part of a name (strings.py `may_be_in_a_name`:
     not 'Show', 'Orders', 'March', 'Please' or 'Q3'), is not 'I', not an ordinary word of the template's
     examples and not a sentence's first word ('Tesla orders this year' still names 'Tesla Inc.')."""
@@ -259,8 +253,6 @@ class PhraseIndex:
             p = self.phrases[i]
             for span in _occurrences(p, question, lowered):
                 hit.add(i)
-                if _inside_a_name(question, toks, span, p.value, ordinary):
-                    continue
                 text = question[span[0] : span[1]]
                 if text == p.text or not _case_sensitive(p.text):
                     score = 0.96 if p.source in ("alias", "values_from_alias") else 0.97
@@ -274,8 +266,6 @@ class PhraseIndex:
                     if i not in hit:
                         span = (toks[start].start, toks[start + n - 1].end)
                         p = self.phrases[i]
-                        if _inside_a_name(question, toks, span, p.value, ordinary):
-                            continue
                         out.append(ChoiceMatch(p.value, span, question[span[0] : span[1]], p.source, 0.93))
         return out
 
@@ -326,11 +316,7 @@ class PhraseIndex:
                 if row[best] < floor:
                     continue
                 phrase = self.phrases[ids[best]]
-                if (
-                    _ordinary_guess(toks, span, phrase, ordinary)
-                    or _other_word(toks, span, phrase)
-                    or _inside_a_name(question, toks, span, phrase.value, ordinary)
-                ):
+                if _ordinary_guess(toks, span, phrase, ordinary) or _other_word(toks, span, phrase):
                     continue
                 score = 0.6 + 0.3 * float(row[best]) / 100
                 out.append(ChoiceMatch(phrase.value, span, question[span[0] : span[1]], "fuzzy", score))
@@ -338,11 +324,28 @@ class PhraseIndex:
 
 
 def _other_word(toks: list[Word], span: Span, phrase: Phrase) -> bool:
-    """A window word the phrase does not contain that is a word of its own: a word of the language
-    ('Iceland' for 'Ireland', 'Austria' for 'Australia') or a number ('Scout 13' for 'Scout 14')."""
+    """A window word the phrase does not contain that is a word of its own: a number ('Scout 13' for 'Scout
+    14'), or a word of the language that spells other sounds ('Iceland' for 'Ireland', 'Austria' for
+    'Australia'); a spelling of the same sounds is the value ('theatre' for 'Theater', 'Columbia' for
+    'Colombia', 'Smyth' for 'Smith')."""
     own = {w.lower for w in words(phrase.text)}
     window = [t.lower for t in toks if inside(t.span, span)]
-    return any(w not in own and (any(c.isdigit() for c in w) or w in known_words()) for w in window)
+    if any(w not in own and any(c.isdigit() for c in w) for w in window):
+        return True
+    known = [w for w in window if w not in own and w in known_words()]
+    return bool(known) and _sounds(" ".join(window)) != _sounds(phrase.text)
+
+
+_SAME_SOUND = str.maketrans({"k": "c", "q": "c", "z": "s"})
+
+
+def _sounds(text: str) -> str:
+    """The consonants of a text in order, accents folded, c/k/q and s/z as one, doubles as one: the same for
+    spellings of the same word ('jewellery' and 'jewelry', 'Katherine' and 'Catherine', 'München' and
+    'Munchen'), different for other words ('Iceland' and 'Ireland')."""
+    folded = unicodedata.normalize("NFKD", text.lower()).encode("ascii", "ignore").decode().translate(_SAME_SOUND)
+    consonants = [c for c in folded if c.isalnum() and c not in "aeiouy"]
+    return "".join(c for i, c in enumerate(consonants) if i == 0 or c != consonants[i - 1])
 
 
 def _ordinary_guess(toks: list[Word], span: Span, phrase: Phrase, ordinary: frozenset[str]) -> bool:

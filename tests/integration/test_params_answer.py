@@ -108,7 +108,7 @@ async def test_values_from_resolves_against_the_source_once_and_rejects_unknown_
     first = await answer(adapter, "what does grace earn?")
     assert first.status == "executed" and first.body["rows"] == [{"name": "Grace", "salary": 130000.0}]
     assert first.body["metadata"]["parameters"] == {"person": "Grace"}
-    typo = await answer(adapter, "what does Gracee earn?")  # a misspelling above the fuzzy floor
+    typo = await answer(adapter, "what does Gracie earn?")  # a misspelling above the fuzzy floor
     assert typo.body["metadata"]["parameters"] == {"person": "Grace"}
     assert typo.body["metadata"]["extraction"][0]["extractor"] == "fuzzy"
     assert typo.body["metadata"]["from_cache"] is True and first.body["metadata"]["from_cache"] is False
