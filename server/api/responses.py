@@ -60,7 +60,7 @@ class CountQuestionView(Wire):
 
     cue: str = Field(
         description='the words that asked for a number ("how many", "number of", "count", "headcount") or for the '
-        'rows ("list", "show", "display", "give me", "which", "who")'
+        'rows ("list", or "show", "give me", "display" with "all", "the first" or a number)'
     )
     adapter: str
     list_template: str = Field(description="the list template (the count template counts it)")

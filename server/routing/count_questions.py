@@ -8,9 +8,9 @@ asks for a number ("how many", "number of", "count", "headcount") and the best c
 a count template counts, the count template takes its place, with the list's scores: the decision
 (threshold, ambiguity) is the one the list earned, only the template that answers it changes. The
 count template's own entry, if it was a candidate too, is dropped, so the pair is never "ambiguous".
-The same rule runs the other way for a question that asks for the rows ("list", "show", "give me",
-"which", "who") and no number, when the best candidate is a count template: "list the first 20 pending
-orders" is answered by the list the count template counts, not by "orders: 188".
+The same rule runs the other way for a question that asks for the rows ("list", "show all", "give me 5",
+"show me the first 20") and no number, when the best candidate is a count template: "list the first 20
+pending orders" is answered by the list the count template counts, not by "orders: 188".
 
 The rule runs in the router's one ending (`Router._decide`), so /v1/query, test_routing (which says so
 in `routing_decision.count_question`) and fit-thresholds all see the same choice. Without a cue either
@@ -30,8 +30,11 @@ from .candidates import Candidate
 
 # the words that ask for a number of rows rather than the rows themselves
 COUNT_CUE = re.compile(r"\b(how many|number of|count|headcount)\b", re.IGNORECASE)
-# the words that ask for the rows themselves
-LIST_CUE = re.compile(r"\b(list|show|display|give me|which|who)\b", re.IGNORECASE)
+# the words that ask for the rows themselves: 'list', or 'show' / 'give me' / 'display' with how many rows
+# ('show all', 'give me 5', 'show me the first 20'); not 'show me how big the team is' nor 'give me the total'
+LIST_CUE = re.compile(
+    r"\b(list|(?:show|give|display)(?:\s+(?:me|us))?\s+(?:all|every|the\s+(?:first|last)|\d+))\b", re.IGNORECASE
+)
 
 
 class CountSource(Protocol):

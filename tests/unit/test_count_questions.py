@@ -83,7 +83,7 @@ def test_the_rule_changes_nothing_else():
 def test_a_question_for_the_rows_on_a_count_template_gets_its_list_with_the_counts_scores(question):
     ranked = [cand(COUNTING, 0.6), cand(LISTED, 0.55), cand(OTHER, 0.2)]
     chosen, choice = prefer_count_template(question, ranked, [SALES])
-    cue = question.split()[0] if question.startswith("list") else "give me"
+    cue = "list" if question.startswith("list") else "give me 5"
     assert choice == CountChoice(cue, "sales", "orders_between_dates", "count_orders_between_dates", "list")
     assert [c.template.id for c in chosen] == ["orders_between_dates", "monthly_revenue"]
     assert chosen[0].score == 0.6
@@ -94,6 +94,9 @@ def test_without_a_cue_either_way_the_scores_decide():
     assert prefer_count_template("orders in January", on_count, [SALES]) == (on_count, None)
     # a count cue beside a list word asks for the number
     assert prefer_count_template("show me the number of orders in January", on_count, [SALES]) == (on_count, None)
+    # 'show' or 'give me' without how many rows asks for the count's own figure
+    assert prefer_count_template("give me the order total in January", on_count, [SALES]) == (on_count, None)
+    assert prefer_count_template("show me how big the January orders are", on_count, [SALES]) == (on_count, None)
 
 
 def test_counts_must_name_a_list_of_the_same_adapter_once():
