@@ -16,7 +16,7 @@ from typing import Any
 
 from ..params.base import Extraction
 from ..params.date_words import MONTH
-from ..params.dates import find_dates
+from ..params.dates import find_dates, month_end
 from ..params.roles import Role, role_of
 from ..params.text import Span, overlaps
 from ..templates import ParameterSpec, ParameterType
@@ -40,11 +40,12 @@ def in_context_year(
         return given
     spans = {step.name: step.span for step in reply.trace if step.span is not None}
     out = dict(given)
-    for name, value in given.items():
-        spec, span = specs.get(name), spans.get(name)
-        if spec is None or span is None or not any(overlaps(span, said) for said in yearless):
-            continue
-        out[name] = _moved(value, spec, year)
+    for said in yearless:  # the values of one mention move together ('November to February' keeps its span)
+        names = [n for n in given if n in specs and spans.get(n) is not None and overlaps(spans[n], said)]
+        first = min((d.year for n in names if (d := _date(given[n])) is not None), default=None)
+        shift = year - first if first is not None else 0
+        for name in names:
+            out[name] = _moved(given[name], specs[name], year, shift)
     return out
 
 
@@ -72,16 +73,17 @@ def _yearless_months(message: str) -> list[Span]:
     return out
 
 
-def _moved(value: Any, spec: ParameterSpec, year: int) -> Any:
+def _moved(value: Any, spec: ParameterSpec, year: int, shift: int) -> Any:
+    """A year parameter's value becomes `year`; a date moves `shift` years, a month's last day staying its
+    last ('until February' is the 29th in a leap year)."""
     if role_of(spec) is Role.YEAR and isinstance(value, int):
         return year
     day = _date(value)
-    if day is None:
+    if day is None or shift == 0:
         return value
-    try:
-        moved = day.replace(year=year)
-    except ValueError:  # February 29th
-        return value
+    target = day.year + shift
+    last = month_end(day.year, day.month) == day
+    moved = month_end(target, day.month) if last else day.replace(year=target)  # only February's end varies
     return moved.isoformat() if isinstance(value, str) else moved
 
 

@@ -144,7 +144,7 @@ class _Parser:
         )
         # two months: 'between Jan and Mar 2025', 'from October to December 2024', 'Jan-Mar'
         self.scan(
-            rf"\b(?P<m1>{_MONTH_NAMES})\.?\s*(?P<joint>{_DAYS_JOINT})\s*{MONTH}(?:,?\s+(?:of\s+)?{YEAR})?\b",
+            rf"\b(?P<m1>{_MONTH_NAMES})\.?\s*(?P<joint>{_DAYS_JOINT})\s*{MONTH}(?:,?\s+(?:of\s+)?{_YEAR_OR_NAMED})?\b",
             self._months,
         )
         self.scan(rf"\b{MONTH},?\s+(?:of\s+)?{YEAR}\b", self._my)
@@ -236,6 +236,13 @@ class _Parser:
         first, last = int(m["d1"].rstrip("stndrh")), int(m["day"])
         if first >= last or (m["joint"] == "and" and not re.search(r"between\s*$", before(self.low, m.start(), 12))):
             return None
+        if m.start("d1") < m.start("month") and (
+            re.search(rf"\b(?:{_MONTH_NAMES})\.?\s*$", before(self.low, m.start(), 12))  # 'March 1 to 10 April'
+            or (not m["year"] and _DAY_AFTER.match(self.low, m.end()))  # 'for 2 to 4 June 5'
+        ):
+            return None
+        if m.start("month") < m.start("d1") and _MONTH_AFTER.match(self.low, m.end()):
+            return None  # 'March 1st to 10th April': the second day is April's
         if m["month"] == "may" and not self.text[self.digits.position(m.start("month"))].isupper():
             return None
         month = MONTHS[m["month"]]
@@ -254,8 +261,10 @@ class _Parser:
             return None
         if "may" in (m["m1"], m["month"]) and not _month_context(self.low, m.start()):
             return None
-        if m["year"]:
-            year = int(m["year"])
+        if _DAY_AFTER.match(self.low, m.end()):
+            return None  # 'from January to March 15': the second end is a day, read by the range join
+        if m["year"] or m["named"]:
+            year = self._year_said(m)
         else:
             t = self.today
             year = (
@@ -266,7 +275,8 @@ class _Parser:
                 else t.year - 1
             )
         start = dt.date(year if first < last else year - 1, first, 1)
-        return Base(start, month_end(year, last), "span", m.span(), year_given=bool(m["year"]), month=last, ends=True)
+        named = bool(m["year"] or m["named"])
+        return Base(start, month_end(year, last), "span", m.span(), year_given=named, month=last, ends=True)
 
     def _my(self, m: re.Match[str]) -> Base:
         year, month = int(m["year"]), MONTHS[m["month"]]
@@ -441,6 +451,8 @@ def _month_context(low: str, start: int) -> bool:
 
 
 _MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
+_MONTH_AFTER = re.compile(rf"\s*(?:of\s+)?(?:{_MONTH_NAMES})\b")
+_DAY_AFTER = re.compile(r"\s*,?\s*(?:the\s+)?(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?\b(?![:.]?\d)")
 _DAY_NUMBER = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _DAYS_JOINT = r"-|–|to|and|until|till|through|thru"
 _YEAR_OR_NAMED = rf"(?:{YEAR}|(?:the\s+)?(?P<named>this|current|last|previous|next)\s+year)"
@@ -573,7 +585,10 @@ def _in_order(cur: Base, nxt: Base) -> tuple[Base, Base]:
     """The two ends of 'between X and Y' as meant: X takes Y's year when it has none. X after Y is either the
     year before (X said without a year: 'from December 20 to January 5') or the two said the wrong way round
     ('between June 10 and June 1', 'between 2024-01-31 and 2024-01-01'): the shorter of the two ranges."""
-    first = _with_year(cur, nxt.start.year) if not cur.year_given and nxt.year_given else cur
+    first = cur
+    if not cur.year_given and nxt.year_given:
+        with contextlib.suppress(ValueError):  # February 29th in a year without one: as read
+            first = _with_year(cur, nxt.start.year)
     if first.start <= nxt.end:
         return first, nxt
     readings = [(nxt, first)]  # swapped

@@ -70,7 +70,10 @@ _GTE = re.compile(r"(?:at least|minimum(?: of)?|min\.?|starting at|>=|≥|from)\
 _LT = re.compile(r"(?:less than|fewer than|under|below|cheaper than|lower than|smaller than|beneath|<)\s*$")
 _LTE = re.compile(r"(?:at most|up to|upto|maximum(?: of)?|max\.?|within|<=|≤)\s*$")
 # a comparison denied is the other bound, inclusive: 'no more than 60' is at most 60, 'not under 5' at least 5
-_NOT_ABOVE = re.compile(r"\b(?:no|not)\s+(?:(?:more|greater|higher|bigger|larger)\s+than|over|above)\s*$")
+_NOT_ABOVE = re.compile(
+    r"\b(?:(?:no|not)\s+(?:(?:more|greater|higher|bigger|larger)\s+than|over|above|exceeding)|"
+    r"(?:does|do|did)\s*(?:not|n't)\s+exceed|not\s+to\s+exceed)\s*$"
+)
 _NOT_BELOW = re.compile(r"\b(?:no|not)\s+(?:(?:less|fewer|lower|smaller)\s+than|under|below)\s*$")
 _MONEY_WORD = r"(?:\s*(?:dollars?|usd|bucks|euros?|eur|pounds?|gbp)\b)?"
 _GTE_AFTER = re.compile(r"^" + _MONEY_WORD + r"\s*(?:\+|or more\b|and up\b|and above\b|or higher\b|plus\b|or above\b)")

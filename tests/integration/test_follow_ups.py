@@ -318,6 +318,15 @@ async def test_a_new_range_end_past_the_carried_other_end_drops_it(demo_runtime,
             ("how many orders were placed between 2024-03-01 and 2024-03-31?", "what about last March?"),
             {"start_date": "2025-03-01", "end_date": "2025-03-31"},
         ),
+        # found by a review: a range across the new year moves as one, and February keeps its 29th
+        (
+            ("how many orders were placed between 2024-03-01 and 2024-03-31?", "what about from November to February?"),
+            {"start_date": "2024-11-01", "end_date": "2025-02-28"},
+        ),
+        (
+            ("how many orders were placed between 2024-03-01 and 2024-03-31?", "what about until February?"),
+            {"end_date": "2024-02-29"},
+        ),
     ],
 )
 async def test_a_month_without_its_year_is_in_the_year_the_conversation_is_about(demo_runtime, questions, parameters):

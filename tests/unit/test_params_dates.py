@@ -456,3 +456,33 @@ def test_periods_as_people_name_them(text, start, end, operator):
 
 def test_last_march_in_march_is_a_year_ago():
     assert find_dates("last March", dt.date(2025, 3, 10))[0].start == dt.date(2024, 3, 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "today", "start", "end"),
+    [
+        # found by a review: the one-month and two-month patterns must not take part of a longer range
+        ("from March 1 to 10 April 2025", "2025-02-28", "2025-03-01", "2025-04-10"),
+        ("from March 1st to 10th April", "2025-02-28", "2024-03-01", "2024-04-10"),
+        ("from January to March 15, 2025", "2025-02-28", "2025-01-01", "2025-03-15"),
+        ("between January and March 31st", "2025-02-28", "2024-01-01", "2024-03-31"),
+        ("orders from Jan to Mar last year", "2025-06-15", "2024-01-01", "2024-03-31"),
+        ("sales Jan-Mar this year", "2025-02-10", "2025-01-01", "2025-03-31"),
+        # February 29th beside a year without one: read as said, no error
+        ("orders from Feb 29 to June 2025", "2024-03-05", "2024-02-29", "2025-06-30"),
+    ],
+)
+def test_ranges_whose_ends_the_new_patterns_must_leave_whole(text, today, start, end):
+    (found,) = find_dates(text, dt.date.fromisoformat(today))
+    assert (found.start.isoformat(), found.end.isoformat()) == (start, end)
+
+
+def test_a_count_before_a_day_of_a_month_is_no_range():
+    assert [(m.start, m.end) for m in find_dates("a table for 2 to 4 June 5", dt.date(2025, 2, 28))] == [
+        (dt.date(2024, 6, 5), dt.date(2024, 6, 5))
+    ]
+
+
+def test_february_29th_against_a_year_without_one_is_no_error():
+    assert len(find_dates("from February 29 to last March", dt.date(2024, 3, 30))) == 1
+    assert len(find_dates("the 29th to March 2025", dt.date(2024, 2, 29))) == 1

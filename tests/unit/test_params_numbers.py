@@ -259,6 +259,7 @@ def test_a_minus_sign_that_starts_a_word_is_kept(text, values):
         ("priced not less than $800 and up to $1000", ["gte", "lte"]),
         ("no fewer than 3 seats, not under 5 bags", ["gte", "gte"]),
         ("more than 5, less than 9", ["gt", "lt"]),
+        ("a price that does not exceed 500, not exceeding 600, doesn't exceed 700", ["lte", "lte", "lte"]),
     ],
 )
 def test_a_denied_comparison_is_the_other_bound(text, cmps):
