@@ -559,8 +559,8 @@ async def _carry(
         said = {p.name for p in reply.problems}
     wraps = VALUE_FILLER | CUE_WORDS
     if not given and not said and carry.cue and reroute is not None and _names_a_value_only(carry.text, wraps):
-        found = await _neighbour(last, template, carry, sources, reroute, threshold)
-        return found if found is not None or not selects_last else _as_it_was(last, source, template, reply)
+        nearby = await _neighbour(last, template, carry, sources, reroute, threshold)
+        return nearby if nearby is not None or not selects_last else _as_it_was(last, source, template, reply)
     if not is_carry_over([*given, *said], carry, is_confident, values_only(carry.text, reply, wraps)):
         return None
     specs = {p.name: p for p in template.parameters}
@@ -585,14 +585,31 @@ async def _carry(
 def _as_it_was(last: LastAnswer, source: ExtractionSource, template: Template, reply: Extraction) -> FollowUp:
     """The last answer again with every value it had; what the message said that nothing takes is reported
     (`reply.left_out`: 'online' where no parameter filters by channel)."""
+    return _again(last, source, template, {}, [], reply.left_out)
+
+
+def _again(
+    last: LastAnswer,
+    source: ExtractionSource,
+    template: Template,
+    given: dict[str, Any],
+    problems: list[ParamProblem],
+    left_out: list[dict[str, Any]] | None = None,
+) -> FollowUp:
+    """The last answer's template once more with its values, `given` in place of theirs and the parameters
+    of `problems` asked about (with those that no longer pass)."""
     specs = {p.name: p for p in template.parameters}
     earlier, stale = _revalidate(last.values, specs)
-    merged = Extraction(
-        values=earlier, problems=[param_problems.missing(specs[n]) for n in stale], left_out=reply.left_out
-    )
+    asked = [*(param_problems.missing(specs[n]) for n in stale), *problems]
+    unsure = {p.name for p in asked}
+    values = {**{n: v for n, v in earlier.items() if n not in unsure}, **given}
+    merged = Extraction(values=values, problems=asked, left_out=left_out or [])
     _fill_rest(template, merged)
-    carried = [n for n, v in earlier.items() if v is not None]
-    return FollowUp("follow_up", source, template, merged, None, last.question, last.template.score or 0.0, [], carried)
+    changed = [*given, *(p.name for p in problems)]
+    carried = [n for n, v in earlier.items() if n not in changed and v is not None]
+    return FollowUp(
+        "follow_up", source, template, merged, None, last.question, last.template.score or 0.0, changed, carried
+    )
 
 
 def _said_before(last: LastAnswer, template: Template) -> list[ParameterSpec]:
@@ -602,20 +619,11 @@ def _said_before(last: LastAnswer, template: Template) -> list[ParameterSpec]:
 
 def _with_limit(last: LastAnswer, source: ExtractionSource, template: Template, name: str, limit: int) -> FollowUp:
     """The last answer again with its row limit raised (more_rows.py); a limit it cannot take is asked about."""
-    specs = {p.name: p for p in template.parameters}
-    earlier, stale = _revalidate(last.values, specs)
-    problems = [param_problems.missing(specs[n]) for n in stale]
+    spec = next(p for p in template.parameters if p.name == name)
     try:
-        earlier[name] = validate(specs[name], limit)
+        return _again(last, source, template, {name: validate(spec, limit)}, [])
     except InvalidValue as exc:
-        earlier.pop(name, None)
-        problems.append(param_problems.invalid(specs[name], str(limit), str(exc)))
-    merged = Extraction(values=earlier, problems=problems)
-    _fill_rest(template, merged)
-    carried = [n for n, v in earlier.items() if n != name and v is not None]
-    return FollowUp(
-        "follow_up", source, template, merged, None, last.question, last.template.score or 0.0, [name], carried
-    )
+        return _again(last, source, template, {}, [param_problems.invalid(spec, str(limit), str(exc))])
 
 
 def _asked_the_other_way(last: LastAnswer, source: ExtractionSource, template: Template) -> FollowUp:
