@@ -284,8 +284,9 @@ class _Parser:
 
     def _month_only(self, m: re.Match[str]) -> Base | None:
         name = m["month"]
+        said = m.start("month")  # 'last May': 'last' is the context, 'May' must be written as a name
         if name == "may" and not (
-            self.text[self.digits.position(m.start())].isupper() and _month_context(self.low, m.start())
+            self.text[self.digits.position(said)].isupper() and (m["which"] or _month_context(self.low, said))
         ):
             return None
         month, which, t = MONTHS[name], m["which"], self.today

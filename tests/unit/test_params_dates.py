@@ -434,6 +434,7 @@ def test_from_a_weekday_looks_back_in_a_report_and_ahead_in_a_booking():
         # 'last March' is the March before this month's, and keeps its operator
         ("who have we hired since last March?", "2025-03-01", None, "since"),
         ("orders next March", "2026-03-01", "2026-03-31", None),
+        ("orders in last May", "2025-05-01", "2025-05-31", None),
         # 'or later', 'or earlier' after a date
         ("which employees were hired on April 1st, 2024 or later", "2024-04-01", None, "since"),
         ("hired in 2023 or earlier", None, "2023-12-31", "until"),
@@ -486,3 +487,7 @@ def test_a_count_before_a_day_of_a_month_is_no_range():
 def test_february_29th_against_a_year_without_one_is_no_error():
     assert len(find_dates("from February 29 to last March", dt.date(2024, 3, 30))) == 1
     assert len(find_dates("the 29th to March 2025", dt.date(2024, 2, 29))) == 1
+
+
+def test_this_may_is_no_month():
+    assert find_dates("this may take a while", TODAY) == []
