@@ -77,10 +77,11 @@ class SourceDown(Exception):
 
 
 def refusal(source: str, template: Template, key: str, message: str) -> ConfigIssue:
-    """A template the source refused: its file:line, its id and what the database said."""
+    """A template the source refused: its file and the line of the key refused (the body's, for the body),
+    its id and what the database said."""
     return ConfigIssue(
         template.source_file or "templates",
-        template.source_line,
+        template.body_line if key == template.body_key and template.body_line else template.source_line,
         f"templates[id={template.id}].{key}",
         f"{source} refuses it: {message}",
     )

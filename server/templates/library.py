@@ -205,7 +205,14 @@ def _one_template(
     line = doc.line_of(path)
     try:
         template = Template.model_validate(
-            {**raw, "body_key": body_key, "body": raw_body, "source_file": doc.file, "source_line": line}
+            {
+                **raw,
+                "body_key": body_key,
+                "body": raw_body,
+                "source_file": doc.file,
+                "source_line": line,
+                "body_line": doc.line_of((*path, body_key)),
+            }
         )
     except ValidationError as exc:
         return None, issues_from_validation(exc, doc, path)

@@ -238,6 +238,7 @@ class Template(BaseModel):
     body: Any
     source_file: str = ""
     source_line: int | None = None
+    body_line: int | None = None  # the line of the query body's key (a database's refusal points there)
 
     @field_validator("id", "counts")
     @classmethod

@@ -47,6 +47,13 @@ def template_line(path: Path, template_id: str) -> int:
     return next(i for i, line in enumerate(lines, 1) if line.strip() == f"- id: {template_id}")
 
 
+def sql_line(path: Path, template_id: str) -> int:
+    """The line of the template's `sql:` key: a refusal of the body points there, not at the `- id:`."""
+    lines = path.read_text().splitlines()
+    start = template_line(path, template_id)
+    return next(i for i, line in enumerate(lines[start:], start + 1) if line.strip().startswith("sql:"))
+
+
 def test_validate_on_the_demo_names_the_misspelt_column_and_exits_1(tmp_path):
     config = warm_demo_tree(tmp_path)
     hr = tmp_path / "templates" / "hr" / "employees.yaml"
@@ -62,11 +69,11 @@ def test_validate_on_the_demo_names_the_misspelt_column_and_exits_1(tmp_path):
     lines = done.stderr.splitlines()
     assert lines[0] == "configuration errors (2):"
     assert lines[1] == (
-        f"  templates/hr/employees.yaml:{template_line(hr, 'employees_by_department')}: "
+        f"  templates/hr/employees.yaml:{sql_line(hr, 'employees_by_department')}: "
         "templates[id=employees_by_department].sql: hr (sqlite) refuses it: no such column: titel"
     )
     assert lines[2].startswith(
-        f"  templates/sales/customers.yaml:{template_line(sales, 'customers_by_segment')}: "
+        f"  templates/sales/customers.yaml:{sql_line(sales, 'customers_by_segment')}: "
         'templates[id=customers_by_segment].sql: sales (duckdb) refuses it: Binder Error: Referenced column "regoin"'
     )
     assert "LINE 1" not in done.stderr and "SELECT" not in done.stderr  # the message, not the statement
@@ -86,7 +93,7 @@ async def test_a_reload_with_a_misspelt_column_is_refused_and_the_last_good_conf
     question = {"query": "Who works in Engineering?", "adapter": "people"}
     async with running_app(config) as (client, _):
         assert (await client.post("/v1/query", json=question)).status == 200
-        line = template_line(library, "people_in_department")
+        line = sql_line(library, "people_in_department")
         misspell(library, "SELECT name FROM people WHERE department", "SELECT nmae FROM people WHERE department")
         refused = await client.post("/admin/reload")
         assert refused.status == 422
