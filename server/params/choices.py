@@ -175,6 +175,15 @@ def _pattern(text: str, ignore_case: bool) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w]){re.escape(text)}(?![\w])", re.IGNORECASE if ignore_case else 0)
 
 
+_COMPASS_BEFORE = re.compile(r"\b(?:New|North|South|East|West)\s+$")
+
+
+def _after_a_compass_word(question: str, span: Span) -> bool:
+    """'New Mexico', 'North Korea', 'West Virginia': a capitalised value right after a capitalised New, North,
+    South, East or West is another place (a longer listed value that holds both words matches on its own)."""
+    return question[span[0]].isupper() and _COMPASS_BEFORE.search(question, 0, span[0]) is not None
+
+
 def _in_another_name(
     question: str, toks: list[Word], k: int, value: Any, ordinary: frozenset[str], last: int | None = None
 ) -> bool:
@@ -253,6 +262,8 @@ class PhraseIndex:
             p = self.phrases[i]
             for span in _occurrences(p, question, lowered):
                 hit.add(i)
+                if _after_a_compass_word(question, span):
+                    continue
                 text = question[span[0] : span[1]]
                 if text == p.text or not _case_sensitive(p.text):
                     score = 0.96 if p.source in ("alias", "values_from_alias") else 0.97
@@ -266,6 +277,8 @@ class PhraseIndex:
                     if i not in hit:
                         span = (toks[start].start, toks[start + n - 1].end)
                         p = self.phrases[i]
+                        if _after_a_compass_word(question, span):
+                            continue
                         out.append(ChoiceMatch(p.value, span, question[span[0] : span[1]], p.source, 0.93))
         return out
 
@@ -316,7 +329,11 @@ class PhraseIndex:
                 if row[best] < floor:
                     continue
                 phrase = self.phrases[ids[best]]
-                if _ordinary_guess(toks, span, phrase, ordinary) or _other_word(toks, span, phrase):
+                if (
+                    _ordinary_guess(toks, span, phrase, ordinary)
+                    or _other_word(toks, span, phrase)
+                    or _after_a_compass_word(question, span)
+                ):
                     continue
                 score = 0.6 + 0.3 * float(row[best]) / 100
                 out.append(ChoiceMatch(phrase.value, span, question[span[0] : span[1]], "fuzzy", score))

@@ -127,3 +127,13 @@ def test_two_words_in_a_row_name_the_one_value_that_has_them():
     assert best("wireless keyboard sales", products)[0] == "Slim Wireless Keyboard"
     assert best("sales of the mouse in 2024", products) is None
     assert best("a mouse that is wireless", products) is None
+
+
+def test_a_value_after_a_capitalised_compass_word_is_another_place():
+    phrases = phrases_for(["Mexico", "South Korea", "Virginia", "New York", "South"], {"Korea": "South Korea"})
+    assert best("customers based in New Mexico", phrases) is None
+    assert best("list customers in North Korea", phrases) is None
+    assert best("customers in West Virginia", phrases) is None
+    assert best("orders from New York", phrases)[0] == "New York"  # a listed value that holds both words
+    assert best("Show New Customers In Mexico", phrases)[0] == "Mexico"
+    assert best("customers in the South region", phrases)[0] == "South"
