@@ -37,7 +37,7 @@ OUTPUT = ROOT / "docs" / "configuration.md"
 
 # Template fields the library loader fills itself (the query body under its type's key, where the entry was
 # read, the marks and stated values of the examples): operators never write them under these names.
-TEMPLATE_INTERNAL = ("example_spans", "example_values", "body_key", "body", "source_file", "source_line")
+TEMPLATE_INTERNAL = ("example_spans", "example_values", "body_key", "body", "source_file", "source_line", "body_line")
 
 # Where each config.yaml block is explained at length.
 SEE_ALSO = {
