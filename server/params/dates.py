@@ -142,6 +142,11 @@ class _Parser:
             rf"(?:,?\s+{YEAR}\b)?",
             self._days_of_month,
         )
+        self.scan(
+            rf"\b(?:the\s+)?(?P<nth>first|second|third|fourth|1st|2nd|3rd|4th|last)\s+week\s+of\s+{MONTH}"
+            rf"(?:,?\s+(?:of\s+)?{_YEAR_OR_NAMED})?\b",
+            self._week_of_month,
+        )
         # two months: 'between Jan and Mar 2025', 'from October to December 2024', 'Jan-Mar'
         self.scan(
             rf"\b(?P<m1>{_MONTH_NAMES})\.?\s*(?P<joint>{_DAYS_JOINT})\s*{MONTH}(?:,?\s+(?:of\s+)?{_YEAR_OR_NAMED})?\b",
@@ -253,6 +258,20 @@ class _Parser:
         end = start.replace(day=last)  # ValueError ('the 31st' of a 30-day month) blocks the words
         return Base(start, end, "span", m.span(), year_given=bool(m["year"]), month=month, ends=True)
 
+    def _week_of_month(self, m: re.Match[str]) -> Base:
+        """'the first week of March 2025' is March 1-7, the second 8-14, ...; 'the last week' its last seven days.
+        Without a year, the month as a month alone is read ('the first week of March' in a report: the last
+        March's)."""
+        month, said = MONTHS[m["month"]], bool(m["year"] or m["named"])
+        year = self._year_said(m) if said else self._month_only_year(month, None)
+        if m["nth"] == "last":
+            end = month_end(year, month)
+            start = end - dt.timedelta(days=6)
+        else:
+            start = dt.date(year, month, 1 + 7 * (ORDINALS[m["nth"]] - 1))
+            end = start + dt.timedelta(days=6)
+        return Base(start, end, "span", m.span(), year_given=said, month=month)
+
     def _months(self, m: re.Match[str]) -> Base | None:
         """From the first day of one month to the last of another; the first in the year before when it
         comes later in the calendar ('from November to February 2025'). 'and' only after 'between'."""
@@ -289,17 +308,8 @@ class _Parser:
             self.text[self.digits.position(said)].isupper() and (m["which"] or _month_context(self.low, said))
         ):
             return None
-        month, which, t = MONTHS[name], m["which"], self.today
-        if which == "last":  # the last one before this month: 'last March' in March is a year ago
-            year = t.year if month < t.month else t.year - 1
-        elif which == "next":
-            year = t.year if month > t.month else t.year + 1
-        elif which == "this":
-            year = t.year
-        elif self.future:
-            year = t.year if month >= t.month else t.year + 1
-        else:
-            year = t.year if month <= t.month else t.year - 1
+        month, which = MONTHS[name], m["which"]
+        year = self._month_only_year(month, which)
         # a month named against today ('last March') is no month of the year a conversation is about
         return Base(dt.date(year, month, 1), month_end(year, month), "month", m.span(), bool(which), month)
 
@@ -308,6 +318,20 @@ class _Parser:
         if m["year"]:
             return int(m["year"])
         return self.today.year + {"this": 0, "current": 0, "last": -1, "previous": -1, "next": 1}[m["named"]]
+
+    def _month_only_year(self, month: int, which: str | None) -> int:
+        """The year of a month said without one: 'last' / 'next' / 'this' as said, else the most recent such
+        month (today's included), or with `future` the next one."""
+        t = self.today
+        if which == "last":  # the last one before this month: 'last March' in March is a year ago
+            return t.year if month < t.month else t.year - 1
+        if which == "next":
+            return t.year if month > t.month else t.year + 1
+        if which == "this":
+            return t.year
+        if self.future:
+            return t.year if month >= t.month else t.year + 1
+        return t.year if month <= t.month else t.year - 1
 
     def _quarter(self, m: re.Match[str]) -> Base:
         q = int(m["q"]) if m.groupdict().get("q") else ORDINALS[m["ord"]]

@@ -446,6 +446,9 @@ def test_from_a_weekday_looks_back_in_a_report_and_ahead_in_a_booking():
         ("who was hired between Jan and Mar 2025", "2025-01-01", "2025-03-31", "between"),
         ("orders from November to February 2025", "2024-11-01", "2025-02-28", "between"),
         ("revenue per channel in FY24", "2024-01-01", "2024-12-31", None),
+        ("orders in the first week of March 2025", "2025-03-01", "2025-03-07", None),
+        ("the last week of February 2024", "2024-02-23", "2024-02-29", None),
+        ("first week of march last year", "2024-03-01", "2024-03-07", None),
         ("fiscal year 22", "2022-01-01", "2022-12-31", None),
     ],
 )
