@@ -161,9 +161,8 @@ class DuckDBAdapter(FollowsFile, DataAdapter):
         except SourceUnavailable as exc:
             if exc.reason != _CANNOT_OPEN:
                 raise  # a setting that needs a restart: the reload must say so
-            # a file that is not a database (yet): this adapter starts down, the others serve
+            # a file that is not a database (yet): this adapter starts down (_open said why), the others serve
             log.warning("duckdb adapter %s: %s; down until a question finds it readable", self.name, exc.reason)
-            self._open_failed = exc.reason
 
     def _missing(self) -> bool:
         path = self._path()

@@ -617,11 +617,12 @@ def _said_before(last: LastAnswer, template: Template) -> list[ParameterSpec]:
     return [p for p in template.parameters if last.values.get(p.name) not in (None, p.default)]
 
 
-def _with_limit(last: LastAnswer, source: ExtractionSource, template: Template, name: str, limit: int) -> FollowUp:
+def _with_limit(
+    last: LastAnswer, source: ExtractionSource, template: Template, spec: ParameterSpec, limit: int
+) -> FollowUp:
     """The last answer again with its row limit raised (more_rows.py); a limit it cannot take is asked about."""
-    spec = next(p for p in template.parameters if p.name == name)
     try:
-        return _again(last, source, template, {name: validate(spec, limit)}, [])
+        return _again(last, source, template, {spec.name: validate(spec, limit)}, [])
     except InvalidValue as exc:
         return _again(last, source, template, {}, [param_problems.invalid(spec, str(limit), str(exc))])
 

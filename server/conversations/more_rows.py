@@ -29,7 +29,7 @@ def limit_spec(template: Template) -> ParameterSpec | None:
     return next((p for p in template.parameters if role_of(p) is Role.LIMIT), None)
 
 
-def more_rows(message: str, template: Template) -> tuple[str, int] | None:
+def more_rows(message: str, template: Template) -> tuple[ParameterSpec, int] | None:
     """(the limit parameter, the limit asked for) when the message asks for more rows of `template`'s last
     answer, else None."""
     said = _MORE_ROWS.match(message.strip())
@@ -37,7 +37,7 @@ def more_rows(message: str, template: Template) -> tuple[str, int] | None:
     if said is None or spec is None:
         return None
     if said["n"]:
-        return spec.name, int(said["n"])
+        return spec, int(said["n"])
     if spec.max is None:
         return None
-    return spec.name, int(spec.max)
+    return spec, int(spec.max)

@@ -96,10 +96,11 @@ def find_choices(question: str, phrases: PhraseIndex | list[Phrase], rules: Choi
     index = phrases if isinstance(phrases, PhraseIndex) else PhraseIndex(phrases)
     toks = words(question)
     matches = index.exact(question, toks, rules.ordinary)
-    if rules.partial:
-        matches += index.partial_names(question, toks, rules.ordinary)
     if rules.fuzzy:
         matches += index.fuzzy(question, toks, rules.floor, rules.ordinary)
+    matches = [m for m in matches if not _after_a_compass_word(question, m.span)]  # whole or misspelt values
+    if rules.partial:
+        matches += index.partial_names(question, toks, rules.ordinary)
     matches.sort(key=lambda m: (-m.score, -(m.span[1] - m.span[0]), m.span[0]))
     kept: list[ChoiceMatch] = []
     for m in matches:
@@ -189,11 +190,11 @@ def _in_another_name(
 ) -> bool:
     """Word k (words k to `last`) is part of a capitalised name the value does not hold: 'San' of 'from San
     Diego' does not name 'San Francisco', nor 'Art' of 'the National Gallery of Modern Art' name 'Cartoon Art
-    Museum'. (Only for distinctive words: a whole value beside a capital is in title-case questions and 'Chicago
-    Illinois' too often to tell from 'New Mexico'.) A
-    neighbour counts when only spaces part them and it may be part of a name (strings.py `may_be_in_a_name`:
-    not 'Show', 'Orders', 'March', 'Please' or 'Q3'), is not 'I', not an ordinary word of the template's
-    examples and not a sentence's first word ('Tesla orders this year' still names 'Tesla Inc.')."""
+    Museum'. A neighbour counts when only spaces part them and it may be part of a name (strings.py
+    `may_be_in_a_name`: not 'Show', 'Orders', 'March', 'Please' or 'Q3'), is not 'I', not an ordinary word of
+    the template's examples and not a sentence's first word ('Tesla orders this year' still names 'Tesla
+    Inc.'). Only for distinctive words: a whole value beside a capital is in title-case questions and 'Chicago
+    Illinois' too often to tell from another name (`_after_a_compass_word` is the one case taken)."""
     own = {w.lower for w in words(str(value))}
     last = k if last is None else last
     for j in (k - 1, last + 1):
@@ -262,8 +263,6 @@ class PhraseIndex:
             p = self.phrases[i]
             for span in _occurrences(p, question, lowered):
                 hit.add(i)
-                if _after_a_compass_word(question, span):
-                    continue
                 text = question[span[0] : span[1]]
                 if text == p.text or not _case_sensitive(p.text):
                     score = 0.96 if p.source in ("alias", "values_from_alias") else 0.97
@@ -277,8 +276,6 @@ class PhraseIndex:
                     if i not in hit:
                         span = (toks[start].start, toks[start + n - 1].end)
                         p = self.phrases[i]
-                        if _after_a_compass_word(question, span):
-                            continue
                         out.append(ChoiceMatch(p.value, span, question[span[0] : span[1]], p.source, 0.93))
         return out
 
@@ -329,11 +326,7 @@ class PhraseIndex:
                 if row[best] < floor:
                     continue
                 phrase = self.phrases[ids[best]]
-                if (
-                    _ordinary_guess(toks, span, phrase, ordinary)
-                    or _other_word(toks, span, phrase)
-                    or _after_a_compass_word(question, span)
-                ):
+                if _ordinary_guess(toks, span, phrase, ordinary) or _other_word(toks, span, phrase):
                     continue
                 score = 0.6 + 0.3 * float(row[best]) / 100
                 out.append(ChoiceMatch(phrase.value, span, question[span[0] : span[1]], "fuzzy", score))

@@ -77,7 +77,8 @@ UNIT_WORDS = {
     "couple of": 2,
 }
 
-MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))  # longest first: 'june' before 'jun'
+MONTH = rf"(?P<month>{MONTH_NAMES})\.?"
 FULL_MONTH = r"(?P<month>january|february|march|april|may|june|july|august|september|october|november|december)"
 DAY = r"(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 ORDINAL_DAY = r"(?P<day>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)"

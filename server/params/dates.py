@@ -27,6 +27,7 @@ from .date_words import (
     DAY,
     FULL_MONTH,
     MONTH,
+    MONTH_NAMES,
     MONTHS,
     ORDINAL_DAY,
     ORDINALS,
@@ -134,11 +135,11 @@ class _Parser:
         self.scan(rf"\b(?:the\s+)?{ORDINAL_DAY}\s+{MONTH}\b(?!\s*,?\s*\d)", self._md)  # 'the 11th March'
         # two days of one month: 'between 1 and 10 March 2025', 'March 10 to 16', 'June 1-10, 2024'
         self.scan(
-            rf"\b(?P<d1>{_DAY_NUMBER})\s*(?P<joint>{_DAYS_JOINT})\s*{DAY}\s+(?:of\s+)?{MONTH}(?:,?\s+{YEAR})?\b",
+            rf"\b(?P<d1>{_DAY_NUMBER})\s*(?P<joint>{_RANGE_WORD})\s*{DAY}\s+(?:of\s+)?{MONTH}(?:,?\s+{YEAR})?\b",
             self._days_of_month,
         )
         self.scan(
-            rf"\b{MONTH}\s+(?P<d1>{_DAY_NUMBER})\s*(?P<joint>{_DAYS_JOINT})\s*{DAY}\b(?!\s*(?::|[ap]\.?m\b|o'?clock))"
+            rf"\b{MONTH}\s+(?P<d1>{_DAY_NUMBER})\s*(?P<joint>{_RANGE_WORD})\s*{DAY}\b(?!\s*(?::|[ap]\.?m\b|o'?clock))"
             rf"(?:,?\s+{YEAR}\b)?",
             self._days_of_month,
         )
@@ -149,7 +150,7 @@ class _Parser:
         )
         # two months: 'between Jan and Mar 2025', 'from October to December 2024', 'Jan-Mar'
         self.scan(
-            rf"\b(?P<m1>{_MONTH_NAMES})\.?\s*(?P<joint>{_DAYS_JOINT})\s*{MONTH}(?:,?\s+(?:of\s+)?{_YEAR_OR_NAMED})?\b",
+            rf"\b(?P<m1>{MONTH_NAMES})\.?\s*(?P<joint>{_RANGE_WORD})\s*{MONTH}(?:,?\s+(?:of\s+)?{_YEAR_OR_NAMED})?\b",
             self._months,
         )
         self.scan(rf"\b{MONTH},?\s+(?:of\s+)?{YEAR}\b", self._my)
@@ -236,13 +237,17 @@ class _Parser:
             value = dt.date(self.today.year - 1, month, day)
         return Base(value, value, "day", span, year_given=False, month=month, day=day)
 
+    def _and_without_between(self, m: re.Match[str]) -> bool:
+        """Two ends joined by 'and' make a range only after 'between' ('in March and May' names two months)."""
+        return m["joint"] == "and" and not re.search(r"between\s*$", before(self.low, m.start(), 12))
+
     def _days_of_month(self, m: re.Match[str]) -> Base | None:
         """From one day to a later one of the same month ('and' only after 'between')."""
         first, last = int(m["d1"].rstrip("stndrh")), int(m["day"])
-        if first >= last or (m["joint"] == "and" and not re.search(r"between\s*$", before(self.low, m.start(), 12))):
+        if first >= last or self._and_without_between(m):
             return None
         if m.start("d1") < m.start("month") and (
-            re.search(rf"\b(?:{_MONTH_NAMES})\.?\s*$", before(self.low, m.start(), 12))  # 'March 1 to 10 April'
+            re.search(rf"\b(?:{MONTH_NAMES})\.?\s*$", before(self.low, m.start(), 12))  # 'March 1 to 10 April'
             or (not m["year"] and _DAY_AFTER.match(self.low, m.end()))  # 'for 2 to 4 June 5'
         ):
             return None
@@ -276,25 +281,15 @@ class _Parser:
         """From the first day of one month to the last of another; the first in the year before when it
         comes later in the calendar ('from November to February 2025'). 'and' only after 'between'."""
         first, last = MONTHS[m["m1"]], MONTHS[m["month"]]
-        if first == last or (m["joint"] == "and" and not re.search(r"between\s*$", before(self.low, m.start(), 12))):
+        if first == last or self._and_without_between(m):
             return None
         if "may" in (m["m1"], m["month"]) and not _month_context(self.low, m.start()):
             return None
         if _DAY_AFTER.match(self.low, m.end()):
             return None  # 'from January to March 15': the second end is a day, read by the range join
-        if m["year"] or m["named"]:
-            year = self._year_said(m)
-        else:
-            t = self.today
-            year = (
-                (t.year if last >= t.month else t.year + 1)
-                if self.future
-                else t.year
-                if last <= t.month
-                else t.year - 1
-            )
-        start = dt.date(year if first < last else year - 1, first, 1)
         named = bool(m["year"] or m["named"])
+        year = self._year_said(m) if named else self._month_only_year(last, None)
+        start = dt.date(year if first < last else year - 1, first, 1)
         return Base(start, month_end(year, last), "span", m.span(), year_given=named, month=last, ends=True)
 
     def _my(self, m: re.Match[str]) -> Base:
@@ -475,11 +470,9 @@ def _month_context(low: str, start: int) -> bool:
     )
 
 
-_MONTH_NAMES = "|".join(sorted(MONTHS, key=len, reverse=True))
-_MONTH_AFTER = re.compile(rf"\s*(?:of\s+)?(?:{_MONTH_NAMES})\b")
-_DAY_AFTER = re.compile(r"\s*,?\s*(?:the\s+)?(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?\b(?![:.]?\d)")
+_MONTH_AFTER = re.compile(rf"\s*(?:of\s+)?(?:{MONTH_NAMES})\b")
 _DAY_NUMBER = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
-_DAYS_JOINT = r"-|–|to|and|until|till|through|thru"
+_DAY_AFTER = re.compile(rf"\s*,?\s*(?:the\s+)?{_DAY_NUMBER}\b(?![:.]?\d)")
 _YEAR_OR_NAMED = rf"(?:{YEAR}|(?:the\s+)?(?P<named>this|current|last|previous|next)\s+year)"
 _SINCE = re.compile(
     r"(?:\bsince|\bstarting(?: from| on| in)?|\bbeginning(?: in| on)?|\bas of|\bon or after|"

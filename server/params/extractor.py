@@ -284,7 +284,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         used = [step.span for step in result.trace if step.span is not None]
         if self.listed:
             result.left_out += not_applied(question, template, self.listed, used)
-        result.left_out += unbounded_ends(template, find_numbers(question), used)
+        result.left_out += unbounded_ends(template, question, used)
         return result
 
     async def _param(self, template: Template, spec: ParameterSpec) -> _Param:

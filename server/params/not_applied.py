@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from ..templates import ParameterType, Template
 from .candidates import item_type
 from .choice_cache import ordinary_words
-from .numbers import NumberMention
+from .numbers import find_numbers
 from .roles import Role, role_of
 from .ruled_out import REASON as RULED_OUT
 from .text import Span, overlaps, words
@@ -84,12 +84,14 @@ def not_applied(
     return out
 
 
-def unbounded_ends(
-    template: Template, mentions: Sequence[NumberMention], used: Iterable[Span]
-) -> list[dict[str, object]]:
+def unbounded_ends(template: Template, question: str, used: Iterable[Span]) -> list[dict[str, object]]:
     """`extraction_left_out` entries for the end of a number range the template has no bound for: 'between
-    100k and 150k' on a template with a minimum only ran with the minimum, and the answer must say so."""
+    100k and 150k' on a template with a minimum only ran with the minimum, and the answer must say so. Only
+    a template with one bound and not the other can leave an end out (the question is read for numbers then)."""
     roles = {role_of(spec) for spec in template.parameters}
+    if (Role.LOWER in roles) == (Role.UPPER in roles):
+        return []
+    mentions = find_numbers(question)
     taken = list(used)
     out: list[dict[str, object]] = []
     for m in mentions:

@@ -10,7 +10,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
-from .spelled import spelled_numbers
+from .spelled import SCALE_VALUES, spelled_numbers
 from .text import Span, after, before, stem, wordset
 
 _DIGITS = re.compile(
@@ -150,8 +150,7 @@ def find_numbers(text: str) -> list[NumberMention]:
     found.sort(key=lambda m: m.span)
     found = _split_between(text, found)
     for mention in found:
-        _as_figures(text, mention)
-    for mention in found:
+        _as_figures(text, mention)  # first: the cues are read around 'six figures', not around 'six'
         _add_cues(text, mention)
     _pair_ranges(text, found)
     return found
@@ -293,9 +292,6 @@ def _add_cues(text: str, m: NumberMention) -> None:
 _BETWEEN = re.compile(r"^\s*(?:and|to|-|–|through|thru|until)\s*$")
 
 
-_SCALE_WORDS = {"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
-
-
 def _shared_scale(low: NumberMention, high: NumberMention) -> float | None:
     """The scale the high end names for both ('between 80 and 90 thousand', 'between eighty and ninety
     thousand', '50-100k'), when the low end names none and would be far below it."""
@@ -304,8 +300,8 @@ def _shared_scale(low: NumberMention, high: NumberMention) -> float | None:
     if high.multiplied:
         return high.value / float(re.sub(r"[^\d.]", "", high.text.split()[0]) or 1)
     said = high.text.lower().split()
-    if high.from_words and said[-1] in _SCALE_WORDS and not _SCALE_WORDS.keys() & set(low.text.lower().split()):
-        return _SCALE_WORDS[said[-1]]
+    if high.from_words and said[-1] in SCALE_VALUES and not SCALE_VALUES.keys() & set(low.text.lower().split()):
+        return SCALE_VALUES[said[-1]]
     return None
 
 
@@ -346,10 +342,10 @@ def _split_between(text: str, found: list[NumberMention]) -> list[NumberMention]
 
 
 def _range_ends(text: str, start: int, end: int) -> list[NumberMention] | None:
+    """The two ends of number words joined by 'and' ('eighty thousand and ninety thousand'), or None."""
     whole = text[start:end]
-    for cut in reversed(
-        list(re.finditer(r"\s+and\s+", whole, re.IGNORECASE))
-    ):  # the last first: the low end may have its own 'and'
+    cuts = list(re.finditer(r"\s+and\s+", whole, re.IGNORECASE))
+    for cut in reversed(cuts):  # the last first: the low end may have its own 'and' ('one hundred and five')
         left, right = whole[: cut.start()], whole[cut.end() :]
         low, high = words_to_number([left.lower()]), words_to_number([right.lower()])
         if low is not None and high is not None and low < high:

@@ -129,7 +129,7 @@ def _with_dozens(text: str, toks: list[Word], found: list[Spelled]) -> list[Spel
     return out
 
 
-_SCALE_VALUES = {"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
+SCALE_VALUES = {"thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
 _FRACTIONS = {"half": 0.5, "quarter": 0.25}
 _PERIOD_BEFORE = frozenset({"last", "next", "this", "past", "previous", "same", "the"})  # 'the second half'
 
@@ -149,7 +149,7 @@ def _with_scales(text: str, toks: list[Word], found: list[Spelled]) -> list[Spel
         if last + 1 < len(toks) and toks[last + 1].lower == "grand" and _adjacent(text, toks[last], toks[last + 1]):
             out[out.index(s)] = _spelled(text, toks, first, last + 1, s.value * 1_000, False)
             continue
-        scale = _SCALE_VALUES.get(toks[last].lower)
+        scale = SCALE_VALUES.get(toks[last].lower)
         if scale is None or s.value != scale:
             continue  # only a bare scale word ('a million') takes a fraction before it
         at = first - 1  # the word before the number ('half' of 'half a million', 'of' of 'a quarter of a million')

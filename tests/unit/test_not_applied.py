@@ -72,7 +72,7 @@ def test_the_end_of_a_number_range_the_template_has_no_bound_for_is_reported():
     question = "employees earning between 100k and 150k"
     mentions = find_numbers(question)
     low = next(m for m in mentions if m.range_role == "low")
-    assert unbounded_ends(above, mentions, [low.span]) == [
+    assert unbounded_ends(above, question, [low.span]) == [
         {
             "name": "maximum",
             "text": "150k",
@@ -80,9 +80,9 @@ def test_the_end_of_a_number_range_the_template_has_no_bound_for_is_reported():
             "span": [35, 39],
         }
     ]
-    assert "Not applied: '150k' (maximum)" in note(unbounded_ends(above, mentions, [low.span]))
+    assert "Not applied: '150k' (maximum)" in note(unbounded_ends(above, question, [low.span]))
     both = template(
         "in_range", [ParameterSpec(name="min_salary", type="number"), ParameterSpec(name="max_salary", type="number")]
     )
-    assert unbounded_ends(both, mentions, [low.span]) == []  # the template has the bound (the value went elsewhere)
-    assert unbounded_ends(above, mentions, []) == []  # neither end applied: nothing of the range was used
+    assert unbounded_ends(both, question, [low.span]) == []  # the template has the bound (the value went elsewhere)
+    assert unbounded_ends(above, question, []) == []  # neither end applied: nothing of the range was used
