@@ -29,7 +29,7 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from .known_words import known_words
-from .strings import may_be_in_a_name
+from .strings import in_a_longer_place, may_be_in_a_name
 from .text import Span, Word, inside, stem, words, wordset
 from .value_list import ValueList
 
@@ -98,7 +98,7 @@ def find_choices(question: str, phrases: PhraseIndex | list[Phrase], rules: Choi
     matches = index.exact(question, toks, rules.ordinary)
     if rules.fuzzy:
         matches += index.fuzzy(question, toks, rules.floor, rules.ordinary)
-    matches = [m for m in matches if not _after_a_compass_word(question, m.span)]  # whole or misspelt values
+    matches = [m for m in matches if not in_a_longer_place(question, m.span, rules.ordinary)]  # whole or misspelt
     if rules.partial:
         matches += index.partial_names(question, toks, rules.ordinary)
     matches.sort(key=lambda m: (-m.score, -(m.span[1] - m.span[0]), m.span[0]))
@@ -176,15 +176,6 @@ def _pattern(text: str, ignore_case: bool) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w]){re.escape(text)}(?![\w])", re.IGNORECASE if ignore_case else 0)
 
 
-_COMPASS_BEFORE = re.compile(r"\b(?:New|North|South|East|West)\s+$")
-
-
-def _after_a_compass_word(question: str, span: Span) -> bool:
-    """'New Mexico', 'North Korea', 'West Virginia': a capitalised value right after a capitalised New, North,
-    South, East or West is another place (a longer listed value that holds both words matches on its own)."""
-    return question[span[0]].isupper() and _COMPASS_BEFORE.search(question, 0, span[0]) is not None
-
-
 def _in_another_name(
     question: str, toks: list[Word], k: int, value: Any, ordinary: frozenset[str], last: int | None = None
 ) -> bool:
@@ -194,7 +185,7 @@ def _in_another_name(
     `may_be_in_a_name`: not 'Show', 'Orders', 'March', 'Please' or 'Q3'), is not 'I', not an ordinary word of
     the template's examples and not a sentence's first word ('Tesla orders this year' still names 'Tesla
     Inc.'). Only for distinctive words: a whole value beside a capital is in title-case questions and 'Chicago
-    Illinois' too often to tell from another name (`_after_a_compass_word` is the one case taken)."""
+    Illinois' too often to tell from another name (`in_a_longer_place` is the one case taken)."""
     own = {w.lower for w in words(str(value))}
     last = k if last is None else last
     for j in (k - 1, last + 1):

@@ -4,7 +4,8 @@
 answered for the whole company without a word, and read as the answer for Sales. A value is reported when
 it is, as whole words in any case, one of the `allowed_values` or `aliases` of a parameter that another
 template of the same adapter has and this template lacks (by name); when it overlaps nothing the extraction
-used; and when it is not an ordinary word of this template's own examples ("music" in "play some music").
+used; when it is not an ordinary word of this template's own examples ("music" in "play some music"); and
+when it is not part of another place's name ('South' of 'South Africa': strings.py `in_a_longer_place`).
 It goes into `extraction_left_out` and a line of the answer's content says it was not applied. Only the
 operator's own short lists count: `values_from` lists (names read from a database), numbers, booleans and
 values shorter than three characters name things too loosely to be sure of. The end of a number range
@@ -23,6 +24,7 @@ from .choice_cache import ordinary_words
 from .numbers import find_numbers
 from .roles import Role, role_of
 from .ruled_out import REASON as RULED_OUT
+from .strings import in_a_longer_place
 from .text import Span, overlaps, words
 
 MIN_CHARS = 3
@@ -76,6 +78,8 @@ def not_applied(
         if ordinary is None:
             ordinary = ordinary_words(template) | {w.lower for w in words(template.description)}
         if all(w.lower in ordinary for w in words(found.group())):
+            continue
+        if in_a_longer_place(question, found.span(), ordinary):
             continue
         reported.add(value.parameter)
         taken.append(found.span())

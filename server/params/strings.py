@@ -116,6 +116,29 @@ def may_be_in_a_name(w: Word) -> bool:
     return letters and _is_name_word(w) and w.lower not in _NOT_NAMES and w.lower not in COURTESY
 
 
+_COMPASS_BEFORE = re.compile(r"\b(?:New|North|South|East|West)\s+$")
+_COMPASS = wordset("north south east west")
+_NAME_AFTER = re.compile(r" +([A-Z][\w'-]*)")
+
+
+def in_a_longer_place(question: str, span: Span, ordinary: frozenset[str] = frozenset()) -> bool:
+    """A capitalised value that is part of another place's name: right after a capitalised New, North, South,
+    East or West ('New Mexico', 'North Korea', 'West Virginia'), or a capitalised North, South, East or West
+    right before a word that may be in a name and is no ordinary word of the template ('South Africa', 'North
+    Carolina'; not 'the West Region', 'the South please'). A longer listed value that holds both words
+    matches on its own ('South Korea'). Only spaces may part the two words."""
+    text = question[span[0] : span[1]]
+    if not text[:1].isupper():
+        return False
+    if _COMPASS_BEFORE.search(question, 0, span[0]) is not None:
+        return True
+    after = _NAME_AFTER.match(question, span[1])
+    if text.lower() not in _COMPASS or after is None:
+        return False
+    word = Word(after.group(1), after.start(1), after.end(1))
+    return may_be_in_a_name(word) and word.lower not in ordinary
+
+
 def _pronoun_i(toks: list[Word], j: int) -> bool:
     """Word j is the pronoun: 'I'd', 'I'm', or 'I' before a lower-case word ('Philip I want'); not the 'I' of
     'World War I Museum' or 'Elizabeth I please'."""

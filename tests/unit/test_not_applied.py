@@ -67,6 +67,14 @@ def test_what_the_template_takes_uses_or_says_itself_is_not_reported():
     assert note([{"name": "limit", "text": "500", "reason": "must be at most 100"}]) is None
 
 
+def test_a_value_inside_another_place_name_is_not_reported():
+    region = template("by_region", [ParameterSpec(name="region", allowed_values=["North", "South"])])
+    listed = listed_values([region])
+    by_country = template("customers_by_country", [ParameterSpec(name="country")])
+    assert not_applied("customers in South Africa", by_country, listed, []) == []
+    assert [e["text"] for e in not_applied("customers in the South", by_country, listed, [])] == ["South"]
+
+
 def test_the_end_of_a_number_range_the_template_has_no_bound_for_is_reported():
     above = template("earning_above", [ParameterSpec(name="min_salary", type="number")])
     question = "employees earning between 100k and 150k"

@@ -137,3 +137,15 @@ def test_a_value_after_a_capitalised_compass_word_is_another_place():
     assert best("orders from New York", phrases)[0] == "New York"  # a listed value that holds both words
     assert best("Show New Customers In Mexico", phrases)[0] == "Mexico"
     assert best("customers in the South region", phrases)[0] == "South"
+
+
+def test_a_compass_value_before_a_name_is_another_place():
+    phrases = phrases_for(["North", "South", "East", "West", "South Korea"], {})
+    assert best("how many customers in South Africa?", phrases) is None
+    assert best("customers in North Carolina", phrases) is None
+    assert best("customers from South Korea", phrases)[0] == "South Korea"
+    titled = find_choices("How Many Customers In The South Region", phrases, ChoiceRules(ordinary=frozenset({"region"})))
+    assert [m.value for m in titled] == ["South"]  # 'region' is a word of the template's own examples
+    assert best("customers in the West please", phrases)[0] == "West"
+    assert best("how many customers in the South Please", phrases)[0] == "South"
+    assert best("customers in the south africa office", phrases)[0] == "South"  # lower case: no name to see
