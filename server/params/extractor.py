@@ -397,7 +397,7 @@ class TemplateParameterExtractor(ParameterExtractor):
             seen.numbers = find_numbers(question)
             seen.dates = find_dates(question, today, self.settings.date_direction == "future")
         if params:  # a time's words are taken even when no parameter wants a time ('7 pm' is no party size)
-            seen.times = find_times(question)
+            seen.times = find_times(question, bare_24h=bool(kinds & {ParameterType.TIME, ParameterType.DATETIME}))
             seen.time_of = dated_times(question, seen.dates, seen.times)
         if kinds & {ParameterType.STRING, ParameterType.ENUM}:
             seen.quoted = find_quoted(question)

@@ -101,8 +101,9 @@ _MILITARY = (
 class _Scanner:
     """Collects clock times and parts of the day; the longest match wins where patterns overlap."""
 
-    def __init__(self, low: str) -> None:
+    def __init__(self, low: str, bare_24h: bool = True) -> None:
         self.low = low
+        self.bare_24h = bare_24h
         self.found: list[_Atom] = []
 
     def scan(self, pattern: str, build: Callable[[re.Match[str]], _Atom | None]) -> None:
@@ -133,7 +134,8 @@ class _Scanner:
         self.scan(r"\b(?P<m>[0-5]?\d)\s+minutes?\s+(?P<dir>to|till|before)" + to_hour, self._past)
         self.scan(r"\b(?:12\s+)?(?P<word>noon|midday|midnight)\b", self._word)
         # 24-hour clock without a colon, after a word that says a time follows ('leaving after 1700', 'at 0830')
-        self.scan(_MILITARY, self._military)
+        if self.bare_24h:
+            self.scan(_MILITARY, self._military)
         self.scan(r"\b(?P<said>(?:in|during)\s+the\s+|this\s+|at\s+)?" + _PERIOD + r"\b", self._period)
         return sorted(self.found, key=lambda a: a.span)
 
@@ -192,10 +194,12 @@ _BARE_START = re.compile(  # 'between 5 and', 'from 9 to', '5-': the start of a 
 )
 
 
-def find_times(text: str) -> list[TimeMention]:
-    """Every time of day in `text` with operators and ranges applied, in order of appearance."""
+def find_times(text: str, bare_24h: bool = True) -> list[TimeMention]:
+    """Every time of day in `text` with operators and ranges applied, in order of appearance. `bare_24h`: a
+    24-hour clock without a colon ('leaving after 1700') is read too; a question that asks for no time of day
+    means an amount by it ('products between 1000 and 1500' are prices, not 10:00 to 15:00)."""
     d = digitised(text)
-    atoms = _Scanner(d.text).atoms()
+    atoms = _Scanner(d.text, bare_24h).atoms()
     out: list[TimeMention] = []
     i = 0
     while i < len(atoms):

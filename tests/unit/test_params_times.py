@@ -190,6 +190,23 @@ async def test_a_single_time_parameter_takes_the_clock_time_of_after_or_before()
     assert got.values == {"depart_time": "17:00"} and got.trace[0].score < 0.9  # less sure than 'at 5 pm'
 
 
+def test_a_24_hour_clock_without_a_colon_is_read_only_when_asked_for():
+    assert find_times("products between 1000 and 1500", bare_24h=False) == []
+    assert [m.text for m in find_times("products between 1000 and 1500")] == ["between 1000 and 1500"]
+    assert [hm(m.start) for m in find_times("leave at 5 pm, not at 1700", bare_24h=False)] == ["17:00"]
+
+
+async def test_four_digit_amounts_fill_a_price_range_on_a_template_without_a_time():
+    prices = template(
+        {"name": "min_price", "type": "number", "default": 0}, {"name": "max_price", "type": "number", "required": True}
+    )
+    got = await TemplateParameterExtractor().extract("products between 1000 and 1500", prices)
+    assert got.values == {"min_price": 1000.0, "max_price": 1500.0}
+    flights = template({"name": "depart_time", "type": "time"})
+    got = await TemplateParameterExtractor().extract("flights leaving after 1700", flights)
+    assert got.values == {"depart_time": "17:00"}
+
+
 @pytest.mark.parametrize("text", ["between 2023 and 2024", "events between 2024-03-05 and 2024-03-06", "after 2000"])
 def test_years_are_never_a_24_hour_clock(text):
     assert find_times(text) == []
