@@ -144,7 +144,8 @@ def test_a_compass_value_before_a_name_is_another_place():
     assert best("how many customers in South Africa?", phrases) is None
     assert best("customers in North Carolina", phrases) is None
     assert best("customers from South Korea", phrases)[0] == "South Korea"
-    titled = find_choices("How Many Customers In The South Region", phrases, ChoiceRules(ordinary=frozenset({"region"})))
+    region = ChoiceRules(ordinary=frozenset({"region"}))
+    titled = find_choices("How Many Customers In The South Region", phrases, region)
     assert [m.value for m in titled] == ["South"]  # 'region' is a word of the template's own examples
     assert best("customers in the West please", phrases)[0] == "West"
     assert best("how many customers in the South Please", phrases)[0] == "South"
