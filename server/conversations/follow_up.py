@@ -108,12 +108,17 @@ async def interpret(
         restates = is_confident and _selects(outcome, pending.template)
         close = _close_behind(outcome, pending.template, margin)
         asks_back = _asks_back(outcome, message, sources) if is_confident and not restates else None
-        return await _complete(pending, state.pending_turn, message, sources, is_confident, restates, close, asks_back)
+        found = await _complete(pending, state.pending_turn, message, sources, is_confident, restates, close, asks_back)
+        if found is not None:
+            return found
+        asked = LastAnswer(template=pending.template, values=pending.values, question=pending.question)
+        return await _moved_on(asked, message, outcome, sources)
     if state.choice is not None:
         return await _pick(state.choice, state.pending_turn, message, sources, is_confident)
     if state.last is not None:
         selects_last = _selects(outcome, state.last.template)
-        return await _carry(state.last, message, sources, is_confident, reroute, threshold, selects_last)
+        found = await _carry(state.last, message, sources, is_confident, reroute, threshold, selects_last)
+        return found if found is not None else await _moved_on(state.last, message, outcome, sources)
     return None
 
 
@@ -702,6 +707,50 @@ async def _neighbour(
         score = round(candidate.score, 4)
         return FollowUp(carry.kind, source, template, merged, None, last.question, score, changed, carried)
     return None
+
+
+async def _moved_on(
+    last: LastAnswer, message: str, outcome: RoutingOutcome, sources: Mapping[str, ExtractionSource]
+) -> FollowUp | None:
+    """'and revenue by category?' after the best sellers of 2023: a message that says it continues and runs
+    another template of the same source keeps the values said before for the parameters of the same name it
+    leaves unsaid (the year is 2023, not the default). Without such a value it is the new question it looks
+    like (None)."""
+    chosen = outcome.decision.selected
+    carry = read_message(message)
+    if not (outcome.decision.execute and chosen is not None and carry.cue and carry.kind == "follow_up"):
+        return None
+    if chosen.adapter != last.template.adapter or _selects(outcome, last.template):
+        return None
+    found = _lookup(last.template, sources)
+    source = sources.get(chosen.adapter)
+    if found is None or source is None:
+        return None
+    last_specs = {p.name: p for p in found[1].parameters}
+    specs = {p.name: p for p in chosen.template.parameters}
+    said_before = {
+        name: value
+        for name, value in last.values.items()
+        if value is not None and name in specs and name in last_specs and not is_default(last_specs[name], value)
+    }
+    if not said_before:
+        return None
+    reply = await source.extractor.extract(message, chosen.template)
+    said = set(new_values(reply)) | {p.name for p in reply.problems if p.given}
+    earlier, _ = _revalidate({n: v for n, v in said_before.items() if n not in said}, specs)
+    kept = {name: value for name, value in earlier.items() if value is not None}
+    if not kept:
+        return None
+    merged = Extraction(
+        values={**reply.values, **kept},
+        trace=[t for t in reply.trace if t.extractor != "default"],
+        problems=[p for p in reply.problems if p.name not in kept],
+        left_out=reply.left_out,
+        llm=reply.llm,
+    )
+    _fill_rest(chosen.template, merged)
+    changed = list(new_values(reply))
+    return FollowUp("follow_up", source, chosen.template, merged, None, message, chosen.score, changed, list(kept))
 
 
 # --- choice -------------------------------------------------------------------------------------

@@ -381,3 +381,38 @@ async def test_a_follow_up_nothing_takes_that_routes_to_the_last_template_keeps_
         "revenue_by_channel",
         {"year": 2023},
     )
+
+
+@pytest.mark.parametrize(
+    "questions, template, parameters",
+    [
+        (("best selling products in 2023", "and revenue by category?"), "revenue_by_category", {"year": 2023}),
+        (("revenue by region last year", "what about by channel"), "revenue_by_channel", {"year": 2024}),
+        (
+            ("how many employees are in Engineering?", "and what is their salary summary?"),
+            "department_salary_summary",
+            {"department": "Engineering"},
+        ),
+    ],
+)
+async def test_a_continuation_on_another_template_keeps_the_values_said_before(
+    demo_runtime, questions, template, parameters
+):
+    """Found by a QA pass: 'and revenue by category?' after the best sellers of 2023 ran the default year."""
+    *_, last = await _turns(demo_runtime, *questions)
+    meta = _meta(last)
+    assert (meta["reason"], meta["template_id"]) == ("follow_up", template)
+    assert {name: meta["parameters"][name] for name in parameters} == parameters
+    assert meta["session"]["carried"] == list(parameters) and meta["session"]["changed"] == []
+
+
+async def test_a_new_question_without_a_cue_or_with_its_own_value_carries_nothing(demo_runtime):
+    *_, plain = await _turns(demo_runtime, "best selling products in 2023", "revenue by category")
+    assert (_meta(plain)["reason"], _meta(plain)["parameters"]["year"]) == (
+        "highest_combined_score_above_threshold",
+        2025,
+    )
+    *_, own = await _turns(demo_runtime, "how many employees are in Engineering?", "and the salary summary for Sales?")
+    meta = _meta(own)
+    assert (meta["template_id"], meta["parameters"]["department"]) == ("department_salary_summary", "Sales")
+    assert "carried" not in meta["session"]
