@@ -25,10 +25,12 @@ from .state import LastAnswer, TemplateRef
 
 CarryKind = Literal["follow_up", "correction"]
 
-# "what about X", "and for Y", "same for last year", "only the top 3", "in Sales instead", "now for 2023"
+# "what about X", "and for Y", "same for last year", "only the top 3", "in Sales instead", "now for 2023", and
+# words that point back at the last answer's rows ("how many of those ...", "which of them ...")
 _CONTINUES = re.compile(
     r"^\W*(?:(?:and|but|so|ok(?:ay)?|then|now|also)\b\W*)*(?:(?:what|how)\s+about|and|same|only|just|now|"
-    r"then|also|try|make\s+(?:it|that)|change\s+(?:it|that)\s+to|for|in|with|without|at|on)\b|\binstead\b|\bas\s+well\b",
+    r"then|also|try|make\s+(?:it|that)|change\s+(?:it|that)\s+to|for|in|with|without|at|on)\b|\binstead\b|\bas\s+well\b|"
+    r"\b(?:of|among)\s+(?:those|these|them)\b",  # 'how many of those were returned?
     re.IGNORECASE,
 )
 # "no, I meant 2023", "I meant Marketing", "actually 2023", "sorry, 2023"; the value follows the cue

@@ -31,6 +31,7 @@ from ..params.coercion import InvalidValue
 from ..params.directions import cue_before, direction_of
 from ..params.extractor import EXPLICIT, is_default, validate
 from ..params.named_values import answers_each, settle
+from ..params.not_applied import NOT_APPLIED
 from ..params.numbers import find_numbers
 from ..params.roles import Role, role_of
 from ..params.text import Span, name_tokens, overlaps, wordset
@@ -731,26 +732,45 @@ async def _moved_on(
     said_before = {
         name: value
         for name, value in last.values.items()
-        if value is not None and name in specs and name in last_specs and not is_default(last_specs[name], value)
+        if value is not None and name in last_specs and not is_default(last_specs[name], value)
     }
     if not said_before:
         return None
     reply = await source.extractor.extract(message, chosen.template)
     said = set(new_values(reply)) | {p.name for p in reply.problems if p.given}
-    earlier, _ = _revalidate({n: v for n, v in said_before.items() if n not in said}, specs)
+    unsaid = {n: v for n, v in said_before.items() if n not in said}
+    earlier, _ = _revalidate({n: v for n, v in unsaid.items() if n in specs}, specs)
     kept = {name: value for name, value in earlier.items() if value is not None}
-    if not kept:
+    # what it cannot keep is said, as a filter the query lacks ('only in engineering' after 'who earns over
+    # 150k' lists every engineer: the answer says the 150k is not applied)
+    dropped = [
+        {
+            "name": n,
+            "text": _as_text(v),
+            "reason": f"{NOT_APPLIED}: said before, and template '{chosen.template.id}' has no parameter '{n}'",
+        }
+        for n, v in unsaid.items()
+        if n not in specs
+    ]
+    if not kept and not dropped:
         return None
     merged = Extraction(
         values={**reply.values, **kept},
         trace=[t for t in reply.trace if t.extractor != "default"],
         problems=[p for p in reply.problems if p.name not in kept],
-        left_out=reply.left_out,
+        left_out=reply.left_out + dropped,
         llm=reply.llm,
     )
     _fill_rest(chosen.template, merged)
     changed = list(new_values(reply))
     return FollowUp("follow_up", source, chosen.template, merged, None, message, chosen.score, changed, list(kept))
+
+
+def _as_text(value: Any) -> str:
+    """A value as an answer names it ('150000', '2024-01-01', 'Engineering, Sales')."""
+    if isinstance(value, list):
+        return ", ".join(map(_as_text, value))
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 # --- choice -------------------------------------------------------------------------------------
