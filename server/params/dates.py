@@ -168,6 +168,10 @@ class _Parser:
         self.scan(half + _YEAR_OR_NAMED + r"\b", self._half)
         self.scan(rf"\bh(?P<h>[12])(?:\s+(?:of\s+)?|\s*-?\s*){_YEAR_OR_NAMED}\b", self._half)
         self.scan(rf"\b{YEAR}\s*-?\s*h(?P<h>[12])\b", self._half)
+        # a third of a year or a month: 'early 2024', 'mid-2023', 'late last year', 'mid-March', 'late May 2024'
+        part = r"\b(?:the\s+)?(?P<part>early|mid|middle\s+of|late)\s*-?\s*(?:in\s+)?(?:the\s+)?"
+        self.scan(part + _YEAR_OR_NAMED + r"\b", self._part_of_year)
+        self.scan(part + rf"{MONTH}(?:,?\s+(?:of\s+)?{YEAR})?\b(?!\s*,?\s*(?:the\s+)?\d)", self._part_of_month)
         self.scan(rf"\b(?:the\s+)?(?P<season>spring|summer|fall|autumn)\s+(?:of\s+)?{YEAR}\b", self._season)
         self.scan(rf"\b(?P<holiday>{HOLIDAY_NAMES})(?:,?\s+(?:of\s+)?{YEAR})?(?!\w)", self._holiday)
         self.scan(rf"(?<![\w$#.,/]){YEAR}(?![\w%]|,\d|\.\d)", self._year)
@@ -341,6 +345,25 @@ class _Parser:
             return Base(dt.date(year, 7, 1), dt.date(year, 12, 31), "span", m.span())
         return Base(dt.date(year, 1, 1), dt.date(year, 6, 30), "span", m.span())
 
+    def _part_of_year(self, m: re.Match[str]) -> Base:
+        """'early 2024' is January to April, 'mid-2023' May to August, 'late last year' September to December."""
+        year, third = self._year_said(m), _THIRDS[m["part"].split()[0]]
+        first = 1 + 4 * third
+        return Base(dt.date(year, first, 1), month_end(year, first + 3), "span", m.span())
+
+    def _part_of_month(self, m: re.Match[str]) -> Base | None:
+        """'early March' is its 1st to 10th, 'mid-March' the 11th to 20th, 'late March' the 21st to its end; a
+        month without its year is placed as a month alone is."""
+        name = m["month"]
+        if name == "may" and not m["year"] and not self.text[self.digits.position(m.start("month"))].isupper():
+            return None  # 'late may': the verb
+        month = MONTHS[name]
+        year = int(m["year"]) if m["year"] else self._month_only_year(month, None)
+        third = _THIRDS[m["part"].split()[0]]
+        start = dt.date(year, month, 1 + 10 * third)
+        end = month_end(year, month) if third == 2 else dt.date(year, month, 10 + 10 * third)
+        return Base(start, end, "span", m.span(), bool(m["year"]), month)
+
     def _season(self, m: re.Match[str]) -> Base | None:
         lead = r"(?:^|\b(?:the|in|during|this|last|next|of|since|from|by|until))\s*$"
         if m["season"] == "fall" and not m.group().startswith("the") and not re.search(lead, self.low[: m.start()]):
@@ -473,6 +496,7 @@ def _month_context(low: str, start: int) -> bool:
 _MONTH_AFTER = re.compile(rf"\s*(?:of\s+)?(?:{MONTH_NAMES})\b")
 _DAY_NUMBER = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _DAY_AFTER = re.compile(rf"\s*,?\s*(?:the\s+)?{_DAY_NUMBER}\b(?![:.]?\d)")
+_THIRDS = {"early": 0, "mid": 1, "middle": 1, "late": 2}  # which third of a year or a month is meant
 _YEAR_OR_NAMED = rf"(?:{YEAR}|(?:the\s+)?(?P<named>this|current|last|previous|next)\s+year)"
 _SINCE = re.compile(
     r"(?:\bsince|\bstarting(?: from| on| in)?|\bbeginning(?: in| on)?|\bas of|\bon or after|"

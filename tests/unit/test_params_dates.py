@@ -332,6 +332,33 @@ def test_half_years_seasons_and_fixed_holidays(text, start, end):
     assert (found.start, found.end) == (start, end)
 
 
+@pytest.mark.parametrize(
+    "text, start, end",
+    [
+        ("hired in early 2024", dt.date(2024, 1, 1), dt.date(2024, 4, 30)),
+        ("employees hired in the middle of 2023", dt.date(2023, 5, 1), dt.date(2023, 8, 31)),
+        ("orders placed in late 2024", dt.date(2024, 9, 1), dt.date(2024, 12, 31)),
+        ("orders from late last year", dt.date(TODAY.year - 1, 9, 1), dt.date(TODAY.year - 1, 12, 31)),
+        ("orders in early march 2025", dt.date(2025, 3, 1), dt.date(2025, 3, 10)),
+        ("orders in mid-March 2024", dt.date(2024, 3, 11), dt.date(2024, 3, 20)),
+        ("late February 2024", dt.date(2024, 2, 21), dt.date(2024, 2, 29)),
+    ],
+)
+def test_early_mid_and_late_are_thirds_of_a_year_or_a_month(text, start, end):
+    (found,) = find_dates(text, TODAY)
+    assert (found.start, found.end, found.operator) == (start, end, None)
+
+
+def test_a_third_of_a_year_after_since_or_before_and_a_day_after_a_late_month():
+    (since,) = find_dates("employees hired since mid-2023", TODAY)
+    assert (since.start, since.end, since.operator) == (dt.date(2023, 5, 1), None, "since")
+    (before,) = find_dates("orders before late 2024", TODAY)
+    assert (before.start, before.end) == (None, dt.date(2024, 8, 31))
+    (day,) = find_dates("orders that came late march 3rd 2025", TODAY)
+    assert (day.start, day.end) == (dt.date(2025, 3, 3), dt.date(2025, 3, 3))
+    assert find_dates("the order may arrive late may", TODAY) == []  # the verb
+
+
 def test_a_holiday_without_its_year_looks_ahead_for_bookings():
     (found,) = find_dates("a flight on christmas day", dt.date(2019, 3, 1), future=True)
     assert found.start == dt.date(2019, 12, 25)
