@@ -42,6 +42,7 @@ from .date_words import (
     quarter_range,
     year_range,
 )
+from .holidays import HOLIDAY_NAMES, holiday, weekend_of
 from .spelled import digitised
 from .spoken_dates import scan_spoken, weekdays_before_dates
 from .text import Span, before
@@ -75,16 +76,6 @@ class DateMention:
 # seasons as their first month (meteorological, northern hemisphere: spring is March to May); winter spans two
 # years and is left to the user to say
 SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9}
-# days that fall on the same date every year (Easter and Thanksgiving do not), by name without apostrophes
-HOLIDAYS = {
-    "new years day": (1, 1),
-    "valentines day": (2, 14),
-    "halloween": (10, 31),
-    "christmas eve": (12, 24),
-    "christmas day": (12, 25),
-    "new years eve": (12, 31),
-}
-HOLIDAY_NAMES = r"new\s+year'?s\s+day|valentine'?s\s+day|halloween|christmas\s+eve|christmas\s+day|new\s+year'?s\s+eve"
 
 
 class _Parser:
@@ -173,7 +164,9 @@ class _Parser:
         self.scan(part + _YEAR_OR_NAMED + r"\b", self._part_of_year)
         self.scan(part + rf"{MONTH}(?:,?\s+(?:of\s+)?{YEAR})?\b(?!\s*,?\s*(?:the\s+)?\d)", self._part_of_month)
         self.scan(rf"\b(?:the\s+)?(?P<season>spring|summer|fall|autumn)\s+(?:of\s+)?{YEAR}\b", self._season)
-        self.scan(rf"\b(?P<holiday>{HOLIDAY_NAMES})(?:,?\s+(?:of\s+)?{YEAR})?(?!\w)", self._holiday)
+        self.scan(
+            rf"\b(?P<holiday>{HOLIDAY_NAMES})(?P<weekend>\s+weekend)?(?:,?\s+(?:of\s+)?{YEAR})?(?!\w)", self._holiday
+        )
         self.scan(rf"(?<![\w$#.,/]){YEAR}(?![\w%]|,\d|\.\d)", self._year)
         self.scan(r"\b(?:fy|fiscal year)\s?'?(?P<year>(?:19|20)\d\d)\b", self._year)
         self.scan(r"\b(?:fy|fiscal year)\s?['’]?(?P<yy>\d\d)\b", self._short_year)  # 'FY24'
@@ -373,11 +366,20 @@ class _Parser:
         return Base(dt.date(year, first, 1), month_end(year, first + 2), "span", m.span())
 
     def _holiday(self, m: re.Match[str]) -> Base:
-        month, day = HOLIDAYS[re.sub(r"\s+", " ", m["holiday"].replace("'", ""))]
+        """A holiday (holidays.py) in the year said, else the most recent one (the next with `future`); with
+        'weekend' its weekend."""
+        name = m["holiday"]
         if m["year"]:
-            value = dt.date(int(m["year"]), month, day)
-            return Base(value, value, "day", m.span(), month=month, day=day)
-        return self._day_without_year(month, day, m.span())
+            value = holiday(name, int(m["year"]))
+        else:
+            value = holiday(name, self.today.year)
+            if self.future and value < self.today:
+                value = holiday(name, self.today.year + 1)
+            elif not self.future and value > self.today:
+                value = holiday(name, self.today.year - 1)
+        start, end = weekend_of(value) if m["weekend"] else (value, value)
+        grain = "span" if start != end else "day"
+        return Base(start, end, grain, m.span(), bool(m["year"]), value.month, value.day if start == end else None)
 
     def _quarter_this_year(self, m: re.Match[str]) -> Base:
         start, end = quarter_range(self.today.year, int(m["q"]))

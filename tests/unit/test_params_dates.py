@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from server.params.dates import add_months, find_dates, month_end
+from server.params.holidays import easter
 
 TODAY = dt.date(2025, 12, 31)  # a Wednesday
 MONTHS = [
@@ -357,6 +358,33 @@ def test_a_third_of_a_year_after_since_or_before_and_a_day_after_a_late_month():
     (day,) = find_dates("orders that came late march 3rd 2025", TODAY)
     assert (day.start, day.end) == (dt.date(2025, 3, 3), dt.date(2025, 3, 3))
     assert find_dates("the order may arrive late may", TODAY) == []  # the verb
+
+
+@pytest.mark.parametrize(
+    "text, start, end",
+    [
+        ("who was on leave on easter monday 2025", dt.date(2025, 4, 21), dt.date(2025, 4, 21)),
+        ("orders on good friday 2024", dt.date(2024, 3, 29), dt.date(2024, 3, 29)),
+        ("orders on thanksgiving 2024", dt.date(2024, 11, 28), dt.date(2024, 11, 28)),
+        ("orders over black friday weekend 2024", dt.date(2024, 11, 29), dt.date(2024, 12, 1)),
+        ("labor day weekend 2025", dt.date(2025, 8, 30), dt.date(2025, 9, 1)),  # Saturday to the Monday
+        ("memorial day 2024", dt.date(2024, 5, 27), dt.date(2024, 5, 27)),
+        ("orders on boxing day", dt.date(2025, 12, 26), dt.date(2025, 12, 26)),
+        ("sales on cyber monday", dt.date(2025, 12, 1), dt.date(2025, 12, 1)),  # the most recent one
+    ],
+)
+def test_holidays_that_move_are_computed_for_the_year_and_a_weekday_in_their_name_is_theirs(text, start, end):
+    (found,) = find_dates(text, TODAY)
+    assert (found.start, found.end) == (start, end)
+
+
+def test_easter_sunday_over_the_years():
+    assert [easter(year) for year in (2019, 2024, 2025, 2038)] == [
+        dt.date(2019, 4, 21),
+        dt.date(2024, 3, 31),
+        dt.date(2025, 4, 20),
+        dt.date(2038, 4, 25),
+    ]
 
 
 def test_a_holiday_without_its_year_looks_ahead_for_bookings():
