@@ -1,10 +1,12 @@
-"""A follow-up's month said without its year is in the year the conversation is about.
+"""A follow-up's month said without its year, or a year said against another ('the year before'), is in the
+year the conversation is about.
 
 Read alone, 'March' is the most recent March (or the next one, for bookings). After 'monthly revenue for
 2024', 'same for March' means March 2024, and after 'orders between 2024-03-01 and 2024-03-31', 'what about
 April?' means April 2024: the follow-up's values from such a month (a date, or a year parameter) move to the
 year of the values carried. 'last March', 'this April' and the like stay where today puts them, and a day
-said without its month ('the 5th') is left alone.
+said without its month ('the 5th') is left alone. 'and the year before?' after revenue for 2023 is 2022, 'the
+following year' 2024: those words count from the conversation's year, not from today.
 """
 
 from __future__ import annotations
@@ -47,6 +49,27 @@ def in_context_year(
         for name in names:
             out[name] = _moved(given[name], specs[name], year, shift)
     return out
+
+
+# a year said against the one the conversation is about; not 'the year before last' (dates.py reads it)
+_YEAR_AGAINST = re.compile(
+    r"\b(?:(?:the|a|one)\s+)?(?:year\s+(?P<before>before|earlier|prior)(?!\s+last)|(?P<previous>previous|prior|"
+    r"preceding)\s+year|year\s+(?:after|later)|following\s+year)\b",
+    re.IGNORECASE,
+)
+
+
+def years_against_context(text: str, earlier: Mapping[str, Any], specs: Mapping[str, ParameterSpec]) -> str:
+    """`text` with 'the year before', 'the previous year', 'the following year' written as the year they
+    name, counted from the year the earlier values are about (unchanged without one)."""
+    year = context_year(earlier, specs)
+    if year is None:
+        return text
+
+    def written(m: re.Match[str]) -> str:
+        return str(year - 1 if m["before"] or m["previous"] else year + 1)
+
+    return _YEAR_AGAINST.sub(written, text)
 
 
 def context_year(earlier: Mapping[str, Any], specs: Mapping[str, ParameterSpec]) -> int | None:

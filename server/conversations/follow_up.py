@@ -40,7 +40,7 @@ from ..routing.router import RoutingOutcome
 from ..templates import ParameterSpec, ParameterType, Template
 from .bare_reply import LIKING, LOOKING, REPLY_FILLER, REPLY_WORD, VALUE_FILLER, bare_value, bare_words
 from .carry_over import CUE_WORDS, CarryOver, corrected_part, is_carry_over, new_values, read_message
-from .context_year import in_context_year
+from .context_year import in_context_year, years_against_context
 from .count_switch import counted_if_asked, switched
 from .more_rows import more_rows
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, TemplateRef
@@ -136,6 +136,10 @@ def _close_behind(outcome: RoutingOutcome, ref: TemplateRef, margin: float) -> b
     key = (ref.adapter, ref.template_id)
     score = next((c.score for c in outcome.candidates if c.key == key), None)
     return score is not None and clears(score, outcome.candidates[0].score - margin)
+
+
+def _specs(template: Template) -> dict[str, ParameterSpec]:
+    return {p.name: p for p in template.parameters}
 
 
 def _lookup(ref: TemplateRef, sources: Mapping[str, ExtractionSource]) -> tuple[ExtractionSource, Template] | None:
@@ -554,6 +558,7 @@ async def _carry(
     carry = read_message(message)
     if is_confident and not carry.cue:
         return None  # a confident new question starts over
+    carry = replace(carry, text=years_against_context(carry.text, last.values, _specs(template)))
     reply = await source.extractor.extract(carry.text, template)
     given = new_values(reply)
     if (named := settle(reply, template)) is not None:  # 'and Finance and Support?': both are the new value

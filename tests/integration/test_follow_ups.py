@@ -438,3 +438,23 @@ async def test_a_continuation_on_a_template_that_cannot_keep_a_value_says_so(
     name, text = dropped
     assert [(e["name"], e["text"]) for e in meta["extraction_left_out"]] == [dropped]
     assert f"Not applied: '{text}' ({name})" in last["content"]
+
+
+@pytest.mark.parametrize(
+    "questions, year",
+    [
+        (("revenue by channel", "and the year before?"), 2024),  # the default year's
+        (("revenue by region for 2024", "what about the previous year?"), 2023),
+        (("revenue by region for 2023", "and the following year?"), 2024),
+        (("revenue by region for 2023", "and last year?"), 2024),  # 'last year' counts from today
+    ],
+)
+async def test_the_year_before_counts_from_the_year_the_conversation_is_about(demo_runtime, questions, year):
+    """Found by a QA pass: 'and the year before?' after revenue by channel answered no_match."""
+    first, last = await _turns(demo_runtime, *questions)
+    meta = _meta(last)
+    assert (meta["reason"], meta["template_id"], meta["parameters"]["year"]) == (
+        "follow_up",
+        _meta(first)["template_id"],
+        year,
+    )
