@@ -89,6 +89,9 @@ class _Parser:
         self.today = today
         self.found: list[Base] = []
         self.blocked: list[Span] = []  # text that looked like a date but is not one ('February 30, 2024')
+        # one question writes its dates one way: a slashed date whose first part cannot be a month ('15/2/2024')
+        # puts the day first in the others too ('1/2/2024 - 15/2/2024' is February 1st to 15th)
+        self.day_first = any(int(a) > 12 >= int(b) for a, b in _SLASHED.findall(self.low))
 
     def add(self, base: Base | None) -> None:
         if base is None:
@@ -211,7 +214,7 @@ class _Parser:
 
     def _slashed(self, m: re.Match[str]) -> Base:
         a, b = int(m["a"]), int(m["b"])
-        month, day = (b, a) if a > 12 else (a, b)  # US order unless the first part cannot be a month
+        month, day = (b, a) if a > 12 or self.day_first else (a, b)  # US order unless a day comes first
         value = dt.date(int(m["y"]), month, day)
         return Base(value, value, "day", m.span())
 
@@ -498,6 +501,7 @@ def _month_context(low: str, start: int) -> bool:
 _MONTH_AFTER = re.compile(rf"\s*(?:of\s+)?(?:{MONTH_NAMES})\b")
 _DAY_NUMBER = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _DAY_AFTER = re.compile(rf"\s*,?\s*(?:the\s+)?{_DAY_NUMBER}\b(?![:.]?\d)")
+_SLASHED = re.compile(r"(?<![\w.])(\d{1,2})/(\d{1,2})/(?:\d{4})(?!\w)")
 _THIRDS = {"early": 0, "mid": 1, "middle": 1, "late": 2}  # which third of a year or a month is meant
 _YEAR_OR_NAMED = rf"(?:{YEAR}|(?:the\s+)?(?P<named>this|current|last|previous|next)\s+year)"
 _SINCE = re.compile(

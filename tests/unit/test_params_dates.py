@@ -378,6 +378,19 @@ def test_holidays_that_move_are_computed_for_the_year_and_a_weekday_in_their_nam
     assert (found.start, found.end) == (start, end)
 
 
+@pytest.mark.parametrize(
+    "text, start, end",
+    [
+        ("orders 1/2/2024 - 15/2/2024", dt.date(2024, 2, 1), dt.date(2024, 2, 15)),  # the day first in both
+        ("orders from 1/2/2024 to 2/15/2024", dt.date(2024, 1, 2), dt.date(2024, 2, 15)),  # the month first
+        ("orders on 3/4/2024", dt.date(2024, 3, 4), dt.date(2024, 3, 4)),
+    ],
+)
+def test_the_slashed_dates_of_one_question_are_written_one_way(text, start, end):
+    (found,) = find_dates(text, TODAY)
+    assert (found.start, found.end) == (start, end)
+
+
 def test_easter_sunday_over_the_years():
     assert [easter(year) for year in (2019, 2024, 2025, 2038)] == [
         dt.date(2019, 4, 21),
