@@ -51,10 +51,11 @@ def in_context_year(
     return out
 
 
-# a year said against the one the conversation is about; not 'the year before last' (dates.py reads it)
+# a year said against the one the conversation is about; not 'the year before last' (dates.py reads it), 'the
+# year after next', 'the year before 2025'
 _YEAR_AGAINST = re.compile(
-    r"\b(?:(?:the|a|one)\s+)?(?:year\s+(?P<before>before|earlier|prior)(?!\s+last)|(?P<previous>previous|prior|"
-    r"preceding)\s+year|year\s+(?:after|later)|following\s+year)\b",
+    r"\b(?:(?:the|a|one)\s+)?(?:year\s+(?P<before>before|earlier|prior)|(?P<previous>previous|prior|"
+    r"preceding)\s+year|year\s+(?:after|later)|following\s+year)\b(?!\s+(?:last|next|\d|that|this|then))",
     re.IGNORECASE,
 )
 

@@ -166,7 +166,7 @@ async def _complete(
             return None
         return _expired(pending, pending_turn, sources)
     source, template = found
-    specs = {p.name: p for p in template.parameters}
+    specs = _specs(template)
     earlier, stale = _revalidate(pending.values, specs)
     wanted = [name for name in pending.wanted if name in specs] + [n for n in stale if n not in pending.wanted]
     only = template.model_copy(update={"parameters": [specs[n] for n in wanted]})
@@ -252,7 +252,7 @@ async def _bare(
     None when it gives no bare value, or when it also changes a date, time, number or flag found earlier
     ('Glen Ellen tomorrow' after 'on March 4th': a question of its own, not an answer that would drop the new
     day)."""
-    specs = {p.name: p for p in template.parameters}
+    specs = _specs(template)
     alone = await source.extractor.read(message, template)  # a date, a time, a number is no name
     said = [t for t in alone.trace if t.extractor != "default" and t.span is not None]
     read = [t.span for t in said if t.span is not None and not free_text(specs[t.name])]
@@ -558,7 +558,8 @@ async def _carry(
     carry = read_message(message)
     if is_confident and not carry.cue:
         return None  # a confident new question starts over
-    carry = replace(carry, text=years_against_context(carry.text, last.values, _specs(template)))
+    specs = _specs(template)
+    carry = replace(carry, text=years_against_context(carry.text, last.values, specs))
     reply = await source.extractor.extract(carry.text, template)
     given = new_values(reply)
     if (named := settle(reply, template)) is not None:  # 'and Finance and Support?': both are the new value
@@ -574,7 +575,6 @@ async def _carry(
         return nearby if nearby is not None or not selects_last else _as_it_was(last, source, template, reply)
     if not is_carry_over([*given, *said], carry, is_confident, values_only(carry.text, reply, wraps)):
         return None
-    specs = {p.name: p for p in template.parameters}
     earlier, stale = _revalidate(last.values, specs)
     given = in_context_year(given, reply, carry.text, earlier, specs)
     crossed = _crossed_ends(given, earlier, specs)
@@ -609,7 +609,7 @@ def _again(
 ) -> FollowUp:
     """The last answer's template once more with its values, `given` in place of theirs and the parameters
     of `problems` asked about (with those that no longer pass)."""
-    specs = {p.name: p for p in template.parameters}
+    specs = _specs(template)
     earlier, stale = _revalidate(last.values, specs)
     asked = [*(param_problems.missing(specs[n]) for n in stale), *problems]
     unsure = {p.name for p in asked}
@@ -640,7 +640,7 @@ def _with_limit(
 
 def _asked_the_other_way(last: LastAnswer, source: ExtractionSource, template: Template) -> FollowUp:
     """The last answer's values on its count, or on the list it counted (count_switch.py)."""
-    values, stale = _revalidate(last.values, {p.name: p for p in template.parameters})
+    values, stale = _revalidate(last.values, _specs(template))
     asked = [param_problems.missing(p) for p in template.parameters if p.name in stale]
     merged = Extraction(values=values, problems=asked)
     _fill_rest(template, merged)
@@ -678,12 +678,7 @@ async def _neighbour(
     nearby = [c for c in again.candidates if c.adapter == own[0] and c.key != own and clears(c.score, threshold)][
         :NEIGHBOURS
     ]  # the same source's: a follow-up stays with what the conversation is about
-    last_specs = {p.name: p for p in last_template.parameters}
-    said_before = {
-        name: value
-        for name, value in last.values.items()
-        if value is not None and not (name in last_specs and is_default(last_specs[name], value))
-    }
+    said_before = _stated(last, _specs(last_template))
     for candidate in nearby:
         source = sources.get(candidate.adapter)
         template = candidate.template
@@ -696,7 +691,7 @@ async def _neighbour(
         given = new_values(reply)
         if not given or not values_only(carry.text, reply, VALUE_FILLER | CUE_WORDS):
             continue
-        specs = {p.name: p for p in template.parameters}
+        specs = _specs(template)
         earlier, stale = _revalidate(said_before, specs)
         if stale:
             continue
@@ -720,8 +715,9 @@ async def _moved_on(
 ) -> FollowUp | None:
     """'and revenue by category?' after the best sellers of 2023: a message that says it continues and runs
     another template of the same source keeps the values said before for the parameters of the same name it
-    leaves unsaid (the year is 2023, not the default). Without such a value it is the new question it looks
-    like (None)."""
+    leaves unsaid (the year is 2023, not the default); one that no longer passes is asked for. A row limit is
+    no constraint and stays behind ('and who works in engineering?' after 'top 3 earners' lists them all).
+    Without such a value it is the new question it looks like (None)."""
     chosen = outcome.decision.selected
     carry = read_message(message)
     if not (outcome.decision.execute and chosen is not None and carry.cue and carry.kind == "follow_up"):
@@ -732,43 +728,66 @@ async def _moved_on(
     source = sources.get(chosen.adapter)
     if found is None or source is None:
         return None
-    last_specs = {p.name: p for p in found[1].parameters}
-    specs = {p.name: p for p in chosen.template.parameters}
-    said_before = {
-        name: value
-        for name, value in last.values.items()
-        if value is not None and name in last_specs and not is_default(last_specs[name], value)
-    }
-    if not said_before:
+    last_specs = _specs(found[1])
+    before = {n: v for n, v in _stated(last, last_specs).items() if role_of(last_specs[n]) is not Role.LIMIT}
+    if not before:
         return None
-    reply = await source.extractor.extract(message, chosen.template)
-    said = set(new_values(reply)) | {p.name for p in reply.problems if p.given}
-    unsaid = {n: v for n, v in said_before.items() if n not in said}
-    earlier, _ = _revalidate({n: v for n, v in unsaid.items() if n in specs}, specs)
+    template, specs = chosen.template, _specs(chosen.template)
+    text = years_against_context(message, last.values, last_specs)
+    reply = await source.extractor.extract(text, template)
+    given = new_values(reply)
+    said = set(given) | {p.name for p in reply.problems if p.given}
+    unsaid = {n: v for n, v in before.items() if n not in said}
+    earlier, stale = _revalidate({n: v for n, v in unsaid.items() if n in specs}, specs)
     kept = {name: value for name, value in earlier.items() if value is not None}
-    # what it cannot keep is said, as a filter the query lacks ('only in engineering' after 'who earns over
-    # 150k' lists every engineer: the answer says the 150k is not applied)
-    dropped = [
-        {
-            "name": n,
-            "text": _as_text(v),
-            "reason": f"{NOT_APPLIED}: said before, and template '{chosen.template.id}' has no parameter '{n}'",
-        }
-        for n, v in unsaid.items()
-        if n not in specs
-    ]
-    if not kept and not dropped:
+    dropped = _not_kept(unsaid, last_specs, template, text, {specs[n].type for n in given if n in specs})
+    if not kept and not dropped and not stale and text == message:  # nothing of the conversation's in it
         return None
     merged = Extraction(
-        values={**reply.values, **kept},
+        values={**{n: v for n, v in reply.values.items() if n not in stale}, **kept},
         trace=[t for t in reply.trace if t.extractor != "default"],
-        problems=[p for p in reply.problems if p.name not in kept],
+        problems=[p for p in reply.problems if p.name not in kept] + [param_problems.missing(specs[n]) for n in stale],
         left_out=reply.left_out + dropped,
         llm=reply.llm,
     )
-    _fill_rest(chosen.template, merged)
-    changed = list(new_values(reply))
-    return FollowUp("follow_up", source, chosen.template, merged, None, message, chosen.score, changed, list(kept))
+    _fill_rest(template, merged)
+    return FollowUp("follow_up", source, template, merged, None, message, chosen.score, list(given), list(kept))
+
+
+def _stated(last: LastAnswer, specs: Mapping[str, ParameterSpec]) -> dict[str, Any]:
+    """The values the last answer ran with that were said, not defaulted."""
+    return {
+        name: value
+        for name, value in last.values.items()
+        if value is not None and not (name in specs and is_default(specs[name], value))
+    }
+
+
+_EACH = re.compile(r"\b(?:each|every|all|any)\s+(?:of\s+the\s+)?(\w+)", re.IGNORECASE)
+
+
+def _not_kept(
+    unsaid: Mapping[str, Any],
+    last_specs: Mapping[str, ParameterSpec],
+    template: Template,
+    message: str,
+    given_types: set[ParameterType],
+) -> list[dict[str, Any]]:
+    """`extraction_left_out` entries for the values said before that `template` has no parameter for: a
+    continuation does not drop a constraint without a word ('only in engineering' after 'who earns over 150k'
+    lists every engineer, and the answer says the 150k is not applied). Not when the message puts another value
+    of the kind in its place (a new date for the dates said before) or asks across them ('in each department')."""
+    across = {w.casefold() for w in _EACH.findall(message)}
+    out = []
+    for name, value in unsaid.items():
+        spec = last_specs.get(name)
+        if name in {p.name for p in template.parameters} or spec is None or spec.type in given_types:
+            continue
+        if _singular_and_plural(name_tokens(name)) & across:
+            continue
+        reason = f"{NOT_APPLIED}: said before, and template '{template.id}' has no parameter '{name}'"
+        out.append({"name": name, "text": _as_text(value), "reason": reason})
+    return out
 
 
 def _as_text(value: Any) -> str:

@@ -108,6 +108,7 @@ class Base:
     weekday: bool = False  # a day named by its weekday, which a date right after it says more precisely
     month_given: bool = True  # False: a day said without its month ('the 5th')
     ends: bool = False  # two ends said in one phrase ('March 10 to 16', 'Jan-Mar'): a range, as 'between' says
+    holiday: str | None = None  # the holiday named (holidays.py): in another year it falls on another date
 
 
 def count_of(text: str) -> int:

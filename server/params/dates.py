@@ -168,7 +168,8 @@ class _Parser:
         self.scan(part + rf"{MONTH}(?:,?\s+(?:of\s+)?{YEAR})?\b(?!\s*,?\s*(?:the\s+)?\d)", self._part_of_month)
         self.scan(rf"\b(?:the\s+)?(?P<season>spring|summer|fall|autumn)\s+(?:of\s+)?{YEAR}\b", self._season)
         self.scan(
-            rf"\b(?P<holiday>{HOLIDAY_NAMES})(?P<weekend>\s+weekend)?(?:,?\s+(?:of\s+)?{YEAR})?(?!\w)", self._holiday
+            rf"\b(?P<holiday>{HOLIDAY_NAMES})(?P<weekend>\s+weekend)?(?:,?\s+(?:of\s+|in\s+)?{YEAR})?(?!\w)",
+            self._holiday,
         )
         self.scan(rf"(?<![\w$#.,/]){YEAR}(?![\w%]|,\d|\.\d)", self._year)
         self.scan(r"\b(?:fy|fiscal year)\s?'?(?P<year>(?:19|20)\d\d)\b", self._year)
@@ -341,8 +342,15 @@ class _Parser:
             return Base(dt.date(year, 7, 1), dt.date(year, 12, 31), "span", m.span())
         return Base(dt.date(year, 1, 1), dt.date(year, 6, 30), "span", m.span())
 
-    def _part_of_year(self, m: re.Match[str]) -> Base:
+    def _late_as_said_of_a_thing(self, m: re.Match[str]) -> bool:
+        """'orders that arrived late in 2024', 'were delivered late last year': late (or early) says how a thing
+        came, not when in the year."""
+        return m["part"] in ("early", "late") and _CAME.search(before(self.low, m.start(), 16)) is not None
+
+    def _part_of_year(self, m: re.Match[str]) -> Base | None:
         """'early 2024' is January to April, 'mid-2023' May to August, 'late last year' September to December."""
+        if self._late_as_said_of_a_thing(m):
+            return None
         year, third = self._year_said(m), _THIRDS[m["part"].split()[0]]
         first = 1 + 4 * third
         return Base(dt.date(year, first, 1), month_end(year, first + 3), "span", m.span())
@@ -353,6 +361,8 @@ class _Parser:
         name = m["month"]
         if name == "may" and not m["year"] and not self.text[self.digits.position(m.start("month"))].isupper():
             return None  # 'late may': the verb
+        if self._late_as_said_of_a_thing(m):
+            return None
         month = MONTHS[name]
         year = int(m["year"]) if m["year"] else self._month_only_year(month, None)
         third = _THIRDS[m["part"].split()[0]]
@@ -380,9 +390,7 @@ class _Parser:
                 value = holiday(name, self.today.year + 1)
             elif not self.future and value > self.today:
                 value = holiday(name, self.today.year - 1)
-        start, end = weekend_of(value) if m["weekend"] else (value, value)
-        grain = "span" if start != end else "day"
-        return Base(start, end, grain, m.span(), bool(m["year"]), value.month, value.day if start == end else None)
+        return _on_holiday(m["holiday"], value, bool(m["weekend"]), m.span(), bool(m["year"]))
 
     def _quarter_this_year(self, m: re.Match[str]) -> Base:
         start, end = quarter_range(self.today.year, int(m["q"]))
@@ -502,6 +510,11 @@ _MONTH_AFTER = re.compile(rf"\s*(?:of\s+)?(?:{MONTH_NAMES})\b")
 _DAY_NUMBER = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _DAY_AFTER = re.compile(rf"\s*,?\s*(?:the\s+)?{_DAY_NUMBER}\b(?![:.]?\d)")
 _SLASHED = re.compile(r"(?<![\w.])(\d{1,2})/(\d{1,2})/(?:\d{4})(?!\w)")
+# words after which 'late' or 'early' says how a thing came ('arrived late'), not a part of a period
+_CAME = re.compile(
+    r"\b(?:arriv(?:e|ed|es|ing)|deliver(?:ed|s|ing)?|ship(?:ped|s)?|paid|pay(?:s|ing)?|was|were|is|are|be|been|"
+    r"being|came|come|comes|coming|ran|run(?:s|ning)?|sent|returned|submitted|filed|due)\s+$"
+)
 _THIRDS = {"early": 0, "mid": 1, "middle": 1, "late": 2}  # which third of a year or a month is meant
 _YEAR_OR_NAMED = rf"(?:{YEAR}|(?:the\s+)?(?P<named>this|current|last|previous|next)\s+year)"
 _SINCE = re.compile(
@@ -651,7 +664,16 @@ def _operator_start(low: str, start: int) -> int:
     return start - len(m.group()) if m else start
 
 
+def _on_holiday(name: str, day: dt.date, weekend: bool, span: Span, year_given: bool) -> Base:
+    """A holiday on `day`, or its weekend."""
+    start, end = weekend_of(day) if weekend else (day, day)
+    grain = "span" if start != end else "day"
+    return Base(start, end, grain, span, year_given, day.month, day.day if start == end else None, holiday=name)
+
+
 def _with_year(base: Base, year: int) -> Base:
+    if base.holiday is not None:  # Easter is on another date each year
+        return _on_holiday(base.holiday, holiday(base.holiday, year), base.grain == "span", base.span, True)
     if base.grain == "month" and base.month:
         return Base(dt.date(year, base.month, 1), month_end(year, base.month), "month", base.span, True, base.month)
     if base.grain == "day" and base.month and base.day:

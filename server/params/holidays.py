@@ -54,6 +54,7 @@ HOLIDAYS: dict[str, Callable[[int], dt.date]] = {
     "good friday": lambda year: easter(year) - dt.timedelta(days=2),
     "easter monday": lambda year: easter(year) + dt.timedelta(days=1),
     "thanksgiving": _thanksgiving,
+    "thanksgiving day": _thanksgiving,
     "black friday": lambda year: _thanksgiving(year) + dt.timedelta(days=1),
     "cyber monday": lambda year: _thanksgiving(year) + dt.timedelta(days=4),
     "memorial day": lambda year: _nth_weekday(year, 5, 0, -1),  # the last Monday of May (US)

@@ -123,20 +123,28 @@ _NAME_AFTER = re.compile(r" +([A-Z][\w'-]*)")
 
 def in_a_longer_place(question: str, span: Span, ordinary: frozenset[str] = frozenset()) -> bool:
     """A capitalised value that is part of another place's name: right after a capitalised New, North, South,
-    East or West ('New Mexico', 'North Korea', 'West Virginia'), or a capitalised North, South, East or West
-    right before a word that may be in a name and is no ordinary word of the template ('South Africa', 'North
-    Carolina'; not 'the West Region', 'the South please'). A longer listed value that holds both words
-    matches on its own ('South Korea'). Only spaces may part the two words."""
-    text = question[span[0] : span[1]]
-    if not text[:1].isupper():
+    East or West ('New Mexico', 'North Korea', 'West Virginia'), or ending in a capitalised North, South, East
+    or West right before a word that may be in a name and is no ordinary word of the template ('South Africa',
+    'the North Carolina office'; not 'the West Region', 'the South please'). A question that capitalises most
+    of its words says nothing by a capital ('How Many Customers North Vs South'): there only the first holds.
+    A longer listed value that holds both words matches on its own ('South Korea'). Only spaces may part the
+    two words."""
+    value = words(question[span[0] : span[1]])
+    if not value:
         return False
-    if _COMPASS_BEFORE.search(question, 0, span[0]) is not None:
+    if value[0].text[:1].isupper() and _COMPASS_BEFORE.search(question, 0, span[0]) is not None:
         return True
-    after = _NAME_AFTER.match(question, span[1])
-    if text.lower() not in _COMPASS or after is None:
+    last, after = value[-1], _NAME_AFTER.match(question, span[1])
+    if not last.text[:1].isupper() or last.lower not in _COMPASS or after is None or _title_case(question):
         return False
     word = Word(after.group(1), after.start(1), after.end(1))
     return may_be_in_a_name(word) and word.lower not in ordinary
+
+
+def _title_case(question: str) -> bool:
+    """Most of the question's words (three or more) begin with a capital."""
+    found = [w for w in words(question) if w.text[:1].isalpha()]
+    return len(found) >= 3 and sum(w.text[:1].isupper() for w in found) * 5 >= len(found) * 3
 
 
 def _pronoun_i(toks: list[Word], j: int) -> bool:

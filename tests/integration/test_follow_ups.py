@@ -443,7 +443,7 @@ async def test_a_continuation_on_a_template_that_cannot_keep_a_value_says_so(
 @pytest.mark.parametrize(
     "questions, year",
     [
-        (("revenue by channel", "and the year before?"), 2024),  # the default year's
+        (("revenue by channel for 2024", "and the year before?"), 2023),
         (("revenue by region for 2024", "what about the previous year?"), 2023),
         (("revenue by region for 2023", "and the following year?"), 2024),
         (("revenue by region for 2023", "and last year?"), 2024),  # 'last year' counts from today
@@ -458,3 +458,49 @@ async def test_the_year_before_counts_from_the_year_the_conversation_is_about(de
         _meta(first)["template_id"],
         year,
     )
+
+
+async def test_a_continuation_on_another_template_counts_the_year_before_from_the_conversations_year(demo_runtime):
+    *_, last = await _turns(
+        demo_runtime, "best selling products in 2024", "and revenue by category for the year before?"
+    )
+    meta = _meta(last)
+    assert (meta["reason"], meta["template_id"], meta["parameters"]["year"]) == (
+        "follow_up",
+        "revenue_by_category",
+        2023,
+    )
+
+
+@pytest.mark.parametrize(
+    "questions, template, limit",
+    [
+        (("top 3 earners", "and who works in engineering?"), "employees_by_department", 50),
+        (("top 5 customers by revenue", "and which customers are in Germany?"), "customers_by_country", 100),
+    ],
+)
+async def test_a_row_limit_is_not_carried_to_another_template(demo_runtime, questions, template, limit):
+    """Found by a review: 'and who works in engineering?' after 'top 3 earners' listed 3 engineers."""
+    *_, last = await _turns(demo_runtime, *questions)
+    meta = _meta(last)
+    assert (meta["template_id"], meta["parameters"]["limit"]) == (template, limit)
+    assert "extraction_left_out" not in meta
+
+
+async def test_a_carried_value_the_other_template_refuses_is_asked_for(demo_runtime):
+    *_, last = await _turns(demo_runtime, "top rated employees in 2019", "and the leave days by kind?")
+    meta = _meta(last)
+    assert (last["status"], meta["template_id"]) == ("needs_clarification", "leave_days_by_kind")
+    assert [c["name"] for c in meta["clarification"]] == ["year"]
+
+
+@pytest.mark.parametrize(
+    "questions",
+    [
+        ("orders between 2024-01-01 and 2024-03-31", "and how many customers have been inactive since June 2024?"),
+        ("employees in engineering", "and how many people work in each department?"),
+    ],
+)
+async def test_a_value_said_before_that_the_message_replaces_or_asks_across_is_not_reported(demo_runtime, questions):
+    *_, last = await _turns(demo_runtime, *questions)
+    assert "extraction_left_out" not in _meta(last) and "Not applied" not in last["content"]

@@ -6,12 +6,14 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from server.conversations.context_year import years_against_context
 from server.conversations.follow_up import pick_by_name, pick_by_position, values_only
 from server.conversations.memory_store import MemorySessionStore
 from server.conversations.redis_store import RedisSessionStore
 from server.conversations.settings import SessionSettings
 from server.conversations.state import LastAnswer, PendingChoice, SessionState, TemplateRef
 from server.params.base import ExtractedValue, Extraction
+from server.templates import ParameterSpec
 from server.testing.servers import free_port
 
 
@@ -124,3 +126,20 @@ async def test_redis_down_keeps_sessions_in_this_process():
         assert health is not None and health["status"] == "down" and health["local_sessions"] == 1
     finally:
         await store.close()
+
+
+@pytest.mark.parametrize(
+    "said, written",
+    [
+        ("and the year before?", "and 2023?"),
+        ("what about the previous year", "what about 2023"),
+        ("and the following year?", "and 2025?"),
+        ("the year before last", "the year before last"),  # dates.py reads it, from today
+        ("and the year before 2025?", "and the year before 2025?"),
+        ("what about the year after next?", "what about the year after next?"),
+    ],
+)
+def test_a_year_said_against_another_is_written_as_the_year_it_names(said, written):
+    year = {"year": ParameterSpec(name="year", type="integer")}
+    assert years_against_context(said, {"year": 2024}, year) == written
+    assert years_against_context(said, {}, year) == said  # no year the conversation is about

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from server.params.choices import ChoiceRules, find_choices, phrases_for, suggestions
 from server.params.value_list import ValueList
 
@@ -150,3 +152,19 @@ def test_a_compass_value_before_a_name_is_another_place():
     assert best("customers in the West please", phrases)[0] == "West"
     assert best("how many customers in the South Please", phrases)[0] == "South"
     assert best("customers in the south africa office", phrases)[0] == "South"  # lower case: no name to see
+    with_the = phrases_for(["North", "South"], {"the north": "North"})
+    assert best("how many customers in the North Carolina office", with_the) is None  # the alias ends in it
+
+
+@pytest.mark.parametrize(
+    "question, values",
+    [
+        ("How Many Customers North Vs South", ["North", "South"]),
+        ("How Many Customers In South Overall", ["South"]),
+        ("Number Of Customers In West Currently", ["West"]),
+        ("Customer Count: South Only", ["South"]),
+    ],
+)
+def test_a_capital_after_a_compass_value_says_nothing_in_a_title_case_question(question, values):
+    found = find_choices(question, phrases_for(["North", "South", "East", "West"], {}), ChoiceRules())
+    assert sorted(m.value for m in found) == values

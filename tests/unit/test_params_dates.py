@@ -391,6 +391,29 @@ def test_the_slashed_dates_of_one_question_are_written_one_way(text, start, end)
     assert (found.start, found.end) == (start, end)
 
 
+@pytest.mark.parametrize(
+    "text, start, end",
+    [
+        ("orders from good friday to easter monday 2024", dt.date(2024, 3, 29), dt.date(2024, 4, 1)),
+        ("orders between black friday and cyber monday 2024", dt.date(2024, 11, 29), dt.date(2024, 12, 2)),
+        ("orders on thanksgiving day 2024", dt.date(2024, 11, 28), dt.date(2024, 11, 28)),
+        ("orders over black friday weekend in 2024", dt.date(2024, 11, 29), dt.date(2024, 12, 1)),
+        ("who was off on christmas eve in 2024", dt.date(2024, 12, 24), dt.date(2024, 12, 24)),
+    ],
+)
+def test_a_holiday_at_one_end_of_a_range_falls_on_its_date_in_the_other_ends_year(text, start, end):
+    (found,) = find_dates(text, TODAY)
+    assert (found.start, found.end) == (start, end)
+
+
+@pytest.mark.parametrize(
+    "text", ["orders that arrived late in 2024", "orders delivered late last year", "invoices paid early in 2024"]
+)
+def test_late_or_early_said_of_how_a_thing_came_keeps_the_whole_year(text):
+    (found,) = find_dates(text, TODAY)
+    assert (found.start.month, found.end.month) == (1, 12)
+
+
 def test_easter_sunday_over_the_years():
     assert [easter(year) for year in (2019, 2024, 2025, 2038)] == [
         dt.date(2019, 4, 21),
