@@ -48,6 +48,15 @@ CUE_WORDS = wordset(
 )
 
 
+# "and Marketing too?", "Finance as well", "also Support": the new value joins the one asked before
+_ADDS = re.compile(r"\b(?:too|as\s+well|also)\b", re.IGNORECASE)
+
+
+def adds(message: str) -> bool:
+    """The message adds its value to the one asked before instead of replacing it."""
+    return _ADDS.search(message) is not None
+
+
 @dataclass
 class CarryOver:
     """The message read against the last answer: the text its values are read from, and what kind it is."""

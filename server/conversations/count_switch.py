@@ -50,3 +50,13 @@ def counted_if_asked(message: str, template: Template, templates: Mapping[str, T
     if template.counts is None and count_cue(message) is not None:
         return count_template_for(template, templates) or template
     return template
+
+
+def counted_like(message: str, last: Template, template: Template, templates: Mapping[str, Template]) -> Template:
+    """Another template than the last answer's, asked the way the last one was: after a count ('how many
+    customers are in the West?', then 'what about Germany?') the count of a list, not its rows; unless the
+    message asks for the rows ('and which customers are in Germany?')."""
+    said = set(REPLY_WORD.findall(message.casefold()))
+    if last.counts is not None and template.counts is None and not said & _ASKS_FOR_ROWS:
+        return count_template_for(template, templates) or template
+    return template

@@ -39,9 +39,9 @@ from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
 from ..templates import ParameterSpec, ParameterType, Template
 from .bare_reply import LIKING, LOOKING, REPLY_FILLER, REPLY_WORD, VALUE_FILLER, bare_value, bare_words
-from .carry_over import CUE_WORDS, CarryOver, corrected_part, is_carry_over, new_values, read_message
+from .carry_over import CUE_WORDS, CarryOver, adds, corrected_part, is_carry_over, new_values, read_message
 from .context_year import in_context_year, years_against_context
-from .count_switch import counted_if_asked, switched
+from .count_switch import counted_if_asked, counted_like, switched
 from .more_rows import more_rows
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, TemplateRef
 
@@ -417,6 +417,25 @@ def _replaced_with(said: set[str], specs: Mapping[str, ParameterSpec], message: 
     return out
 
 
+_ONE_VALUE = {Role.LOWER, Role.UPPER, Role.START, Role.END, Role.LIMIT, Role.QUANTITY}  # never joined
+
+
+def _joined(given: dict[str, Any], earlier: Mapping[str, Any], specs: Mapping[str, ParameterSpec]) -> dict[str, Any]:
+    """'and Marketing too?' after Engineering and Sales: each new value joins the earlier ones (one answer
+    each, params/named_values.py), up to MAX_VALUES; not for a range's end or a row limit, which one value
+    bounds."""
+    out = dict(given)
+    for name, new in given.items():
+        old, spec = earlier.get(name), specs.get(name)
+        if old is None or new is None or spec is None or role_of(spec) in _ONE_VALUE:
+            continue
+        values = [*(old if isinstance(old, list) else [old])]
+        values += [v for v in (new if isinstance(new, list) else [new]) if v not in values]
+        if answers_each(spec, values):
+            out[name] = values
+    return out
+
+
 def _crossed_ends(given: Mapping[str, Any], earlier: Mapping[str, Any], specs: Mapping[str, ParameterSpec]) -> set[str]:
     """Earlier range ends a follow-up's new end passes ('over 1000' after 200 to 500, 'after June 2024' after the
     first half of 2023): kept, they would leave a range nothing is in, so they are dropped, not carried."""
@@ -577,6 +596,8 @@ async def _carry(
         return None
     earlier, stale = _revalidate(last.values, specs)
     given = in_context_year(given, reply, carry.text, earlier, specs)
+    if adds(message):
+        given = _joined(given, earlier, specs)
     crossed = _crossed_ends(given, earlier, specs)
     values = {**{k: v for k, v in earlier.items() if k not in said and k not in crossed}, **given}
     merged = Extraction(
@@ -682,6 +703,8 @@ async def _neighbour(
     for candidate in nearby:
         source = sources.get(candidate.adapter)
         template = candidate.template
+        if source is not None:
+            template = counted_like(carry.text, last_template, template, source.templates)
         if source is None or not template.parameters or not set(said_before) <= {p.name for p in template.parameters}:
             continue
         try:
@@ -732,7 +755,8 @@ async def _moved_on(
     before = {n: v for n, v in _stated(last, last_specs).items() if role_of(last_specs[n]) is not Role.LIMIT}
     if not before:
         return None
-    template, specs = chosen.template, _specs(chosen.template)
+    template = counted_like(message, found[1], chosen.template, source.templates)
+    specs = _specs(template)
     text = years_against_context(message, last.values, last_specs)
     reply = await source.extractor.extract(text, template)
     given = new_values(reply)

@@ -504,3 +504,44 @@ async def test_a_carried_value_the_other_template_refuses_is_asked_for(demo_runt
 async def test_a_value_said_before_that_the_message_replaces_or_asks_across_is_not_reported(demo_runtime, questions):
     *_, last = await _turns(demo_runtime, *questions)
     assert "extraction_left_out" not in _meta(last) and "Not applied" not in last["content"]
+
+
+@pytest.mark.parametrize(
+    "questions, name, values",
+    [
+        (
+            ("how many people in engineering and sales", "and marketing too?"),
+            "department",
+            ["Engineering", "Sales", "Marketing"],
+        ),
+        (
+            ("how many employees are in Engineering?", "what about Sales as well?"),
+            "department",
+            ["Engineering", "Sales"],
+        ),
+        (("revenue by region for 2024", "and 2023 too"), "year", [2024, 2023]),
+    ],
+)
+async def test_a_value_said_with_too_joins_the_ones_asked_before(demo_runtime, questions, name, values):
+    """Found by a QA pass: 'and marketing too?' after Engineering and Sales counted Marketing alone."""
+    first, last = await _turns(demo_runtime, *questions)
+    meta = _meta(last)
+    assert (meta["reason"], meta["template_id"], meta["parameters"][name]) == (
+        "follow_up",
+        _meta(first)["template_id"],
+        values,
+    )
+    assert len(last["rows"]) > len(first["rows"])  # one answer for each value
+
+
+@pytest.mark.parametrize(
+    ("then", "template"),
+    [("what about germany?", "count_customers_by_country"), ("and which ones are in germany?", "customers_by_country")],
+)
+async def test_after_a_count_another_templates_value_is_counted_unless_the_rows_are_asked_for(
+    demo_runtime, then, template
+):
+    """Found by a QA pass: 'what about germany?' after a count of customers listed 33 customers."""
+    *_, last = await _turns(demo_runtime, "how many enterprise customers do we have", then)
+    meta = _meta(last)
+    assert (meta["reason"], meta["template_id"], meta["parameters"]["country"]) == ("follow_up", template, "Germany")
