@@ -48,8 +48,9 @@ CUE_WORDS = wordset(
 )
 
 
-# "and Marketing too?", "Finance as well", "also Support": the new value joins the one asked before
-_ADDS = re.compile(r"\b(?:too|as\s+well|also)\b", re.IGNORECASE)
+# "and Marketing too?", "Finance as well": the new value joins the one asked before ("can you also look into
+# Toronto?" asks about Toronto instead: SGD's users mean the new value alone after "also")
+_ADDS = re.compile(r"\b(?:too|as\s+well)\b", re.IGNORECASE)
 
 
 def adds(message: str) -> bool:

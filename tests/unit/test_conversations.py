@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from server.conversations.carry_over import adds
 from server.conversations.context_year import years_against_context
 from server.conversations.follow_up import pick_by_name, pick_by_position, values_only
 from server.conversations.memory_store import MemorySessionStore
@@ -143,3 +144,8 @@ def test_a_year_said_against_another_is_written_as_the_year_it_names(said, writt
     year = {"year": ParameterSpec(name="year", type="integer")}
     assert years_against_context(said, {"year": 2024}, year) == written
     assert years_against_context(said, {}, year) == said  # no year the conversation is about
+
+
+def test_too_and_as_well_add_a_value_and_also_does_not():
+    assert adds("and marketing too?") and adds("what about Sales as well?")
+    assert not adds("can you also look into Toronto?") and not adds("what about Sales?")
