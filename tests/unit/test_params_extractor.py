@@ -373,3 +373,15 @@ async def test_date_direction_future_reads_year_less_dates_ahead_for_bookings():
     assert (await behind.extract("flights on march 3rd", flights)).values == {"day": "2025-03-03"}
     with pytest.raises(ValidationError):
         ParameterExtractionSettings(date_direction="sideways")
+
+
+async def test_a_count_kept_as_text_is_read_as_a_count_of_what_it_names():
+    """SGD keeps number_of_days as text: 'for one day' gave nothing, and a carried stay length was lost."""
+    stay = template(
+        {"name": "number_of_days", "type": "string", "description": "Number of days in the reservation"},
+        {"name": "number_of_rooms", "type": "integer"},
+    )
+    got = await extractor().extract("please reserve 2 rooms for me for one day", stay)
+    assert got.values == {"number_of_days": "1", "number_of_rooms": 2}
+    assert next(t.text for t in got.trace if t.name == "number_of_days") == "one"
+    assert (await extractor().extract("for 2 days only", stay)).values["number_of_days"] == "2"
