@@ -58,6 +58,15 @@ def counted_nouns(spec: ParameterSpec) -> frozenset[str]:
     return frozenset(n for n in nouns if n in COUNTED)
 
 
+def text_count(spec: ParameterSpec) -> bool:
+    """A count kept as text: a string parameter without a list or pattern that says it is a number of
+    something counted (number_of_days; description 'Number of days ...'), not one merely named after it
+    (a 'ticket' code)."""
+    said = bool(name_tokens(spec.name) & {"number", "num", "count"}) or _COUNT_DESC.match(spec.description.lower())
+    kind = spec.type is ParameterType.STRING and not spec.allowed_values and not spec.pattern
+    return kind and bool(said) and bool(counted_nouns(spec))
+
+
 def year_bound(spec: ParameterSpec) -> str | None:
     """'start' for start_year / from_year / min_year, 'end' for end_year / to_year / max_year: the first and
     last year of a range ('the fifties' gives 1950 and 1959); None for a single year."""

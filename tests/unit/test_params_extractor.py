@@ -385,3 +385,5 @@ async def test_a_count_kept_as_text_is_read_as_a_count_of_what_it_names():
     assert got.values == {"number_of_days": "1", "number_of_rooms": 2}
     assert next(t.text for t in got.trace if t.name == "number_of_days") == "one"
     assert (await extractor().extract("for 2 days only", stay)).values["number_of_days"] == "2"
+    code = template({"name": "ticket", "type": "string", "pattern": r"[A-Z]{3}-\d{4}"})  # named after a counted noun
+    assert (await extractor().extract("status of ticket ABC-1234 for 2 people", code)).values == {"ticket": "ABC-1234"}
