@@ -276,3 +276,34 @@ async def test_a_name_no_example_used_is_read_from_the_words_around_it():
     for question, city in [("hotels near Oakland please", "Oakland"), ("a room near Belvedere", "Belvedere")]:
         got = await extractor.extract(question, hotels())
         assert got.values == {"city": city}, (question, got.left_out)
+
+
+def weather() -> Template:
+    return Template(
+        id="weather",
+        description="the weather forecast for a city",
+        nl_examples=[
+            "what's the weather in [boston](city)",
+            "weather in [new york city](city) please",
+            "how is the weather in [denver](city)",
+            "is it going to rain in [chicago](city)",
+            "will it be sunny in [atlanta](city) on [march 3rd](date)",
+            "forecast for [dallas](city)",
+            "weather for [las vegas](city) on [the 5th](date)",
+            "what will the weather be like in [charlotte](city)",
+        ],
+        parameters=[
+            ParameterSpec(name="city", required=True, values_from={"query": "SELECT city FROM cities"}),
+            ParameterSpec(name="date", type="date", required=False),
+        ],
+        body_key="sql",
+        body="SELECT 1",
+    )
+
+
+@pytest.mark.parametrize("question", ["how's the weather in seattle tomorrow", "weather in Seattle tomorrow"])
+async def test_a_day_a_reader_is_sure_of_is_no_part_of_a_name_the_model_runs_on(question):
+    """Found by a QA pass: 'seattle tomorrow' was the city, and the day was dropped."""
+    extractor = await prepared(weather(), owner="weather")
+    got = await extractor.extract(question, weather())
+    assert (got.values["city"].lower(), got.values["date"]) == ("seattle", "2024-05-02")

@@ -33,6 +33,7 @@ OUTSIDE_SURE = 0.8
 STRONG = 0.9  # a reader's candidate this sure stands on its own (an exact list value, a counted number)
 GUESSES = frozenset({"fuzzy", "partial_name", "proper_name", "cued_name", "tail_name"})
 _TEXT = (ParameterType.STRING, ParameterType.ENUM)
+_DATED = frozenset({"date", "datetime", "time"})  # the readers of days and clock times
 
 
 @dataclass
@@ -78,17 +79,20 @@ def weigh(
 ) -> list[Dropped]:
     """Re-score every known parameter's candidates in place and add the learned ones; what was dropped."""
     dropped: list[Dropped] = []
+    # a date or a time a reader is sure of is no part of a name: 'seattle tomorrow' is a city and a day
+    dated = [c.span for p in params for c in p.candidates if c.span and c.extractor in _DATED and c.score >= STRONG]
+    texts = frozenset(p.spec.name for p in params if item_type(p.spec) in _TEXT)
     for p in params:
         name = p.spec.name
         if name not in known:
             continue
-        learned, wider = _learned(p, tagging, toks, question, today, future)
+        learned, wider = _learned(p, tagging, toks, question, today, future, dated)
         kept = []
         for cand in p.candidates:
             if cand.span is not None and any(inside(cand.span, w) for w in wider):
                 dropped.append(Dropped(name, cand.text, cand.span, "learned: part of a longer value", cand.score))
                 continue
-            verdict = _judge(cand, p.spec, tagging, toks, known)
+            verdict = _judge(cand, p.spec, tagging, toks, known - texts if cand.span in dated else known)
             if isinstance(verdict, str):
                 dropped.append(Dropped(name, cand.text, cand.span, verdict, cand.score))
             else:
@@ -132,7 +136,13 @@ def _coverage(tagging: Tagging, name: str, first: int, last: int) -> float:
 
 
 def _learned(
-    p: Judged, tagging: Tagging, toks: Sequence[Word], question: str, today: dt.date, future: bool
+    p: Judged,
+    tagging: Tagging,
+    toks: Sequence[Word],
+    question: str,
+    today: dt.date,
+    future: bool,
+    dated: Sequence[Span] = (),
 ) -> tuple[list[Candidate], list[Span]]:
     """Candidates for the words the model labels as this parameter where no reader's candidate covers them
     (unless every one of them is an ordinary word of the template's examples), or where the model's span
@@ -143,6 +153,11 @@ def _learned(
     for name, first, last in _within_sentences(tagging.spans(), toks, question):
         while last > first and toks[last].lower in COURTESY:  # 'London Please': the model ran on
             last -= 1
+        if item_type(p.spec) in _TEXT:  # 'seattle tomorrow': the day a reader is sure of is not the city's
+            while last > first and any(overlaps(toks[last].span, d) for d in dated):
+                last -= 1
+            while first < last and any(overlaps(toks[first].span, d) for d in dated):
+                first += 1
         if name != p.spec.name or toks[last].lower in COURTESY:
             continue
         span = (toks[first].start, toks[last].end)
