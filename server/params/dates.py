@@ -122,6 +122,8 @@ class _Parser:
         self.scan(b + r"(?P<y>\d{4})-(?P<m>\d{1,2})-(?P<d>\d{1,2})" + time_part + e, self._iso)
         self.scan(b + r"(?P<y>\d{4})/(?P<m>\d{1,2})/(?P<d>\d{1,2})" + e, self._iso)
         self.scan(b + r"(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{4})" + e, self._slashed)
+        # a day and month without the year, after a word that says a date follows ('on 3/15', 'until 3/20')
+        self.scan(rf"\b{_DATE_CUE}\s+(?P<a>\d{{1,2}})/(?P<b>\d{{1,2}})(?![\w/]|\.\d)", self._slashed_without_year)
         self.scan(rf"\b{MONTH}\s+{DAY},?\s+{YEAR}\b", self._mdy)
         self.scan(rf"\b(?:the\s+)?{DAY}\s+(?:of\s+)?{MONTH},?\s+{YEAR}\b", self._mdy)
         self.scan(rf"\b{MONTH}\s+{DAY}\b(?!\s*,?\s*\d)", self._md)
@@ -218,6 +220,13 @@ class _Parser:
         month, day = (b, a) if a > 12 or self.day_first else (a, b)  # US order unless a day comes first
         value = dt.date(int(m["y"]), month, day)
         return Base(value, value, "day", m.span())
+
+    def _slashed_without_year(self, m: re.Match[str]) -> Base | None:
+        a, b = int(m["a"]), int(m["b"])
+        month, day = (b, a) if a > 12 or self.day_first else (a, b)
+        if not 1 <= month <= 12:
+            return None
+        return self._day_without_year(month, day, (m.start("a"), m.end("b")))
 
     def _mdy(self, m: re.Match[str]) -> Base:
         value = dt.date(int(m["year"]), MONTHS[m["month"]], int(m["day"]))
@@ -509,6 +518,7 @@ def _month_context(low: str, start: int) -> bool:
 _MONTH_AFTER = re.compile(rf"\s*(?:of\s+)?(?:{MONTH_NAMES})\b")
 _DAY_NUMBER = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _DAY_AFTER = re.compile(rf"\s*,?\s*(?:the\s+)?{_DAY_NUMBER}\b(?![:.]?\d)")
+_DATE_CUE = r"(?:on|by|for|from|to|until|till|through|thru|before|after|since|starting|leaving|returning|and)"
 _SLASHED = re.compile(r"(?<![\w.])(\d{1,2})/(\d{1,2})/(?:\d{4})(?!\w)")
 # words after which 'late' or 'early' says how a thing came ('arrived late'), not a part of a period
 _CAME = re.compile(

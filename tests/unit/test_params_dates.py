@@ -414,6 +414,24 @@ def test_late_or_early_said_of_how_a_thing_came_keeps_the_whole_year(text):
     assert (found.start.month, found.end.month) == (1, 12)
 
 
+@pytest.mark.parametrize(
+    "text, start, end",
+    [
+        ("a bus from LA to SD on 3/15", dt.date(2025, 3, 15), dt.date(2025, 3, 15)),
+        ("orders from 3/10 to 3/12", dt.date(2025, 3, 10), dt.date(2025, 3, 12)),
+        ("orders on 15/3", dt.date(2025, 3, 15), dt.date(2025, 3, 15)),  # a first part above 12 is the day
+    ],
+)
+def test_a_slashed_day_without_its_year_after_a_word_that_says_a_date_follows(text, start, end):
+    (found,) = find_dates(text, TODAY)
+    assert (found.start, found.end) == (start, end)
+
+
+@pytest.mark.parametrize("text", ["open 24/7", "a 50/50 split", "1/2 price", "on 2/30", "ratio 3/4 of them"])
+def test_slashed_numbers_that_are_no_day(text):
+    assert find_dates(text, TODAY) == []
+
+
 def test_easter_sunday_over_the_years():
     assert [easter(year) for year in (2019, 2024, 2025, 2038)] == [
         dt.date(2019, 4, 21),
