@@ -10,6 +10,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
+from .party_words import people_said
 from .spelled import SCALE_VALUES, spelled_numbers
 from .text import Span, after, before, stem, wordset
 
@@ -53,8 +54,8 @@ _PHRASE_ENDS = wordset("the a an at to for in on from with by and or but of is a
 _ONE_WAY = re.compile(r"^\s*-?\s*way\b")  # 'a one way ticket': no count
 _LOOKING_FOR = re.compile(r"\b(?:look(?:ing)?|search(?:ing)?|ask(?:ing)?|hop(?:e|ing)|wait(?:ing)?)\s+for\s*$")
 _PARTY_BEFORE = re.compile(
-    r"\b(?:party|group|table|reservation|booking|seats?|tickets?|room)\s+(?:of|for)\s*$"
-)  # 'party of seven', 'a table for five'
+    r"\b(?:party|group|family|table|reservation|booking|seats?|tickets?|room)\s+(?:of|for)\s*$"
+)  # 'party of seven', 'a family of four', 'a table for five'
 _FOR_BEFORE = re.compile(r"\bfor\s*$")  # 'book it for 3 at 7 pm', 'dinner for two'
 # after 'for N', a word other than these names what N counts ('for 3 hours'), so N is not a party size
 _NOUN_AFTER_FOR = re.compile(
@@ -147,12 +148,23 @@ def find_numbers(text: str) -> list[NumberMention]:
     found += [_from_ordinal(m) for m in _DIGIT_ORDINAL.finditer(text)]
     taken = [m.span for m in found]
     found += [m for m in _from_words(text) if not any(s[0] < m.span[1] and m.span[0] < s[1] for s in taken)]
+    found = _with_people(text, found)
     found.sort(key=lambda m: m.span)
     found = _split_between(text, found)
     for mention in found:
         _as_figures(text, mention)  # first: the cues are read around 'six figures', not around 'six'
         _add_cues(text, mention)
     _pair_ranges(text, found)
+    return found
+
+
+def _with_people(text: str, found: list[NumberMention]) -> list[NumberMention]:
+    """`found` with the people said without one number (party_words.py) in place of the numbers inside them:
+    '2 adults and 3 kids' is 5 people, not 2 and 3."""
+    for value, (start, end) in people_said(text):
+        found = [m for m in found if not (start <= m.span[0] and m.span[1] <= end)]
+        said = text[start:end]
+        found.append(NumberMention(value, (start, end), said, True, from_words=True, counted="party"))
     return found
 
 
@@ -285,7 +297,7 @@ def _add_cues(text: str, m: NumberMention) -> None:
         m.count_cue = bool(_COUNT_BEFORE.search(pre) or _COUNT_AFTER.match(post))
     m.id_cue = bool(_ID_BEFORE.search(pre))
     if not (m.currency or m.ordinal or (m.value == 1 and _ONE_WAY.match(post))):
-        m.counted = _counted(post) or ("party" if _PARTY_BEFORE.search(pre) else None)
+        m.counted = m.counted or _counted(post) or ("party" if _PARTY_BEFORE.search(pre) else None)
         m.for_cue = m.counted is None and _for_people(pre, post)
 
 

@@ -202,6 +202,12 @@ def test_words_to_number():
         ("a 3-star hotel", 3, "star"),
         ("the two of us", 2, "us"),
         ("rate it four out of 6 stars", 4, "star"),
+        ("a family of four", 4, "party"),
+        ("just me", 1, "party"),
+        ("a cab for me and my wife", 2, "party"),
+        ("my husband and I", 2, "party"),
+        ("2 adults and 3 kids", 5, "party"),
+        ("two adults with one child", 3, "party"),
     ],
 )
 def test_what_a_count_counts(text, value, counted):

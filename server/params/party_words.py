@@ -1,0 +1,31 @@
+"""People counted without a number, the way a booking says it: "just me" is one, "me and my wife" two, "2
+adults and 3 kids" five. Read as number mentions that count people, so a party size, a number of
+travellers or riders takes them as it takes "for 2 people" (numbers.py `find_numbers`)."""
+
+from __future__ import annotations
+
+import re
+
+_ALONE = re.compile(r"\b(?:(?:just|only)\s+(?:me|myself|one\s+person)|by\s+myself|me\s+alone|on\s+my\s+own)\b", re.I)
+_COMPANION = (
+    r"(?:wife|husband|partner|spouse|friend|girlfriend|boyfriend|fianc[eé]e?|son|daughter|kid|child|mom|mum|"
+    r"mother|dad|father|brother|sister|colleague|coworker|boss|buddy|roommate)"
+)
+_TWO = re.compile(rf"\b(?:me\s+and\s+my\s+{_COMPANION}|my\s+{_COMPANION}\s+and\s+(?:me|i|myself))\b", re.I)
+_COUNT = r"(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten)"
+_ADULTS_AND_CHILDREN = re.compile(
+    rf"\b(?P<a>{_COUNT})\s+adults?\s+(?:and|with|\+|&)\s+(?P<c>{_COUNT})\s+(?:kids?|children|child|infants?)\b", re.I
+)
+_VALUES = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+
+
+def _value(word: str) -> int:
+    return int(word) if word.isdigit() else _VALUES[word.lower()]
+
+
+def people_said(text: str) -> list[tuple[int, tuple[int, int]]]:
+    """(how many people, span) for each such phrase of `text`."""
+    out = [(1, m.span()) for m in _ALONE.finditer(text)]
+    out += [(2, m.span()) for m in _TWO.finditer(text)]
+    out += [(_value(m["a"]) + _value(m["c"]), m.span()) for m in _ADULTS_AND_CHILDREN.finditer(text)]
+    return sorted(out, key=lambda found: found[1])
