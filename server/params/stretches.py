@@ -11,8 +11,9 @@ few examples a learned extractor was fitted on:
   'check in on March 4') it opens it;
 - a day said without such a word opens the stretch ('a rental car on March 4th'), or closes it when
   another day already opens it and it is not earlier ('a party on March 11th ... a car from the 10th').
-A bound ('by Friday', 'after March 3') fills neither end. Two days said without a word, or a day said
-where only one of the two is asked, keep the other readers' reading.
+A bound ('by Friday', 'after March 3') fills neither end. Two days said without a word keep the other
+readers' reading. A template (or a reply) with only one of the two ends takes the days said for it or said
+plainly, never one said for the other end: a check-in date is not 'check out sunday'.
 """
 
 from __future__ import annotations
@@ -56,22 +57,23 @@ _OWN_OPENING = re.compile(r"^(?:from|starting|beginning)\b", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class Stretch:
-    """The two date parameters of a template that open and close one stretch of time."""
+    """The date parameters of a template that open and close one stretch of time; one of them may be
+    missing (a hotel booking with a check-in date and a number of nights: 'check out sunday' is no check-in)."""
 
-    opens: ParameterSpec
-    closes: ParameterSpec
+    opens: ParameterSpec | None
+    closes: ParameterSpec | None
 
 
 def stretch_of(specs: Sequence[ParameterSpec]) -> Stretch | None:
-    """The pair, when exactly one date parameter opens and exactly one closes (by their names)."""
+    """The pair, when at most one date parameter opens and at most one closes (by their names), and one does."""
     ends: dict[End, list[ParameterSpec]] = {"opens": [], "closes": []}
     for spec in specs:
         end = _end_of(spec)
         if end is not None:
             ends[end].append(spec)
-    if len(ends["opens"]) != 1 or len(ends["closes"]) != 1:
+    if len(ends["opens"]) > 1 or len(ends["closes"]) > 1 or not (ends["opens"] or ends["closes"]):
         return None
-    return Stretch(ends["opens"][0], ends["closes"][0])
+    return Stretch(next(iter(ends["opens"]), None), next(iter(ends["closes"]), None))
 
 
 def _end_of(spec: ParameterSpec) -> End | None:
@@ -108,6 +110,9 @@ def placed(
             free.append((d, d.start))
     if len(free) > 1 or not (opening or closing or free):
         return None
+    if stretch.opens is None or stretch.closes is None:  # a day said plainly is the one end there is
+        (opening if stretch.closes is None else closing).extend(free)
+        free = []
     said = {day for _, day in opening + closing}
     for d, day in free:  # one day said plainly opens the stretch, or closes it after the day that opens it
         if day in said or (opening and closing):
@@ -117,10 +122,12 @@ def placed(
                 closing.append((d, day))
         elif not closing or day <= min(day for _, day in closing):
             opening.append((d, day))
-    return {
-        stretch.opens.name: [_candidate(stretch.opens, d, day, "opens") for d, day in opening],
-        stretch.closes.name: [_candidate(stretch.closes, d, day, "closes") for d, day in closing],
-    }
+    out = {}
+    if stretch.opens is not None:
+        out[stretch.opens.name] = [_candidate(stretch.opens, d, day, "opens") for d, day in opening]
+    if stretch.closes is not None:
+        out[stretch.closes.name] = [_candidate(stretch.closes, d, day, "closes") for d, day in closing]
+    return out
 
 
 def _candidate(spec: ParameterSpec, d: DateMention, day: dt.date, end: End) -> Candidate:

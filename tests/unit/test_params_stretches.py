@@ -30,13 +30,30 @@ def _spec(name: str, kind: str = "date") -> ParameterSpec:
         (("check_in_date", "check_out_date"), ("check_in_date", "check_out_date")),
         (("departure_date", "return_date"), ("departure_date", "return_date")),
         (("pick_up_date", "drop_off_date"), ("pick_up_date", "drop_off_date")),
-        (("pickup_date", "visit_date"), None),  # one end only
+        (("pickup_date", "visit_date"), ("pickup_date", None)),  # one end only
+        (("check_in_date", "number_of_days"), ("check_in_date", None)),
         (("start_date", "end_date"), None),  # the date reader's own start and end roles place those
+        (("visit_date",), None),
     ],
 )
 def test_the_pair_is_found_by_its_names(names, pair):
     stretch = stretch_of([_spec(n) for n in names])
-    assert (None if stretch is None else (stretch.opens.name, stretch.closes.name)) == pair
+    ends = None if stretch is None else tuple(None if s is None else s.name for s in (stretch.opens, stretch.closes))
+    assert ends == pair
+
+
+async def test_with_one_end_only_a_day_said_for_the_other_end_is_not_its_value():
+    """Found by a QA pass: 'check in tomorrow, check out sunday' on a booking with a check-in date and a number of
+    nights checked in on Sunday."""
+    booking = template({"name": "check_in_date", "type": "date"}, {"name": "number_of_days", "type": "integer"})
+    settings = ParameterExtractionSettings(date_direction="future")  # a booking's days are ahead
+    extractor = TemplateParameterExtractor(settings, today=lambda: dt.date(2019, 3, 1))
+    got = await extractor.extract("check in tomorrow, check out sunday", booking)
+    assert got.values["check_in_date"] == "2019-03-02"
+    got = await extractor.extract("checking in march 10th, checking out march 14th", booking)
+    assert got.values["check_in_date"] == "2019-03-10"
+    got = await extractor.extract("the 12th please", booking)  # a day said plainly is the one end there is
+    assert got.values["check_in_date"] == "2019-03-12"
 
 
 def test_text_parameters_named_like_ends_are_no_stretch():
