@@ -237,6 +237,18 @@ def outside_clock_times(cands: list[Candidate], times: list[TimeMention]) -> lis
     return [c for c in cands if c.span is None or not any(inside(c.span, s) for s in clocks)]
 
 
+def outside_days(cands: list[Candidate], dates: list[DateMention]) -> list[Candidate]:
+    """The words of a day are the day's: the 8 of 'march 8' (or of 'from march 8 to march 11') is no number of
+    nights, nor a listed value '8'; a date reader's own candidate keeps its words, and so does any reader's
+    inside a bare year."""
+    days = [d.span for d in dates if d.grain != "year"]
+    return [
+        c
+        for c in cands
+        if c.span is None or c.extractor in ("date", "datetime") or not any(inside(c.span, s) for s in days)
+    ]
+
+
 def year_from_dates(spec: ParameterSpec, mentions: list[DateMention]) -> list[Candidate]:
     """'this year', 'last year', 'fiscal year 2024' for an integer year parameter; the first or last year of
     'the fifties', 'since 1990', 'between 1990 and 1995' for a start or end year. A decade gives a single

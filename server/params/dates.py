@@ -126,7 +126,7 @@ class _Parser:
         self.scan(rf"\b{_DATE_CUE}\s+(?P<a>\d{{1,2}})/(?P<b>\d{{1,2}})(?![\w/]|\.\d)", self._slashed_without_year)
         self.scan(rf"\b{MONTH}\s+{DAY},?\s+{YEAR}\b", self._mdy)
         self.scan(rf"\b(?:the\s+)?{DAY}\s+(?:of\s+)?{MONTH},?\s+{YEAR}\b", self._mdy)
-        self.scan(rf"\b{MONTH}\s+{DAY}\b(?!\s*,?\s*\d)", self._md)
+        self.scan(rf"\b{MONTH}\s+{DAY}\b(?!\s*,?\s*(?:19|20)\d\d\b|\s*\d)", self._md)  # 'march 11, 2 rooms'
         self.scan(rf"\b(?:the\s+)?{DAY}\s+of\s+{MONTH}\b(?!\s*,?\s*\d)", self._md)
         self.scan(rf"\b(?:the\s+)?{ORDINAL_DAY}\s+{MONTH}\b(?!\s*,?\s*\d)", self._md)  # 'the 11th March'
         # two days of one month: 'between 1 and 10 March 2025', 'March 10 to 16', 'June 1-10, 2024'

@@ -34,6 +34,7 @@ from .candidates import (
     may_share,
     number_candidates,
     outside_clock_times,
+    outside_days,
     role_opinion,
     text_candidates,
     time_candidates,
@@ -437,6 +438,8 @@ class TemplateParameterExtractor(ParameterExtractor):
             out = implied_candidates(spec, self.implied.get(spec.name), q)
         if kind not in (ParameterType.DATE, ParameterType.DATETIME, ParameterType.TIME):
             out = outside_clock_times(out, seen.times)
+            if p.role is not Role.YEAR:  # the year of 'the first half of 2024' is a year parameter's
+                out = outside_days(out, seen.dates)
         if spec.type is ParameterType.ARRAY:
             out = as_list(spec, out)
         return out

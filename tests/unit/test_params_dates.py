@@ -432,6 +432,11 @@ def test_slashed_numbers_that_are_no_day(text):
     assert find_dates(text, TODAY) == []
 
 
+def test_a_day_followed_by_a_comma_and_another_number_is_still_that_day():
+    (found,) = find_dates("from march 8 to march 11, 2 rooms", TODAY)
+    assert (found.start, found.end) == (dt.date(2025, 3, 8), dt.date(2025, 3, 11))
+
+
 def test_easter_sunday_over_the_years():
     assert [easter(year) for year in (2019, 2024, 2025, 2038)] == [
         dt.date(2019, 4, 21),

@@ -124,3 +124,19 @@ async def test_one_end_alone_takes_any_day():
 )
 async def test_bounds_and_days_out_of_order_fill_no_end_they_do_not_name(question, want):
     assert await extract(question, PICKUP, DROPOFF) == want
+
+
+async def test_the_digits_of_a_day_are_no_count_nor_a_listed_value():
+    """Found by a QA pass: 'from march 8 to march 11, 2 rooms' took 8 nights and read 'march 11, 2' as no day."""
+    booking = template(
+        {"name": "check_in_date", "type": "date"},
+        {"name": "number_of_days", "type": "string", "required": True, "description": "Number of days in the stay"},
+        {"name": "number_of_rooms", "type": "integer"},
+    )
+    settings = ParameterExtractionSettings(date_direction="future")
+    extractor = TemplateParameterExtractor(settings, today=lambda: dt.date(2019, 3, 1))
+    got = await extractor.extract("book the hilton from march 8 to march 11, 2 rooms", booking)
+    assert got.values["check_in_date"] == "2019-03-08" and got.values["number_of_rooms"] == 2
+    assert got.values.get("number_of_days") is None  # asked: neither 8 nor 11 counts nights
+    got = await extractor.extract("check in on march 8, 2 rooms", booking)
+    assert (got.values["check_in_date"], got.values.get("number_of_days")) == ("2019-03-08", None)
