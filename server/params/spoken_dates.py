@@ -118,7 +118,10 @@ _NOT_A_POSITION = (  # 'the 3rd floor', 'the 2nd quarter', 'the 1st 10', 'on the
     r"(?!\s*\d)(?!\s+(?:quarter|half|week|weekend|month|year|floor|level|time|place|row|column|page|round|"
     r"grade|edition|century|anniversary|street|avenue|item|one|ones|person|people|of\s+(?!this|next|last))s?\b)"
 )
-_CONNECTOR_AFTER = re.compile(r"\s*(?:$|[,.?!;]|(?:at|for|and|or|to|through|thru|until|till|in|on|from|please|of)\b)")
+_CONNECTOR_AFTER = re.compile(
+    r"\s*(?:$|[,.?!;]|(?:at|for|and|or|to|through|thru|until|till|in|on|from|please|of|instead|then|too|works?|"
+    r"would|will|is|if|thanks|thank|ok|okay|maybe|perhaps)\b)"
+)  # 'the 12th at 3 pm', 'the 10th instead', 'the 5th works
 
 
 def weekdays_before_dates(low: str, found: list[Base]) -> list[Base]:

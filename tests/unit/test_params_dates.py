@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
 from hypothesis import given
@@ -435,6 +436,15 @@ def test_slashed_numbers_that_are_no_day(text):
 def test_a_day_followed_by_a_comma_and_another_number_is_still_that_day():
     (found,) = find_dates("from march 8 to march 11, 2 rooms", TODAY)
     assert (found.start, found.end) == (dt.date(2025, 3, 8), dt.date(2025, 3, 11))
+
+
+@pytest.mark.parametrize(
+    "text", ["the 10th instead", "make it the 10th then", "the 5th works for me", "the 4th is fine"]
+)
+def test_a_day_alone_before_a_word_that_ends_a_reply(text):
+    """Found by a QA pass: 'the 10th instead' after a flight on the 4th ran the 4th again."""
+    (found,) = find_dates(text, TODAY)
+    assert found.start.day == int(re.search(r"\d+", text).group()) and found.start.month == 12
 
 
 def test_easter_sunday_over_the_years():
