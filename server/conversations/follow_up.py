@@ -381,13 +381,7 @@ async def _restated(
     }
     if not kept:
         return None
-    merged = Extraction(
-        values={**reply.values, **kept},
-        trace=[t for t in reply.trace if t.extractor != "default"],
-        problems=[p for p in reply.problems if p.name not in kept],
-        left_out=reply.left_out,
-        llm=reply.llm,
-    )
+    merged = _with_kept(reply, kept)
     _fill_rest(template, merged)
     confidence = pending.template.score or 0.0
     return FollowUp("clarification", source, template, merged, pending_turn, message, confidence)
@@ -719,13 +713,7 @@ async def _neighbour(
         if stale:
             continue
         kept = {name: value for name, value in earlier.items() if name not in given}
-        merged = Extraction(
-            values={**reply.values, **kept, **given},
-            trace=[t for t in reply.trace if t.extractor != "default"],
-            problems=[p for p in reply.problems if p.name not in kept],
-            left_out=reply.left_out,
-            llm=reply.llm,
-        )
+        merged = _with_kept(reply, kept)
         _fill_rest(template, merged)
         changed, carried = list(given), list(kept)
         score = round(candidate.score, 4)
@@ -767,15 +755,28 @@ async def _moved_on(
     dropped = _not_kept(unsaid, last_specs, template, text, {specs[n].type for n in given if n in specs})
     if not kept and not dropped and not stale and text == message:  # nothing of the conversation's in it
         return None
-    merged = Extraction(
-        values={**{n: v for n, v in reply.values.items() if n not in stale}, **kept},
-        trace=[t for t in reply.trace if t.extractor != "default"],
-        problems=[p for p in reply.problems if p.name not in kept] + [param_problems.missing(specs[n]) for n in stale],
-        left_out=reply.left_out + dropped,
-        llm=reply.llm,
-    )
+    merged = _with_kept(reply, kept, [param_problems.missing(specs[n]) for n in stale], dropped)
     _fill_rest(template, merged)
     return FollowUp("follow_up", source, template, merged, None, message, chosen.score, list(given), list(kept))
+
+
+def _with_kept(
+    reply: Extraction,
+    kept: Mapping[str, Any],
+    asked: Sequence[ParamProblem] = (),
+    left_out: Sequence[dict[str, Any]] = (),
+) -> Extraction:
+    """The message's own reading with the values kept from before where it said none (what a restatement, a
+    neighbour and a continuation on another template run with); the parameters of `asked` are asked about
+    instead of read, and `left_out` is reported beside what the reading left out."""
+    unsure = {p.name for p in asked}
+    return Extraction(
+        values={**{n: v for n, v in reply.values.items() if n not in unsure}, **kept},
+        trace=[t for t in reply.trace if t.extractor != "default"],
+        problems=[p for p in reply.problems if p.name not in kept] + list(asked),
+        left_out=reply.left_out + list(left_out),
+        llm=reply.llm,
+    )
 
 
 def _stated(last: LastAnswer, specs: Mapping[str, ParameterSpec]) -> dict[str, Any]:
@@ -802,10 +803,11 @@ def _not_kept(
     lists every engineer, and the answer says the 150k is not applied). Not when the message puts another value
     of the kind in its place (a new date for the dates said before) or asks across them ('in each department')."""
     across = {w.casefold() for w in _EACH.findall(message)}
+    takes = {p.name for p in template.parameters}
     out = []
     for name, value in unsaid.items():
         spec = last_specs.get(name)
-        if name in {p.name for p in template.parameters} or spec is None or spec.type in given_types:
+        if name in takes or spec is None or spec.type in given_types:
             continue
         if _singular_and_plural(name_tokens(name)) & across:
             continue

@@ -215,15 +215,19 @@ class _Parser:
             time = dt.time(int(m["hh"]), int(m["mi"]), int(m["ss"] or 0))
         return Base(day, day, "day", m.span(), time=time)
 
-    def _slashed(self, m: re.Match[str]) -> Base:
+    def _month_and_day(self, m: re.Match[str]) -> tuple[int, int]:
+        """A slashed date's month and day: US order unless the first part cannot be a month, or another
+        slashed date of the question puts the day first (`day_first`)."""
         a, b = int(m["a"]), int(m["b"])
-        month, day = (b, a) if a > 12 or self.day_first else (a, b)  # US order unless a day comes first
+        return (b, a) if a > 12 or self.day_first else (a, b)
+
+    def _slashed(self, m: re.Match[str]) -> Base:
+        month, day = self._month_and_day(m)
         value = dt.date(int(m["y"]), month, day)
         return Base(value, value, "day", m.span())
 
     def _slashed_without_year(self, m: re.Match[str]) -> Base | None:
-        a, b = int(m["a"]), int(m["b"])
-        month, day = (b, a) if a > 12 or self.day_first else (a, b)
+        month, day = self._month_and_day(m)
         if not 1 <= month <= 12:
             return None
         return self._day_without_year(month, day, (m.start("a"), m.end("b")))
@@ -234,18 +238,28 @@ class _Parser:
 
     def _md(self, m: re.Match[str]) -> Base | None:
         of_may = m.group().endswith("may") and re.search(r"\bof\s+may$", m.group())  # 'the 23rd of may'
-        if m["month"] == "may" and not of_may and not self.text[self.digits.position(m.start("month"))].isupper():
+        if not of_may and self._may_as_a_verb(m):
             return None
         return self._day_without_year(MONTHS[m["month"]], int(m["day"]), m.span())
 
+    def _may_as_a_verb(self, m: re.Match[str]) -> bool:
+        """The month matched is 'may' written in lower case: likely the verb ('the order may arrive')."""
+        return m["month"] == "may" and not self.text[self.digits.position(m.start("month"))].isupper()
+
     def _day_without_year(self, month: int, day: int, span: Span) -> Base:
         """A day said without its year: the most recent one (today included), or with `future` the next one."""
-        value = dt.date(self.today.year, month, day)
-        if self.future and value < self.today:
-            value = dt.date(self.today.year + 1, month, day)
-        elif not self.future and value > self.today:
-            value = dt.date(self.today.year - 1, month, day)
+        value = self._nearest(lambda year: dt.date(year, month, day))
         return Base(value, value, "day", span, year_given=False, month=month, day=day)
+
+    def _nearest(self, on: Callable[[int], dt.date]) -> dt.date:
+        """The day `on` gives for a year, in the year that makes it the most recent (today included), or with
+        `future` the next one."""
+        value = on(self.today.year)
+        if self.future and value < self.today:
+            return on(self.today.year + 1)
+        if not self.future and value > self.today:
+            return on(self.today.year - 1)
+        return value
 
     def _and_without_between(self, m: re.Match[str]) -> bool:
         """Two ends joined by 'and' make a range only after 'between' ('in March and May' names two months)."""
@@ -263,7 +277,7 @@ class _Parser:
             return None
         if m.start("month") < m.start("d1") and _MONTH_AFTER.match(self.low, m.end()):
             return None  # 'March 1st to 10th April': the second day is April's
-        if m["month"] == "may" and not self.text[self.digits.position(m.start("month"))].isupper():
+        if self._may_as_a_verb(m):
             return None
         month = MONTHS[m["month"]]
         if m["year"]:
@@ -368,7 +382,7 @@ class _Parser:
         """'early March' is its 1st to 10th, 'mid-March' the 11th to 20th, 'late March' the 21st to its end; a
         month without its year is placed as a month alone is."""
         name = m["month"]
-        if name == "may" and not m["year"] and not self.text[self.digits.position(m.start("month"))].isupper():
+        if not m["year"] and self._may_as_a_verb(m):
             return None  # 'late may': the verb
         if self._late_as_said_of_a_thing(m):
             return None
@@ -391,15 +405,8 @@ class _Parser:
         """A holiday (holidays.py) in the year said, else the most recent one (the next with `future`); with
         'weekend' its weekend."""
         name = m["holiday"]
-        if m["year"]:
-            value = holiday(name, int(m["year"]))
-        else:
-            value = holiday(name, self.today.year)
-            if self.future and value < self.today:
-                value = holiday(name, self.today.year + 1)
-            elif not self.future and value > self.today:
-                value = holiday(name, self.today.year - 1)
-        return _on_holiday(m["holiday"], value, bool(m["weekend"]), m.span(), bool(m["year"]))
+        value = holiday(name, int(m["year"])) if m["year"] else self._nearest(lambda year: holiday(name, year))
+        return _on_holiday(name, value, bool(m["weekend"]), m.span(), bool(m["year"]))
 
     def _quarter_this_year(self, m: re.Match[str]) -> Base:
         start, end = quarter_range(self.today.year, int(m["q"]))
