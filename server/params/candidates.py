@@ -92,6 +92,28 @@ def number_candidates(spec: ParameterSpec, role: Role, mentions: list[NumberMent
     return out
 
 
+def amount_candidates(spec: ParameterSpec, mentions: list[NumberMention], question: str) -> list[Candidate]:
+    """An amount of money kept as text, in the words it was said in ('780 dollars', '$1,290'): a number said as
+    money 0.9; a bare one only for a required parameter (0.5), and never a year, a position, a count of
+    something, a span of time, a rank or an identifier."""
+    out = []
+    for m in mentions:
+        if m.ordinal or m.time_unit or m.counted or m.top or m.id_cue:
+            continue
+        if m.currency or m.multiplied:
+            score = 0.9
+        elif spec.required and not m.year_like:
+            score = 0.5
+        else:
+            continue
+        span = (m.span[0], m.money_end or m.span[1])
+        said = question[span[0] : span[1]]
+        out.append(
+            Candidate(spec.name, said, span, said, "number_words" if m.from_words else "number", score, key=id(m))
+        )
+    return out
+
+
 def _number_score(spec: ParameterSpec, role: Role, m: NumberMention, names: set[str]) -> float:
     required = spec.required
     named = bool(names) and bool(re.search(r"\b(?:" + "|".join(map(re.escape, names)) + r")s?\W*$", m.preceding))
@@ -313,7 +335,13 @@ def _text(spec: ParameterSpec, t: TextMatch, score: float) -> Candidate:
 
 
 # --- booleans ------------------------------------------------------------------------------
-_NEGATION = re.compile(r"\b(?:not|no|non|without|exclud(?:e|ing)|except|never|n't|isn't|aren't|don't)\W*(?:\w+\W+)?$")
+# a negation, then at most one word of its own after the verbs and articles that carry it to the flag's word:
+# 'not free', 'without wifi', 'do not have an entry fee', "doesn't need any parking"
+_NEGATION = re.compile(
+    r"\b(?:not|no|non|without|exclud(?:e|ing)|except|never|n't|isn't|aren't|don't)\W*"
+    r"(?:(?:have|has|had|need|needs|want|wants|require|requires|any|a|an|the)\W+){0,2}(?:\w+\W+)?"
+    r"(?:(?:any|a|an|the)\W+)?$"
+)
 # a price named right after a flag's word: 'an entry fee', 'a parking charge'
 _COST_AFTER = re.compile(r"\s+(?:fees?|charges?|costs?|prices?|payments?)\b")
 # words of a boolean parameter's name that say nothing of it ('good_for_kids' is about kids, not 'for')

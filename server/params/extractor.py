@@ -26,6 +26,7 @@ from . import problems
 from .base import ExtractedValue, Extraction, ParameterExtractor, ParamProblem
 from .candidates import (
     Candidate,
+    amount_candidates,
     as_list,
     boolean_candidates,
     choice_candidates,
@@ -54,7 +55,7 @@ from .learned.learner import LearnedExtractor
 from .llm import AnthropicFiller, LLMError
 from .not_applied import WIDENED, ListedValue, listed_values, not_applied, unbounded_ends
 from .numbers import find_numbers
-from .roles import Role, numeric_choices, role_of, text_count
+from .roles import Role, numeric_choices, role_of, text_amount, text_count
 from .ruled_out import REASON as RULED_OUT
 from .ruled_out import split_ruled_out
 from .settings import ParameterExtractionSettings
@@ -394,7 +395,11 @@ class TemplateParameterExtractor(ParameterExtractor):
                 if numeric_choices(p.spec):  # digits are read by the number reader, which knows '4 seats' from '7 pm'
                     p.matches = [m for m in p.matches if m.extractor == "alias"]
         numeric = kinds & {ParameterType.INTEGER, ParameterType.NUMBER, ParameterType.DATE, ParameterType.DATETIME}
-        if every or numeric or any(numeric_choices(p.spec) or text_count(p.spec) for p in params):
+        if (
+            every
+            or numeric
+            or any(numeric_choices(p.spec) or text_count(p.spec) or text_amount(p.spec) for p in params)
+        ):
             seen.numbers = find_numbers(question)
             seen.dates = find_dates(question, today, self.settings.date_direction == "future")
         if params:  # a time's words are taken even when no parameter wants a time ('7 pm' is no party size)
@@ -427,6 +432,8 @@ class TemplateParameterExtractor(ParameterExtractor):
         elif text_count(spec):
             # a count kept as text (number_of_days: "3"): read as a count of what it names ('for 2 days')
             out += [replace(c, value=str(c.value)) for c in number_candidates(spec, Role.QUANTITY, seen.numbers)]
+        elif text_amount(spec):  # an amount of money kept as text (transfer_amount: "780 dollars")
+            out += amount_candidates(spec, seen.numbers, q)
         elif kind in (ParameterType.STRING, ParameterType.ENUM) and not spec.allowed_values:
             patterned = find_pattern(q, spec.pattern) if spec.pattern else []
             free = text_candidates(spec, p.role, seen.quoted, seen.emails, seen.names, seen.cued, patterned)

@@ -123,6 +123,7 @@ class NumberMention:
     counted: str | None = None  # what it counts, a COUNTED noun: 'seat' in '4 seats', 'party' in 'party of 7'
     for_cue: bool = False  # 'a table for five', 'book it for 3 at 7 pm': likely a number of people
     preceding: str = ""  # lower-cased text before the number
+    money_end: int | None = None  # where the currency word after it ends: '780 dollars' (None: no such word)
     extra: dict[str, object] = field(default_factory=dict)
 
     @property
@@ -276,8 +277,9 @@ def _add_cues(text: str, m: NumberMention) -> None:
     pre, post = before(text, m.span[0]), after(text, m.span[1])
     m.preceding = pre
     m.time_unit = bool(_TIME_UNIT_AFTER.match(post))
-    if _CURRENCY_AFTER.match(post):
+    if money := _CURRENCY_AFTER.match(post):
         m.currency = True
+        m.money_end = m.span[1] + money.end()
     if _NOT_ABOVE.search(pre):
         m.cmp = "lte"
     elif _NOT_BELOW.search(pre):

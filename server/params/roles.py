@@ -67,6 +67,19 @@ def text_count(spec: ParameterSpec) -> bool:
     return kind and bool(said) and bool(counted_nouns(spec))
 
 
+_AMOUNT_WORDS = frozenset({"amount", "price", "cost", "fee", "payment", "balance", "money", "sum", "budget", "fare"})
+
+
+def text_amount(spec: ParameterSpec) -> bool:
+    """An amount of money kept as text: a string parameter without a list of its own or a pattern, named or
+    described as one (transfer_amount; 'The amount of money to transfer')."""
+    said = bool(name_tokens(spec.name) & _AMOUNT_WORDS) or re.search(
+        r"\b(?:amount|sum) of money\b", spec.description.lower()
+    )
+    kind = spec.type is ParameterType.STRING and not spec.allowed_values and not spec.pattern
+    return kind and bool(said)
+
+
 def year_bound(spec: ParameterSpec) -> str | None:
     """'start' for start_year / from_year / min_year, 'end' for end_year / to_year / max_year: the first and
     last year of a range ('the fifties' gives 1950 and 1959); None for a single year."""

@@ -178,7 +178,13 @@ async def test_a_negation_of_a_price_after_the_flag_word_denies_the_price():
         ("museums that are not free", False),
     ]:
         assert (await extractor().extract(question, free)).values == {"free_entry": want}, question
+    # the negation reaches the flag's word through the verb and article that carry it
+    for question in ("attractions which do not have an entry fee", "places that don't charge an entry fee"):
+        assert (await extractor().extract(question, free)).values == {"free_entry": True}, question
     parking = template({"name": "has_parking", "type": "boolean"})
+    assert (await extractor().extract("a hotel that does not have any parking", parking)).values == {
+        "has_parking": False
+    }
     assert (await extractor().extract("a hotel without a parking fee", parking)).values == {"has_parking": True}
     assert (await extractor().extract("a hotel without parking", parking)).values == {"has_parking": False}
 
@@ -373,6 +379,41 @@ async def test_date_direction_future_reads_year_less_dates_ahead_for_bookings():
     assert (await behind.extract("flights on march 3rd", flights)).values == {"day": "2025-03-03"}
     with pytest.raises(ValidationError):
         ParameterExtractionSettings(date_direction="sideways")
+
+
+async def test_an_amount_of_money_kept_as_text_is_read_in_its_words():
+    """SGD keeps transfer_amount as text: '780 dollars', '$1,290' and amounts in words gave nothing."""
+    transfer = template(
+        {
+            "name": "transfer_amount",
+            "type": "string",
+            "required": True,
+            "description": "The amount of money to transfer",
+        },
+        {"name": "recipient_name", "type": "string", "required": False},
+    )
+    for question, want in [
+        ("please send him 780 dollars", "780 dollars"),
+        ("transfer $1,290 for me", "$1,290"),
+        ("1720 bucks is the transfer amount", "1720 bucks"),
+        (
+            "transfer one thousand five hundred and eighty dollars to Philip",
+            "one thousand five hundred and eighty dollars",
+        ),
+        ("transfer 1.5k to Philip", "1.5k"),
+        ("transfer 300 to Philip", "300"),  # a bare number, for a required amount
+    ]:
+        got = await extractor().extract(question, transfer)
+        assert got.values["transfer_amount"] == want, question
+    # never a year, a span of time or a count of something
+    for question in ("send money in 2024", "send money for 3 days", "send money to 4 people"):
+        assert (await extractor().extract(question, transfer)).values.get("transfer_amount") is None, question
+    # an optional amount takes only a number said as money
+    optional = template({"name": "budget", "type": "string", "required": False})
+    assert (await extractor().extract("a trip for 5 with a budget of 900 euros", optional)).values == {
+        "budget": "900 euros"
+    }
+    assert (await extractor().extract("a trip for 5", optional)).values == {"budget": None}
 
 
 async def test_a_count_kept_as_text_is_read_as_a_count_of_what_it_names():
