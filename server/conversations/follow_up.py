@@ -119,7 +119,11 @@ async def interpret(
     if state.last is not None:
         selects_last = _selects(outcome, state.last.template)
         found = await _carry(state.last, message, sources, is_confident, reroute, threshold, selects_last)
-        return found if found is not None else await _moved_on(state.last, message, outcome, sources)
+        if found is None:
+            found = await _moved_on(state.last, message, outcome, sources)
+        if found is None and is_confident and selects_last:
+            found = await _unsaid_required(state.last, message, outcome, sources)
+        return found
     return None
 
 
@@ -477,8 +481,16 @@ async def _other_values(
         for t in found.trace
         if t.extractor != "default" and not (t.span and any(overlaps(t.span, span) for span in taken))
     ]
-    said = [p for p in found.problems if p.given is not None]  # a value given that does not pass
+    # a value given that does not pass, unless its words are another value's ('the 13th' answering the date
+    # asked for is no 13 seats)
+    said = [p for p in found.problems if p.given is not None and not _within(p.given, message, taken)]
     return Extraction(values={t.name: found.values[t.name] for t in trace}, trace=trace, problems=said)
+
+
+def _within(given: str, message: str, taken: Sequence[Span]) -> bool:
+    """Every place the message says these words lies in the words `taken` by other values."""
+    at = [m.span() for m in re.finditer(re.escape(given), message, re.IGNORECASE)]
+    return bool(at) and all(any(overlaps(span, t) for t in taken) for span in at)
 
 
 def _not_listed(problem: ParamProblem, given: str) -> ParamProblem:
@@ -758,6 +770,31 @@ async def _moved_on(
     merged = _with_kept(reply, kept, [param_problems.missing(specs[n]) for n in stale], dropped)
     _fill_rest(template, merged)
     return FollowUp("follow_up", source, template, merged, None, message, chosen.score, list(given), list(kept))
+
+
+async def _unsaid_required(
+    last: LastAnswer, message: str, outcome: RoutingOutcome, sources: Mapping[str, ExtractionSource]
+) -> FollowUp | None:
+    """'can you tell me the weather for March 1st?' right after the weather in Kenwood: a question of its own
+    on the last answer's template that leaves a required value unsaid runs with the one the last answer had
+    (Kenwood) instead of asking for it again. Its own values are its own, and an optional value said before
+    is not kept: a new question states its own constraints. Without such a value it is the new question it
+    looks like (None)."""
+    found = _lookup(last.template, sources)
+    if found is None:
+        return None
+    source, template = found
+    specs = _specs(template)
+    reply = await source.extractor.extract(message, template)
+    missing = {p.name for p in reply.problems if p.problem == "missing" and not p.given}
+    earlier, _ = _revalidate({n: v for n, v in _stated(last, specs).items() if n in missing}, specs)
+    kept = {name: value for name, value in earlier.items() if value is not None}
+    if not kept:
+        return None
+    merged = _with_kept(reply, kept)
+    _fill_rest(template, merged)
+    score = outcome.decision.selected.score if outcome.decision.selected is not None else 0.0
+    return FollowUp("follow_up", source, template, merged, None, message, score, list(new_values(reply)), list(kept))
 
 
 def _with_kept(

@@ -77,6 +77,20 @@ async def test_a_correction_to_an_impossible_value_is_asked_about(demo_runtime):
     assert _meta(fixed)["status"] == "executed" and _meta(fixed)["parameters"]["year"] == 2023
 
 
+async def test_a_new_question_on_the_same_template_keeps_a_required_value_it_leaves_unsaid(demo_runtime):
+    """'how many customers are in the country?' right after the customers in Germany asked which country."""
+    _, second = await _turns(
+        demo_runtime, "how many customers are in Germany?", "how many customers are in the country?"
+    )
+    meta = _meta(second)
+    assert (meta["status"], meta["template_id"], meta["parameters"]["country"]) == (
+        "executed",
+        "count_customers_by_country",
+        "Germany",
+    )
+    assert meta["session"]["carried"] == ["country"]
+
+
 async def test_a_confident_new_question_starts_over(demo_runtime):
     *_, new = await _turns(
         demo_runtime, "how many employees are in Engineering?", "how many customers are in the North region?"
