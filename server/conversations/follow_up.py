@@ -594,11 +594,18 @@ async def _carry(
         reply = _bare_number(carry.text, _said_before(last, template) or template.parameters, [])
         given = new_values(reply)
         said = {p.name for p in reply.problems}
+    bare = None
+    if not given and not said and carry.cue and carry.kind == "follow_up":
+        bare = await _bare_change(last, carry.text, template, source, sources, is_confident)
+        if bare is not None:  # 'what about hannah brooks?': no reader finds a name in lower case
+            reply = bare
+            given = new_values(reply)
+            said = {p.name for p in reply.problems if p.problem in ("invalid", "ambiguous")}
     wraps = VALUE_FILLER | CUE_WORDS
     if not given and not said and carry.cue and reroute is not None and _names_a_value_only(carry.text, wraps):
         nearby = await _neighbour(last, template, carry, sources, reroute, threshold)
         return nearby if nearby is not None or not selects_last else _as_it_was(last, source, template, reply)
-    if not is_carry_over([*given, *said], carry, is_confident, values_only(carry.text, reply, wraps)):
+    if bare is None and not is_carry_over([*given, *said], carry, is_confident, values_only(carry.text, reply, wraps)):
         return None
     earlier, stale = _revalidate(last.values, specs)
     given = in_context_year(given, reply, carry.text, earlier, specs)
@@ -618,6 +625,28 @@ async def _carry(
     carried = [name for name in earlier if name not in given and name not in crossed and earlier[name] is not None]
     confidence = last.template.score or 0.0
     return FollowUp(carry.kind, source, template, merged, None, last.question, confidence, changed, carried)
+
+
+async def _bare_change(
+    last: LastAnswer,
+    message: str,
+    template: Template,
+    source: ExtractionSource,
+    sources: Mapping[str, ExtractionSource],
+    is_confident: bool,
+) -> Extraction | None:
+    """'what about hannah brooks?' after the reports of Marcus Webb, 'and in chicago?' after hotels in Boston: a
+    follow-up that says it continues and whose words are a bare value (bare_reply.py) replaces the one
+    free-text value the last answer was asked with. None when the last answer had no such value or several
+    (which one would be meant is not said), or when the words are no bare value."""
+    specs = _specs(template)
+    stated = _stated(last, specs)
+    texts = [specs[name] for name in stated if name in specs and free_text(specs[name])]
+    if len(texts) != 1:
+        return None
+    only = template.model_copy(update={"parameters": texts})
+    bare = await _bare(message, only, template, source, sources, stated, is_confident)
+    return bare if bare is not None and (bare.trace or bare.problems) else None
 
 
 def _as_it_was(last: LastAnswer, source: ExtractionSource, template: Template, reply: Extraction) -> FollowUp:

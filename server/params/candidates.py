@@ -47,6 +47,7 @@ class Candidate:
     # words that name its parameter: a cue ('from Delhi' for an origin: params/directions.py) or a word the
     # examples use for the value ('concert' for Music: params/implied.py); a learned model does not drop it
     cued: bool = False
+    compared: str | None = None  # how the words compare a number with it: 'gt', 'gte', 'lt', 'lte' (bounds.py)
 
 
 def may_share(a: Candidate, b: Candidate) -> bool:
@@ -84,11 +85,9 @@ def number_candidates(spec: ParameterSpec, role: Role, mentions: list[NumberMent
             continue
         score = _quantity_score(spec, m, nouns) if role is Role.QUANTITY else _number_score(spec, role, m, names)
         if score > 0:
-            out.append(
-                Candidate(
-                    spec.name, m.value, m.span, m.text, "number_words" if m.from_words else "number", score, key=id(m)
-                )
-            )
+            kind = "number_words" if m.from_words else "number"
+            said = m.cmp or {"low": "gte", "high": "lte"}.get(m.range_role or "")  # 'between 10 and 20' holds both
+            out.append(Candidate(spec.name, m.value, m.span, m.text, kind, score, key=id(m), compared=said))
     return out
 
 
@@ -335,12 +334,28 @@ def _text(spec: ParameterSpec, t: TextMatch, score: float) -> Candidate:
 
 
 # --- booleans ------------------------------------------------------------------------------
-# a negation, then at most one word of its own after the verbs and articles that carry it to the flag's word:
-# 'not free', 'without wifi', 'do not have an entry fee', "doesn't need any parking"
+_NOT = r"(?:\b(?:not|no|non|without|exclud(?:e|ing)|except|never|dont|doesnt|didnt|isnt|arent|wont|cant)\b|n't)"
+_ARTICLE = r"(?:any|a|an|the|for|with)"
+# a negation, then at most one word of its own between the verbs and articles that carry it to the flag's word:
+# 'not free', 'without wifi', 'do not have an entry fee', "don't have outdoor seating", 'not good for kids'
 _NEGATION = re.compile(
-    r"\b(?:not|no|non|without|exclud(?:e|ing)|except|never|n't|isn't|aren't|don't)\W*"
-    r"(?:(?:have|has|had|need|needs|want|wants|require|requires|any|a|an|the)\W+){0,2}(?:\w+\W+)?"
+    _NOT + r"\W*(?:(?:have|has|had|want|wants|any|a|an|the)\W+){0,2}(?:\w+\W+)?(?:" + _ARTICLE + r"\W+)?$"
+)
+# ... or after the word: 'pets not allowed', 'smoking is not allowed', "kids aren't welcome"
+_NEGATED_AFTER = re.compile(
+    r"^\W*(?:(?:is|are|was|were)\W*)?" + _NOT + r"\W*(?:allowed|permitted|welcome|accepted|ok|okay|wanted|"
+    r"available|included|offered|provided)\b"
+)
+# no need either way: 'wifi not needed', "i don't care about wifi", "doesn't need wifi", 'no need for wifi',
+# 'wifi is not required', "wifi doesn't matter": the question sets no condition on the flag
+_INDIFFERENT_BEFORE = re.compile(
+    _NOT + r"\W*(?:really\W+)?(?:need|needs|require|requires|care\W+(?:about|for|if|whether)|mind|fussed\W+about)"
+    r"\W+(?:(?:if|whether|there|it|they|has|have|is|are|any|a|an|the|for)\W+){0,3}$|\bno\W+need\W+(?:for|of)\W+"
     r"(?:(?:any|a|an|the)\W+)?$"
+)
+_INDIFFERENT_AFTER = re.compile(
+    r"^\W*(?:(?:is|are)\W*)?" + _NOT + r"\W*(?:really\W+)?(?:needed|required|necessary|important|essential|"
+    r"mandatory|a\s+must)\b|^\W*(?:(?:does|do)\W*)?" + _NOT + r"\W*matter\b"
 )
 # a price named right after a flag's word: 'an entry fee', 'a parking charge'
 _COST_AFTER = re.compile(r"\s+(?:fees?|charges?|costs?|prices?|payments?)\b")
@@ -354,31 +369,47 @@ _GENERIC_BOOL_WORDS = wordset(
 _ABSENT = frozenset({"free", "less"})  # 'smoke-free', 'alcohol-less': the compound says the thing is not there
 
 
-def _names_key(word: str, keys: set[str]) -> bool | None:
-    """Whether a word names a flag's key word: 'kids' (True), a hyphenated compound it leads ('kid-friendly':
-    True, 'smoke-free': False), or neither (None)."""
-    if stem(word) in keys:
+def _names_key(word: str, telling: set[str], keys: set[str]) -> bool | None:
+    """Whether a word names a flag by a word that tells it (`telling`, of its key words `keys`): 'kids'
+    (True), a hyphenated compound it leads ('kid-friendly': True, 'smoke-free': False), or neither (None)."""
+    if stem(word) in telling:
         return True
     *lead, last = word.lower().split("-")
-    if any(stem(part) in keys for part in lead):
+    if any(stem(part) in telling for part in lead):
         return last not in _ABSENT or last in keys  # 'gluten-free' names gluten_free itself
     return None
 
 
+def _telling(spec: ParameterSpec) -> tuple[set[str], set[str]]:
+    """The words of a flag's name that set it alone, and all its key words. Of several, the one that says which
+    kind: the first ('shared' of shared_ride, 'vegetarian' of has_vegetarian_options, 'free' of free_entry),
+    or after a noun in -ing the last ('outdoors' of has_seating_outdoors); the noun it qualifies says only
+    what the template is about ('i need a ride' is no shared ride, 'what are my options' no vegetarian one)."""
+    keys = [stem(t) for t in re.split(r"[_\W]+", spec.name.lower()) if t and stem(t) not in _GENERIC_BOOL_WORDS]
+    if len(keys) < 2:
+        return set(keys), set(keys)
+    return {keys[-1] if keys[0].endswith("ing") else keys[0]}, set(keys)
+
+
 def boolean_candidates(spec: ParameterSpec, question: str) -> list[Candidate]:
-    """'active employees' -> active=true, 'not active' / 'without remote' -> false; of a price after the
-    word, the negation denies the price: 'without an entry fee' -> free_entry=true (has_parking=true)."""
-    keys = {stem(t) for t in name_tokens(spec.name)} - _GENERIC_BOOL_WORDS
+    """'active employees' -> active=true, 'not active' / 'without remote' / 'pets not allowed' -> false; 'wifi
+    not needed' sets nothing; of a price after the word, the negation denies the price: 'without an entry fee'
+    -> free_entry=true (has_parking=true)."""
+    telling, keys = _telling(spec)
     out = []
     low = question.lower()
     free_flag = "free" in name_tokens(spec.name)
     for w in words(question):
-        named = _names_key(w.text, keys)
-        if named is not None:
-            negated = not named or bool(_NEGATION.search(low[max(0, w.start - 30) : w.start]))
-            priced = _COST_AFTER.match(low, w.end) is not None  # 'without an entry fee' denies the fee, not the entry
-            value = (negated or not free_flag) if priced else not negated
-            out.append(Candidate(spec.name, value, w.span, w.text, "boolean", 0.8, key=("bool", w.span)))
+        priced = _COST_AFTER.match(low, w.end) is not None  # 'without an entry fee' denies the fee, not the entry
+        named = _names_key(w.text, telling if not priced else keys, keys)
+        if named is None:
+            continue
+        pre, post = low[max(0, w.start - 30) : w.start], low[w.end : w.end + 30]
+        if _INDIFFERENT_BEFORE.search(pre) or _INDIFFERENT_AFTER.match(post):
+            continue
+        negated = not named or bool(_NEGATION.search(pre)) or bool(_NEGATED_AFTER.match(post))
+        value = (negated or not free_flag) if priced else not negated
+        out.append(Candidate(spec.name, value, w.span, w.text, "boolean", 0.8, key=("bool", w.span)))
     for m in re.finditer(r"\b(true|false|yes|no)\b", low):
         if len(low.strip(" ?!.")) <= 5:  # the whole answer is 'yes' or 'no'
             out.append(

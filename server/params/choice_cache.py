@@ -12,22 +12,23 @@ import functools
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ..templates import ParameterSpec, Template
 from .choices import ChoiceRules, PhraseIndex, phrases_for
 from .text import Word, overlaps, words
 from .value_list import ValueList
 
-WordsOf = Callable[[Template], frozenset[str]]
+T = TypeVar("T")
 
 
-def per_template(read: WordsOf) -> WordsOf:
+def per_template(read: Callable[[Template], T]) -> Callable[[Template], T]:
     """`read`, remembered per template object (templates are immutable; a reload brings new objects, and an
     entry leaves with its template)."""
-    memo: dict[int, frozenset[str]] = {}
+    memo: dict[int, T] = {}
 
     @functools.wraps(read)
-    def remembered(template: Template) -> frozenset[str]:
+    def remembered(template: Template) -> T:
         key = id(template)
         found = memo.get(key)
         if found is None:

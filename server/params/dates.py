@@ -179,7 +179,14 @@ class _Parser:
         self.scan(r"\btoday\b|\btonight\b|\bthis morning\b", lambda m: self._day(m, t))
         self.scan(r"\byesterday\b", lambda m: self._day(m, t - dt.timedelta(days=1)))
         self.scan(r"\bthe day before yesterday\b", lambda m: self._day(m, t - dt.timedelta(days=2)))
-        self.scan(r"\btomorrow\b", lambda m: self._day(m, t + dt.timedelta(days=1)))
+        self.scan(
+            r"\b(?:tomorrow|tomorow|tommorow|tommorrow|tmrw|tmr|tmrow|2morrow)\b",
+            lambda m: self._day(m, t + dt.timedelta(days=1)),
+        )
+        # a day counted ahead: 'in 3 days', 'in two weeks', '3 days from now', 'a week from today'
+        self.scan(rf"\bin\s+{COUNT}\s+{UNIT}\b(?!\s+(?:ago|back)\b)", self._ahead)
+        self.scan(rf"\b{COUNT}\s+{UNIT}\s+from\s+(?:now|today)\b", self._ahead)
+        self.scan(r"\b(?P<which>this|next|last|the\s+coming|coming|the)\s+weekend\b", self._weekend)
         self.scan(rf"\b(?P<which>this|last|previous|past|next|current|the coming)\s+{UNIT}\b", self._named_period)
         self.scan(
             rf"\b(?P<which>last|past|previous|the last|the past|over the last|over the past|in the last|"
@@ -468,6 +475,28 @@ class _Parser:
         rolled = self._rolling(m, count_of(m["count"]), m["unit"])
         return Base(rolled.start, rolled.start, "day", m.span())
 
+    def _ahead(self, m: re.Match[str]) -> Base:
+        """'in 3 days', 'a week from today': that day."""
+        count, unit, t = count_of(m["count"]), m["unit"], self.today
+        if unit in ("day", "week"):
+            value = t + dt.timedelta(days=count * (7 if unit == "week" else 1))
+        else:
+            value = add_months(t, count * {"month": 1, "quarter": 3, "year": 12}[unit])
+        return Base(value, value, "day", m.span())
+
+    def _weekend(self, m: re.Match[str]) -> Base:
+        """'this weekend' is this week's Saturday and Sunday (on a weekend day, that weekend), 'next weekend' the
+        one after, 'last weekend' the one before it; 'the weekend' the coming one in a booking, else the last."""
+        t, which = self.today, m["which"].replace("the ", "").strip()
+        saturday = t - dt.timedelta(days=t.weekday()) + dt.timedelta(days=5)
+        if which == "the":
+            which = "this" if self.future or t.weekday() >= 5 else "last"
+        if which == "next":
+            saturday += dt.timedelta(days=7)
+        elif which == "last":
+            saturday -= dt.timedelta(days=7)
+        return Base(saturday, saturday + dt.timedelta(days=1), "span", m.span())
+
     def _year_of(self, m: re.Match[str], year: int) -> Base:
         start, end = year_range(year)
         return Base(start, end, "year", m.span())
@@ -488,6 +517,8 @@ class _Parser:
             value = t - dt.timedelta(days=delta)
         elif which == "this":
             value = t - dt.timedelta(days=t.weekday()) + dt.timedelta(days=wd)
+            if self.future and value < t:  # 'this thursday' said on a Friday, booking: the coming one
+                value += dt.timedelta(days=7)
         elif which in ("next", "coming"):
             delta = (wd - t.weekday()) % 7 or 7
             value = t + dt.timedelta(days=delta)

@@ -24,6 +24,7 @@ from ..config.errors import ConfigError
 from ..templates import ParameterSpec, ParameterType, Template
 from . import problems
 from .base import ExtractedValue, Extraction, ParameterExtractor, ParamProblem
+from .bounds import as_queried, compared
 from .candidates import (
     Candidate,
     amount_candidates,
@@ -173,6 +174,7 @@ class _Param:
     rules: ChoiceRules = field(default_factory=ChoiceRules)
     candidates: list[Candidate] = field(default_factory=list)
     matches: list[ChoiceMatch] = field(default_factory=list)  # where its closed list occurs in the question
+    queried: str | None = None  # how the template's SQL compares it: 'lt', 'lte', 'gt', 'gte' (bounds.py)
 
     @property
     def strict_values(self) -> ValueList | None:
@@ -294,7 +296,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         matcher = self.choices.cached(template, spec, stored)
         if matcher is None:  # a new list (a TTL refresh, a source back up): prepared off the event loop
             matcher = await asyncio.to_thread(self.choices.matcher, template, spec, stored)
-        return _Param(spec, role_of(spec), stored, *matcher)
+        return _Param(spec, role_of(spec), stored, *matcher, queried=compared(template).get(spec.name))
 
     def extract_with(
         self, question: str, params: list[_Param], today: dt.date, template_id: str | None = None
@@ -321,6 +323,7 @@ class TemplateParameterExtractor(ParameterExtractor):
                 continue
             if name in chosen:
                 cand, value = chosen[name]
+                value = as_queried(p.spec, p.queried, value, cand.compared)
                 result.values[name] = value
                 support = round(cand.learned, 4) if cand.learned is not None else None
                 result.trace.append(

@@ -215,22 +215,43 @@ def _from_ordinal(m: re.Match[str]) -> NumberMention:
     return NumberMention(value=int(m["num"]), span=m.span(), text=m.group(), is_integer=True, ordinal=True)
 
 
+# thousands after a number in words: 'two hundred k', 'ninety grand' (digits take theirs in _DIGITS)
+_THOUSANDS_AFTER = re.compile(r"\s?(?:k|grand)(?!\w)", re.IGNORECASE)
+
+
 def _from_words(text: str) -> list[NumberMention]:
-    """'twenty-five', 'a hundred', 'one hundred and fifty', 'a dozen', 'twenty third' (read by spelled.py)."""
-    out = []
-    for s in spelled_numbers(text):
+    """'twenty-five', 'a hundred', 'one hundred and fifty', 'a dozen', 'twenty third' (read by spelled.py);
+    'two hundred k' and 'one fifty k' (a hundreds digit said before the tens: 150) are thousands."""
+    out: list[NumberMention] = []
+    spelled = spelled_numbers(text)
+    for i, s in enumerate(spelled):
         if s.ordinal and s.text.lower() in _WORD_ORDINALS_NOT_NUMBERS:
             continue
-        if s.text.lower() == "one" and not _counted_one(text, s.span):
+        value, start, end = s.value, s.span[0], s.span[1]
+        thousands = None if s.ordinal else _THOUSANDS_AFTER.match(text, end)
+        if thousands is not None:
+            unit = spelled[i - 1] if i else None
+            if (
+                unit is not None
+                and 1 <= unit.value <= 9
+                and 10 <= value <= 99
+                and not text[unit.span[1] : start].strip()
+            ):
+                if out and out[-1].span == unit.span:
+                    out.pop()
+                value, start = unit.value * 100 + value, unit.span[0]  # 'one fifty k'
+            value, end = value * 1000, thousands.end()
+        elif s.text.lower() == "one" and not _counted_one(text, s.span):
             continue  # a bare 'one' is nearly always a pronoun: 'which one', 'no one'
         out.append(
             NumberMention(
-                value=s.value,
-                span=s.span,
-                text=s.text,
-                is_integer=float(s.value).is_integer(),
+                value=value,
+                span=(start, end),
+                text=text[start:end],
+                is_integer=float(value).is_integer(),
                 from_words=True,
                 ordinal=s.ordinal,
+                multiplied=thousands is not None,
             )
         )
     return out

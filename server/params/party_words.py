@@ -11,8 +11,22 @@ _COMPANION = (
     r"(?:wife|husband|partner|spouse|friend|girlfriend|boyfriend|fianc[eé]e?|son|daughter|kid|child|mom|mum|"
     r"mother|dad|father|brother|sister|colleague|coworker|boss|buddy|roommate)"
 )
+_FRIENDS = rf"(?:{_COMPANION}s?|children|buddies)"  # who goes with me
+_COMPANIONS = rf"(?:{_FRIENDS}|guests|others|people|persons)"  # ... or merely how many ('me and 2 others')
 _TWO = re.compile(rf"\b(?:me\s+and\s+my\s+{_COMPANION}|my\s+{_COMPANION}\s+and\s+(?:me|i|myself))\b", re.I)
+# 'me, my wife and our son': one for me and one for each companion named
+_ME_AND_SEVERAL = re.compile(
+    rf"\b(?:me|myself)(?P<rest>(?:\s*,\s*(?:my|our)\s+{_COMPANION})+\s*,?\s*(?:and|&)\s+(?:my|our)\s+{_COMPANION})\b",
+    re.I,
+)
 _COUNT = r"(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten)"
+# 'me and 2 friends', 'me and my 3 kids', 'myself plus 3 colleagues', '2 friends and me': the number and me
+_ME_AND_N = re.compile(
+    rf"\b(?:(?:me|myself|i)\s*(?:and|plus|\+|&|with)\s+(?:my\s+|our\s+)?(?P<n>{_COUNT})\s+(?:other\s+)?{_COMPANIONS}"
+    # '2 friends and I', never '3 people and I want to leave' (a count of people, then a sentence of mine)
+    rf"|(?P<m>{_COUNT})\s+(?:of\s+my\s+)?{_FRIENDS}\s+(?:and|&|plus)\s+(?:me|myself|i)\b)(?!\w)",
+    re.I,
+)
 _ADULTS_AND_CHILDREN = re.compile(
     rf"\b(?P<a>{_COUNT})\s+adults?\s+(?:and|with|\+|&)\s+(?P<c>{_COUNT})\s+(?:kids?|children|child|infants?)\b", re.I
 )
@@ -26,6 +40,14 @@ def _value(word: str) -> int:
 def people_said(text: str) -> list[tuple[int, tuple[int, int]]]:
     """(how many people, span) for each such phrase of `text`."""
     out = [(1, m.span()) for m in _ALONE.finditer(text)]
-    out += [(2, m.span()) for m in _TWO.finditer(text)]
+    several = [
+        (len(re.findall(r"\b(?:my|our)\s", m["rest"], re.I)) + 1, m.span()) for m in _ME_AND_SEVERAL.finditer(text)
+    ]
+    out += several + [(2, m.span()) for m in _TWO.finditer(text) if not _inside(m.span(), several)]
+    out += [(_value(m["n"] or m["m"]) + 1, m.span()) for m in _ME_AND_N.finditer(text)]
     out += [(_value(m["a"]) + _value(m["c"]), m.span()) for m in _ADULTS_AND_CHILDREN.finditer(text)]
     return sorted(out, key=lambda found: found[1])
+
+
+def _inside(span: tuple[int, int], found: list[tuple[int, tuple[int, int]]]) -> bool:
+    return any(start <= span[0] and span[1] <= end for _, (start, end) in found)

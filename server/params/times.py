@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .dates import DateMention
 from .spelled import Digitised, digitised
@@ -85,6 +85,25 @@ def _hm(h: int, minute: int, mer: str | None, period: str | None) -> dt.time | N
     return dt.time(h, minute) if 0 <= h <= 23 and 0 <= minute <= 59 else None
 
 
+# a clock time said without am or pm in a question about the evening is after noon: 'dinner at half past 7' is
+# 19:30, 'a table tonight at 8:30' 20:30 (one that also speaks of the morning or says am is left as said)
+_EVENING = re.compile(r"\b(?:dinner|dinnertime|supper|tonight|evening|night)\b")
+_MORNING = re.compile(r"\b(?:morning|breakfast|brunch|am|a\.m)\b")
+_EVENING_HOURS = (4, 11)
+
+
+def _after_noon(atom: _Atom) -> _Atom:
+    if (
+        not atom.clock
+        or atom.meridiem
+        or atom.start != atom.end
+        or not _EVENING_HOURS[0] <= atom.start.hour <= _EVENING_HOURS[1]
+    ):
+        return atom
+    time = atom.start.replace(hour=atom.start.hour + 12)
+    return replace(atom, start=time, end=time, meridiem=True)
+
+
 def _weight(atom: _Atom) -> tuple[bool, int]:
     """Which reading wins an overlap: a clock time over a part of the day, then the longer one."""
     return atom.clock, atom.span[1] - atom.span[0]
@@ -137,7 +156,18 @@ class _Scanner:
         if self.bare_24h:
             self.scan(_MILITARY, self._military)
         self.scan(r"\b(?P<said>(?:in|during)\s+the\s+|this\s+|at\s+)?" + _PERIOD + r"\b", self._period)
+        if _EVENING.search(self.low) and not _MORNING.search(self.low):
+            # a bare hour after 'at' in the evening: 'dinner at 8', 'tonight at 7' ('for 8' is a party of eight)
+            self.scan(r"\b(?:at|around|about|by)\s+" + _H + r"(?![\d:.,/]|\s*(?:%|\w))", self._evening_hour)
+            self.found = [_after_noon(a) for a in self.found]
         return sorted(self.found, key=lambda a: a.span)
+
+    def _evening_hour(self, m: re.Match[str]) -> _Atom | None:
+        h = int(m["h"])
+        if not _EVENING_HOURS[0] <= h <= _EVENING_HOURS[1]:
+            return None
+        time = dt.time(h + 12)
+        return _Atom(time, time, m.span("h"), True, None, True)
 
     def _clock(self, m: re.Match[str]) -> _Atom | None:
         groups = m.groupdict()

@@ -10,7 +10,11 @@ from server.templates import Template
 
 
 def template(
-    *params: dict[str, Any], tid: str = "t", description: str = "test template", examples: Iterable[str] = ()
+    *params: dict[str, Any],
+    tid: str = "t",
+    description: str = "test template",
+    examples: Iterable[str] = (),
+    sql: str = "SELECT 1",
 ) -> Template:
     return Template.model_validate(
         {
@@ -19,7 +23,7 @@ def template(
             "nl_examples": list(examples),
             "parameters": list(params),
             "body_key": "sql",
-            "body": "SELECT 1",
+            "body": sql,
         }
     )
 

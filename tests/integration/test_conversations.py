@@ -4,6 +4,7 @@ are shared by two stores (two server processes), and /v1/query and MCP `ask` car
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -167,12 +168,14 @@ async def test_a_question_of_its_own_on_the_pending_template_keeps_the_values_fo
     )
     assert every.body["metadata"]["parameters"]["limit"] == 100 and len(every.body["rows"]) == 17
     asked = await answer_in_session(company, "which products cost more than 500 dollars?", sessions, None)
-    assert asked.body["metadata"]["parameters"]["min_price"] == 500  # no maximum by default
+    # no maximum by default; 'more than' is strict where the query's BETWEEN holds its ends (bounds.py)
+    above = math.nextafter(500, math.inf)
+    assert asked.body["metadata"]["parameters"]["min_price"] == above
     cheaper = await answer_in_session(
         company, "which products cost less than $100?", sessions, asked.body["session_id"]
     )
-    assert cheaper.body["metadata"]["parameters"]["max_price"] == 100
-    assert cheaper.body["metadata"]["parameters"]["min_price"] != 500 and cheaper.body["rows"]
+    assert cheaper.body["metadata"]["parameters"]["max_price"] == math.nextafter(100, -math.inf)
+    assert cheaper.body["metadata"]["parameters"]["min_price"] != above and cheaper.body["rows"]
 
     # another template's question starts over
     asked = await answer_in_session(company, "top 3 orders between two dates", sessions, None)

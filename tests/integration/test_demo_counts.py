@@ -145,3 +145,28 @@ async def test_a_question_for_the_rows_that_lands_on_a_count_template_gets_the_l
         "pending",
         20,
     )
+
+
+@pytest.mark.parametrize(
+    ("question", "sql"),
+    [
+        ("products cheaper than $49", "SELECT count(*) FROM products WHERE unit_price < 49"),
+        ("which products cost more than 899", "SELECT count(*) FROM products WHERE unit_price > 899"),
+        ("products that cost at most 49 dollars", "SELECT count(*) FROM products WHERE unit_price <= 49"),
+    ],
+)
+async def test_a_bound_is_applied_as_the_words_say(demo_runtime, question, sql):
+    """'cheaper than $49' listed the products at exactly 49.00 (the query's BETWEEN holds its ends):
+    server/params/bounds.py."""
+    result = await answering.answer(demo_runtime.get("company"), question)
+    assert result.body["metadata"]["template_id"] == "products_in_price_range"
+    assert len(result.body["rows"]) == duckdb_count(demo_runtime, sql) > 0
+
+
+async def test_or_more_includes_the_bound_where_the_query_is_strict(demo_runtime, demo_config_dir):
+    """'100000 or more' against `salary > :min_salary` left out those at exactly 100,000."""
+    result = await answering.answer(demo_runtime.get("company"), "how many employees earn 100000 or more")
+    meta = result.body["metadata"]
+    assert meta["template_id"] == "count_employees_earning_above"
+    sql = "SELECT count(*) FROM employees WHERE salary >= 100000 AND status = 'active'"
+    assert result.body["rows"][0]["employees"] == sqlite_count(demo_config_dir.parent, sql)

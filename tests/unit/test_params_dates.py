@@ -120,6 +120,15 @@ def test_between_two_days_is_a_closed_range(a, b):
         ("from Jan 1 to Jan 31 2025", "2025-01-01", "2025-01-31", "between"),
         ("between 2019 and 2020", "2019-01-01", "2020-12-31", "between"),
         ("on December 24th", "2025-12-24", "2025-12-24", None),
+        ("tmrw", "2026-01-01", "2026-01-01", None),
+        ("in 3 days", "2026-01-03", "2026-01-03", None),
+        ("in two weeks", "2026-01-14", "2026-01-14", None),
+        ("3 days from now", "2026-01-03", "2026-01-03", None),
+        ("a week from today", "2026-01-07", "2026-01-07", None),  # was 'from today' on: since today
+        ("this weekend", "2026-01-03", "2026-01-04", None),
+        ("next weekend", "2026-01-10", "2026-01-11", None),
+        ("last weekend", "2025-12-27", "2025-12-28", None),
+        ("sales over the weekend", "2025-12-27", "2025-12-28", None),  # a report: the last one
     ],
 )
 def test_relative_and_written_phrases(text, start, end, operator):
@@ -618,3 +627,13 @@ def test_february_29th_against_a_year_without_one_is_no_error():
 
 def test_this_may_is_no_month():
     assert find_dates("this may take a while", TODAY) == []
+
+
+def test_this_weekday_in_a_booking_is_the_coming_one():
+    """'this monday' said on a Wednesday is this week's Monday in a report and the coming one in a booking
+    (it was two days in the past); 'the weekend' in a booking is the coming one."""
+    assert find_dates("this monday", TODAY)[0].start.isoformat() == "2025-12-29"
+    assert find_dates("this monday", TODAY, future=True)[0].start.isoformat() == "2026-01-05"
+    assert find_dates("this friday", TODAY, future=True)[0].start.isoformat() == "2026-01-02"
+    assert find_dates("this wednesday", TODAY, future=True)[0].start == TODAY
+    assert find_dates("over the weekend", TODAY, future=True)[0].start.isoformat() == "2026-01-03"

@@ -189,6 +189,64 @@ async def test_a_negation_of_a_price_after_the_flag_word_denies_the_price():
     assert (await extractor().extract("a hotel without parking", parking)).values == {"has_parking": False}
 
 
+async def test_a_negation_after_the_flag_word_and_a_contraction_before_it_unset_it():
+    """'pets not allowed', 'smoking is not allowed', "doesn't have wifi", 'not good for kids' were all true."""
+    hotel = template(
+        {"name": "pets_allowed", "type": "boolean"},
+        {"name": "smoking_allowed", "type": "boolean"},
+        {"name": "has_wifi", "type": "boolean"},
+        {"name": "good_for_kids", "type": "boolean"},
+    )
+    for question, name in [
+        ("a place where pets are not allowed", "pets_allowed"),
+        ("pets aren't allowed", "pets_allowed"),
+        ("smoking is not allowed", "smoking_allowed"),
+        ("a hotel that doesn't have wifi", "has_wifi"),
+        ("a hotel that doesnt have wifi", "has_wifi"),
+        ("not good for kids", "good_for_kids"),
+        ("kids aren't welcome", "good_for_kids"),
+    ]:
+        got = (await extractor().extract(question, hotel)).values
+        assert {k: v for k, v in got.items() if v is not None} == {name: False}, question
+    got = (await extractor().extract("a hotel with wifi where pets are not allowed", hotel)).values
+    assert (got["has_wifi"], got["pets_allowed"]) == (True, False)
+
+
+async def test_a_flag_said_to_be_no_need_sets_nothing():
+    """'wifi not needed', "i don't care about wifi", "doesn't need wifi" set no condition (they were wifi: true)."""
+    wifi = template({"name": "has_wifi", "type": "boolean"})
+    for question in (
+        "wifi not needed",
+        "i dont care about wifi",
+        "doesn't need wifi",
+        "no need for wifi",
+        "wifi isn't necessary",
+        "wifi doesn't matter",
+        "i don't mind if it has wifi",
+    ):
+        assert (await extractor().extract(question, wifi)).values == {"has_wifi": None}, question
+    assert (await extractor().extract("wifi is a must", wifi)).values == {"has_wifi": True}
+
+
+async def test_the_noun_a_flag_qualifies_does_not_set_it():
+    """'i need a ride' is no shared ride and 'what are my options' no vegetarian one: of a flag named by several
+    words, the one that says which kind sets it ('shared', 'vegetarian', 'outdoors' after 'seating')."""
+    ride = template({"name": "shared_ride", "type": "boolean"}, {"name": "has_vegetarian_options", "type": "boolean"})
+    for question in ("i need a ride to gallo's", "a private ride for 2", "what are my options"):
+        got = (await extractor().extract(question, ride)).values
+        assert got == {"shared_ride": None, "has_vegetarian_options": None}, question
+    got = (await extractor().extract("a shared ride to a place with vegetarian food", ride)).values
+    assert got == {"shared_ride": True, "has_vegetarian_options": True}
+    seating = template({"name": "has_seating_outdoors", "type": "boolean"})
+    assert (await extractor().extract("somewhere with outdoor seating", seating)).values == {
+        "has_seating_outdoors": True
+    }
+    assert (await extractor().extract("indoor seating please", seating)).values == {"has_seating_outdoors": None}
+    assert (await extractor().extract("we dont want outdoor seating", seating)).values == {
+        "has_seating_outdoors": False
+    }
+
+
 async def test_a_flag_named_in_a_hyphenated_compound():
     """'kid-friendly' names good_for_kids as 'kids' does; 'smoke-free' says the thing is not there."""
     kids = template({"name": "good_for_kids", "type": "boolean"})

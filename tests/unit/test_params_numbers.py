@@ -135,6 +135,11 @@ def test_shapes_that_are_not_numbers():
     ("text", "expected"),
     [
         ("earning over a hundred grand", [100_000]),
+        ("earning over two hundred k", [200_000]),  # was 200
+        ("more than ninety k", [90_000]),
+        ("over one fifty k", [150_000]),  # a hundreds digit before the tens, was 50
+        ("twenty five K a year", [25_000]),
+        ("a table for two, twenty people", [2, 20]),  # no thousands: two numbers
         ("fifty grand or more", [50_000]),
         ("more than a quarter million", [250_000]),
         ("a quarter of a million dollars", [250_000]),
@@ -208,6 +213,13 @@ def test_words_to_number():
         ("my husband and I", 2, "party"),
         ("2 adults and 3 kids", 5, "party"),
         ("two adults with one child", 3, "party"),
+        ("tickets for me and 2 friends", 3, "party"),  # was 2: the one asking counts too
+        ("me and my 3 kids", 4, "party"),
+        ("myself plus 3 colleagues", 4, "party"),
+        ("2 friends and me", 3, "party"),
+        ("a table for me and 2 others", 3, "party"),
+        ("me, my wife and our son", 3, "party"),  # was dropped
+        ("it is for 3 people and I want to leave soon", 3, "people"),  # a count, then a sentence of mine
     ],
 )
 def test_what_a_count_counts(text, value, counted):

@@ -89,6 +89,23 @@ def test_times_as_people_say_them(text, start, end, operator, said):
     assert (hm(m.start), hm(m.end), m.operator, m.text) == (start, end, operator, said)
 
 
+@pytest.mark.parametrize(
+    "text, said, start",
+    [
+        ("a dinner reservation at quarter past eight", "quarter past eight", "20:15"),  # was 08:15
+        ("book a table at half past 7 for dinner", "half past 7", "19:30"),
+        ("dinner at 8", "8", "20:00"),  # a bare hour after 'at', in the evening
+        ("tonight at 7:30", "tonight at 7:30", "19:30"),
+        ("dinner at 8:30 am", "8:30 am", "08:30"),  # said: kept
+        ("breakfast at 8:30 then dinner", "8:30", "08:30"),  # the morning is spoken of too: as written
+        ("wake me at 6:30", "6:30", "06:30"),  # nothing of the evening: as written
+    ],
+)
+def test_a_clock_time_without_am_or_pm_in_a_question_about_the_evening(text, said, start):
+    m = only(text)
+    assert (m.text, hm(m.start)) == (said, start)
+
+
 def test_a_part_of_the_day_is_a_range_not_a_clock_time():
     m = only("anything free in the morning?")
     assert not m.clock and not m.point and m.period == "morning"
