@@ -51,6 +51,38 @@ def in_context_year(
     return out
 
 
+_WHOLE = re.compile(r"\b(?:all|whole|entire|full)\b", re.IGNORECASE)
+
+
+def in_context_period(
+    given: dict[str, Any], message: str, earlier: Mapping[str, Any], specs: Mapping[str, ParameterSpec]
+) -> dict[str, Any]:
+    """`given` with a whole year said for a range of dates ('and in 2024?', 'same for last year') narrowed to
+    the part of a year the earlier range was: after the orders between March and May 2025 it is March to May
+    2024, not all of 2024 ('all of 2024', 'the whole year' ask for all of it)."""
+    dates = [n for n in given if n in specs and specs[n].type is ParameterType.DATE]
+    starts = [n for n in dates if role_of(specs[n]) is Role.START]
+    ends = [n for n in dates if role_of(specs[n]) is Role.END]
+    if len(starts) != 1 or len(ends) != 1 or _WHOLE.search(message):
+        return given
+    a, b = starts[0], ends[0]
+    new_start, new_end, old_start, old_end = (_date(v) for v in (given[a], given[b], earlier.get(a), earlier.get(b)))
+    if new_start is None or new_end is None or old_start is None or old_end is None:
+        return given
+    if not _whole_year(new_start, new_end) or old_start.year != old_end.year or _whole_year(old_start, old_end):
+        return given
+    shift = new_start.year - old_start.year
+    return {
+        **given,
+        a: _moved(earlier[a], specs[a], new_start.year, shift),
+        b: _moved(earlier[b], specs[b], new_end.year, shift),
+    }
+
+
+def _whole_year(start: dt.date, end: dt.date) -> bool:
+    return start.year == end.year and (start.month, start.day, end.month, end.day) == (1, 1, 12, 31)
+
+
 # a year said against the one the conversation is about; not 'the year before last' (dates.py reads it), 'the
 # year after next', 'the year before 2025'
 _YEAR_AGAINST = re.compile(

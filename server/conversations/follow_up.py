@@ -25,7 +25,7 @@ from ..errors import IntentRouterError
 from ..params import problems as param_problems
 from ..params.base import ExtractedValue, Extraction, ExtractionSource, ParamProblem
 from ..params.candidates import free_text
-from ..params.choice_cache import ordinary_words
+from ..params.choice_cache import lower_case_words, ordinary_words
 from ..params.choices import suggestions
 from ..params.coercion import InvalidValue
 from ..params.directions import cue_before, direction_of
@@ -34,13 +34,13 @@ from ..params.named_values import answers_each, settle
 from ..params.not_applied import NOT_APPLIED
 from ..params.numbers import find_numbers
 from ..params.roles import Role, role_of
-from ..params.text import Span, name_tokens, overlaps, wordset
+from ..params.text import Span, name_tokens, overlaps, words, wordset
 from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
 from ..templates import ParameterSpec, ParameterType, Template
 from .bare_reply import LIKING, LOOKING, REPLY_FILLER, REPLY_WORD, VALUE_FILLER, bare_value, bare_words
 from .carry_over import CUE_WORDS, CarryOver, adds, corrected_part, is_carry_over, new_values, read_message
-from .context_year import in_context_year, years_against_context
+from .context_year import in_context_period, in_context_year, years_against_context
 from .count_switch import counted_if_asked, counted_like, switched
 from .more_rows import more_rows
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, TemplateRef
@@ -605,10 +605,14 @@ async def _carry(
     if not given and not said and carry.cue and reroute is not None and _names_a_value_only(carry.text, wraps):
         nearby = await _neighbour(last, template, carry, sources, reroute, threshold)
         return nearby if nearby is not None or not selects_last else _as_it_was(last, source, template, reply)
-    if bare is None and not is_carry_over([*given, *said], carry, is_confident, values_only(carry.text, reply, wraps)):
+    # around its values, a follow-up may use the last template's own words ('what about the sales team' after
+    # 'how big is the marketing team?'): it speaks of the same request
+    only_values = values_only(carry.text, reply, wraps | _own_words(template))
+    if bare is None and not is_carry_over([*given, *said], carry, is_confident, only_values):
         return None
     earlier, stale = _revalidate(last.values, specs)
     given = in_context_year(given, reply, carry.text, earlier, specs)
+    given = in_context_period(given, carry.text, earlier, specs)
     if adds(message):
         given = _joined(given, earlier, specs)
     crossed = _crossed_ends(given, earlier, specs)
@@ -646,7 +650,15 @@ async def _bare_change(
         return None
     only = template.model_copy(update={"parameters": texts})
     bare = await _bare(message, only, template, source, sources, stated, is_confident)
-    return bare if bare is not None and (bare.trace or bare.problems) else None
+    if bare is None or not (bare.trace or bare.problems):
+        return None
+    said = " ".join([t.text or "" for t in bare.trace] + [p.given or "" for p in bare.problems])
+    # a name is no word the source's templates write in lower case, nor a word that points back: 'what about
+    # their salaries?', 'and the top customers?', 'what about cancelled ones?' are other questions
+    own = [lower_case_words(t) for t in source.templates.values()]
+    if any(w.lower in _POINTING or any(w.lower in words_of for words_of in own) for w in words(said)):
+        return None
+    return bare
 
 
 def _as_it_was(last: LastAnswer, source: ExtractionSource, template: Template, reply: Extraction) -> FollowUp:
@@ -703,6 +715,8 @@ def _asked_the_other_way(last: LastAnswer, source: ExtractionSource, template: T
     carried = [name for name, value in values.items() if value is not None]
     return FollowUp("follow_up", source, template, merged, None, last.question, last.template.score or 0.0, [], carried)
 
+
+_POINTING = wordset("their them they those these ones one it its his her all any other others each every some")
 
 # how many of the last question's candidates, after its own template, a follow-up may move to
 NEIGHBOURS = 5
@@ -817,7 +831,15 @@ async def _unsaid_required(
     reply = await source.extractor.extract(message, template)
     missing = {p.name for p in reply.problems if p.problem == "missing" and not p.given}
     earlier, _ = _revalidate({n: v for n, v in _stated(last, specs).items() if n in missing}, specs)
-    kept = {name: value for name, value in earlier.items() if value is not None}
+    # not the other end of a range the message passes ('until February 20' after March 1 to 5), nor a value the
+    # message asks across ('in each city')
+    crossed = _crossed_ends(new_values(reply), earlier, specs)
+    across = {w.casefold() for w in _EACH.findall(message)}
+    kept = {
+        name: value
+        for name, value in earlier.items()
+        if value is not None and name not in crossed and not _singular_and_plural(name_tokens(name)) & across
+    }
     if not kept:
         return None
     merged = _with_kept(reply, kept)
@@ -854,6 +876,7 @@ def _stated(last: LastAnswer, specs: Mapping[str, ParameterSpec]) -> dict[str, A
     }
 
 
+_NAMED_TYPES = (ParameterType.STRING, ParameterType.ENUM, ParameterType.ARRAY)
 _EACH = re.compile(r"\b(?:each|every|all|any)\s+(?:of\s+the\s+)?(\w+)", re.IGNORECASE)
 
 
@@ -867,13 +890,14 @@ def _not_kept(
     """`extraction_left_out` entries for the values said before that `template` has no parameter for: a
     continuation does not drop a constraint without a word ('only in engineering' after 'who earns over 150k'
     lists every engineer, and the answer says the 150k is not applied). Not when the message puts another value
-    of the kind in its place (a new date for the dates said before) or asks across them ('in each department')."""
+    of the kind in its place (a new date for the dates said before; a text names its own kind of thing, so a
+    city never stands in for a department) or asks across them ('in each department')."""
     across = {w.casefold() for w in _EACH.findall(message)}
     takes = {p.name for p in template.parameters}
     out = []
     for name, value in unsaid.items():
         spec = last_specs.get(name)
-        if name in takes or spec is None or spec.type in given_types:
+        if name in takes or spec is None or (spec.type in given_types and spec.type not in _NAMED_TYPES):
             continue
         if _singular_and_plural(name_tokens(name)) & across:
             continue

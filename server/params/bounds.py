@@ -26,17 +26,26 @@ _UPPER = frozenset({"lt", "lte"})
 _BELOW = frozenset({("lt", "lte"), ("gte", "gt")})
 
 
+_COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/", re.DOTALL)
+
+
 @per_template
 def compared(template: Template) -> dict[str, str]:
-    """How the template's SQL compares each parameter: column `lt` / `lte` / `gt` / `gte` the parameter."""
+    """How the template's SQL compares each parameter: column `lt` / `lte` / `gt` / `gte` the parameter. Not a
+    parameter the SQL casts (a cast to the column's scale would undo a move past the bound), nor one `NOT
+    BETWEEN` or another operator ('<>', '=>') compares."""
     body = template.body
     if template.body_key != "sql" or not isinstance(body, str):
         return {}
+    body = _COMMENTS.sub(" ", body)
     out: dict[str, str] = {}
     for spec in template.parameters:
         param = rf"(?:(?<![:\w]):|\$){re.escape(spec.name)}(?!\w)"  # ':p' as written, '$p' as DuckDB runs it
-        ops = {_OPS[m[1]] for m in re.finditer(rf"(<=|>=|<|>)(?!>)\s*{param}", body)}
-        ops |= {_FLIPPED[_OPS[m[1]]] for m in re.finditer(rf"{param}(?:\s*::\s*\w+)?\s*(<=|>=|<|>)(?![>=])", body)}
+        if re.search(rf"{param}\s*::|\bCAST\s*\(\s*{param}|\bNOT\s+BETWEEN\s+(?:\S+\s+AND\s+)?{param}", body, re.I):
+            continue
+        op = r"(?<![<>=!-])(<=|>=|<|>)(?![<>=])"
+        ops = {_OPS[m[1]] for m in re.finditer(rf"{op}\s*{param}", body)}
+        ops |= {_FLIPPED[_OPS[m[1]]] for m in re.finditer(rf"{param}\s*{op}", body)}
         if re.search(rf"\bBETWEEN\s+{param}\s+AND\b", body, re.IGNORECASE):
             ops.add("gte")
         if re.search(rf"\bBETWEEN\s+\S+\s+AND\s+{param}", body, re.IGNORECASE):
@@ -55,5 +64,9 @@ def as_queried(spec: ParameterSpec, queried: str | None, value: Any, said: str |
         return value
     down = (said, queried) in _BELOW
     if spec.type is ParameterType.INTEGER:
-        return value - 1 if down else value + 1
-    return math.nextafter(float(value), -math.inf if down else math.inf)
+        moved = value - 1 if down else value + 1
+    else:
+        moved = math.nextafter(float(value), -math.inf if down else math.inf)
+    if (spec.min is not None and moved < spec.min) or (spec.max is not None and moved > spec.max):
+        return value  # 'earning 0 or more' with `min: 0`: the bound as said, not past what the parameter allows
+    return moved

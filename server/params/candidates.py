@@ -91,6 +91,11 @@ def number_candidates(spec: ParameterSpec, role: Role, mentions: list[NumberMent
     return out
 
 
+_SCALE_AFTER = re.compile(
+    r"\s+(?:hundred|thousand|million|grand)(?:\s+(?:dollars?|usd|bucks|euros?|eur|pounds?|gbp))?\b", re.I
+)
+
+
 def amount_candidates(spec: ParameterSpec, mentions: list[NumberMention], question: str) -> list[Candidate]:
     """An amount of money kept as text, in the words it was said in ('780 dollars', '$1,290'): a number said as
     money 0.9; a bare one only for a required parameter (0.5), and never a year, a position, a count of
@@ -105,7 +110,10 @@ def amount_candidates(spec: ParameterSpec, mentions: list[NumberMention], questi
             score = 0.5
         else:
             continue
-        span = (m.span[0], m.money_end or m.span[1])
+        end = m.span[1]
+        if (scale := _SCALE_AFTER.match(question, end)) is not None:  # '2 hundred bucks': the digits' scale word
+            end = scale.end()
+        span = (m.span[0], m.money_end if m.money_end and m.money_end > end else end)
         said = question[span[0] : span[1]]
         out.append(
             Candidate(spec.name, said, span, said, "number_words" if m.from_words else "number", score, key=id(m))
@@ -349,19 +357,22 @@ _NEGATED_AFTER = re.compile(
 # no need either way: 'wifi not needed', "i don't care about wifi", "doesn't need wifi", 'no need for wifi',
 # 'wifi is not required', "wifi doesn't matter": the question sets no condition on the flag
 _INDIFFERENT_BEFORE = re.compile(
-    _NOT + r"\W*(?:really\W+)?(?:need|needs|require|requires|care\W+(?:about|for|if|whether)|mind|fussed\W+about)"
-    r"\W+(?:(?:if|whether|there|it|they|has|have|is|are|any|a|an|the|for)\W+){0,3}$|\bno\W+need\W+(?:for|of)\W+"
-    r"(?:(?:any|a|an|the)\W+)?$"
+    _NOT + r"\W*(?:really\W+)?(?:need|needs|require|requires|have\W+to|has\W+to|care|mind|fussed)\b(?:\W+\w+){0,4}\W*$"
+    r"|\bno\W+need\W+(?:for|of)\W+(?:(?:any|a|an|the)\W+)?$"
 )
+_COST = r"(?:\s+(?:fees?|charges?|costs?|prices?|payments?))?"  # 'entry fee doesn't matter'
 _INDIFFERENT_AFTER = re.compile(
-    r"^\W*(?:(?:is|are)\W*)?" + _NOT + r"\W*(?:really\W+)?(?:needed|required|necessary|important|essential|"
-    r"mandatory|a\s+must)\b|^\W*(?:(?:does|do)\W*)?" + _NOT + r"\W*matter\b"
+    r"^" + _COST + r"\W*(?:(?:is|are)\W*)?" + _NOT + r"\W*(?:really\W+)?(?:needed|required|necessary|important|"
+    r"essential|mandatory|a\s+must)\b|^" + _COST + r"\W*(?:(?:does|do)\W*)?" + _NOT + r"\W*matter\b"
 )
+# ... and 'no wifi needed', 'no parking required': the negation before, the need after
+_NEEDED_AFTER = re.compile(r"^\W*(?:(?:is|are)\W+)?(?:needed|required|necessary)\b")
 # a price named right after a flag's word: 'an entry fee', 'a parking charge'
 _COST_AFTER = re.compile(r"\s+(?:fees?|charges?|costs?|prices?|payments?)\b")
 # words of a boolean parameter's name that say nothing of it ('good_for_kids' is about kids, not 'for')
 _GENERIC_BOOL_WORDS = wordset(
     "is has include including only show with flag the a an for of to in on at by and or are be can allow allowed "
+    "serves serve offers offer accepts accept provides provide supports support includes "  # what it has, not which
     "good"  # good_for_kids: 'good attractions' says nothing of children
 )
 
@@ -406,6 +417,8 @@ def boolean_candidates(spec: ParameterSpec, question: str) -> list[Candidate]:
             continue
         pre, post = low[max(0, w.start - 30) : w.start], low[w.end : w.end + 30]
         if _INDIFFERENT_BEFORE.search(pre) or _INDIFFERENT_AFTER.match(post):
+            continue
+        if _NEEDED_AFTER.match(post) and _NEGATION.search(pre):
             continue
         negated = not named or bool(_NEGATION.search(pre)) or bool(_NEGATED_AFTER.match(post))
         value = (negated or not free_flag) if priced else not negated

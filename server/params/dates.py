@@ -184,9 +184,14 @@ class _Parser:
             lambda m: self._day(m, t + dt.timedelta(days=1)),
         )
         # a day counted ahead: 'in 3 days', 'in two weeks', '3 days from now', 'a week from today'
-        self.scan(rf"\bin\s+{COUNT}\s+{UNIT}\b(?!\s+(?:ago|back)\b)", self._ahead)
+        if self.future:  # 'in 3 days' in a booking; in a report it is no day ahead ('delivered in 3 days')
+            self.scan(rf"\bin\s+{COUNT}\s+{UNIT}\b(?!\s+(?:ago|back)\b)", self._ahead)
         self.scan(rf"\b{COUNT}\s+{UNIT}\s+from\s+(?:now|today)\b", self._ahead)
-        self.scan(r"\b(?P<which>this|next|last|the\s+coming|coming|the)\s+weekend\b", self._weekend)
+        # not 'the weekend of december 6', 'the weekend before christmas': a weekend named by its day
+        self.scan(
+            r"\b(?P<which>this|next|last|the\s+coming|coming|the)\s+weekend\b(?!\s+(?:of|before|after|prior)\b)",
+            self._weekend,
+        )
         self.scan(rf"\b(?P<which>this|last|previous|past|next|current|the coming)\s+{UNIT}\b", self._named_period)
         self.scan(
             rf"\b(?P<which>last|past|previous|the last|the past|over the last|over the past|in the last|"

@@ -14,8 +14,8 @@ import re
 from typing import Any, Literal
 
 from ..templates import ParameterSpec, ParameterType
-from .candidates import Candidate, item_type
-from .text import Span, name_tokens
+from .candidates import Candidate, closed, item_type
+from .text import Span, name_tokens, overlaps
 
 Direction = Literal["origin", "destination"]
 
@@ -77,3 +77,23 @@ def directed(
             cand.cued = True
         out.append(cand)
     return out, dropped
+
+
+def crossed(specs: list[ParameterSpec], found: dict[str, list[Candidate]], question: str) -> dict[str, list[Candidate]]:
+    """Values after the cue of the other end, handed to that end when it takes any text: 'from seattle to
+    chicago' when only the origins' list holds Chicago is a flight to Chicago, not one with no destination
+    (`found`: each parameter's candidates by name; the result: the candidates each end gains)."""
+    ends = {direction_of(spec): spec for spec in specs if direction_of(spec) is not None}
+    out: dict[str, list[Candidate]] = {}
+    for spec in specs:
+        direction = direction_of(spec)
+        for cand in found.get(spec.name, []) if direction is not None else []:
+            cue = cue_before(question, cand.span) if cand.span is not None else None
+            other = ends.get(cue) if cue is not None and cue != direction else None
+            if other is None or closed(other) or cand.span is None:
+                continue
+            if any(c.span is not None and overlaps(c.span, cand.span) for c in found.get(other.name, [])):
+                continue  # that end reads these words itself ('to Fresno, CA')
+            gained = Candidate(other.name, cand.value, cand.span, cand.text, cand.extractor, CUED, key=cand.key)
+            out.setdefault(other.name, []).append(gained)
+    return out

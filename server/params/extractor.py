@@ -46,7 +46,7 @@ from .choice_cache import ChoiceCache
 from .choices import ChoiceMatch, ChoiceRules, PhraseIndex, find_choices, suggestions
 from .coercion import InvalidValue, canonical_allowed, coerce
 from .dates import DateMention, find_dates
-from .directions import directed
+from .directions import crossed, directed
 from .implied import Lexicon
 from .implied import candidates as implied_candidates
 from .implied import learn as learn_implied
@@ -377,9 +377,12 @@ class TemplateParameterExtractor(ParameterExtractor):
         """Every parameter's candidates, placed by their cue words (an origin and a destination, the two ends
         of a stay); what was left out. Training marks read them too, so a fitted model sees what tagging sees."""
         left_out: list[dict[str, Any]] = []
+        found = {p.spec.name: self._candidates(p, seen) for p in params}
+        gained = crossed([p.spec for p in params], found, seen.question)  # 'to chicago', only origins list it
+        handed = {c.text for cands in gained.values() for c in cands}
         for p in params:
-            p.candidates, dropped = directed(p.spec, seen.question, self._candidates(p, seen))
-            left_out += _once(dropped)
+            p.candidates, dropped = directed(p.spec, seen.question, found[p.spec.name] + gained.get(p.spec.name, []))
+            left_out += _once([d for d in dropped if d["text"] not in handed])
         if (stretch := stretch_of([p.spec for p in params])) is not None:
             future = self.settings.date_direction == "future"
             if (days := placed(stretch, seen.question, seen.dates, seen.today, future)) is not None:

@@ -90,8 +90,10 @@ def not_applied(
 
 def unbounded_ends(template: Template, question: str, used: Iterable[Span]) -> list[dict[str, object]]:
     """`extraction_left_out` entries for the end of a number range the template has no bound for: 'between
-    100k and 150k' on a template with a minimum only ran with the minimum, and the answer must say so. Only
-    a template with one bound and not the other can leave an end out (the question is read for numbers then)."""
+    100k and 150k' on a template with a minimum only ran with the minimum, and the answer must say so; so is
+    a bound said alone the other way ('how many make under 50k' asked for a minimum without a word, and the
+    reply '50k' counted those above it). Only a template with one bound and not the other can leave an end
+    out (the question is read for numbers then)."""
     roles = {role_of(spec) for spec in template.parameters}
     if (Role.LOWER in roles) == (Role.UPPER in roles):
         return []
@@ -99,8 +101,16 @@ def unbounded_ends(template: Template, question: str, used: Iterable[Span]) -> l
     taken = list(used)
     out: list[dict[str, object]] = []
     for m in mentions:
-        if m.range_role is None or m.year_like or any(overlaps(m.span, span) for span in taken):
+        if m.year_like or any(overlaps(m.span, span) for span in taken):
             continue  # years have their own reader (a period of several years asks which one)
+        if m.range_role is None:  # one bound alone, the other way: 'under 50k' where only a minimum is taken
+            if m.cmp is None or m.time_unit or m.ordinal:
+                continue
+            missing, name = (Role.UPPER, "maximum") if m.cmp in ("lt", "lte") else (Role.LOWER, "minimum")
+            if missing not in roles:
+                reason = f"{NOT_APPLIED}: template '{template.id}' has no {name}"
+                out.append({"name": name, "text": m.text, "reason": reason, "span": list(m.span)})
+            continue
         missing, name = (Role.UPPER, "maximum") if m.range_role == "high" else (Role.LOWER, "minimum")
         other = next((o for o in mentions if o.range_id == m.range_id and o is not m), None)
         if missing in roles or other is None or not any(overlaps(other.span, span) for span in taken):

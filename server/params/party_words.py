@@ -23,8 +23,8 @@ _COUNT = r"(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten)"
 # 'me and 2 friends', 'me and my 3 kids', 'myself plus 3 colleagues', '2 friends and me': the number and me
 _ME_AND_N = re.compile(
     rf"\b(?:(?:me|myself|i)\s*(?:and|plus|\+|&|with)\s+(?:my\s+|our\s+)?(?P<n>{_COUNT})\s+(?:other\s+)?{_COMPANIONS}"
-    # '2 friends and I', never '3 people and I want to leave' (a count of people, then a sentence of mine)
-    rf"|(?P<m>{_COUNT})\s+(?:of\s+my\s+)?{_FRIENDS}\s+(?:and|&|plus)\s+(?:me|myself|i)\b)(?!\w)",
+    # '2 friends and me', never '3 people and I want to leave' or 'I have 3 kids and I want a table for two'
+    rf"|(?P<m>{_COUNT})\s+(?:of\s+my\s+)?{_FRIENDS}\s+(?:and|&|plus)\s+(?:me|myself)\b)(?!\w)",
     re.I,
 )
 _ADULTS_AND_CHILDREN = re.compile(

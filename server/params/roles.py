@@ -71,11 +71,11 @@ _AMOUNT_WORDS = frozenset({"amount", "price", "cost", "fee", "payment", "balance
 
 
 def text_amount(spec: ParameterSpec) -> bool:
-    """An amount of money kept as text: a string parameter without a list of its own or a pattern, named or
-    described as one (transfer_amount; 'The amount of money to transfer')."""
-    said = bool(name_tokens(spec.name) & _AMOUNT_WORDS) or re.search(
-        r"\b(?:amount|sum) of money\b", spec.description.lower()
-    )
+    """An amount of money kept as text: a string parameter without a list of its own or a pattern whose name
+    ends in an amount word (transfer_amount, budget; not payment_method, cost_center, price_list) or whose
+    description says it is one ('The amount of money to transfer')."""
+    head = [t for t in re.split(r"[_\W]+", spec.name.lower()) if t][-1:]
+    said = bool(set(head) & _AMOUNT_WORDS) or re.search(r"\b(?:amount|sum) of money\b", spec.description.lower())
     kind = spec.type is ParameterType.STRING and not spec.allowed_values and not spec.pattern
     return kind and bool(said)
 

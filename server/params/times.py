@@ -87,9 +87,14 @@ def _hm(h: int, minute: int, mer: str | None, period: str | None) -> dt.time | N
 
 # a clock time said without am or pm in a question about the evening is after noon: 'dinner at half past 7' is
 # 19:30, 'a table tonight at 8:30' 20:30 (one that also speaks of the morning or says am is left as said)
-_EVENING = re.compile(r"\b(?:dinner|dinnertime|supper|tonight|evening|night)\b")
-_MORNING = re.compile(r"\b(?:morning|breakfast|brunch|am|a\.m)\b")
+# ('night' is not one: 'one night at the hotel, check in at 11'; lunch keeps its hours)
+_EVENING = re.compile(r"\b(?:dinner|dinnertime|supper|tonight|evening)\b")
+_MORNING = re.compile(r"\b(?:morning|breakfast|brunch|lunch|lunchtime|noon|midday|am|a\.m)\b")
 _EVENING_HOURS = (4, 11)
+# what a bare number counts rather than a time: 'at 8 people', 'by 2 tickets', 'at 7 pm' (its own reader's)
+_NOT_AN_HOUR = (
+    r"(?:people|persons|guests|adults|kids|children|seats|tickets|of\b|[ap]\.?m\b|o[’'\"]?\s?clock|in\s+the\s+morning)"
+)
 
 
 def _after_noon(atom: _Atom) -> _Atom:
@@ -158,7 +163,7 @@ class _Scanner:
         self.scan(r"\b(?P<said>(?:in|during)\s+the\s+|this\s+|at\s+)?" + _PERIOD + r"\b", self._period)
         if _EVENING.search(self.low) and not _MORNING.search(self.low):
             # a bare hour after 'at' in the evening: 'dinner at 8', 'tonight at 7' ('for 8' is a party of eight)
-            self.scan(r"\b(?:at|around|about|by)\s+" + _H + r"(?![\d:.,/]|\s*(?:%|\w))", self._evening_hour)
+            self.scan(r"\b(?:at|by)\s+" + _H + r"(?![\d:.,/%])(?!\s*" + _NOT_AN_HOUR + r")", self._evening_hour)
             self.found = [_after_noon(a) for a in self.found]
         return sorted(self.found, key=lambda a: a.span)
 

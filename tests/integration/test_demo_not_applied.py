@@ -71,3 +71,15 @@ async def test_several_years_where_one_year_fits_ask_which(demo_runtime, questio
     assert body["status"] == "needs_clarification"
     assert [c["name"] for c in body["metadata"]["clarification"]] == ["year"]
     assert [(e["name"], e["text"]) for e in body["metadata"]["extraction_left_out"]] == [("year", said)]
+
+
+async def test_a_bound_said_the_other_way_is_reported_beside_the_question(demo_runtime):
+    """Found by a QA pass: 'how many employees make under 50k' asked for a minimum salary without a word about
+    the 50k, and the reply '50k' counted those above it."""
+    result = await answering.answer(demo_runtime.get("company"), "how many employees make under 50k")
+    body = result.body
+    assert (
+        body["status"] == "needs_clarification" and body["metadata"]["template_id"] == "count_employees_earning_above"
+    )
+    assert [(e["name"], e["text"]) for e in body["metadata"]["extraction_left_out"]] == [("maximum", "50k")]
+    assert "Not applied: '50k' (maximum)" in body["content"]

@@ -45,6 +45,16 @@ async def test_what_about_changes_the_department_and_keeps_the_template(demo_run
     assert second["rows"] != first["rows"]
 
 
+@pytest.mark.parametrize("first", ["how many people in finance", "avg salary in engineering"])
+async def test_a_follow_up_in_the_templates_own_words_keeps_the_template(demo_runtime, first):
+    """'what about the sales team' listed the people of Sales: 'team' is a word the last template's examples
+    use ('How big is the marketing team?'), so the message is still that request with another value."""
+    before, after = await _turns(demo_runtime, first, "what about the sales team")
+    meta = _meta(after)
+    assert (meta["reason"], meta["template_id"]) == ("follow_up", _meta(before)["template_id"])
+    assert meta["parameters"]["department"] == "Sales"
+
+
 async def test_and_for_another_year_reruns_the_same_template(demo_runtime):
     first, second = await _turns(demo_runtime, "revenue by region for 2024", "and for 2023?")
     assert _meta(first)["template_id"] == "revenue_by_region" and _meta(first)["parameters"]["year"] == 2024
@@ -106,6 +116,53 @@ async def test_a_follow_up_naming_another_person_in_lower_case_changes_the_name(
     assert meta["session"]["changed"] == ["manager_name"] and second["rows"] != first["rows"]
     _, other = await _turns(demo_runtime, "find priya raman", "and marcus webb?")
     assert (_meta(other)["template_id"], _meta(other)["parameters"]["name"]) == ("employee_lookup", "marcus webb")
+
+
+@pytest.mark.parametrize(
+    "questions",
+    [
+        ("who reports to Marcus Webb?", "what about their salaries?"),
+        ("order history for customer Acme Corp", "and what about the top customers?"),
+        ("order history for customer Acme Corp", "what about cancelled ones?"),
+    ],
+)
+async def test_words_of_another_question_are_no_name(demo_runtime, questions):
+    """Found by a review: 'what about their salaries?' ran Marcus Webb's template for a manager 'their salaries'."""
+    first, last = await _turns(demo_runtime, *questions)
+    name = next(iter(_meta(first)["parameters"]))
+    assert _meta(last).get("parameters", {}).get(name) in (None, _meta(first)["parameters"][name])
+
+
+@pytest.mark.parametrize(
+    "questions",
+    [
+        ("show orders between March 1 and March 5 2025", "show orders until February 20 2025"),
+        ("show employees in Chicago", "show employees in each city"),
+    ],
+)
+async def test_a_required_value_the_new_question_passes_or_asks_across_is_not_kept(demo_runtime, questions):
+    """Found by a review: the March 1st start was kept with an end of February 20, and Chicago for each city."""
+    _, last = await _turns(demo_runtime, *questions)
+    assert _meta(last)["status"] == "needs_clarification"
+
+
+@pytest.mark.parametrize(
+    ("questions", "start", "end"),
+    [
+        (("how many orders between march and may", "and in 2024?"), "2024-03-01", "2024-05-31"),  # was all 2024
+        (
+            ("how many orders between march and may", "what about june to august", "and last year same period"),
+            "2024-06-01",
+            "2024-08-31",
+        ),
+        (("how many orders between march and may", "and for all of 2024?"), "2024-01-01", "2024-12-31"),
+    ],
+)
+async def test_a_year_said_for_a_range_keeps_the_part_of_the_year(demo_runtime, questions, start, end):
+    *_, last = await _turns(demo_runtime, *questions)
+    meta = _meta(last)
+    assert (meta["reason"], meta["template_id"]) == ("follow_up", "count_orders_between_dates")
+    assert (str(meta["parameters"]["start_date"]), str(meta["parameters"]["end_date"])) == (start, end)
 
 
 async def test_a_confident_new_question_starts_over(demo_runtime):
@@ -460,6 +517,12 @@ async def test_a_new_question_without_a_cue_or_with_its_own_value_carries_nothin
         (("revenue by region for 2024", "what about the North region?"), "customer_count_by_region", ("year", "2024")),
         # the segments' list drops the country
         (("which customers are in Germany?", "what about enterprise?"), "customers_by_segment", ("country", "Germany")),
+        # a city does not stand in for the department (both are text): the count is London's, and says so
+        (
+            ("who works in the sales dept", "how many of them are in london"),
+            "count_employees_by_city",
+            ("department", "Sales"),
+        ),
     ],
 )
 async def test_a_continuation_on_a_template_that_cannot_keep_a_value_says_so(

@@ -36,6 +36,12 @@ def extractor() -> TemplateParameterExtractor:
         # compared two ways, or not compared: left as said
         ("SELECT 1 FROM p WHERE price < :max_price OR cost <= :max_price", {}),
         ("SELECT :max_price AS m, :min_price AS n", {}),
+        # found by a review: '<>' and '=>' read as '>', a cast that would undo the move, NOT BETWEEN, comments
+        ("SELECT 1 FROM p WHERE price <> :max_price", {}),
+        ("SELECT f(x => :max_price)", {}),
+        ("SELECT 1 FROM p WHERE price <= :max_price::DECIMAL(10,2)", {}),
+        ("SELECT 1 FROM p WHERE price NOT BETWEEN :min_price AND :max_price", {}),
+        (BETWEEN + " -- and cost < :max_price", {"min_price": "gte", "max_price": "lte"}),
     ],
 )
 def test_how_the_sql_compares_each_parameter(sql, want):
@@ -68,3 +74,12 @@ async def test_an_inclusive_bound_against_a_strict_query():
         {"name": "min_seats", "type": "integer", "required": True}, sql="SELECT 1 FROM cars WHERE seats > :min_seats"
     )
     assert (await extractor().extract("cars with at least 5 seats", seats)).values["min_seats"] == 4  # an integer: 1
+
+
+async def test_a_move_past_what_the_parameter_allows_keeps_the_bound_as_said():
+    """'earning 0 or more' with `min: 0` was -5e-324 (found by a review)."""
+    salary = template(
+        {"name": "min_salary", "type": "number", "required": True, "min": 0},
+        sql="SELECT count(*) FROM employees WHERE salary > :min_salary",
+    )
+    assert (await extractor().extract("employees earning 0 or more", salary)).values["min_salary"] == 0

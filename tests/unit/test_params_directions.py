@@ -76,3 +76,15 @@ async def test_a_value_after_the_other_ends_cue_is_not_taken():
     assert got.left_out == [
         {"name": "destination_city", "text": "Las Vegas", "reason": "the words before it say where it goes from"}
     ]
+
+
+async def test_a_value_after_the_other_ends_cue_goes_to_that_end_when_it_takes_any_text():
+    """'from seattle to chicago' when only the origins' list holds Chicago asked for the destination."""
+    listed = {"name": "origin_city", "type": "string", "required": True, "allowed_values": ["Seattle", "Chicago"]}
+    got = await extract("one way flight from seattle to chicago", listed, DESTINATION)
+    assert got.values == {"origin_city": "Seattle", "destination_city": "Chicago"}
+    assert got.left_out == []
+    # an end with a closed list of its own takes nothing outside it
+    closed = {**DESTINATION, "allowed_values": ["Boston"]}
+    got = await extract("one way flight from seattle to chicago", listed, closed)
+    assert got.values.get("destination_city") is None

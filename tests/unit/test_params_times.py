@@ -106,6 +106,21 @@ def test_a_clock_time_without_am_or_pm_in_a_question_about_the_evening(text, sai
     assert (m.text, hm(m.start)) == (said, start)
 
 
+@pytest.mark.parametrize(
+    "text, found",
+    [
+        ("lunch at 11:30 for 2 and maybe dinner later", ["11:30"]),  # lunch keeps its hours
+        ("book a room for one night, check-in at 11", []),  # a night at a hotel is no evening
+        ("book dinner for about 6", []),  # a party of six, not 18:00
+        ("dinner at 8 tomorrow", ["20:00"]),  # words may follow the hour
+        ("dinner at 8 people", []),
+    ],
+)
+def test_the_evening_rule_only_where_it_is_meant(text, found):
+    """Found by a review: lunch at 11:30 was 23:30, 'check-in at 11' on a one-night stay 23:00."""
+    assert [hm(t.start) for t in find_times(text)] == found
+
+
 def test_a_part_of_the_day_is_a_range_not_a_clock_time():
     m = only("anything free in the morning?")
     assert not m.clock and not m.point and m.period == "morning"
