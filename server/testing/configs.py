@@ -86,3 +86,21 @@ def people_tree(root: Path, config: str = BASE_CONFIG, library: str = PEOPLE_LIB
     """The people database and an adapter `people` over it, with `library` for its templates."""
     make_people_db(root / "templates" / "people.db")
     return make_tree(root, config, {"people.yaml": PEOPLE_ADAPTER}, {"people/people.yaml": library})
+
+
+# a weather template (a required city, an optional day) for conversation tests: the library's entry, to put
+# under `templates:` beside others
+WEATHER_TEMPLATE = """
+  - id: weather
+    description: The weather forecast for a city on a day
+    nl_examples:
+      - "what's the weather in [Paris](city) tomorrow"
+      - "check the weather for [Boston](city) on Friday"
+      - "will it rain in [Denver](city) on March 3rd"
+      - "weather forecast please"
+      - "how hot will it be in [Austin](city)"
+    parameters:
+      - {name: city, type: string, required: true}
+      - {name: day, type: date}
+    sql: "SELECT :city AS city, :day AS day"
+"""

@@ -12,31 +12,21 @@ from server.conversations.memory_store import MemorySessionStore
 from server.conversations.settings import SessionSettings
 from server.service import answer as answering
 from server.testing.app import running_runtime
-from server.testing.configs import people_tree
+from server.testing.configs import WEATHER_TEMPLATE, people_tree
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-WEATHER_LIBRARY = """
-templates:
-  - id: weather
-    description: The weather forecast for a city on a day
-    nl_examples:
-      - "what's the weather in [Paris](city) tomorrow"
-      - "check the weather for [Boston](city) on Friday"
-      - "will it rain in [Denver](city) on March 3rd"
-      - "weather forecast please"
-      - "how hot will it be in [Austin](city)"
-    parameters:
-      - {name: city, type: string, required: true}
-      - {name: day, type: date}
-    sql: "SELECT :city AS city, :day AS day"
-  - id: people_in_department
+WEATHER_LIBRARY = (
+    "\ntemplates:\n"
+    + WEATHER_TEMPLATE.lstrip("\n")
+    + """  - id: people_in_department
     description: List the people who work in a department
     nl_examples: ["Who works in Engineering?", "Show me the people in Sales", "tell me who is in the HR team"]
     parameters:
       - {name: department, type: string, required: true, allowed_values: [Engineering, Sales, HR]}
     sql: "SELECT name FROM people WHERE department = :department ORDER BY name"
 """
+)
 
 ASK = "what will the weather be like on March 4th?"
 

@@ -12,24 +12,14 @@ from server.conversations.memory_store import MemorySessionStore
 from server.conversations.settings import SessionSettings
 from server.service import answer as answering
 from server.testing.app import running_runtime
-from server.testing.configs import people_tree
+from server.testing.configs import WEATHER_TEMPLATE, people_tree
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-LIBRARY = """
-templates:
-  - id: weather
-    description: The weather forecast for a city on a day
-    nl_examples:
-      - "what's the weather in [Paris](city) tomorrow"
-      - "check the weather for [Boston](city) on Friday"
-      - "will it rain in [Denver](city) on March 3rd"
-      - "how hot will it be in [Austin](city)"
-    parameters:
-      - {name: city, type: string, required: true}
-      - {name: day, type: date}
-    sql: "SELECT :city AS city, :day AS day"
-  - id: event_tickets
+LIBRARY = (
+    "\ntemplates:\n"
+    + WEATHER_TEMPLATE.lstrip("\n")
+    + """  - id: event_tickets
     description: Buy tickets for an event on a day
     nl_examples:
       - "I want [2](seats) tickets for [Taylor Swift](event) on [March 3rd](day)"
@@ -44,6 +34,7 @@ templates:
       - {name: day, type: date, required: true}
     sql: "SELECT :event AS event, :seats AS seats, :day AS day"
 """
+)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
