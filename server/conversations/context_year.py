@@ -51,7 +51,7 @@ def in_context_year(
     return out
 
 
-_WHOLE = re.compile(r"\b(?:all|whole|entire|full)\b", re.IGNORECASE)
+_WHOLE = re.compile(r"\b(?:all|whole|entire|full|calendar)\b", re.IGNORECASE)
 
 
 def in_context_period(
@@ -63,7 +63,7 @@ def in_context_period(
     dates = [n for n in given if n in specs and specs[n].type is ParameterType.DATE]
     starts = [n for n in dates if role_of(specs[n]) is Role.START]
     ends = [n for n in dates if role_of(specs[n]) is Role.END]
-    if len(starts) != 1 or len(ends) != 1 or _WHOLE.search(message):
+    if len(starts) != 1 or len(ends) != 1 or _WHOLE.search(message) or not _years_only(message):
         return given
     a, b = starts[0], ends[0]
     new_start, new_end, old_start, old_end = (_date(v) for v in (given[a], given[b], earlier.get(a), earlier.get(b)))
@@ -77,6 +77,13 @@ def in_context_period(
         a: _moved(earlier[a], specs[a], new_start.year, shift),
         b: _moved(earlier[b], specs[b], new_end.year, shift),
     }
+
+
+def _years_only(message: str) -> bool:
+    """The message names a year and nothing finer ('and in 2024?', 'same for last year'; not 'from january to
+    december', not '2024-01-01 to 2024-12-31')."""
+    mentions = find_dates(message, dt.date.today())  # which words name a year does not depend on today
+    return bool(mentions) and all(m.grain == "year" for m in mentions)
 
 
 def _whole_year(start: dt.date, end: dt.date) -> bool:

@@ -605,9 +605,9 @@ async def _carry(
     if not given and not said and carry.cue and reroute is not None and _names_a_value_only(carry.text, wraps):
         nearby = await _neighbour(last, template, carry, sources, reroute, threshold)
         return nearby if nearby is not None or not selects_last else _as_it_was(last, source, template, reply)
-    # around its values, a follow-up may use the last template's own words ('what about the sales team' after
-    # 'how big is the marketing team?'): it speaks of the same request
-    only_values = values_only(carry.text, reply, wraps | _own_words(template))
+    # around its values, a follow-up may use the words of the names the source gives those values elsewhere
+    # ('what about the sales team': 'sales team' is an alias of Sales in another template)
+    only_values = values_only(carry.text, reply, wraps | _alias_words(source, given))
     if bare is None and not is_carry_over([*given, *said], carry, is_confident, only_values):
         return None
     earlier, stale = _revalidate(last.values, specs)
@@ -656,9 +656,24 @@ async def _bare_change(
     # a name is no word the source's templates write in lower case, nor a word that points back: 'what about
     # their salaries?', 'and the top customers?', 'what about cancelled ones?' are other questions
     own = [lower_case_words(t) for t in source.templates.values()]
-    if any(w.lower in _POINTING or any(w.lower in words_of for words_of in own) for w in words(said)):
+    said_words = words(said)
+    if any(w.lower in _POINTING for w in said_words):
         return None
+    if all(any(w.lower in words_of for words_of in own) for w in said_words):
+        return None  # 'the top customers': every word one the templates use ('northwind software' is a name)
     return bare
+
+
+def _alias_words(source: ExtractionSource, given: Mapping[str, Any]) -> frozenset[str]:
+    """The words of the aliases the source's templates give the parameters of these names."""
+    return frozenset(
+        w.lower
+        for t in source.templates.values()
+        for spec in t.parameters
+        if spec.name in given
+        for alias in spec.aliases
+        for w in words(alias)
+    )
 
 
 def _as_it_was(last: LastAnswer, source: ExtractionSource, template: Template, reply: Extraction) -> FollowUp:
@@ -807,7 +822,8 @@ async def _moved_on(
     unsaid = {n: v for n, v in before.items() if n not in said}
     earlier, stale = _revalidate({n: v for n, v in unsaid.items() if n in specs}, specs)
     kept = {name: value for name, value in earlier.items() if value is not None}
-    dropped = _not_kept(unsaid, last_specs, template, text, {specs[n].type for n in given if n in specs})
+    kinds = {_kind(specs[n]) for n in given if n in specs}
+    dropped = _not_kept(unsaid, last_specs, template, text, kinds)
     if not kept and not dropped and not stale and text == message:  # nothing of the conversation's in it
         return None
     merged = _with_kept(reply, kept, [param_problems.missing(specs[n]) for n in stale], dropped)
@@ -877,6 +893,17 @@ def _stated(last: LastAnswer, specs: Mapping[str, ParameterSpec]) -> dict[str, A
 
 
 _NAMED_TYPES = (ParameterType.STRING, ParameterType.ENUM, ParameterType.ARRAY)
+
+
+def _kind(spec: ParameterSpec) -> object:
+    """What kind of value a parameter holds, for a value that stands in for another: a date for a date, a number
+    for a number, a person's name for a person's name; other text only for text of the same parameter (a city
+    never stands in for a department)."""
+    if spec.type not in _NAMED_TYPES:
+        return spec.type
+    return Role.NAME if role_of(spec) is Role.NAME else spec.name
+
+
 _EACH = re.compile(r"\b(?:each|every|all|any)\s+(?:of\s+the\s+)?(\w+)", re.IGNORECASE)
 
 
@@ -885,7 +912,7 @@ def _not_kept(
     last_specs: Mapping[str, ParameterSpec],
     template: Template,
     message: str,
-    given_types: set[ParameterType],
+    given_kinds: set[object],
 ) -> list[dict[str, Any]]:
     """`extraction_left_out` entries for the values said before that `template` has no parameter for: a
     continuation does not drop a constraint without a word ('only in engineering' after 'who earns over 150k'
@@ -897,7 +924,7 @@ def _not_kept(
     out = []
     for name, value in unsaid.items():
         spec = last_specs.get(name)
-        if name in takes or spec is None or (spec.type in given_types and spec.type not in _NAMED_TYPES):
+        if name in takes or spec is None or _kind(spec) in given_kinds:
             continue
         if _singular_and_plural(name_tokens(name)) & across:
             continue

@@ -26,6 +26,7 @@ _UPPER = frozenset({"lt", "lte"})
 _BELOW = frozenset({("lt", "lte"), ("gte", "gt")})
 
 
+_STRINGS = re.compile(r"'(?:[^']|'')*'")
 _COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
@@ -37,7 +38,7 @@ def compared(template: Template) -> dict[str, str]:
     body = template.body
     if template.body_key != "sql" or not isinstance(body, str):
         return {}
-    body = _COMMENTS.sub(" ", body)
+    body = _COMMENTS.sub(" ", _STRINGS.sub("''", body))  # a '--' inside a string is no comment
     out: dict[str, str] = {}
     for spec in template.parameters:
         param = rf"(?:(?<![:\w]):|\$){re.escape(spec.name)}(?!\w)"  # ':p' as written, '$p' as DuckDB runs it

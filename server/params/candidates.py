@@ -346,8 +346,17 @@ _NOT = r"(?:\b(?:not|no|non|without|exclud(?:e|ing)|except|never|dont|doesnt|did
 _ARTICLE = r"(?:any|a|an|the|for|with)"
 # a negation, then at most one word of its own between the verbs and articles that carry it to the flag's word:
 # 'not free', 'without wifi', 'do not have an entry fee', "don't have outdoor seating", 'not good for kids'
+_GAP = r"[^\w,.;:!?]+"  # between words of one clause: 'no pool, wifi' denies the pool, not the wifi
 _NEGATION = re.compile(
-    _NOT + r"\W*(?:(?:have|has|had|want|wants|any|a|an|the)\W+){0,2}(?:\w+\W+)?(?:" + _ARTICLE + r"\W+)?$"
+    _NOT
+    + r"\W*(?:(?:have|has|had|want|wants|any|a|an|the)"
+    + _GAP
+    + r"){0,2}(?:\w+"
+    + _GAP
+    + r")?(?:"
+    + _ARTICLE
+    + _GAP
+    + r")?$"
 )
 # ... or after the word: 'pets not allowed', 'smoking is not allowed', "kids aren't welcome"
 _NEGATED_AFTER = re.compile(
@@ -357,9 +366,23 @@ _NEGATED_AFTER = re.compile(
 # no need either way: 'wifi not needed', "i don't care about wifi", "doesn't need wifi", 'no need for wifi',
 # 'wifi is not required', "wifi doesn't matter": the question sets no condition on the flag
 _INDIFFERENT_BEFORE = re.compile(
-    _NOT + r"\W*(?:really\W+)?(?:need|needs|require|requires|have\W+to|has\W+to|care|mind|fussed)\b(?:\W+\w+){0,4}\W*$"
+    _NOT + r"\W*(?:really\W+)?(?:(?:need|needs|require|requires)(?:\W+to\W+have)?|(?:have|has)\W+to\W+have)\W+"
+    r"(?:(?:a|an|any|the)\W+)?$"
+    r"|" + _NOT + r"\W*(?:really\W+)?(?:care|mind|fussed)\W+(?:about|if|whether|for)\b(?P<gap>[^,.;:!?]*)$"
     r"|\bno\W+need\W+(?:for|of)\W+(?:(?:any|a|an|the)\W+)?$"
 )
+_CLAUSE = wordset("but just and only as except though so still also plus")  # a new clause: 'i don't care if, but'
+
+
+def _indifferent_before(pre: str) -> bool:
+    """'i don't care if the hotel has', "doesn't need", 'no need for': nothing to say of the flag after it."""
+    m = _INDIFFERENT_BEFORE.search(pre)
+    if m is None:
+        return False
+    gap = (m["gap"] or "").split()
+    return len(gap) <= 4 and not any(w in _CLAUSE for w in gap)
+
+
 _COST = r"(?:\s+(?:fees?|charges?|costs?|prices?|payments?))?"  # 'entry fee doesn't matter'
 _INDIFFERENT_AFTER = re.compile(
     r"^" + _COST + r"\W*(?:(?:is|are)\W*)?" + _NOT + r"\W*(?:really\W+)?(?:needed|required|necessary|important|"
@@ -416,7 +439,7 @@ def boolean_candidates(spec: ParameterSpec, question: str) -> list[Candidate]:
         if named is None:
             continue
         pre, post = low[max(0, w.start - 30) : w.start], low[w.end : w.end + 30]
-        if _INDIFFERENT_BEFORE.search(pre) or _INDIFFERENT_AFTER.match(post):
+        if _indifferent_before(pre) or _INDIFFERENT_AFTER.match(post):
             continue
         if _NEEDED_AFTER.match(post) and _NEGATION.search(pre):
             continue

@@ -109,7 +109,7 @@ class ChoiceCache:
             floor=self.floor,
             fuzzy=spec.match == "fuzzy",
             partial=spec.partial,
-            ordinary=ordinary_words(template),
+            ordinary=lower_case_words(template),  # a name an example capitalises is no ordinary word
         )
 
     @staticmethod

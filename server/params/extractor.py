@@ -483,7 +483,8 @@ class TemplateParameterExtractor(ParameterExtractor):
         known = model.parameters & {p.spec.name for p in params}
         judged = [Judged(p.spec, p.stored, p.candidates, p.rules.ordinary) for p in params]
         future = self.settings.date_direction == "future"
-        dropped = weigh(judged, tagging, toks, seen.question, seen.today, known, future)
+        when = [d.span for d in seen.dates if d.grain != "year"] + [t.span for t in seen.times]
+        dropped = weigh(judged, tagging, toks, seen.question, seen.today, known, future, when)
         for p, j in zip(params, judged, strict=True):
             p.candidates, other_end = directed(p.spec, seen.question, j.candidates, raise_own=False)  # its own too
             result.left_out += _once(other_end)

@@ -104,8 +104,8 @@ def unbounded_ends(template: Template, question: str, used: Iterable[Span]) -> l
         if m.year_like or any(overlaps(m.span, span) for span in taken):
             continue  # years have their own reader (a period of several years asks which one)
         if m.range_role is None:  # one bound alone, the other way: 'under 50k' where only a minimum is taken
-            if m.cmp is None or m.time_unit or m.ordinal:
-                continue
+            if m.cmp is None or m.time_unit or m.ordinal or not (m.currency or m.multiplied or m.value >= 1000):
+                continue  # an amount, not 'under 2 reviews' or 'up to 3 departments'
             missing, name = (Role.UPPER, "maximum") if m.cmp in ("lt", "lte") else (Role.LOWER, "minimum")
             if missing not in roles:
                 reason = f"{NOT_APPLIED}: template '{template.id}' has no {name}"

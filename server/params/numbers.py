@@ -231,11 +231,11 @@ def _from_words(text: str) -> list[NumberMention]:
         thousands = None if s.ordinal else _THOUSANDS_AFTER.match(text, end)
         if thousands is not None:
             unit = spelled[i - 1] if i else None
-            if (  # a plain digit word, then tens: 'one fifty' (never 'first fifty', 'three ten')
+            if (  # a plain digit word, then tens: 'one fifty', 'one ten' (never 'first fifty')
                 unit is not None
                 and not unit.ordinal
                 and 1 <= unit.value <= 9
-                and 20 <= value <= 99
+                and 10 <= value <= 99
                 and not text[unit.span[1] : start].strip()
             ):
                 if out and out[-1].span == unit.span:

@@ -20,11 +20,16 @@ _ME_AND_SEVERAL = re.compile(
     re.I,
 )
 _COUNT = r"(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten)"
+# what follows an 'I' that starts a sentence of its own: 'I have 3 kids and I want a table for two'
+_SAYS = (
+    r"(?:want|need|would|will|am|have|had|was|like|wanna|'d|'m|’m|’d|do|did|can|could|should|must|plan|prefer|"
+    r"think|hope|only|just|also)\b"
+)
 # 'me and 2 friends', 'me and my 3 kids', 'myself plus 3 colleagues', '2 friends and me': the number and me
 _ME_AND_N = re.compile(
     rf"\b(?:(?:me|myself|i)\s*(?:and|plus|\+|&|with)\s+(?:my\s+|our\s+)?(?P<n>{_COUNT})\s+(?:other\s+)?{_COMPANIONS}"
     # '2 friends and me', never '3 people and I want to leave' or 'I have 3 kids and I want a table for two'
-    rf"|(?P<m>{_COUNT})\s+(?:of\s+my\s+)?{_FRIENDS}\s+(?:and|&|plus)\s+(?:me|myself)\b)(?!\w)",
+    rf"|(?P<m>{_COUNT})\s+(?:of\s+my\s+)?{_FRIENDS}\s+(?:and|&|plus)\s+(?:me|myself|i(?!\s*{_SAYS}))\b)(?!\w)",
     re.I,
 )
 _ADULTS_AND_CHILDREN = re.compile(

@@ -68,14 +68,19 @@ def text_count(spec: ParameterSpec) -> bool:
 
 
 _AMOUNT_WORDS = frozenset({"amount", "price", "cost", "fee", "payment", "balance", "money", "sum", "budget", "fare"})
+_NOT_AN_AMOUNT = frozenset(
+    {"method", "center", "centre", "list", "type", "id", "status", "code", "class", "category", "plan", "currency",
+     "option", "mode", "name", "kind", "card", "account", "term", "terms", "date", "frequency", "schedule"}
+)  # fmt: skip
 
 
 def text_amount(spec: ParameterSpec) -> bool:
-    """An amount of money kept as text: a string parameter without a list of its own or a pattern whose name
-    ends in an amount word (transfer_amount, budget; not payment_method, cost_center, price_list) or whose
-    description says it is one ('The amount of money to transfer')."""
-    head = [t for t in re.split(r"[_\W]+", spec.name.lower()) if t][-1:]
-    said = bool(set(head) & _AMOUNT_WORDS) or re.search(r"\b(?:amount|sum) of money\b", spec.description.lower())
+    """An amount of money kept as text: a string parameter without a list of its own or a pattern named with an
+    amount word (transfer_amount, amount_to_send, price_per_night; not payment_method, cost_center, price_list,
+    whose last word says what else it is) or described as one ('The amount of money to transfer')."""
+    tokens = [t for t in re.split(r"[_\W]+", spec.name.lower()) if t]
+    named = bool(set(tokens) & _AMOUNT_WORDS) and tokens[-1] not in _NOT_AN_AMOUNT
+    said = named or re.search(r"\b(?:amount|sum) of money\b", spec.description.lower())
     kind = spec.type is ParameterType.STRING and not spec.allowed_values and not spec.pattern
     return kind and bool(said)
 

@@ -163,7 +163,8 @@ class _Scanner:
         self.scan(r"\b(?P<said>(?:in|during)\s+the\s+|this\s+|at\s+)?" + _PERIOD + r"\b", self._period)
         if _EVENING.search(self.low) and not _MORNING.search(self.low):
             # a bare hour after 'at' in the evening: 'dinner at 8', 'tonight at 7' ('for 8' is a party of eight)
-            self.scan(r"\b(?:at|by)\s+" + _H + r"(?![\d:.,/%])(?!\s*" + _NOT_AN_HOUR + r")", self._evening_hour)
+            cue = r"(?<!\bfor\s)\b(?:at|by|around)\s+"  # 'for around 8' is a party
+            self.scan(cue + _H + r"(?![\d:.,/%])(?!\s*" + _NOT_AN_HOUR + r")", self._evening_hour)
             self.found = [_after_noon(a) for a in self.found]
         return sorted(self.found, key=lambda a: a.span)
 

@@ -118,6 +118,31 @@ async def test_a_follow_up_naming_another_person_in_lower_case_changes_the_name(
     assert (_meta(other)["template_id"], _meta(other)["parameters"]["name"]) == ("employee_lookup", "marcus webb")
 
 
+async def test_a_name_with_a_word_the_templates_use_is_still_a_name(demo_runtime):
+    """Found by a second review: 'northwind software' was refused because 'software' is a category's word."""
+    _, last = await _turns(demo_runtime, "order history for Sakura Robotics", "what about northwind software?")
+    meta = _meta(last)
+    assert (meta["template_id"], meta["parameters"]["customer_name"]) == (
+        "customer_order_history",
+        "northwind software",
+    )
+
+
+async def test_another_person_named_is_no_filter_left_out(demo_runtime):
+    """Found by a second review: 'and Hannah Brooks's reviews?' after Priya Raman's reports said Priya Raman was
+    not applied; a person's name stands in for a person's name."""
+    _, last = await _turns(demo_runtime, "who reports to Priya Raman?", "and Hannah Brooks's reviews?")
+    assert "Not applied" not in last["content"]
+
+
+async def test_a_new_list_question_with_a_continuing_word_is_not_kept_on_the_count(demo_runtime):
+    """Found by a second review: 'and what customers do we have in France' after a count counted France."""
+    _, last = await _turns(
+        demo_runtime, "how many customers do we have in Canada", "and what customers do we have in France"
+    )
+    assert _meta(last)["template_id"] == "customers_by_country" and len(last["rows"]) > 1
+
+
 @pytest.mark.parametrize(
     "questions",
     [
@@ -156,6 +181,9 @@ async def test_a_required_value_the_new_question_passes_or_asks_across_is_not_ke
             "2024-08-31",
         ),
         (("how many orders between march and may", "and for all of 2024?"), "2024-01-01", "2024-12-31"),
+        # found by a second review: a year said with its months or days is said whole
+        (("how many orders between march and may", "what about 2024-01-01 to 2024-12-31?"), "2024-01-01", "2024-12-31"),
+        (("how many orders between march and may", "and for calendar year 2024?"), "2024-01-01", "2024-12-31"),
     ],
 )
 async def test_a_year_said_for_a_range_keeps_the_part_of_the_year(demo_runtime, questions, start, end):

@@ -42,6 +42,8 @@ def extractor() -> TemplateParameterExtractor:
         ("SELECT 1 FROM p WHERE price <= :max_price::DECIMAL(10,2)", {}),
         ("SELECT 1 FROM p WHERE price NOT BETWEEN :min_price AND :max_price", {}),
         (BETWEEN + " -- and cost < :max_price", {"min_price": "gte", "max_price": "lte"}),
+        # a '--' inside a string is no comment (a folded YAML body is one line)
+        ("SELECT COALESCE(m, '--') AS m FROM p WHERE price > :min_price", {"min_price": "gt"}),
     ],
 )
 def test_how_the_sql_compares_each_parameter(sql, want):

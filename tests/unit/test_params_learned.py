@@ -307,3 +307,19 @@ async def test_a_day_a_reader_is_sure_of_is_no_part_of_a_name_the_model_runs_on(
     extractor = await prepared(weather(), owner="weather")
     got = await extractor.extract(question, weather())
     assert (got.values["city"].lower(), got.values["date"]) == ("seattle", "2024-05-02")
+
+
+async def test_a_time_of_day_is_no_name_where_no_parameter_takes_a_time():
+    """Found by a QA pass: 'i need a therapist appointment in the morning' gave the city 'the morning' on a
+    template without a time parameter (the readers' days and times count whether or not a parameter takes them)."""
+    city_only = weather().model_copy(
+        update={
+            "id": "weather_city",
+            "parameters": [weather().parameters[0]],
+            "nl_examples": [e for e in weather().nl_examples if "(date)" not in e]
+            + ["show the forecast for [miami](city) for me", "the weather in [reno](city) at noon"],
+        }
+    )
+    extractor = await prepared(city_only, owner="weather_city")
+    assert (await extractor.extract("weather in the morning", city_only)).values.get("city") is None
+    assert (await extractor.extract("what's the weather in seattle on the 5th", city_only)).values["city"] == "seattle"

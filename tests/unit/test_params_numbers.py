@@ -140,7 +140,8 @@ def test_shapes_that_are_not_numbers():
         ("over one fifty k", [150_000]),  # a hundreds digit before the tens, was 50
         ("twenty five K a year", [25_000]),
         ("a table for two, twenty people", [2, 20]),  # no thousands: two numbers
-        ("top three ten k races", [3, 10_000]),  # no hundreds of tens below twenty
+        ("earning over one ten k", [110_000]),
+        ("the first fifty k", [50_000]),  # an ordinal is no hundreds digit
         ("fifty grand or more", [50_000]),
         ("more than a quarter million", [250_000]),
         ("a quarter of a million dollars", [250_000]),
@@ -222,6 +223,8 @@ def test_words_to_number():
         ("me, my wife and our son", 3, "party"),  # was dropped
         ("it is for 3 people and I want to leave soon", 3, "people"),  # a count, then a sentence of mine
         ("I have 3 kids and I want a table for two", 3, "kid"),  # ... and not me with them (found by a review)
+        ("a table for 2 friends and I", 3, "party"),
+        ("book for my 3 friends and I tonight", 4, "party"),
     ],
 )
 def test_what_a_count_counts(text, value, counted):

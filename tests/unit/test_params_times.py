@@ -114,6 +114,8 @@ def test_a_clock_time_without_am_or_pm_in_a_question_about_the_evening(text, sai
         ("book dinner for about 6", []),  # a party of six, not 18:00
         ("dinner at 8 tomorrow", ["20:00"]),  # words may follow the hour
         ("dinner at 8 people", []),
+        ("dinner around 8", ["20:00"]),
+        ("a dinner table for around 8", []),  # a party of about eight
     ],
 )
 def test_the_evening_rule_only_where_it_is_meant(text, found):

@@ -24,7 +24,7 @@ from typing import Any
 from ...templates import ParameterSpec, ParameterType
 from ..candidates import Candidate, item_type
 from ..spans import Unreadable, read_value, typed_value
-from ..text import COURTESY, Span, Word, inside, overlaps, words
+from ..text import COURTESY, Span, Word, inside, overlaps, words, wordset
 from ..value_list import ValueList
 from .tagger import Tagging
 
@@ -34,6 +34,10 @@ STRONG = 0.9  # a reader's candidate this sure stands on its own (an exact list 
 GUESSES = frozenset({"fuzzy", "partial_name", "proper_name", "cued_name", "tail_name"})
 _TEXT = (ParameterType.STRING, ParameterType.ENUM)
 _DATED = frozenset({"date", "datetime", "time"})  # the readers of days and clock times
+# words a name does not end in: the model ran on into a date's preposition or the next clause's negation
+_NO_TAIL = wordset(
+    "on at in for by from to of the a an and or but with not no doesn't don't isn't won't can't doesnt dont"
+)
 
 
 @dataclass
@@ -76,11 +80,15 @@ def weigh(
     today: dt.date,
     known: frozenset[str],
     future: bool = False,
+    said_when: Sequence[Span] = (),
 ) -> list[Dropped]:
-    """Re-score every known parameter's candidates in place and add the learned ones; what was dropped."""
+    """Re-score every known parameter's candidates in place and add the learned ones; what was dropped.
+    `said_when`: where the readers found a day or a time of day, whether or not a parameter takes it."""
     dropped: list[Dropped] = []
-    # a date or a time a reader is sure of is no part of a name: 'seattle tomorrow' is a city and a day
+    # a date or a time a reader is sure of is no part of a name: 'seattle tomorrow' is a city and a day, and 'in
+    # the morning' is no city where no parameter takes a time
     dated = [c.span for p in params for c in p.candidates if c.span and c.extractor in _DATED and c.score >= STRONG]
+    dated += list(said_when)
     texts = frozenset(p.spec.name for p in params if item_type(p.spec) in _TEXT)
     for p in params:
         name = p.spec.name
@@ -158,6 +166,10 @@ def _learned(
                 last -= 1
             while first < last and any(overlaps(toks[first].span, d) for d in dated):
                 first += 1
+            if any(overlaps(toks[first].span, d) for d in dated):
+                continue  # 'the morning': all of it a time
+            while last > first and toks[last].lower in _NO_TAIL:  # 'apartments on' (the 7th), "london, doesn't"
+                last -= 1
         if name != p.spec.name or toks[last].lower in COURTESY:
             continue
         span = (toks[first].start, toks[last].end)
