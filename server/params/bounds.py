@@ -26,8 +26,9 @@ _UPPER = frozenset({"lt", "lte"})
 _BELOW = frozenset({("lt", "lte"), ("gte", "gt")})
 
 
-_STRINGS = re.compile(r"'(?:[^']|'')*'")
-_COMMENTS = re.compile(r"--[^\n]*|/\*.*?\*/", re.DOTALL)
+# strings and comments in one pass from the left: a '--' inside a string is no comment, an apostrophe inside a
+# comment ('-- the customer's orders') opens no string
+_QUOTED_OR_COMMENT = re.compile(r"'(?:[^']|'')*'|--[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
 @per_template
@@ -38,7 +39,7 @@ def compared(template: Template) -> dict[str, str]:
     body = template.body
     if template.body_key != "sql" or not isinstance(body, str):
         return {}
-    body = _COMMENTS.sub(" ", _STRINGS.sub("''", body))  # a '--' inside a string is no comment
+    body = _QUOTED_OR_COMMENT.sub(lambda m: "''" if m.group().startswith("'") else " ", body)
     out: dict[str, str] = {}
     for spec in template.parameters:
         param = rf"(?:(?<![:\w]):|\$){re.escape(spec.name)}(?!\w)"  # ':p' as written, '$p' as DuckDB runs it

@@ -365,10 +365,18 @@ _NEGATED_AFTER = re.compile(
 )
 # no need either way: 'wifi not needed', "i don't care about wifi", "doesn't need wifi", 'no need for wifi',
 # 'wifi is not required', "wifi doesn't matter": the question sets no condition on the flag
+_SO_MUCH = r"(?:\W+(?:much|really|either|way|too|at|all|so|very|particularly|especially))*"  # 'care much about'
 _INDIFFERENT_BEFORE = re.compile(
-    _NOT + r"\W*(?:really\W+)?(?:(?:need|needs|require|requires)(?:\W+to\W+have)?|(?:have|has)\W+to\W+have)\W+"
-    r"(?:(?:a|an|any|the)\W+)?$"
-    r"|" + _NOT + r"\W*(?:really\W+)?(?:care|mind|fussed)\W+(?:about|if|whether|for)\b(?P<gap>[^,.;:!?]*)$"
+    # 'doesn't need wifi', "don't need it to have a pool", "don't need the hotel to have", "doesn't have to have"
+    _NOT + r"\W*(?:really\W+)?(?:(?:need|needs|require|requires)(?:(?:\W+\w+){0,2}?\W+to\W+(?:have|allow|offer|include|"
+    r"provide))?|(?:have|has)\W+to\W+have)\W+(?:(?:a|an|any|the)\W+)?$"
+    # "i don't care if the hotel has", "don't care much about", "i don't mind not having a"
+    r"|"
+    + _NOT
+    + r"\W*(?:really\W+)?(?:care|mind|fussed)"
+    + _SO_MUCH
+    + r"\W+(?:about|if|whether|for)\b(?P<gap>[^,.;:!?]*)$"
+    r"|" + _NOT + r"\W*mind\W+not\W+having\W+(?:(?:a|an|any|the)\W+)?$"
     r"|\bno\W+need\W+(?:for|of)\W+(?:(?:any|a|an|the)\W+)?$"
 )
 _CLAUSE = wordset("but just and only as except though so still also plus")  # a new clause: 'i don't care if, but'

@@ -70,7 +70,9 @@ def text_count(spec: ParameterSpec) -> bool:
 _AMOUNT_WORDS = frozenset({"amount", "price", "cost", "fee", "payment", "balance", "money", "sum", "budget", "fare"})
 _NOT_AN_AMOUNT = frozenset(
     {"method", "center", "centre", "list", "type", "id", "status", "code", "class", "category", "plan", "currency",
-     "option", "mode", "name", "kind", "card", "account", "term", "terms", "date", "frequency", "schedule"}
+     "option", "mode", "name", "kind", "card", "account", "term", "terms", "date", "frequency", "schedule",
+     "range", "level", "tier", "band", "bracket", "group", "bucket", "segment", "rating", "format", "source",
+     "policy", "rule", "model", "unit", "units"}
 )  # fmt: skip
 
 

@@ -44,6 +44,7 @@ def extractor() -> TemplateParameterExtractor:
         (BETWEEN + " -- and cost < :max_price", {"min_price": "gte", "max_price": "lte"}),
         # a '--' inside a string is no comment (a folded YAML body is one line)
         ("SELECT COALESCE(m, '--') AS m FROM p WHERE price > :min_price", {"min_price": "gt"}),
+        ("-- the customer's products\nSELECT 1 FROM p WHERE price > :min_price AND s = 'x'", {"min_price": "gt"}),
     ],
 )
 def test_how_the_sql_compares_each_parameter(sql, want):

@@ -239,6 +239,10 @@ async def test_a_flag_said_to_be_no_need_sets_nothing():
         ("i don't mind paying more for a pool", {"has_wifi": None, "has_pool": True}),
         ("i do not care how much it costs, wifi needed", {"has_wifi": True, "has_pool": None}),
         ("no pool, wifi needed", {"has_wifi": True, "has_pool": False}),
+        # found by a third review: an object or an adverb between the verb and the flag
+        ("we don't need the hotel to have a pool", {"has_wifi": None, "has_pool": None}),
+        ("i don't care much about wifi", {"has_wifi": None, "has_pool": None}),
+        ("i don't mind not having a pool", {"has_wifi": None, "has_pool": None}),
     ]:
         assert (await extractor().extract(question, hotel)).values == want, question
     free = template({"name": "free_entry", "type": "boolean"})
@@ -513,6 +517,8 @@ async def test_an_amount_of_money_kept_as_text_is_read_in_its_words():
         "budget": "900 euros"
     }
     assert (await extractor().extract("a trip for 5", optional)).values == {"budget": None}
+    price_range = template({"name": "price_range", "type": "string", "required": False})
+    assert (await extractor().extract("restaurants under 30 dollars", price_range)).values == {"price_range": None}
     for name, question, want in [  # an amount word anywhere in the name but a last word that says otherwise
         ("amount_to_send", "send 780 dollars to john", "780 dollars"),
         ("price_per_night", "a room at $150 per night", "$150"),
