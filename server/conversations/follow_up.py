@@ -850,11 +850,10 @@ async def _unsaid_required(
     # not the other end of a range the message passes ('until February 20' after March 1 to 5), nor a value the
     # message asks across ('in each city')
     crossed = _crossed_ends(new_values(reply), earlier, specs)
-    across = {w.casefold() for w in _EACH.findall(message)}
     kept = {
         name: value
         for name, value in earlier.items()
-        if value is not None and name not in crossed and not _singular_and_plural(name_tokens(name)) & across
+        if value is not None and name not in crossed and not _asked_across(name, message)
     }
     if not kept:
         return None
@@ -907,6 +906,12 @@ def _kind(spec: ParameterSpec) -> object:
 _EACH = re.compile(r"\b(?:each|every|all|any)\s+(?:of\s+the\s+)?(\w+)", re.IGNORECASE)
 
 
+def _asked_across(name: str, message: str) -> bool:
+    """The message asks across the values of this parameter ('in each department', 'every city')."""
+    across = {w.casefold() for w in _EACH.findall(message)}
+    return bool(_singular_and_plural(name_tokens(name)) & across)
+
+
 def _not_kept(
     unsaid: Mapping[str, Any],
     last_specs: Mapping[str, ParameterSpec],
@@ -919,14 +924,11 @@ def _not_kept(
     lists every engineer, and the answer says the 150k is not applied). Not when the message puts another value
     of the kind in its place (a new date for the dates said before; a text names its own kind of thing, so a
     city never stands in for a department) or asks across them ('in each department')."""
-    across = {w.casefold() for w in _EACH.findall(message)}
     takes = {p.name for p in template.parameters}
     out = []
     for name, value in unsaid.items():
         spec = last_specs.get(name)
-        if name in takes or spec is None or _kind(spec) in given_kinds:
-            continue
-        if _singular_and_plural(name_tokens(name)) & across:
+        if name in takes or spec is None or _kind(spec) in given_kinds or _asked_across(name, message):
             continue
         reason = f"{NOT_APPLIED}: said before, and template '{template.id}' has no parameter '{name}'"
         out.append({"name": name, "text": _as_text(value), "reason": reason})

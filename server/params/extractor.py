@@ -29,7 +29,6 @@ from .candidates import (
     Candidate,
     amount_candidates,
     as_list,
-    boolean_candidates,
     choice_candidates,
     date_candidates,
     item_type,
@@ -47,6 +46,7 @@ from .choices import ChoiceMatch, ChoiceRules, PhraseIndex, find_choices, sugges
 from .coercion import InvalidValue, canonical_allowed, coerce
 from .dates import DateMention, find_dates
 from .directions import crossed, directed
+from .flags import boolean_candidates
 from .implied import Lexicon
 from .implied import candidates as implied_candidates
 from .implied import learn as learn_implied

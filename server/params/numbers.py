@@ -76,12 +76,13 @@ _NOT_ABOVE = re.compile(
     r"(?:does|do|did)\s*(?:not|n't)\s+exceed|not\s+to\s+exceed)\s*$"
 )
 _NOT_BELOW = re.compile(r"\b(?:no|not)\s+(?:(?:less|fewer|lower|smaller)\s+than|under|below)\s*$")
-_MONEY_WORD = r"(?:\s*(?:dollars?|usd|bucks|euros?|eur|pounds?|gbp)\b)?"
+CURRENCY_WORD = r"(?:dollars?|usd|bucks|euros?|eur|pounds?|gbp)"  # after a number: '780 dollars', '50 bucks'
+_MONEY_WORD = r"(?:\s*" + CURRENCY_WORD + r"\b)?"
 _GTE_AFTER = re.compile(r"^" + _MONEY_WORD + r"\s*(?:\+|or more\b|and up\b|and above\b|or higher\b|plus\b|or above\b)")
 _LTE_AFTER = re.compile(
     r"^" + _MONEY_WORD + r"\s*(?:or less\b|and under\b|and below\b|or lower\b|or cheaper\b|or under\b|max\b)"
 )
-_CURRENCY_AFTER = re.compile(r"^\s*(?:dollars?|usd|bucks|euros?|eur|pounds?|gbp)\b")
+_CURRENCY_AFTER = re.compile(r"^\s*" + CURRENCY_WORD + r"\b")
 _TIME_UNIT_AFTER = re.compile(r"^\s*(?:days?|weeks?|months?|years?|quarters?|hours?|minutes?)\b")
 _TOP_BEFORE = re.compile(
     r"(?:\btop|\bfirst|\bbest|\bbiggest|\blargest|\bhighest|\bworst|\bbottom|\bleading|"
