@@ -46,7 +46,7 @@ from .choices import ChoiceMatch, ChoiceRules, PhraseIndex, find_choices, sugges
 from .coercion import InvalidValue, canonical_allowed, coerce
 from .dates import DateMention, find_dates
 from .directions import crossed, directed
-from .flags import boolean_candidates
+from .flags import boolean_candidates, names_flag
 from .implied import Lexicon
 from .implied import candidates as implied_candidates
 from .implied import learn as learn_implied
@@ -447,8 +447,8 @@ class TemplateParameterExtractor(ParameterExtractor):
                 for c in free:
                     c.score = min(c.score, 0.77)
             out += free
-        if not out:  # a word the examples use for one of its values ('a concert' for Music)
-            out = implied_candidates(spec, self.implied.get(spec.name), q)
+        if not out and not (kind is ParameterType.BOOLEAN and names_flag(spec, q)):
+            out = implied_candidates(spec, self.implied.get(spec.name), q)  # 'a concert' for Music
         if kind not in (ParameterType.DATE, ParameterType.DATETIME, ParameterType.TIME):
             out = outside_clock_times(out, seen.times)
             if p.role is not Role.YEAR:  # the year of 'the first half of 2024' is a year parameter's

@@ -33,7 +33,7 @@ _NEGATION = re.compile(
 # ... or after the word: 'pets not allowed', 'smoking is not allowed', "kids aren't welcome"
 _NEGATED_AFTER = re.compile(
     r"^\W*(?:(?:is|are|was|were)\W*)?" + _NOT + r"\W*(?:allowed|permitted|welcome|accepted|ok|okay|wanted|"
-    r"available|included|offered|provided)\b"
+    r"available|included|offered|provided)\b|^\W*(?:won't|will\s+not|wouldn't|would\s+not|doesn't|does\s+not)\W+work\b"
 )
 # no need either way: 'wifi not needed', "i don't care about wifi", "doesn't need wifi", 'no need for wifi',
 # 'wifi is not required', "wifi doesn't matter": the question sets no condition on the flag
@@ -41,16 +41,14 @@ _SO_MUCH = r"(?:\W+(?:much|really|either|way|too|at|all|so|very|particularly|esp
 _INDIFFERENT_BEFORE = re.compile(
     # 'doesn't need wifi', "don't need it to have a pool", "don't need the hotel to have", "doesn't have to have"
     _NOT + r"\W*(?:really\W+)?(?:(?:need|needs|require|requires)(?:(?:\W+\w+){0,2}?\W+to\W+(?:have|allow|offer|include|"
-    r"provide))?|(?:have|has)\W+to\W+have)\W+(?:(?:a|an|any|the)\W+)?$"
+    r"provide|be))?|(?:have|has)\W+to\W+(?:have|be))\W+(?:(?:a|an|any|the)\W+)?$"
     # "i don't care if the hotel has", "don't care much about", "i don't mind not having a"
-    r"|"
-    + _NOT
-    + r"\W*(?:really\W+)?(?:care|mind|fussed)"
-    + _SO_MUCH
-    + r"\W+(?:about|if|whether|for)\b(?P<gap>[^,.;:!?]*)$"
+    r"|" + _NOT + r"\W*(?:really\W+)?(?:care|fussed)" + _SO_MUCH + r"\W+(?:about|if|whether|for)\b(?P<gap>[^,.;:!?]*)$"
     r"|" + _NOT + r"\W*mind\W+not\W+having\W+(?:(?:a|an|any|the)\W+)?$"
     r"|\bno\W+need\W+(?:for|of)\W+(?:(?:any|a|an|the)\W+)?$"
 )
+# ... but not minding it welcomes it: "i won't mind if it is a shared ride", "i don't mind pets" (no negation)
+_ACCEPTING = re.compile(_NOT + r"\W*mind\W+(?:(?:if|whether)\W+)?(?:[^\W]+[^\w,.;:!?]+){0,3}$")
 _CLAUSE = wordset("but just and only as except though so still also plus")  # a new clause: 'i don't care if, but'
 
 
@@ -66,7 +64,11 @@ def _indifferent_before(pre: str) -> bool:
 _COST = r"(?:\s+(?:fees?|charges?|costs?|prices?|payments?))?"  # 'entry fee doesn't matter'
 _INDIFFERENT_AFTER = re.compile(
     r"^" + _COST + r"\W*(?:(?:is|are)\W*)?" + _NOT + r"\W*(?:really\W+)?(?:needed|required|necessary|important|"
-    r"essential|mandatory|a\s+must)\b|^" + _COST + r"\W*(?:(?:does|do)\W*)?" + _NOT + r"\W*matter\b"
+    r"essential|mandatory|a\s+must|a\s+concern|an\s+issue|a\s+priority)\b|^"
+    + _COST
+    + r"\W*(?:(?:does|do)\W*)?"
+    + _NOT
+    + r"\W*matter\b"
 )
 # ... and 'no wifi needed', 'no parking required': the negation before, the need after
 _NEEDED_AFTER = re.compile(r"^\W*(?:(?:is|are)\W+)?(?:needed|required|necessary)\b")
@@ -105,6 +107,16 @@ def _telling(spec: ParameterSpec) -> tuple[set[str], set[str]]:
     return {keys[-1] if keys[0].endswith("ing") else keys[0]}, set(keys)
 
 
+_NEXT_WORD = re.compile(r"[\s-]+([a-z]+)")
+
+
+def names_flag(spec: ParameterSpec, question: str) -> bool:
+    """The question says a word of the flag's name, whatever it says of it: a word the examples imply the flag
+    by is then no reading of its own ('i don't need wifi' sets nothing, even where examples with wifi set it)."""
+    _, keys = _telling(spec)
+    return any(_names_key(w.text, keys, keys) is not None for w in words(question))
+
+
 def boolean_candidates(spec: ParameterSpec, question: str) -> list[Candidate]:
     """'active employees' -> active=true, 'not active' / 'without remote' / 'pets not allowed' -> false; 'wifi
     not needed' sets nothing; of a price after the word, the negation denies the price: 'without an entry fee'
@@ -118,12 +130,16 @@ def boolean_candidates(spec: ParameterSpec, question: str) -> list[Candidate]:
         named = _names_key(w.text, telling if not priced else keys, keys)
         if named is None:
             continue
-        pre, post = low[max(0, w.start - 30) : w.start], low[w.end : w.end + 30]
+        end = w.end
+        while (nxt := _NEXT_WORD.match(low, end)) is not None and stem(nxt[1]) in keys:
+            end = nxt.end()  # 'shared ride is not ok': what follows the flag's name, not its first word
+        pre, post = low[max(0, w.start - 30) : w.start], low[end : end + 30]
         if _indifferent_before(pre) or _INDIFFERENT_AFTER.match(post):
             continue
         if _NEEDED_AFTER.match(post) and _NEGATION.search(pre):
             continue
-        negated = not named or bool(_NEGATION.search(pre)) or bool(_NEGATED_AFTER.match(post))
+        accepted = _ACCEPTING.search(pre) is not None
+        negated = not named or (not accepted and bool(_NEGATION.search(pre))) or bool(_NEGATED_AFTER.match(post))
         value = (negated or not free_flag) if priced else not negated
         out.append(Candidate(spec.name, value, w.span, w.text, "boolean", 0.8, key=("bool", w.span)))
     for m in re.finditer(r"\b(true|false|yes|no)\b", low):

@@ -36,7 +36,7 @@ _FUNCTION_WORDS = wordset(
     "a an the i me my we our you your to of in on at for and or is are be am was can could would will please want "
     "need like find some any something with it this that there do does did get look looking search show tell me "
     "im i'm i'd i'll from by about what which who where when how one ones two three four five six seven eight nine "
-    "ten"
+    "ten no not none never without nothing"  # a negation points at no value ('no kids with us' is no free entry)
 )
 Lexicon = dict[str, Any]  # word -> the value it points at
 

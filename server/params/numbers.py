@@ -65,10 +65,12 @@ _NOUN_AFTER_FOR = re.compile(
 
 _GT = re.compile(
     r"(?:more than|greater than|over|above|exceeding|exceeds?|in excess of|bigger than|larger than|"
-    r"higher than|north of|upwards of|beyond|>)\s*$"
+    r"higher than|north of|upwards of|beyond|more expensive than|pricier than|costlier than|dearer than|>)\s*$"
 )
 _GTE = re.compile(r"(?:at least|minimum(?: of)?|min\.?|starting at|>=|≥|from)\s*$")
-_LT = re.compile(r"(?:less than|fewer than|under|below|cheaper than|lower than|smaller than|beneath|<)\s*$")
+_LT = re.compile(
+    r"(?:less than|fewer than|under|below|cheaper than|less expensive than|lower than|smaller than|beneath|<)\s*$"
+)
 _LTE = re.compile(r"(?:at most|up to|upto|maximum(?: of)?|max\.?|within|<=|≤)\s*$")
 # a comparison denied is the other bound, inclusive: 'no more than 60' is at most 60, 'not under 5' at least 5
 _NOT_ABOVE = re.compile(

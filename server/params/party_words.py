@@ -14,9 +14,10 @@ _COMPANION = (
 _FRIENDS = rf"(?:{_COMPANION}s?|children|buddies)"  # who goes with me
 _COMPANIONS = rf"(?:{_FRIENDS}|guests|others|people|persons)"  # ... or merely how many ('me and 2 others')
 _TWO = re.compile(rf"\b(?:me\s+and\s+my\s+{_COMPANION}|my\s+{_COMPANION}\s+and\s+(?:me|i|myself))\b", re.I)
-# 'me, my wife and our son': one for me and one for each companion named
+# 'me, my wife and our son', 'my wife, my son and me': one for me and one for each companion named
 _ME_AND_SEVERAL = re.compile(
-    rf"\b(?:me|myself)(?P<rest>(?:\s*,\s*(?:my|our)\s+{_COMPANION})+\s*,?\s*(?:and|&)\s+(?:my|our)\s+{_COMPANION})\b",
+    rf"\b(?:me|myself)(?P<rest>(?:\s*,\s*(?:my|our)\s+{_COMPANION})+\s*,?\s*(?:and|&)\s+(?:my|our)\s+{_COMPANION})\b"
+    rf"|\b(?P<first>(?:my|our)\s+{_COMPANION}(?:\s*,\s*(?:my|our)\s+{_COMPANION})+)\s*,?\s*(?:and|&)\s+(?:me|myself|i)\b",
     re.I,
 )
 _COUNT = r"(?:\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten)"
@@ -46,7 +47,8 @@ def people_said(text: str) -> list[tuple[int, tuple[int, int]]]:
     """(how many people, span) for each such phrase of `text`."""
     out = [(1, m.span()) for m in _ALONE.finditer(text)]
     several = [
-        (len(re.findall(r"\b(?:my|our)\s", m["rest"], re.I)) + 1, m.span()) for m in _ME_AND_SEVERAL.finditer(text)
+        (len(re.findall(r"\b(?:my|our)\s", m["rest"] or m["first"], re.I)) + 1, m.span())
+        for m in _ME_AND_SEVERAL.finditer(text)
     ]
     out += several + [(2, m.span()) for m in _TWO.finditer(text) if not _inside(m.span(), several)]
     out += [(_value(m["n"] or m["m"]) + 1, m.span()) for m in _ME_AND_N.finditer(text)]

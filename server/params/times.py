@@ -85,27 +85,46 @@ def _hm(h: int, minute: int, mer: str | None, period: str | None) -> dt.time | N
     return dt.time(h, minute) if 0 <= h <= 23 and 0 <= minute <= 59 else None
 
 
-# a clock time said without am or pm in a question about the evening is after noon: 'dinner at half past 7' is
-# 19:30, 'a table tonight at 8:30' 20:30 (one that also speaks of the morning or says am is left as said)
-# ('night' is not one: 'one night at the hotel, check in at 11'; lunch keeps its hours)
-_EVENING = re.compile(r"\b(?:dinner|dinnertime|supper|tonight|evening)\b")
-_MORNING = re.compile(r"\b(?:morning|breakfast|brunch|lunch|lunchtime|noon|midday|am|a\.m)\b")
-_EVENING_HOURS = (4, 11)
+# a clock time said without am or pm at a meal: after noon for dinner ('dinner at half past 7' is 19:30, 'a table
+# tonight at 8:30' 20:30; 'one night' at a hotel is no evening), from 11 to 4 for lunch ('lunch at 1' is 13:00),
+# as said for breakfast ('breakfast at 9'); a bare hour after 'at' is read then too. A question that names
+# meals of two kinds, or says am, is left as said
+_MEALS = {
+    "dinner": re.compile(r"\b(?:dinner|dinnertime|supper|tonight|evening)\b"),
+    "lunch": re.compile(r"\b(?:lunch|lunchtime)\b"),
+    "breakfast": re.compile(r"\b(?:breakfast|brunch|(?<!good\s)morning)\b"),  # 'good morning' is a greeting
+}
+_SAID_AM = re.compile(r"\b(?:am|a\.m)\b|\b(?:noon|midday)\b")
 # what a bare number counts rather than a time: 'at 8 people', 'by 2 tickets', 'at 7 pm' (its own reader's)
 _NOT_AN_HOUR = (
     r"(?:people|persons|guests|adults|kids|children|seats|tickets|of\b|[ap]\.?m\b|o[’'\"]?\s?clock|in\s+the\s+morning)"
 )
 
 
-def _after_noon(atom: _Atom) -> _Atom:
-    if (
-        not atom.clock
-        or atom.meridiem
-        or atom.start != atom.end
-        or not _EVENING_HOURS[0] <= atom.start.hour <= _EVENING_HOURS[1]
-    ):
+def _meal_hour(meal: str | None, h: int) -> int | None:
+    """The hour of the day a bare or am/pm-less hour `h` is at this meal (None: not one of its hours)."""
+    if meal == "dinner":
+        return h + 12 if 4 <= h <= 11 else None
+    if meal == "lunch":
+        return h if h in (11, 12) else h + 12 if 1 <= h <= 4 else None
+    if meal == "breakfast":
+        return h if 5 <= h <= 11 else None
+    return None
+
+
+def _meal_of(low: str) -> str | None:
+    """The one kind of meal a question is about, if it names one and says no am."""
+    meals = [name for name, pattern in _MEALS.items() if pattern.search(low)]
+    return meals[0] if len(meals) == 1 and not _SAID_AM.search(low) else None
+
+
+def _at_the_meal(atom: _Atom, meal: str) -> _Atom:
+    if not atom.clock or atom.meridiem or atom.start != atom.end:
         return atom
-    time = atom.start.replace(hour=atom.start.hour + 12)
+    hour = _meal_hour(meal, atom.start.hour)
+    if hour is None:
+        return atom
+    time = atom.start.replace(hour=hour)
     return replace(atom, start=time, end=time, meridiem=True)
 
 
@@ -161,18 +180,19 @@ class _Scanner:
         if self.bare_24h:
             self.scan(_MILITARY, self._military)
         self.scan(r"\b(?P<said>(?:in|during)\s+the\s+|this\s+|at\s+)?" + _PERIOD + r"\b", self._period)
-        if _EVENING.search(self.low) and not _MORNING.search(self.low):
-            # a bare hour after 'at' in the evening: 'dinner at 8', 'tonight at 7' ('for 8' is a party of eight)
+        if (meal := _meal_of(self.low)) is not None:
+            # a bare hour after 'at' at a meal: 'dinner at 8', 'lunch at 1' ('for 8' is a party of eight)
             cue = r"(?<!\bfor\s)\b(?:at|by|around)\s+"  # 'for around 8' is a party
-            self.scan(cue + _H + r"(?![\d:.,/%])(?!\s*" + _NOT_AN_HOUR + r")", self._evening_hour)
-            self.found = [_after_noon(a) for a in self.found]
+            hour = _H + r"(?![\d:.,/%])(?!\s*" + _NOT_AN_HOUR + r")"
+            self.scan(cue + hour, lambda m: self._meal_hour(m, meal))
+            self.found = [_at_the_meal(a, meal) for a in self.found]
         return sorted(self.found, key=lambda a: a.span)
 
-    def _evening_hour(self, m: re.Match[str]) -> _Atom | None:
-        h = int(m["h"])
-        if not _EVENING_HOURS[0] <= h <= _EVENING_HOURS[1]:
+    def _meal_hour(self, m: re.Match[str], meal: str) -> _Atom | None:
+        hour = _meal_hour(meal, int(m["h"]))
+        if hour is None:
             return None
-        time = dt.time(h + 12)
+        time = dt.time(hour)
         return _Atom(time, time, m.span("h"), True, None, True)
 
     def _clock(self, m: re.Match[str]) -> _Atom | None:

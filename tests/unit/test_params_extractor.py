@@ -222,7 +222,6 @@ async def test_a_flag_said_to_be_no_need_sets_nothing():
         "no need for wifi",
         "wifi isn't necessary",
         "wifi doesn't matter",
-        "i don't mind if it has wifi",
         "no wifi needed",  # found by a review: these were false or true
         "I don't care if the hotel has wifi",
         "i don't care if there's wifi",
@@ -231,6 +230,10 @@ async def test_a_flag_said_to_be_no_need_sets_nothing():
     ):
         assert (await extractor().extract(question, wifi)).values == {"has_wifi": None}, question
     assert (await extractor().extract("wifi is a must", wifi)).values == {"has_wifi": True}
+    # not minding it welcomes it (SGD's "I won't mind if it is a shared ride" is a shared ride)
+    assert (await extractor().extract("i don't mind if it has wifi", wifi)).values == {"has_wifi": True}
+    ride = template({"name": "shared_ride", "type": "boolean"})
+    assert (await extractor().extract("I won't mind if it is a shared ride", ride)).values == {"shared_ride": True}
     assert (await extractor().extract("I don't need a pool but I want wifi", wifi)).values == {"has_wifi": True}
     # found by a second review: the indifference ran into the next clause
     hotel = template({"name": "has_wifi", "type": "boolean"}, {"name": "has_pool", "type": "boolean"})
@@ -247,6 +250,29 @@ async def test_a_flag_said_to_be_no_need_sets_nothing():
         assert (await extractor().extract(question, hotel)).values == want, question
     free = template({"name": "free_entry", "type": "boolean"})
     assert (await extractor().extract("the entry fee doesn't matter", free)).values == {"free_entry": None}
+
+
+async def test_a_flag_said_of_with_no_need_is_not_implied_by_its_examples():
+    """Found by a second QA pass: 'i don't need wifi' was wifi: true where examples with wifi set it (the word
+    the examples imply the flag by read the flag the readers had left alone); 'shared ride is not ok' was true."""
+    hotel = template(
+        {"name": "has_wifi", "type": "boolean"},
+        {"name": "free_entry", "type": "boolean"},
+        examples=[{"text": "a hotel with wifi please", "values": {"has_wifi": True}}, "a hotel in Paris"]
+        + [{"text": f"a hotel with wifi in {c}", "values": {"has_wifi": True}} for c in ("Rome", "Oslo", "Lima")]
+        + [{"text": f"no entry fee in {c}", "values": {"free_entry": True}} for c in ("Rome", "Oslo", "Lima")],
+    )
+    ex = extractor()
+    await ex.prepare([hotel])
+    for question in ("i don't need wifi", "wifi not required", "wifi doesn't matter", "doesn't need to be free"):
+        got = (await ex.extract(question, hotel)).values
+        assert got == {"has_wifi": None, "free_entry": None}, question
+    assert (await ex.extract("no kids with us", hotel)).values["free_entry"] is None  # 'no' implies nothing
+    ride = template({"name": "shared_ride", "type": "boolean"})
+    for question in ("a shared ride is not ok", "a shared ride won't work for me"):
+        assert (await extractor().extract(question, ride)).values == {"shared_ride": False}, question
+    pets = template({"name": "pets_allowed", "type": "boolean"})
+    assert (await extractor().extract("pets are not a concern", pets)).values == {"pets_allowed": None}
 
 
 async def test_the_noun_a_flag_qualifies_does_not_set_it():

@@ -323,3 +323,9 @@ async def test_a_time_of_day_is_no_name_where_no_parameter_takes_a_time():
     extractor = await prepared(city_only, owner="weather_city")
     assert (await extractor.extract("weather in the morning", city_only)).values.get("city") is None
     assert (await extractor.extract("what's the weather in seattle on the 5th", city_only)).values["city"] == "seattle"
+
+
+async def test_a_name_does_not_end_in_a_pronoun_or_a_negation_the_model_ran_on():
+    """Found by QA passes: 'Rome, I'm' and "london, doesn't" were cities; 'Bolinas I' here."""
+    extractor = await prepared(weather(), owner="weather")
+    assert (await extractor.extract("weather in Bolinas I think", weather())).values["city"] == "Bolinas"

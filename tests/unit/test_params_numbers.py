@@ -102,6 +102,9 @@ def test_between_marks_a_low_and_high_end(a, b):
         ("up to $400", "lte"),
         ("at most 75", "lte"),
         ("250 dollars or less", "lte"),
+        ("products more expensive than $800", "gt"),  # found by a QA pass: the number was dropped
+        ("pricier than 500", "gt"),
+        ("less expensive than 100", "lt"),
     ],
 )
 def test_comparison_cues(text, cmp):
@@ -221,6 +224,7 @@ def test_words_to_number():
         ("2 friends and me", 3, "party"),
         ("a table for me and 2 others", 3, "party"),
         ("me, my wife and our son", 3, "party"),  # was dropped
+        ("a table for my wife, my son and me", 3, "party"),  # was 2
         ("it is for 3 people and I want to leave soon", 3, "people"),  # a count, then a sentence of mine
         ("I have 3 kids and I want a table for two", 3, "kid"),  # ... and not me with them (found by a review)
         ("a table for 2 friends and I", 3, "party"),

@@ -115,6 +115,10 @@ def test_a_clock_time_without_am_or_pm_in_a_question_about_the_evening(text, sai
         ("dinner at 8 tomorrow", ["20:00"]),  # words may follow the hour
         ("dinner at 8 people", []),
         ("dinner around 8", ["20:00"]),
+        ("lunch at 1 for two", ["13:00"]),  # found by a second QA pass: asked for the time
+        ("lunch at 11", ["11:00"]),
+        ("breakfast at 9", ["09:00"]),
+        ("good morning, a table at 8 please", []),  # a greeting is no meal
         ("a dinner table for around 8", []),  # a party of about eight
     ],
 )

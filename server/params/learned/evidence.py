@@ -36,7 +36,8 @@ _TEXT = (ParameterType.STRING, ParameterType.ENUM)
 _DATED = frozenset({"date", "datetime", "time"})  # the readers of days and clock times
 # words a name does not end in: the model ran on into a date's preposition or the next clause's negation
 _NO_TAIL = wordset(
-    "on at in for by from to of the a an and or but with not no doesn't don't isn't won't can't doesnt dont"
+    "on at in for by from to of the a an and or but with not no doesn't don't isn't won't can't doesnt dont i i'm im "
+    "i'd i've i'll we we're it it's"  # 'Rome, I'm a smoker'
 )
 
 
