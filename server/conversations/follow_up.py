@@ -607,7 +607,9 @@ async def _carry(
         return nearby if nearby is not None or not selects_last else _as_it_was(last, source, template, reply)
     # around its values, a follow-up may use the words of the names the source gives those values elsewhere
     # ('what about the sales team': 'sales team' is an alias of Sales in another template)
-    only_values = values_only(carry.text, reply, wraps | _alias_words(source, given))
+    only_values = values_only(carry.text, reply, wraps) or values_only(  # the aliases' words only when needed
+        carry.text, reply, wraps | _alias_words(source, given)
+    )
     if bare is None and not is_carry_over([*given, *said], carry, is_confident, only_values):
         return None
     earlier, stale = _revalidate(last.values, specs)

@@ -85,9 +85,8 @@ def number_candidates(spec: ParameterSpec, role: Role, mentions: list[NumberMent
             continue
         score = _quantity_score(spec, m, nouns) if role is Role.QUANTITY else _number_score(spec, role, m, names)
         if score > 0:
-            kind = "number_words" if m.from_words else "number"
             said = m.cmp or {"low": "gte", "high": "lte"}.get(m.range_role or "")  # 'between 10 and 20' holds both
-            out.append(Candidate(spec.name, m.value, m.span, m.text, kind, score, key=id(m), compared=said))
+            out.append(Candidate(spec.name, m.value, m.span, m.text, m.reader, score, key=id(m), compared=said))
     return out
 
 
@@ -113,9 +112,7 @@ def amount_candidates(spec: ParameterSpec, mentions: list[NumberMention], questi
             end = scale.end()
         span = (m.span[0], m.money_end if m.money_end and m.money_end > end else end)
         said = question[span[0] : span[1]]
-        out.append(
-            Candidate(spec.name, said, span, said, "number_words" if m.from_words else "number", score, key=id(m))
-        )
+        out.append(Candidate(spec.name, said, span, said, m.reader, score, key=id(m)))
     return out
 
 

@@ -12,7 +12,7 @@ import re
 
 from ..templates import ParameterSpec
 from .candidates import Candidate
-from .text import name_tokens, stem, words, wordset
+from .text import name_tokens, name_words, stem, words, wordset
 
 _NOT = r"(?:\b(?:not|no|non|without|exclud(?:e|ing)|except|never|dont|doesnt|didnt|isnt|arent|wont|cant)\b|n't)"
 _ARTICLE = r"(?:any|a|an|the|for|with)"
@@ -61,7 +61,8 @@ def _indifferent_before(pre: str) -> bool:
     return len(gap) <= 4 and not any(w in _CLAUSE for w in gap)
 
 
-_COST = r"(?:\s+(?:fees?|charges?|costs?|prices?|payments?))?"  # 'entry fee doesn't matter'
+_COST_WORD = r"\s+(?:fees?|charges?|costs?|prices?|payments?)"  # a price named after a flag's word: 'an entry fee'
+_COST = rf"(?:{_COST_WORD})?"  # 'entry fee doesn't matter'
 _INDIFFERENT_AFTER = re.compile(
     r"^" + _COST + r"\W*(?:(?:is|are)\W*)?" + _NOT + r"\W*(?:really\W+)?(?:needed|required|necessary|important|"
     r"essential|mandatory|a\s+must|a\s+concern|an\s+issue|a\s+priority)\b|^"
@@ -72,8 +73,7 @@ _INDIFFERENT_AFTER = re.compile(
 )
 # ... and 'no wifi needed', 'no parking required': the negation before, the need after
 _NEEDED_AFTER = re.compile(r"^\W*(?:(?:is|are)\W+)?(?:needed|required|necessary)\b")
-# a price named right after a flag's word: 'an entry fee', 'a parking charge'
-_COST_AFTER = re.compile(r"\s+(?:fees?|charges?|costs?|prices?|payments?)\b")
+_COST_AFTER = re.compile(_COST_WORD + r"\b")  # 'without an entry fee', 'a parking charge'
 # words of a boolean parameter's name that say nothing of it ('good_for_kids' is about kids, not 'for')
 _GENERIC_BOOL_WORDS = wordset(
     "is has include including only show with flag the a an for of to in on at by and or are be can allow allowed "
@@ -101,7 +101,7 @@ def _telling(spec: ParameterSpec) -> tuple[set[str], set[str]]:
     kind: the first ('shared' of shared_ride, 'vegetarian' of has_vegetarian_options, 'free' of free_entry),
     or after a noun in -ing the last ('outdoors' of has_seating_outdoors); the noun it qualifies says only
     what the template is about ('i need a ride' is no shared ride, 'what are my options' no vegetarian one)."""
-    keys = [stem(t) for t in re.split(r"[_\W]+", spec.name.lower()) if t and stem(t) not in _GENERIC_BOOL_WORDS]
+    keys = [stem(t) for t in name_words(spec.name) if stem(t) not in _GENERIC_BOOL_WORDS]
     if len(keys) < 2:
         return set(keys), set(keys)
     return {keys[-1] if keys[0].endswith("ing") else keys[0]}, set(keys)

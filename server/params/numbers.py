@@ -130,6 +130,11 @@ class NumberMention:
     extra: dict[str, object] = field(default_factory=dict)
 
     @property
+    def reader(self) -> str:
+        """The extractor a value read from it is reported by: 'number', or 'number_words' ('twenty five')."""
+        return "number_words" if self.from_words else "number"
+
+    @property
     def year_like(self) -> bool:
         return (
             self.is_integer

@@ -11,7 +11,7 @@ from enum import StrEnum
 
 from ..templates import ParameterSpec, ParameterType
 from .numbers import COUNTED
-from .text import name_tokens, stem
+from .text import name_tokens, name_words, stem
 
 
 class Role(StrEnum):
@@ -63,8 +63,12 @@ def text_count(spec: ParameterSpec) -> bool:
     something counted (number_of_days; description 'Number of days ...'), not one merely named after it
     (a 'ticket' code)."""
     said = bool(name_tokens(spec.name) & {"number", "num", "count"}) or _COUNT_DESC.match(spec.description.lower())
-    kind = spec.type is ParameterType.STRING and not spec.allowed_values and not spec.pattern
-    return kind and bool(said) and bool(counted_nouns(spec))
+    return _plain_text(spec) and bool(said) and bool(counted_nouns(spec))
+
+
+def _plain_text(spec: ParameterSpec) -> bool:
+    """A string parameter without a list or pattern of its own: whatever words it gets are its value."""
+    return spec.type is ParameterType.STRING and not spec.allowed_values and not spec.pattern
 
 
 _AMOUNT_WORDS = frozenset({"amount", "price", "cost", "fee", "payment", "balance", "money", "sum", "budget", "fare"})
@@ -80,11 +84,10 @@ def text_amount(spec: ParameterSpec) -> bool:
     """An amount of money kept as text: a string parameter without a list of its own or a pattern named with an
     amount word (transfer_amount, amount_to_send, price_per_night; not payment_method, cost_center, price_list,
     whose last word says what else it is) or described as one ('The amount of money to transfer')."""
-    tokens = [t for t in re.split(r"[_\W]+", spec.name.lower()) if t]
+    tokens = name_words(spec.name)
     named = bool(set(tokens) & _AMOUNT_WORDS) and tokens[-1] not in _NOT_AN_AMOUNT
     said = named or re.search(r"\b(?:amount|sum) of money\b", spec.description.lower())
-    kind = spec.type is ParameterType.STRING and not spec.allowed_values and not spec.pattern
-    return kind and bool(said)
+    return _plain_text(spec) and bool(said)
 
 
 def year_bound(spec: ParameterSpec) -> str | None:

@@ -50,9 +50,14 @@ def stem(word: str) -> str:
     return w
 
 
+def name_words(name: str) -> list[str]:
+    """'min_salary' -> ['min', 'salary'], in order: the last word of a name often says what it is."""
+    return [t for t in re.split(r"[_\W]+", name.lower()) if t]
+
+
 def name_tokens(name: str) -> set[str]:
     """'min_salary' -> {'min', 'salary'}; parameter names hint at the words that introduce a value."""
-    return {t for t in re.split(r"[_\W]+", name.lower()) if t}
+    return set(name_words(name))
 
 
 def before(text: str, start: int, width: int = 40) -> str:

@@ -101,7 +101,7 @@ _NOT_AN_HOUR = (
 )
 
 
-def _meal_hour(meal: str | None, h: int) -> int | None:
+def _meal_hour(meal: str, h: int) -> int | None:
     """The hour of the day a bare or am/pm-less hour `h` is at this meal (None: not one of its hours)."""
     if meal == "dinner":
         return h + 12 if 4 <= h <= 11 else None
