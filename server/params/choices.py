@@ -30,7 +30,7 @@ from rapidfuzz import fuzz, process
 
 from .known_words import known_words
 from .strings import in_a_longer_place, may_be_in_a_name
-from .text import Span, Word, inside, stem, words, wordset
+from .text import Span, Word, inside, starts_sentence, stem, words, wordset
 from .value_list import ValueList
 
 # Everyday words: written in capitals as a value or code ('US', 'IT', 'AND' for Andorra), case says which
@@ -43,7 +43,8 @@ _FUNCTION_WORDS = _COMMON_WORDS | {"a"}  # never the word a misspelling rests on
 # Words that identify nothing in a stored name.
 _GENERIC = wordset(
     "the a an of and & inc inc. ltd ltd. llc co co. corp corp. corporation company group plc "
-    "gmbh ag sa studio studios services solutions systems team department dept"
+    "gmbh ag sa studio studios services solutions systems team department dept "
+    "city town county village area district region state"  # 'city' of 'this city' names no 'New York City'
 )
 _LISTED = frozenset({"values_from", "values_from_alias"})  # phrases a values_from query listed
 GUESS_SCORE = 0.5  # an everyday-word value or code from a list, found in another case than listed
@@ -194,16 +195,27 @@ def _in_another_name(
         first, second = (toks[j], toks[k]) if j < k else (toks[last], toks[j])
         if question[first.end : second.start].strip() or not may_be_in_a_name(toks[j]):
             continue
-        if toks[j].text == "I" or toks[j].lower in own | ordinary or _starts_sentence(question, toks[j].start):
+        if toks[j].text == "I" or toks[j].lower in own | ordinary or starts_sentence(question, toks[j].start):
             continue
         return True
     return False
 
 
-def _starts_sentence(question: str, at: int) -> bool:
-    """The word at `at` opens the question or a sentence of it."""
-    before = question[:at].rstrip()
-    return not before or before[-1] in ".!?:;\"'"
+_VERSUS = wordset("vs vs. v v. versus against")
+
+
+def _against_another(toks: list[Word], first: int, last: int, value: Any) -> bool:
+    """Words k to `last` are one side of a match whose other side the value does not name: 'Huskies' of
+    'Huskies vs Utes' is no 'Owls Vs Huskies' (either order of the value's own sides is that value)."""
+    own = {w.lower for w in words(str(value))}
+    for step, at in ((1, last + 1), (-1, first - 1)):
+        if 0 <= at < len(toks) and toks[at].lower in _VERSUS:
+            other = at + step
+            while 0 <= other < len(toks) and toks[other].lower in _GENERIC:  # 'vs the Utes'
+                other += step
+            if 0 <= other < len(toks) and toks[other].lower not in own:
+                return True
+    return False
 
 
 class PhraseIndex:
@@ -279,13 +291,15 @@ class PhraseIndex:
             value = self._distinctive.get(t.lower)
             if value is None or t.lower in ordinary or _in_another_name(question, toks, k, value, ordinary):
                 continue
+            if _against_another(toks, k, k, value):
+                continue
             by_value[value].append(t)
         for k in range(len(toks) - 1):
             a, b = toks[k], toks[k + 1]
             value = self._distinctive_pairs.get((a.lower, b.lower))
             if value is None or question[a.end : b.start].strip() or {a.lower, b.lower} <= ordinary:
                 continue
-            if _in_another_name(question, toks, k, value, ordinary, k + 1):
+            if _in_another_name(question, toks, k, value, ordinary, k + 1) or _against_another(toks, k, k + 1, value):
                 continue
             by_value[value] += [w for w in (a, b) if w not in by_value[value]]
         out = []

@@ -56,6 +56,7 @@ from .learned.learner import LearnedExtractor
 from .llm import AnthropicFiller, LLMError
 from .not_applied import WIDENED, ListedValue, listed_values, not_applied, unbounded_ends
 from .numbers import find_numbers
+from .price_words import find_price_words, overridden, price_candidates, price_scale
 from .roles import Role, numeric_choices, role_of, text_amount, text_count
 from .ruled_out import REASON as RULED_OUT
 from .ruled_out import split_ruled_out
@@ -425,6 +426,8 @@ class TemplateParameterExtractor(ParameterExtractor):
         numeric = numeric_choices(spec)
         if closed:
             out += choice_candidates(spec, p.matches)
+            if (scale := price_scale(spec)) is not None:  # 'not very costly' is moderate (price_words.py)
+                out = overridden(out, find_price_words(q)) + price_candidates(spec, q, scale)
         if (kind in (ParameterType.INTEGER, ParameterType.NUMBER) and not spec.allowed_values) or numeric:
             out += number_candidates(spec, p.role, seen.numbers)
             if p.role is Role.YEAR:

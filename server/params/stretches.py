@@ -37,7 +37,8 @@ _OPENING_NAMES = frozenset({"pickup", "checkin", "departure", "depart", "outboun
 _CLOSING_NAMES = frozenset({"dropoff", "checkout", "return", "returning", "inbound"})
 _OPENING_PAIRS = ({"check", "in"}, {"pick", "up"})
 _CLOSING_PAIRS = ({"check", "out"}, {"drop", "off"})
-_AFTER = r"(?:\s+(?:it|on|by|the|at|for))*\s*$"  # 'drop it off on the', 'return on'
+# 'drop it off on the', 'return on', 'return date of', 'a returning flight on the', 'return the car on'
+_AFTER = r"(?:\s+(?:it|on|by|the|at|for|of|my|a|date|day|flight|flights|car|trip|home))*\s*$"
 _OPENING_CUE = re.compile(
     r"(?:\bfrom|\bstart(?:s|ing)?|\bbeginning|\bpick(?:s|ing)?\s+(?:it\s+|them\s+)?up|\bpickup|"
     r"\bcheck(?:s|ing)?\s+in|\bcheck-in|\bdepart(?:s|ing)?|\bdeparture|\bfly(?:ing)?\s+out|\bget\s+(?:it|there))"

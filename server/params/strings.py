@@ -26,7 +26,7 @@ in on at of for from to by with about since after before during until this that 
 yes no not help hmm hmmm um uh oh well also just i'll i've we'd we're we'll you'd maybe sure thanks thank
 one two three four five six seven eight nine ten
 check try book send transfer play reserve rent buy pick choose select grab tell ask
-anyone anybody everyone everybody someone somebody nobody nothing
+anyone anybody everyone everybody someone somebody nobody nothing some like
 """)
 # the pronoun, which a name never runs into
 _I = wordset("i i'd i'm i'll i've")
@@ -40,6 +40,7 @@ _SENTENCE_STARTS = wordset("then so but if it he she they there also now next af
 _MONTH_DAY = wordset("""january february march april may june july august september october november december
 jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday
 today yesterday tomorrow q1 q2 q3 q4 fy ytd""")
+_PLACE_KINDS = wordset("city valley beach springs falls heights creek hills island bay")
 _CONNECTORS = wordset("of and & de del la le van von der da di du y")
 _SUFFIX_DOT = re.compile(r"\.(?=\s|$|[?!,])")
 _CUES = re.compile(
@@ -200,7 +201,12 @@ def find_proper_names(question: str) -> list[TextMatch]:
                 or (nxt.text.isupper() and len(nxt.text) > 1)
             ):
                 j += 1
+            elif nxt.lower in _PLACE_KINDS and gap == " " and (j + 1 == len(toks) or not _is_name_word(toks[j + 1])):
+                j += 1  # 'Mexico city', 'Mill valley': a place's kind written in lower case ends its name
+                break
             elif nxt.lower in _CONNECTORS and j + 1 < len(toks) and _is_name_word(toks[j + 1]):
+                if toks[j + 1].lower in _I:
+                    break  # 'Celine Dion and I', 'San Diego and I'm': the speaker, never a name's second half
                 j += 2
             else:
                 break

@@ -76,3 +76,9 @@ def wordset(text: str) -> frozenset[str]:
 
 # words that end a request, never part of a value it holds ('3 rooms in London Please', 'Van Ness Avenue ASAP')
 COURTESY = wordset("please pls plz thanks thank asap")
+
+
+def starts_sentence(question: str, at: int) -> bool:
+    """The word at `at` opens the question or a sentence of it (its capital says nothing of a name)."""
+    before = question[:at].rstrip()
+    return not before or before[-1] in ".!?:;\"'"

@@ -115,6 +115,20 @@ def test_unseen_examples_and_scored_questions_never_overlap(tree) -> None:
     assert [t.dialogue_id for s, t in plan.scored if s == "seen"] == ["2_00000"]
 
 
+def test_train_only_services_are_held_out_as_the_unseen_ones() -> None:
+    """`--services train-only`: the services only train has, half of their dialogues as examples and the
+    other half scored; the services dev has are left out."""
+    train_schema = {"Flowers_1": _service("Flowers_1"), "Flowers_3": _service("Flowers_3")}
+    dev_schema = {"Flowers_1": _service("Flowers_1")}
+    train = TRAIN + [_spanned(f"4_{i:05d}", "Flowers_3", f"Town{i}") for i in range(12)]
+    plan = bench.train_only_plan(train_schema, dev_schema, train)
+    assert list(plan.services) == ["Flowers_3"]
+    scored = {turn.dialogue_id for split, turn in plan.scored if split == "train_only"}
+    pooled = {turn.dialogue_id for turn in plan.pools["Flowers_3"]}
+    assert scored and pooled and not scored & pooled and len(scored) == len(plan.scored)
+    assert scored | pooled == {t.dialogue_id for t in train if t.service == "Flowers_3"}
+
+
 def test_annotations_sit_on_the_spans() -> None:
     categorical = {"count": ["1", "2", "3"], "color": ["red", "blue"]}
     names = {

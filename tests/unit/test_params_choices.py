@@ -78,6 +78,25 @@ def test_a_distinctive_word_inside_another_capitalised_name_names_nothing():
         assert best(question, stored)[0] == "Tesla Inc.", question  # words that are never part of a name
 
 
+def test_one_side_of_a_match_names_no_event_with_another_side():
+    """'Huskies vs Utes' is no 'Owls Vs Huskies' (nor 'Nationals vs Brewers' 'Giants Vs Nationals'); a side
+    said alone, or both of the value's sides in either order, still name it."""
+    events = phrases_for(None, {}, ValueList.of(["Owls Vs Huskies", "Giants Vs Nationals"]))
+    assert best("dates for a Huskies vs Utes game?", events) is None
+    assert best("when is the Nationals vs the Brewers game", events) is None
+    assert best("when is the Brewers versus Nationals game", events) is None
+    assert best("when do the Huskies play", events)[:2] == ("Owls Vs Huskies", "partial_name")
+    assert best("two tickets to Huskies vs Owls", events)[:2] == ("Owls Vs Huskies", "partial_name")
+
+
+def test_a_kind_of_place_is_no_distinctive_word():
+    """'city' of 'in this city' named 'New York City', the one listed value with the word."""
+    cities = phrases_for(None, {}, ValueList.of(["New York City", "Boston", "Orange County"]))
+    assert best("the weather in this city", cities) is None
+    assert best("any county fair this weekend", cities) is None
+    assert best("the weather in new york", cities)[:2] == ("New York City", "partial_name")
+
+
 def test_suggestions_are_the_closest_values():
     stored = ["Stonegate Engineering Ltd.", "Stonegate Software Studio", "Orion Data Systems"]
     assert set(suggestions("stonegate", stored)) == {"Stonegate Engineering Ltd.", "Stonegate Software Studio"}

@@ -329,3 +329,56 @@ async def test_a_name_does_not_end_in_a_pronoun_or_a_negation_the_model_ran_on()
     """Found by QA passes: 'Rome, I'm' and "london, doesn't" were cities; 'Bolinas I' here."""
     extractor = await prepared(weather(), owner="weather")
     assert (await extractor.extract("weather in Bolinas I think", weather())).values["city"] == "Bolinas"
+
+
+@pytest.mark.parametrize("question", ["what's the weather in this city", "is it going to rain around here"])
+async def test_words_that_point_at_a_place_name_none(question):
+    """Found on SGD's train-only services: 'this city', 'the area', 'around here' were cities (and 'their' a
+    recipient): words that point at what the conversation knows, not a name; a required city is asked."""
+    extractor = await prepared(weather(), owner="weather")
+    got = await extractor.extract(question, weather())
+    assert "city" not in got.values and [p.name for p in got.problems] == ["city"]
+
+
+def songs() -> Template:
+    return Template(
+        id="songs",
+        description="find songs",
+        nl_examples=[
+            "find songs by [Adele](artist)",
+            "I like [Drake](artist), find me some songs",
+            "play some [Taylor Swift](artist) please",
+            "any songs from [Coldplay](artist)?",
+            "I love [Bruno Mars](artist)'s songs",
+            "something like [Dua Lipa](artist)",
+            "find me some songs",
+            "I want to hear music",
+        ],
+        parameters=[ParameterSpec(name="artist", required=False)],
+        body_key="sql",
+        body="SELECT 1",
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "artist"),
+    [
+        ("I really like Alan Walker's songs", "Alan Walker"),  # the possessive of the noun after it
+        ("could you find me some Jah Cure's songs", "Jah Cure"),
+        ("I love Guns N' Roses", "Guns N' Roses"),
+    ],
+)
+async def test_a_name_is_read_without_the_possessive_of_the_noun_after_it(question, artist):
+    """Found on SGD's train-only services: "Alan Walker's" was the artist."""
+    extractor = await prepared(songs(), owner="songs")
+    assert (await extractor.extract(question, songs())).values.get("artist") == artist
+
+
+async def test_a_capital_the_model_gives_no_support_is_no_value():
+    """Found on SGD's train-only services: 'It should be on the 7th', 'Preferably, a place with live music'
+    gave the city 'It' and 'Preferably'; a guess the model does not back, weighed below GUESS_FLOOR, is left
+    out (a required city is asked)."""
+    extractor = await prepared(weather(), owner="weather")
+    got = await extractor.extract("what's the weather. Preferably tomorrow", weather())
+    assert "city" not in got.values and [p.name for p in got.problems] == ["city"]
+    assert {d["text"]: d["reason"] for d in got.left_out}["Preferably"] == "learned: a sentence's first word"

@@ -90,6 +90,24 @@ async def test_each_day_goes_to_the_end_its_words_name(question, want):
     assert await extract(question, PICKUP, DROPOFF) == want
 
 
+DEPARTURE = {"name": "departure_date", "type": "date", "required": True}
+RETURN = {"name": "return_date", "type": "date", "required": True}
+
+
+@pytest.mark.parametrize(
+    ("question", "params", "want"),
+    [  # found on SGD's train-only services: the words between the closing word and its day
+        ("search flights with a return date of 7th of this month", (DEPARTURE, RETURN), {"return_date": "2019-03-07"}),
+        ("I'm looking for a returning flight on the 14th", (DEPARTURE, RETURN), {"return_date": "2019-03-14"}),
+        ("I'll return the car on the 13th", (PICKUP, DROPOFF), {"dropoff_date": "2019-03-13"}),
+        ("I fly out on the 4th and come back home on the 9th", (DEPARTURE, RETURN),
+         {"departure_date": "2019-03-04", "return_date": "2019-03-09"}),
+    ],
+)  # fmt: skip
+async def test_a_closing_word_reaches_its_day_across_the_thing_it_returns(question, params, want):
+    assert await extract(question, *params) == want
+
+
 async def test_two_days_said_plainly_are_left_to_the_other_readers():
     """'March 3 and March 6' says nothing of which is which: both stay candidates of both ends, as before."""
     got = await extract("a car, March 3 and March 6", PICKUP, DROPOFF)

@@ -49,6 +49,14 @@ def names(question: str) -> list[str]:
         ("tickets for the World War I Museum", ["World War I Museum"]),  # a numeral 'I' stays
         ("a book about Elizabeth I please", ["Elizabeth I"]),
         ("Nice, France hotels", ["Nice", "France"]),
+        ("Buy tickets for Celine Dion and I want something", ["Celine Dion"]),  # 'and I' is the speaker
+        ("a cab to Aung Maylika and I need it for 3", ["Aung Maylika"]),
+        ("tickets for Simon and Garfunkel", ["Simon and Garfunkel"]),
+        ("Some Persian food sounds perfect.", ["Persian"]),
+        ("a place to eat in Mill valley.", ["Mill valley"]),  # a place's kind in lower case
+        ("departing from Mexico city tomorrow", ["Mexico city"]),
+        ("flights from Mexico City", ["Mexico City"]),  # 'Some' and 'Like' open no name
+        ("Could you find me music? I Like La La Land Cast's songs.", ["La La Land Cast"]),
     ],
 )
 def test_proper_names(question, expected):

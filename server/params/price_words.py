@@ -1,0 +1,108 @@
+"""Price levels said in everyday words: 'not very costly' is moderate, 'pricey' expensive, 'on a budget' cheap.
+
+A parameter whose allowed values are a price scale (every value names a level: 'inexpensive', 'moderate',
+'expensive', 'very expensive'; '$' to '$$$$'; 'cheap', 'mid-range', 'luxury') reads the ways people say a
+level as the value at that level. The list reader finds a value only where its own words are said, and a
+template's examples rarely show each paraphrase twice (what params/implied.py needs to learn a word), so the
+common ones are written here once. A phrase overrides the list's reading of a word inside it ('not very
+expensive' is no 'expensive'); phrases at two levels ('on a budget, but not very costly') give none.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from ..templates import ParameterSpec
+from .candidates import Candidate
+from .text import Span, overlaps
+
+CHEAP, MODERATE, EXPENSIVE, VERY_EXPENSIVE = 1, 2, 3, 4
+READ = 0.95  # below a list value said outright (0.97), which never overlaps a phrase that overrides it
+
+_HIGH = r"(?:expensive|pricey|pricy|costly|high[\s-]?end|upscale|high[\s-]priced)"
+_PRICED = r"(?:priced|price[sd]?|pricing|price\s+range|cost|costs)"
+_INTENSE = r"(?:very|really|extremely|super|ultra|incredibly|most)"
+# longest first within a level; every pattern is matched as whole words
+_PHRASES: tuple[tuple[int, str], ...] = (
+    (VERY_EXPENSIVE, rf"{_INTENSE}[\s-]+{_HIGH}"),
+    (VERY_EXPENSIVE, r"luxury|luxurious|exorbitant(?:ly\s+priced)?|extravagant|\$\$\$\$"),
+    (MODERATE, rf"not\s+(?:very|too|that|so|overly|super|really|terribly|all\s+that)\s+{_HIGH}"),
+    (MODERATE, rf"(?:moderately|reasonably|fairly|decently|sensibly|averagely)[\s-]+{_PRICED}"),
+    (
+        MODERATE,
+        rf"(?:moderate|average|intermediate|medium|mid|middle|reasonable|fair|affordable|decent|economical)"
+        rf"[\s-]+{_PRICED}",
+    ),
+    (MODERATE, r"mid[\s-]?range|mid[\s-]?priced|moderate|affordable|economical|\$\$"),
+    (CHEAP, rf"not\s+{_HIGH}|below[\s-]+average[\s-]+{_PRICED}|low[\s-]+{_PRICED}|low[\s-]budget"),
+    (CHEAP, r"(?:dirt[\s-]+)?cheap(?:er|est)?|inexpensive|on\s+a\s+(?:tight\s+)?budget|budget|bargain|thrifty|\$"),
+    (EXPENSIVE, rf"above[\s-]+average[\s-]+{_PRICED}|high[\s-]+{_PRICED}|{_HIGH}"),
+    (EXPENSIVE, r"\$\$\$|upmarket|posh|ritzy|swanky|(?<!i\s)(?<!we\s)(?<!'d\s)(?<!’d\s)fancy"),
+)
+_LEVELS = [(level, re.compile(rf"(?<![\w$]){pattern}(?![\w$])", re.I)) for level, pattern in _PHRASES]
+
+
+@dataclass(frozen=True)
+class PriceWords:
+    level: int
+    span: Span
+    text: str
+
+
+def find_price_words(question: str) -> list[PriceWords]:
+    """Every price phrase of the question, the longest where two overlap ('not very costly', not 'costly')."""
+    found = [PriceWords(level, m.span(), m.group(0)) for level, pattern in _LEVELS for m in pattern.finditer(question)]
+    found.sort(key=lambda p: (p.span[0] - p.span[1], p.span[0]))
+    kept: list[PriceWords] = []
+    for p in found:
+        if not any(overlaps(p.span, k.span) for k in kept):
+            kept.append(p)
+    return sorted(kept, key=lambda p: p.span[0])
+
+
+@lru_cache(maxsize=1024)
+def _scale(values: tuple[str, ...]) -> dict[int, str] | None:
+    """The level each allowed value names, when every one names a level of its own (else no price scale)."""
+    levels: dict[int, str] = {}
+    for value in values:
+        said = find_price_words(value)
+        if len(said) != 1 or said[0].span != (0, len(value)) or said[0].level in levels:
+            return None
+        levels[said[0].level] = value
+    return levels if len(levels) >= 2 else None
+
+
+def price_scale(spec: ParameterSpec) -> dict[int, Any] | None:
+    """Level -> allowed value, for a parameter whose allowed values are a price scale."""
+    if not spec.allowed_values:
+        return None
+    by_text = {str(v): v for v in spec.allowed_values}
+    levels = _scale(tuple(by_text))
+    return None if levels is None else {level: by_text[text] for level, text in levels.items()}
+
+
+def price_candidates(spec: ParameterSpec, question: str, scale: dict[int, Any]) -> list[Candidate]:
+    """The value at the level the question's price words say; none when they say two levels, or one the scale
+    does not have."""
+    said = find_price_words(question)
+    if len({p.level for p in said}) != 1 or said[0].level not in scale:
+        return []
+    out = []
+    for p in said:
+        cand = Candidate(spec.name, scale[p.level], p.span, p.text, "price_words", READ, key=("price", p.span))
+        cand.cued = True  # the words name the value: no learned model's reading drops it
+        out.append(cand)
+    return out
+
+
+def overridden(choices: list[Candidate], prices: list[PriceWords]) -> list[Candidate]:
+    """List readings inside a longer price phrase that means another level ('expensive' of 'not very
+    expensive')."""
+    return [c for c in choices if c.span is None or not any(_longer_around(p, c.span) for p in prices)]
+
+
+def _longer_around(p: PriceWords, span: Span) -> bool:
+    return p.span[0] <= span[0] and span[1] <= p.span[1] and p.span != span
