@@ -43,9 +43,11 @@ _FUNCTION_WORDS = _COMMON_WORDS | {"a"}  # never the word a misspelling rests on
 # Words that identify nothing in a stored name.
 _GENERIC = wordset(
     "the a an of and & inc inc. ltd ltd. llc co co. corp corp. corporation company group plc "
-    "gmbh ag sa studio studios services solutions systems team department dept "
-    "city town county village area district region state"  # 'city' of 'this city' names no 'New York City'
+    "gmbh ag sa studio studios services solutions systems team department dept"
 )
+# a place's kind: alone it names no listed place ('city' of 'this city' is no 'New York City'); beside another
+# word it may ('Kansas City' beside 'Kansas Jayhawks', 'Ohio State' beside 'Ohio University')
+_KINDS = wordset("city town county village area district region state")
 _LISTED = frozenset({"values_from", "values_from_alias"})  # phrases a values_from query listed
 GUESS_SCORE = 0.5  # an everyday-word value or code from a list, found in another case than listed
 
@@ -213,7 +215,13 @@ def _against_another(toks: list[Word], first: int, last: int, value: Any) -> boo
             other = at + step
             while 0 <= other < len(toks) and toks[other].lower in _GENERIC:  # 'vs the Utes'
                 other += step
-            if 0 <= other < len(toks) and toks[other].lower not in own:
+            side: list[str] = []  # the other side's words, up to three ('vs Boston Celtics', 'Temple Owls vs')
+            while 0 <= other < len(toks) and len(side) < 3 and toks[other].lower not in _VERSUS:
+                side.append(toks[other].lower)
+                if not may_be_in_a_name(toks[other]):
+                    break
+                other += step
+            if side and not own & set(side):
                 return True
     return False
 
@@ -240,7 +248,7 @@ class PhraseIndex:
                     self._fuzzy[len(ws)][1].append(p.text.lower())
             if p.source == "values_from":
                 for w in ws:
-                    if w.lower not in _GENERIC and len(w.text) >= 3 and not w.text.isdigit():
+                    if w.lower not in _GENERIC | _KINDS and len(w.text) >= 3 and not w.text.isdigit():
                         owners[w.lower].add(p.value)
                 for a, b in itertools.pairwise(ws):
                     if a.lower not in _GENERIC and b.lower not in _GENERIC:

@@ -427,7 +427,8 @@ class TemplateParameterExtractor(ParameterExtractor):
         if closed:
             out += choice_candidates(spec, p.matches)
             if (scale := price_scale(spec)) is not None:  # 'not very costly' is moderate (price_words.py)
-                out = overridden(out, find_price_words(q)) + price_candidates(spec, q, scale)
+                said = find_price_words(q)
+                out = overridden(out, said) + price_candidates(spec, said, scale)
         if (kind in (ParameterType.INTEGER, ParameterType.NUMBER) and not spec.allowed_values) or numeric:
             out += number_candidates(spec, p.role, seen.numbers)
             if p.role is Role.YEAR:

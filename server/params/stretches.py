@@ -37,8 +37,10 @@ _OPENING_NAMES = frozenset({"pickup", "checkin", "departure", "depart", "outboun
 _CLOSING_NAMES = frozenset({"dropoff", "checkout", "return", "returning", "inbound"})
 _OPENING_PAIRS = ({"check", "in"}, {"pick", "up"})
 _CLOSING_PAIRS = ({"check", "out"}, {"drop", "off"})
-# 'drop it off on the', 'return on', 'return date of', 'a returning flight on the', 'return the car on'
-_AFTER = r"(?:\s+(?:it|on|by|the|at|for|of|my|a|date|day|flight|flights|car|trip|home))*\s*$"
+_AFTER = r"(?:\s+(?:it|on|by|the|at|for))*\s*$"  # 'drop it off on the', 'return on'
+# a closing word reaches its day across what it returns: 'a return date of', 'a returning flight on the',
+# 'return the car on the' (an opening word does not: 'back from my trip on the 9th' opens nothing)
+_AFTER_CLOSING = r"(?:\s+(?:it|on|by|the|at|for|of|a|date|day|flight|flights|car))*\s*$"
 _OPENING_CUE = re.compile(
     r"(?:\bfrom|\bstart(?:s|ing)?|\bbeginning|\bpick(?:s|ing)?\s+(?:it\s+|them\s+)?up|\bpickup|"
     r"\bcheck(?:s|ing)?\s+in|\bcheck-in|\bdepart(?:s|ing)?|\bdeparture|\bfly(?:ing)?\s+out|\bget\s+(?:it|there))"
@@ -48,7 +50,7 @@ _OPENING_CUE = re.compile(
 _CLOSING_CUE = re.compile(
     r"(?:\buntil|\bunti[il]|\btill|\btil|\bthrough|\bthru|\bup\s+to|\breturn(?:s|ing)?|\bback|\bdrop(?:s|ping)?"
     r"\s+(?:it\s+|them\s+)?off|\bdrop-?off|\bcheck(?:s|ing)?\s+out|\bcheck-?out|\bbring(?:ing)?\s+(?:it\s+)?back)"
-    + _AFTER,
+    + _AFTER_CLOSING,
     re.IGNORECASE,
 )
 # the words a date reader keeps in the day's own text ('until the 8th', 'from the 4th of March')

@@ -26,7 +26,8 @@ in on at of for from to by with about since after before during until this that 
 yes no not help hmm hmmm um uh oh well also just i'll i've we'd we're we'll you'd maybe sure thanks thank
 one two three four five six seven eight nine ten
 check try book send transfer play reserve rent buy pick choose select grab tell ask
-anyone anybody everyone everybody someone somebody nobody nothing some like
+anyone anybody everyone everybody someone somebody nobody nothing it they he she
+preferably ideally hopefully actually basically honestly personally otherwise
 """)
 # the pronoun, which a name never runs into
 _I = wordset("i i'd i'm i'll i've")
@@ -40,8 +41,13 @@ _SENTENCE_STARTS = wordset("then so but if it he she they there also now next af
 _MONTH_DAY = wordset("""january february march april may june july august september october november december
 jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday
 today yesterday tomorrow q1 q2 q3 q4 fy ytd""")
-_PLACE_KINDS = wordset("city valley beach springs falls heights creek hills island bay")
-_CONNECTORS = wordset("of and & de del la le van von der da di du y")
+_PLACE_KINDS = wordset("city valley beach springs heights creek hills island bay")
+# what may follow a place's name: punctuation, the end, or a linking or time word ('Mexico city tomorrow'); not
+# a noun ('Boston city center', 'Miami beach house', 'Tampa bay area')
+_AFTER_A_PLACE = wordset(
+    "on at in for to from and or but with by please thanks so then this next tomorrow today tonight"
+)
+_CONNECTORS = wordset("of and & de del la le van von der da di du y vs vs. versus")
 _SUFFIX_DOT = re.compile(r"\.(?=\s|$|[?!,])")
 _CUES = re.compile(
     r"\b(?:called|named|name is|by the name of|for|of|about|is|find|look up|lookup|search for|"
@@ -167,6 +173,13 @@ def _interjection(question: str, toks: list[Word], i: int) -> bool:
     return after in (",", ".", "!", "") or (i + 1 < len(toks) and toks[i + 1].lower in _I)
 
 
+def _ends_here(question: str, toks: list[Word], j: int) -> bool:
+    """Word j closes the sentence or the phrase: nothing, punctuation or a linking word after it."""
+    if j + 1 == len(toks):
+        return True
+    return bool(question[toks[j].end : toks[j + 1].start].strip()) or toks[j + 1].lower in _AFTER_A_PLACE
+
+
 def find_proper_names(question: str) -> list[TextMatch]:
     """Runs of capitalised words; 'Marcus Webb's' gives 'Marcus Webb'."""
     toks = words(question)
@@ -201,7 +214,7 @@ def find_proper_names(question: str) -> list[TextMatch]:
                 or (nxt.text.isupper() and len(nxt.text) > 1)
             ):
                 j += 1
-            elif nxt.lower in _PLACE_KINDS and gap == " " and (j + 1 == len(toks) or not _is_name_word(toks[j + 1])):
+            elif nxt.lower in _PLACE_KINDS and gap == " " and _ends_here(question, toks, j):
                 j += 1  # 'Mexico city', 'Mill valley': a place's kind written in lower case ends its name
                 break
             elif nxt.lower in _CONNECTORS and j + 1 < len(toks) and _is_name_word(toks[j + 1]):

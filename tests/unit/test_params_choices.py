@@ -87,6 +87,7 @@ def test_one_side_of_a_match_names_no_event_with_another_side():
     assert best("when is the Brewers versus Nationals game", events) is None
     assert best("when do the Huskies play", events)[:2] == ("Owls Vs Huskies", "partial_name")
     assert best("two tickets to Huskies vs Owls", events)[:2] == ("Owls Vs Huskies", "partial_name")
+    assert best("tickets for Huskies vs Temple Owls", events)[0] == "Owls Vs Huskies"  # a longer side names it
 
 
 def test_a_kind_of_place_is_no_distinctive_word():
@@ -95,6 +96,10 @@ def test_a_kind_of_place_is_no_distinctive_word():
     assert best("the weather in this city", cities) is None
     assert best("any county fair this weekend", cities) is None
     assert best("the weather in new york", cities)[:2] == ("New York City", "partial_name")
+    teams = ["Ohio State University", "Ohio University", "Kansas City Royals", "Kansas Jayhawks"]
+    schools = phrases_for(None, {}, ValueList.of(teams))
+    assert best("Ohio State game", schools)[0] == "Ohio State University"  # beside another word it tells apart
+    assert best("Kansas City tickets", schools)[0] == "Kansas City Royals"
 
 
 def test_suggestions_are_the_closest_values():

@@ -50,6 +50,24 @@ async def _price(question: str, template: Template | None = None) -> object:
         ("a very expensive place", "very expensive"),  # the list's own value, said outright
         ("moderate priced food", "moderate"),
         ("I fancy some pizza", None),  # the verb
+        # found by review: a denial, the verb, a budget that is an amount, a question about prices
+        ("do you fancy Italian food tonight?", None),
+        ("I really fancy sushi", None),
+        ("something really fancy for our anniversary", "expensive"),
+        ("I am trying to find fancy place to eat", "expensive"),
+        ("some nice places with fancy prices", "expensive"),
+        ("somewhere not too fancy in Oakland", "moderate"),
+        ("nothing fancy, just a place to eat", None),
+        ("nothing pricey please", None),
+        ("I don't want anything pricey", None),
+        ("a dive bar, nothing high-end", None),
+        ("less pricey than last time", None),
+        ("not expensive but not cheap", None),
+        ("the least expensive place", "inexpensive"),
+        ("what's the average price at places in Oakland", None),
+        ("my budget is 100 dollars for four people", None),
+        ("we have a budget of $300 for the team dinner", None),
+        ("a place under 30 $ per person", None),
         ("I'm on a budget but want something not very costly", None),  # two levels: none
         ("somewhere to eat in Oakland", None),
     ],
@@ -58,11 +76,15 @@ async def test_price_words_give_the_value_at_their_level(question: str, value: s
     assert await _price(question) == value
 
 
-async def test_a_level_the_scale_does_not_have_gives_nothing() -> None:
+async def test_a_level_beyond_the_scale_is_its_end() -> None:
+    """Found by review: 'the most expensive restaurant' on [cheap, moderate, expensive] had lost its value."""
     three = _restaurants(["cheap", "moderate", "expensive"])
-    assert await _price("a very expensive place", three) is None
+    assert await _price("the most expensive restaurant in Oakland", three) == "expensive"
+    assert await _price("a very expensive place", three) == "expensive"
     assert await _price("somewhere not very pricey", three) == "moderate"
     assert await _price("a budget place", three) == "cheap"
+    two = _restaurants(["cheap", "expensive"])
+    assert await _price("a moderately priced place", two) is None  # between its two levels: nothing
 
 
 def test_only_a_price_scale_is_read() -> None:

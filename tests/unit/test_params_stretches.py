@@ -100,8 +100,11 @@ RETURN = {"name": "return_date", "type": "date", "required": True}
         ("search flights with a return date of 7th of this month", (DEPARTURE, RETURN), {"return_date": "2019-03-07"}),
         ("I'm looking for a returning flight on the 14th", (DEPARTURE, RETURN), {"return_date": "2019-03-14"}),
         ("I'll return the car on the 13th", (PICKUP, DROPOFF), {"dropoff_date": "2019-03-13"}),
-        ("I fly out on the 4th and come back home on the 9th", (DEPARTURE, RETURN),
+        ("I fly out on the 4th and come back on the 9th", (DEPARTURE, RETURN),
          {"departure_date": "2019-03-04", "return_date": "2019-03-09"}),
+        # found by review: the opening word does not reach across them
+        ("I leave on the 3rd and I'm coming back from my trip on the 9th", (DEPARTURE, RETURN),
+         {"departure_date": "2019-03-03", "return_date": "2019-03-09"}),
     ],
 )  # fmt: skip
 async def test_a_closing_word_reaches_its_day_across_the_thing_it_returns(question, params, want):

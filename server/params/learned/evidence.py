@@ -24,13 +24,12 @@ from typing import Any
 from ...templates import ParameterSpec, ParameterType
 from ..candidates import Candidate, item_type
 from ..spans import Unreadable, read_value, typed_value
-from ..text import COURTESY, Span, Word, inside, overlaps, starts_sentence, words, wordset
+from ..text import COURTESY, Span, Word, inside, overlaps, words, wordset
 from ..value_list import ValueList
 from .tagger import Tagging
 
 SUPPORTED = 0.5
 OUTSIDE_SURE = 0.8
-GUESS_FLOOR = 0.5  # a sentence's capitalised first word the model does not support, weighed below this, is no name
 STRONG = 0.9  # a reader's candidate this sure stands on its own (an exact list value, a counted number)
 GUESSES = frozenset({"fuzzy", "partial_name", "proper_name", "cued_name", "tail_name"})
 _TEXT = (ParameterType.STRING, ParameterType.ENUM)
@@ -108,7 +107,7 @@ def weigh(
             if cand.span is not None and any(inside(cand.span, w) for w in wider):
                 dropped.append(Dropped(name, cand.text, cand.span, "learned: part of a longer value", cand.score))
                 continue
-            verdict = _judge(cand, p.spec, tagging, toks, question, known - texts if cand.span in dated else known)
+            verdict = _judge(cand, p.spec, tagging, toks, known - texts if cand.span in dated else known)
             if isinstance(verdict, str):
                 dropped.append(Dropped(name, cand.text, cand.span, verdict, cand.score))
             else:
@@ -119,12 +118,7 @@ def weigh(
 
 
 def _judge(
-    cand: Candidate,
-    spec: ParameterSpec,
-    tagging: Tagging,
-    toks: Sequence[Word],
-    question: str,
-    known: frozenset[str],
+    cand: Candidate, spec: ParameterSpec, tagging: Tagging, toks: Sequence[Word], known: frozenset[str]
 ) -> tuple[float, float] | str:
     """(new score, support) or the reason the candidate is dropped."""
     if cand.span is None:
@@ -144,10 +138,7 @@ def _judge(
     outside = tagging.outside(first, last)
     if outside >= OUTSIDE_SURE and (cand.extractor in GUESSES or (not spec.required and cand.score < STRONG)):
         return "learned: not a value of this parameter here"
-    score = cand.score * (0.6 + 0.4 * support)
-    if cand.extractor in GUESSES and score < GUESS_FLOOR and starts_sentence(question, cand.span[0]):
-        return "learned: a sentence's first word"  # 'It should be on the 7th', 'Preferably, a place with ...'
-    return score, support
+    return cand.score * (0.6 + 0.4 * support), support
 
 
 def _coverage(tagging: Tagging, name: str, first: int, last: int) -> float:
@@ -191,7 +182,7 @@ def _learned(
         if all(w.text.islower() and w.lower in _POINTING for w in toks[first : last + 1]):
             continue  # 'in this city', 'around here', 'their account': words that point, and name nothing
         span = (toks[first].start, toks[last].end)
-        if item_type(p.spec) in _TEXT and _owner_of_next(toks, last, question, dated):
+        if item_type(p.spec) in _TEXT and _owner_of_next(toks, last, question, p.ordinary):
             span = (span[0], span[1] - 2)  # "Alan Walker's songs": the name, not its possessive
         inner = [c.span for c in p.candidates if c.span is not None and overlaps(c.span, span)]
         text = question[span[0] : span[1]]
@@ -223,18 +214,26 @@ def _learned(
     return out, wider
 
 
-def _owner_of_next(toks: Sequence[Word], last: int, question: str, dated: Sequence[Span]) -> bool:
-    """Word `last` is a possessive whose noun follows ('Rihanna's songs', "my brother's account"); not a name
-    that ends in one ("Denny's for two", "dinner at Applebee's tonight")."""
-    if not toks[last].text.endswith(("'s", "’s")) or len(toks[last].text) < 4 or last + 1 >= len(toks):
+def _owner_of_next(toks: Sequence[Word], last: int, question: str, ordinary: frozenset[str]) -> bool:
+    """Word `last` is a possessive of the noun after it, a word the template's examples use ('Rihanna's
+    songs', "Alan Walker's music"); not a name that ends in one ("Denny's tonight", "Trader Vic's
+    restaurant", "Denny's for two")."""
+    if not toks[last].text.endswith(("'s", "’s")) or last + 1 >= len(toks):
         return False
     nxt = toks[last + 1]
     return (
         question[toks[last].end : nxt.start] == " "
-        and nxt.text.isalpha()
         and nxt.text.islower()
-        and nxt.lower not in _NO_TAIL
+        and nxt.lower in ordinary
+        and nxt.lower not in _NO_TAIL | _OWN_NAME_NOUNS
     )
+
+
+# nouns a name ending in 's is the name of ("Trader Vic's restaurant"), and the days and hours it is said with
+_OWN_NAME_NOUNS = wordset(
+    "restaurant restaurants place diner bar cafe pub grill kitchen shop store bakery tavern inn hotel salon "
+    "tonight today tomorrow now tonite morning evening afternoon"
+)
 
 
 _ABBREVIATION = 3  # 'St. Louis', 'Mt. Hood', 'Dr. Who': a dot after a short word does not end a sentence
