@@ -206,26 +206,6 @@ def _in_another_name(
 _VERSUS = wordset("vs vs. v v. versus against")
 
 
-def _against_another(toks: list[Word], first: int, last: int, value: Any) -> bool:
-    """Words k to `last` are one side of a match whose other side the value does not name: 'Huskies' of
-    'Huskies vs Utes' is no 'Owls Vs Huskies' (either order of the value's own sides is that value)."""
-    own = {w.lower for w in words(str(value))}
-    for step, at in ((1, last + 1), (-1, first - 1)):
-        if 0 <= at < len(toks) and toks[at].lower in _VERSUS:
-            other = at + step
-            while 0 <= other < len(toks) and toks[other].lower in _GENERIC:  # 'vs the Utes'
-                other += step
-            side: list[str] = []  # the other side's words, up to three ('vs Boston Celtics', 'Temple Owls vs')
-            while 0 <= other < len(toks) and len(side) < 3 and toks[other].lower not in _VERSUS:
-                side.append(toks[other].lower)
-                if not may_be_in_a_name(toks[other]):
-                    break
-                other += step
-            if side and not own & set(side):
-                return True
-    return False
-
-
 class PhraseIndex:
     """A parameter's phrases prepared for matching: built once per list, then read by every question."""
 
@@ -299,7 +279,7 @@ class PhraseIndex:
             value = self._distinctive.get(t.lower)
             if value is None or t.lower in ordinary or _in_another_name(question, toks, k, value, ordinary):
                 continue
-            if _against_another(toks, k, k, value):
+            if self._against_another(toks, k, k, value):
                 continue
             by_value[value].append(t)
         for k in range(len(toks) - 1):
@@ -307,7 +287,9 @@ class PhraseIndex:
             value = self._distinctive_pairs.get((a.lower, b.lower))
             if value is None or question[a.end : b.start].strip() or {a.lower, b.lower} <= ordinary:
                 continue
-            if _in_another_name(question, toks, k, value, ordinary, k + 1) or _against_another(toks, k, k + 1, value):
+            if _in_another_name(question, toks, k, value, ordinary, k + 1) or self._against_another(
+                toks, k, k + 1, value
+            ):
                 continue
             by_value[value] += [w for w in (a, b) if w not in by_value[value]]
         out = []
@@ -318,6 +300,27 @@ class PhraseIndex:
             score = 0.78 + 0.1 * min(coverage, 1)
             out.append(ChoiceMatch(value, span, question[span[0] : span[1]], "partial_name", score))
         return out
+
+    def _against_another(self, toks: list[Word], first: int, last: int, value: Any) -> bool:
+        """Words `first` to `last` are one side of a match whose other side the value does not name and no other
+        listed value does either: 'Huskies' of 'Huskies vs Utes' is no 'Owls Vs Huskies' (either order of the
+        value's own sides is that value; 'Engineering vs Sales' names two listed values; 'Ford vs last year'
+        sets Ford against no name)."""
+        own = {w.lower for w in words(str(value))}
+        for step, at in ((1, last + 1), (-1, first - 1)):
+            if not (0 <= at < len(toks) and toks[at].lower in _VERSUS):
+                continue
+            other = at + step
+            while 0 <= other < len(toks) and toks[other].lower in _GENERIC:  # 'vs the Utes'
+                other += step
+            side: list[Word] = []  # the other side's name words, up to three ('vs Boston Celtics', 'Temple Owls vs')
+            while 0 <= other < len(toks) and len(side) < 3 and may_be_in_a_name(toks[other]):
+                side.append(toks[other])
+                other += step
+            said = {w.lower for w in side}
+            if side and not own & said and not any(w in self._distinctive for w in said):
+                return True
+        return False
 
     # --- misspellings --------------------------------------------------------------------------
     def fuzzy(self, question: str, toks: list[Word], floor: float, ordinary: frozenset[str]) -> list[ChoiceMatch]:

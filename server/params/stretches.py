@@ -38,9 +38,9 @@ _CLOSING_NAMES = frozenset({"dropoff", "checkout", "return", "returning", "inbou
 _OPENING_PAIRS = ({"check", "in"}, {"pick", "up"})
 _CLOSING_PAIRS = ({"check", "out"}, {"drop", "off"})
 _AFTER = r"(?:\s+(?:it|on|by|the|at|for))*\s*$"  # 'drop it off on the', 'return on'
-# a closing word reaches its day across what it returns: 'a return date of', 'a returning flight on the',
-# 'return the car on the' (an opening word does not: 'back from my trip on the 9th' opens nothing)
-_AFTER_CLOSING = r"(?:\s+(?:it|on|by|the|at|for|of|a|date|day|flight|flights|car))*\s*$"
+# a closing word reaches its day across what it returns: 'a return date of', 'return the car on the' (an opening
+# word does not: 'back from my trip on the 9th' opens nothing); 'a return flight' may be a round trip's first
+_AFTER_CLOSING = r"(?:\s+(?:it|on|by|the|at|for|of|a|date|day|car))*\s*$"
 _OPENING_CUE = re.compile(
     r"(?:\bfrom|\bstart(?:s|ing)?|\bbeginning|\bpick(?:s|ing)?\s+(?:it\s+|them\s+)?up|\bpickup|"
     r"\bcheck(?:s|ing)?\s+in|\bcheck-in|\bdepart(?:s|ing)?|\bdeparture|\bfly(?:ing)?\s+out|\bget\s+(?:it|there))"
@@ -48,7 +48,7 @@ _OPENING_CUE = re.compile(
     re.IGNORECASE,
 )
 _CLOSING_CUE = re.compile(
-    r"(?:\buntil|\bunti[il]|\btill|\btil|\bthrough|\bthru|\bup\s+to|\breturn(?:s|ing)?|\bback|\bdrop(?:s|ping)?"
+    r"(?:\buntil|\bunti[il]|\btill|\btil|\bthrough|\bthru|\bup\s+to|\breturning\s+flights?|\breturn(?:s|ing)?|\bback|\bdrop(?:s|ping)?"
     r"\s+(?:it\s+|them\s+)?off|\bdrop-?off|\bcheck(?:s|ing)?\s+out|\bcheck-?out|\bbring(?:ing)?\s+(?:it\s+)?back)"
     + _AFTER_CLOSING,
     re.IGNORECASE,

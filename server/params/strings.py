@@ -11,7 +11,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from .text import COURTESY, Span, Word, words, wordset
+from .text import COURTESY, Span, Word, starts_sentence, words, wordset
 
 _QUOTED = re.compile(r'"([^"]{1,200})"|“([^”]{1,200})”|‘([^’]{1,200})’|(?<![\w])\'([^\']{1,200})\'(?![\w])')
 _EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}(?![\w])")
@@ -26,9 +26,11 @@ in on at of for from to by with about since after before during until this that 
 yes no not help hmm hmmm um uh oh well also just i'll i've we'd we're we'll you'd maybe sure thanks thank
 one two three four five six seven eight nine ten
 check try book send transfer play reserve rent buy pick choose select grab tell ask
-anyone anybody everyone everybody someone somebody nobody nothing it they he she
-preferably ideally hopefully actually basically honestly personally otherwise
+anyone anybody everyone everybody someone somebody nobody nothing
 """)
+# a sentence's first word that is a pronoun or an adverb when a lower-case word or a comma follows ('It should
+# be on the 7th', 'Preferably, a place with live music'); 'It Follows', 'They Might Be Giants' stay names
+_OPENERS = wordset("it they he she preferably ideally hopefully actually basically honestly personally otherwise")
 # the pronoun, which a name never runs into
 _I = wordset("i i'd i'm i'll i've")
 # a sentence's first word that says how the last answer went, when a comma or 'I' follows ('Great, I want',
@@ -41,13 +43,13 @@ _SENTENCE_STARTS = wordset("then so but if it he she they there also now next af
 _MONTH_DAY = wordset("""january february march april may june july august september october november december
 jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday
 today yesterday tomorrow q1 q2 q3 q4 fy ytd""")
-_PLACE_KINDS = wordset("city valley beach springs heights creek hills island bay")
+_PLACE_KINDS = wordset("valley beach springs heights creek hills island bay")  # not "city": 'Boston city'
 # what may follow a place's name: punctuation, the end, or a linking or time word ('Mexico city tomorrow'); not
 # a noun ('Boston city center', 'Miami beach house', 'Tampa bay area')
 _AFTER_A_PLACE = wordset(
     "on at in for to from and or but with by please thanks so then this next tomorrow today tonight"
 )
-_CONNECTORS = wordset("of and & de del la le van von der da di du y vs vs. versus")
+_CONNECTORS = wordset("of and & de del la le van von der da di du y")
 _SUFFIX_DOT = re.compile(r"\.(?=\s|$|[?!,])")
 _CUES = re.compile(
     r"\b(?:called|named|name is|by the name of|for|of|about|is|find|look up|lookup|search for|"
@@ -164,6 +166,14 @@ def _pronoun_i(toks: list[Word], j: int) -> bool:
     return word.text == "I" and following is not None and following.text.islower() and following.lower not in COURTESY
 
 
+def _opener(question: str, toks: list[Word], i: int) -> bool:
+    """Word i opens a sentence, written 'It' or 'Preferably', and a comma or a lower-case word follows."""
+    w = toks[i]
+    if w.lower not in _OPENERS or not w.text[1:].islower() or not starts_sentence(question, w.start):
+        return False
+    return question[w.end : w.end + 1] == "," or (i + 1 < len(toks) and toks[i + 1].text[:1].islower())
+
+
 def _interjection(question: str, toks: list[Word], i: int) -> bool:
     """Word i opens a sentence and is an interjection (above), followed by punctuation or 'I'."""
     w = toks[i]
@@ -194,6 +204,7 @@ def find_proper_names(question: str) -> list[TextMatch]:
             or w.text.isdigit()
             or w.text == "I"
             or _interjection(question, toks, i)
+            or _opener(question, toks, i)
         ):
             i += 1
             continue
@@ -234,6 +245,20 @@ def find_proper_names(question: str) -> list[TextMatch]:
             score -= 0.05  # a capital at the start of a sentence says less
         out.append(TextMatch(value, (start, end), "proper_name", score))
         i = j
+    return out + _matches(question, out)
+
+
+_VERSUS = re.compile(r"\s+(?:vs\.?|versus|v\.)\s+", re.I)
+
+
+def _matches(question: str, names: list[TextMatch]) -> list[TextMatch]:
+    """Two names set against each other, as one more name a little below both ('Eagles vs Cowboys' for an
+    event; 'Tesla' and 'Ford' of 'Tesla vs Ford' stay the surer readings for a company)."""
+    out = []
+    for a, b in itertools.pairwise(names):
+        if _VERSUS.fullmatch(question[a.span[1] : b.span[0]]):
+            span = (a.span[0], b.span[1])
+            out.append(TextMatch(question[span[0] : span[1]], span, "proper_name", min(a.score, b.score) - 0.02))
     return out
 
 

@@ -88,6 +88,10 @@ def test_one_side_of_a_match_names_no_event_with_another_side():
     assert best("when do the Huskies play", events)[:2] == ("Owls Vs Huskies", "partial_name")
     assert best("two tickets to Huskies vs Owls", events)[:2] == ("Owls Vs Huskies", "partial_name")
     assert best("tickets for Huskies vs Temple Owls", events)[0] == "Owls Vs Huskies"  # a longer side names it
+    departments = phrases_for(None, {}, ValueList.of(["Engineering Department", "Sales Team"]))
+    assert best("headcount in Engineering vs Sales", departments) is not None  # two listed values compared
+    companies = phrases_for(None, {}, ValueList.of(["Ford Motor Company", "Tesla Inc."]))
+    assert best("revenue for Ford vs last year", companies)[0] == "Ford Motor Company"  # set against no name
 
 
 def test_a_kind_of_place_is_no_distinctive_word():

@@ -68,6 +68,13 @@ async def _price(question: str, template: Template | None = None) -> object:
         ("my budget is 100 dollars for four people", None),
         ("we have a budget of $300 for the team dinner", None),
         ("a place under 30 $ per person", None),
+        # found by a second review
+        ("budget doesn't matter, find the best place in Oakland", None),
+        ("a budget under $200 for two", None),
+        ("dinner for about $ 100 per person", None),
+        ("a budget-friendly place", "inexpensive"),
+        ("the most affordable place", "inexpensive"),
+        ("a fancy dress party venue", None),
         ("I'm on a budget but want something not very costly", None),  # two levels: none
         ("somewhere to eat in Oakland", None),
     ],

@@ -105,6 +105,7 @@ RETURN = {"name": "return_date", "type": "date", "required": True}
         # found by review: the opening word does not reach across them
         ("I leave on the 3rd and I'm coming back from my trip on the 9th", (DEPARTURE, RETURN),
          {"departure_date": "2019-03-03", "return_date": "2019-03-09"}),
+        ("I need a car from my return flight on the 5th", (PICKUP, DROPOFF), {"pickup_date": "2019-03-05"}),
     ],
 )  # fmt: skip
 async def test_a_closing_word_reaches_its_day_across_the_thing_it_returns(question, params, want):

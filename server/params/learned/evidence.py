@@ -182,7 +182,7 @@ def _learned(
         if all(w.text.islower() and w.lower in _POINTING for w in toks[first : last + 1]):
             continue  # 'in this city', 'around here', 'their account': words that point, and name nothing
         span = (toks[first].start, toks[last].end)
-        if item_type(p.spec) in _TEXT and _owner_of_next(toks, last, question, p.ordinary):
+        if item_type(p.spec) in _TEXT and _owner_of_next(toks, first, last, question, p.ordinary):
             span = (span[0], span[1] - 2)  # "Alan Walker's songs": the name, not its possessive
         inner = [c.span for c in p.candidates if c.span is not None and overlaps(c.span, span)]
         text = question[span[0] : span[1]]
@@ -214,12 +214,12 @@ def _learned(
     return out, wider
 
 
-def _owner_of_next(toks: Sequence[Word], last: int, question: str, ordinary: frozenset[str]) -> bool:
-    """Word `last` is a possessive of the noun after it, a word the template's examples use ('Rihanna's
-    songs', "Alan Walker's music"); not a name that ends in one ("Denny's tonight", "Trader Vic's
-    restaurant", "Denny's for two")."""
-    if not toks[last].text.endswith(("'s", "’s")) or last + 1 >= len(toks):
-        return False
+def _owner_of_next(toks: Sequence[Word], first: int, last: int, question: str, ordinary: frozenset[str]) -> bool:
+    """Words `first` to `last` are a person's name in the possessive of the noun after it, a word the
+    template's examples use ("Alan Walker's songs", "Jah Cure's music"); not a name that ends in one
+    ("Trader Vic's restaurant", "Trader Joe's hours", "Denny's tonight")."""
+    if not toks[last].text.endswith(("'s", "’s")) or last + 1 >= len(toks) or first == last:
+        return False  # a single word's is more often a shop's own name ('Macy's hours', "Lowe's near me")
     nxt = toks[last + 1]
     return (
         question[toks[last].end : nxt.start] == " "
@@ -232,7 +232,7 @@ def _owner_of_next(toks: Sequence[Word], last: int, question: str, ordinary: fro
 # nouns a name ending in 's is the name of ("Trader Vic's restaurant"), and the days and hours it is said with
 _OWN_NAME_NOUNS = wordset(
     "restaurant restaurants place diner bar cafe pub grill kitchen shop store bakery tavern inn hotel salon "
-    "tonight today tomorrow now tonite morning evening afternoon"
+    "hours menu near open location locations branch tonight today tomorrow now tonite morning evening afternoon"
 )
 
 
