@@ -54,6 +54,7 @@ from .learned.evidence import Judged, weigh
 from .learned.features import Mark
 from .learned.learner import LearnedExtractor
 from .llm import AnthropicFiller, LLMError
+from .name_cues import named
 from .not_applied import WIDENED, ListedValue, listed_values, not_applied, unbounded_ends
 from .numbers import find_numbers
 from .price_words import find_price_words, overridden, price_candidates, price_scale
@@ -383,6 +384,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         handed = {c.text for cands in gained.values() for c in cands}
         for p in params:
             p.candidates, dropped = directed(p.spec, seen.question, found[p.spec.name] + gained.get(p.spec.name, []))
+            p.candidates = named(p.spec, seen.question, p.candidates)  # 'the album Voicenotes', 'songs by Adele'
             left_out += _once([d for d in dropped if d["text"] not in handed])
         if (stretch := stretch_of([p.spec for p in params])) is not None:
             future = self.settings.date_direction == "future"
