@@ -24,7 +24,9 @@ _MAKERS = frozenset(
     {"artist", "singer", "band", "author", "writer", "director", "directed", "composer", "performer", "musician"}
 )
 _PLAYERS = frozenset({"actor", "actors", "actress", "starring", "cast", "star", "stars"})
-_GUESSES = frozenset({"fuzzy", "partial_name"})  # a listed name read from a word or a misspelling
+# a reading in lower case is cued only when a list holds it ('the city of boston'): after the words of the name
+# an ordinary noun is no value ('product category Electronics', 'customer service calls', 'an event with my friend')
+_LISTED = frozenset({"values_from", "values_from_alias", "alias", "allowed_values", "quoted", "email"})
 _BETWEEN = r"(?:\s+(?:the|a|an|called|named|titled|of))*\s*:?\s*$"  # 'the album called', 'the city of'
 
 
@@ -52,7 +54,7 @@ def named(spec: ParameterSpec, question: str, candidates: list[Candidate]) -> li
         for c in candidates
         if c.span is not None
         and not c.cued
-        and not (c.extractor in _GUESSES and c.text.islower())  # 'with' of 'an event with my friend'
+        and (c.text[:1].isupper() or c.text[:1].isdigit() or c.extractor in _LISTED)
         and cue.search(question[max(0, c.span[0] - 40) : c.span[0]])
     ]
     for cand, span in after:  # of two readings after the words, the surer ('directed by Peter Farrelly online')

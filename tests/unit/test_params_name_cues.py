@@ -52,6 +52,9 @@ async def test_a_word_of_the_name_elsewhere_says_nothing():
     """'song' far before the name, or 'by' for a parameter that makes nothing, leave the readers' reading."""
     assert await _values("find me some Adele songs", "album", "artist") == {"album": "Adele"}  # as before
     assert await _values("a hotel by Central Park", "hotel_name") == {"hotel_name": "Central Park"}
+    # found by review: an ordinary noun after the words of the name is no value
+    assert await _values("revenue by product category Electronics", "product") == {"product": "Electronics"}
+    assert await _values("customer service calls from Acme Corp", "customer_name") == {"customer_name": "Acme Corp"}
 
 
 def test_a_shorter_reading_inside_the_named_words_is_part_of_them():
