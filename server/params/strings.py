@@ -44,8 +44,8 @@ _MONTH_DAY = wordset("""january february march april may june july august septem
 jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday
 today yesterday tomorrow q1 q2 q3 q4 fy ytd""")
 _PLACE_KINDS = wordset("valley beach springs heights creek hills island bay")  # not "city": 'Boston city'
-# what may follow a place's name: punctuation, the end, or a linking or time word ('Mexico city tomorrow'); not
-# a noun ('Boston city center', 'Miami beach house', 'Tampa bay area')
+# what may follow a place's name: punctuation, the end, or a linking or time word ('Mill valley tomorrow'); not
+# a noun ('Miami beach house', 'Tampa bay area')
 _AFTER_A_PLACE = wordset(
     "on at in for to from and or but with by please thanks so then this next tomorrow today tonight"
 )
@@ -226,7 +226,7 @@ def find_proper_names(question: str) -> list[TextMatch]:
             ):
                 j += 1
             elif nxt.lower in _PLACE_KINDS and gap == " " and _ends_here(question, toks, j):
-                j += 1  # 'Mexico city', 'Mill valley': a place's kind written in lower case ends its name
+                j += 1  # 'Mill valley', 'Palm springs': a place's kind written in lower case ends its name
                 break
             elif nxt.lower in _CONNECTORS and j + 1 < len(toks) and _is_name_word(toks[j + 1]):
                 if toks[j + 1].lower in _I:
