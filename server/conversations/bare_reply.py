@@ -62,14 +62,21 @@ NO_VALUE = wordset(
     "december"
 )
 _NAME_TEXT = re.compile(r"[\w\s.,'’&#/-]+")  # what a name is written with ('1900 University Ave #105')
-REPLY_WORD = re.compile(r"[^\W_]+")  # a reply's words as the conversation rules count them
+_REPLY_WORD = re.compile(r"[^\W_]+")
+_CONTRACTED = re.compile(r"['’](?:m|ll|d|re|ve)\b", re.IGNORECASE)  # "I'm", "we'll": "I", "we"
 BARE_WORDS = 4  # a reply of at most this many words besides filler is a bare value (or a bare answer)
 BARE_NAME_WORDS = 3  # ... and a name outside a closed list has at most this many
 
 
+def reply_words(text: str) -> list[str]:
+    """A reply's words as the conversation rules count them: a contraction as the word it shortens ("I'm" is
+    "I"; "it's" is "it" and "s", both filler; "don't" keeps its "t")."""
+    return _REPLY_WORD.findall(_CONTRACTED.sub("", text))
+
+
 def bare_words(message: str) -> str | None:
     """The message's words besides filler, when they are few enough to be a bare value."""
-    given = [w for w in REPLY_WORD.findall(message) if w.casefold() not in VALUE_FILLER]
+    given = [w for w in reply_words(message) if w.casefold() not in VALUE_FILLER]
     return " ".join(given) if given and len(given) <= BARE_WORDS else None
 
 

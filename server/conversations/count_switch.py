@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from ..params.text import wordset
 from ..routing.count_questions import count_cue, count_template_for
 from ..templates import Template
-from .bare_reply import REPLY_WORD
+from .bare_reply import reply_words
 
 # the words a message asking only "how many?" of the last list may hold
 _COUNT_ONLY = wordset(
@@ -35,7 +35,7 @@ _ASKS_FOR_ROWS = wordset("list show display give see who which names")
 def switched(message: str, template: Template, templates: Mapping[str, Template]) -> Template | None:
     """The template that answers the message about the last answer's `template` the other way round (its
     count, or the list it counts), or None when the message asks something else."""
-    said = set(REPLY_WORD.findall(message.casefold()))
+    said = set(reply_words(message.casefold()))
     if not said:
         return None
     if template.counts is None and count_cue(message) is not None and said <= _COUNT_ONLY:
@@ -56,7 +56,7 @@ def counted_like(message: str, last: Template, template: Template, templates: Ma
     """Another template than the last answer's, asked the way the last one was: after a count ('how many
     customers are in the West?', then 'what about Germany?') the count of a list, not its rows; unless the
     message asks for the rows ('and which customers are in Germany?')."""
-    said = set(REPLY_WORD.findall(message.casefold()))
+    said = set(reply_words(message.casefold()))
     if last.counts is not None and template.counts is None and not said & _ASKS_FOR_ROWS:
         return count_template_for(template, templates) or template
     return template

@@ -38,7 +38,7 @@ from ..params.text import Span, name_tokens, overlaps, words, wordset
 from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
 from ..templates import ParameterSpec, ParameterType, Template
-from .bare_reply import LIKING, LOOKING, REPLY_FILLER, REPLY_WORD, VALUE_FILLER, bare_value, bare_words
+from .bare_reply import LIKING, LOOKING, REPLY_FILLER, VALUE_FILLER, bare_value, bare_words, reply_words
 from .carry_over import CUE_WORDS, CarryOver, adds, corrected_part, is_carry_over, new_values, read_message
 from .context_year import in_context_period, in_context_year, years_against_context
 from .count_switch import counted_if_asked, counted_like, switched
@@ -82,6 +82,13 @@ class FollowUp:
     confidence: float = 0.0  # the routing score the completed template had when it was chosen or listed
     changed: list[str] | None = None  # follow_up / correction: the parameters the message gave
     carried: list[str] | None = None  # ... and those carried over from the last answer
+
+
+# the most words a message holds besides its values, cue and filler to be a value's context, not a question
+# of its own: a follow-up for a neighbour ('what about Sales?'), a reply in the pending request's own words
+# ('buy tickets for 4 people', "I'm going to Las Vegas"; not 'can you find me some interesting events around
+# Portland?' while a ticket waits for its event)
+_VALUE_WORDS = 3
 
 
 def confident(outcome: RoutingOutcome, threshold: float, margin: float) -> bool:
@@ -194,10 +201,11 @@ async def _complete(
     # a reply that answers what was asked in the pending request's own words ('I need 4 tickets for March 11th'
     # to a bus ticket waiting for its travellers and date) answers it, even where it alone routes to another
     # template, if it scores the pending one close behind (within new_question_margin) or would itself be
-    # asked for a value there ('I need three seats.' as a flight search: _asks_back); one that routes to the
-    # pending template restates it (_restated)
+    # asked for a value there ('I need three seats.' as a flight search: _asks_back), and its own words are few
+    # (_VALUE_WORDS); one that routes to the pending template restates it (_restated)
     near = from_reply and not restates and (close or (asks_back is not None and await asks_back()))
-    wraps = REPLY_FILLER | LOOKING | _asked_words(only) | (_own_words(template) if near else frozenset())
+    left = words_left(message, Extraction(trace=reply.trace + others.trace, problems=said), _reply_filler(only))
+    in_own_words = near and len(left) <= _VALUE_WORDS and set(left) <= _own_words(template)
     if not from_reply and not said and not others.trace and not fixed.problems:
         # the message alone on the pending template is no other question
         settled_values = {name: earlier[name] for name in settled if name in earlier}
@@ -215,7 +223,8 @@ async def _complete(
     elif (
         is_confident
         and not fixed.trace  # a correction is values and its cue words (_corrections)
-        and not values_only(message, Extraction(trace=reply.trace + others.trace, problems=said), wraps)
+        and left
+        and not in_own_words
     ):
         return await _restated(pending, pending_turn, message, source, template, earlier) if restates else None
     merged = Extraction(
@@ -339,6 +348,11 @@ def _asks_back(
         return any(p.problem == "missing" for p in alone.problems)
 
     return asks
+
+
+def _reply_filler(asked: Template) -> frozenset[str]:
+    """What any reply may wrap the asked values in: filler, looking words, the asked parameters' names."""
+    return REPLY_FILLER | LOOKING | _asked_words(asked)
 
 
 def _asked_words(asked: Template) -> frozenset[str]:
@@ -546,6 +560,11 @@ def _fill_rest(template: Template, extraction: Extraction) -> None:
 
 def values_only(message: str, extraction: Extraction, filler: frozenset[str] = VALUE_FILLER) -> bool:
     """The message is nothing but the values found in it (and words that wrap values)."""
+    return not words_left(message, extraction, filler)
+
+
+def words_left(message: str, extraction: Extraction, filler: frozenset[str]) -> list[str]:
+    """The message's words besides the values found in it and the filler."""
     text = message.casefold()
     for step in extraction.trace:
         if step.span is not None:
@@ -554,7 +573,7 @@ def values_only(message: str, extraction: Extraction, filler: frozenset[str] = V
     for problem in extraction.problems:
         if problem.given:
             text = text.replace(problem.given.casefold(), " ")
-    return not [w for w in REPLY_WORD.findall(text) if w not in filler]
+    return [w for w in reply_words(text) if w not in filler]
 
 
 # --- follow-ups of the last answer --------------------------------------------------------------
@@ -737,13 +756,11 @@ _POINTING = wordset("their them they those these ones one it its his her all any
 
 # how many of the last question's candidates, after its own template, a follow-up may move to
 NEIGHBOURS = 5
-# the most words a follow-up for a neighbour holds besides its cue and filler: a value's, not a question's
-_VALUE_WORDS = 3
 
 
 def _names_a_value_only(text: str, wraps: frozenset[str]) -> bool:
     """Short enough to be a value and the words that wrap it ('what about Sales?'), not a question of its own."""
-    return 0 < len([w for w in REPLY_WORD.findall(text.casefold()) if w not in wraps]) <= _VALUE_WORDS
+    return 0 < len([w for w in reply_words(text.casefold()) if w not in wraps]) <= _VALUE_WORDS
 
 
 async def _neighbour(
@@ -968,7 +985,7 @@ async def _pick(
 
 def pick_by_position(message: str, count: int) -> int | None:
     """'the second one', '2', 'option 2', 'the last one' -> a 0-based index among `count` alternatives."""
-    words = [w for w in REPLY_WORD.findall(message.casefold()) if w not in PICK_FILLER]
+    words = [w for w in reply_words(message.casefold()) if w not in PICK_FILLER]
     if len(words) != 1:
         return None
     word = words[0]
@@ -983,7 +1000,7 @@ def pick_by_position(message: str, count: int) -> int | None:
 
 def pick_by_name(message: str, options: list[TemplateRef]) -> int | None:
     """The alternative the message names, by a fuzzy match on its description or id; None unless clear."""
-    words = [w for w in REPLY_WORD.findall(message.casefold()) if w not in PICK_FILLER]
+    words = [w for w in reply_words(message.casefold()) if w not in PICK_FILLER]
     if not words or not options:
         return None
     text = " ".join(words)

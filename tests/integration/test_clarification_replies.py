@@ -77,6 +77,67 @@ async def test_a_word_the_pending_request_never_uses_starts_the_new_question(tmp
     assert meta["parameters"]["seats"] == 4
 
 
+async def test_a_reply_that_opens_with_a_contraction_answers_like_any_other(tmp_path):
+    """ "I'll" counts as the "I" it shortens (server/conversations/bare_reply.py `reply_words`): filler."""
+    _, replied = await _two_turns(tmp_path, "I want bus tickets to Fresno", "I'll need 4 tickets for March 11th")
+    meta = replied["metadata"]
+    assert (meta["reason"], meta["template_id"], meta["parameters"]["travelers"]) == (
+        "clarification_answered",
+        "bus_tickets",
+        4,
+    )
+
+
+EVENTS_LIBRARY = """
+templates:
+  - id: find_events
+    description: Find events of a category happening in a city
+    nl_examples:
+      - "find me some [music](category) events in [Portland](city)"
+      - "can you find interesting [sports](category) events around [Fresno](city)?"
+      - "what [music](category) events are on in [Vegas](city)"
+      - "I'm looking for events in [Portland](city)"
+    parameters:
+      - {name: city, type: string, required: true, allowed_values: [Fresno, Portland, Vegas]}
+      - {name: category, type: string, required: true, allowed_values: [music, sports]}
+    sql: "SELECT :city AS city, :category AS category"
+  - id: event_tickets
+    description: Buy tickets for a named event in a city on a date
+    nl_examples:
+      - "please buy a ticket for me"
+      - "can you find me tickets for [Hamilton](event_name) in [Portland](city) on [Friday](date)"
+      - "I want tickets for an interesting event around [Vegas](city)"
+      - "get me seats for [Hamilton](event_name) on [Saturday](date)"
+    parameters:
+      - {name: event_name, type: string, required: true}
+      - {name: city, type: string, required: true, allowed_values: [Fresno, Portland, Vegas]}
+      - {name: date, type: date, required: true}
+    sql: "SELECT :event_name AS event_name, :city AS city, :date AS date"
+"""
+
+
+@pytest.mark.parametrize(
+    ("reply", "template", "reason"),
+    [
+        ("I'm looking in Portland", "event_tickets", "clarification_answered"),
+        # four words of the pending request's own besides the city: a search of its own (_VALUE_WORDS)
+        ("Can you find me some interesting events around Portland?", "find_events", "highest_score_above_threshold"),
+    ],
+)
+async def test_a_reply_routing_elsewhere_answers_only_in_a_few_of_the_pending_requests_words(
+    tmp_path, reply, template, reason
+):
+    sessions = MemorySessionStore(SessionSettings())
+    async with running_runtime(people_tree(tmp_path, library=EVENTS_LIBRARY)) as runtime:
+        people = runtime.get("people")
+        alone = await answering.answer(people, reply)
+        asked = await answering.answer_in_session(people, "please buy a ticket for me", sessions, None)
+        replied = await answering.answer_in_session(people, reply, sessions, asked.body["session_id"])
+    assert alone.body["metadata"]["template_id"] == "find_events"
+    meta = replied.body["metadata"]
+    assert (meta["template_id"], meta["reason"], meta["parameters"]["city"]) == (template, reason, "Portland")
+
+
 async def test_a_reply_that_would_itself_be_asked_for_a_value_elsewhere_answers_the_pending_request(tmp_path):
     """'buy 4 tickets' alone is an event's tickets that would ask for the date; while a bus ticket waits for
     its travellers, it gives them (server/conversations/follow_up.py `_asks_back`), though it scores the bus

@@ -60,6 +60,10 @@ def test_values_only():
     meant.trace.append(ExtractedValue("department", "Engineering", "allowed_values", (8, 19), "Engineering"))
     assert values_only("I meant Engineering", meant)  # 'mean' and 'meant' wrap a value too
     assert not values_only("from Engineering, who left last year?", found)
+    im = Extraction(values={"department": "Engineering"})
+    im.trace.append(ExtractedValue("department", "Engineering", "allowed_values", (7, 18), "Engineering"))
+    assert values_only("I'm in Engineering", im)  # a contraction counts as the word it shortens
+    assert not values_only("don't", Extraction())  # but "t" is none: "don't" refuses
 
 
 def _state(i: int) -> SessionState:
