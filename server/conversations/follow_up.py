@@ -181,7 +181,7 @@ async def _complete(
     earlier, stale = _revalidate(pending.values, specs)
     wanted = [name for name in pending.wanted if name in specs] + [n for n in stale if n not in pending.wanted]
     only = template.model_copy(update={"parameters": [specs[n] for n in wanted]})
-    reply = await source.extractor.extract(message, only)
+    reply = await _meant_for_asked(source, template, message, await source.extractor.extract(message, only))
     from_reply = [t for t in reply.trace if t.extractor != "default"]
     said = [p for p in reply.problems if p.problem in ("invalid", "ambiguous")]
     # values the reply gives for the template's other parameters that are still open are taken too ('march
@@ -236,6 +236,30 @@ async def _complete(
     _fill_rest(template, merged)
     confidence = pending.template.score or 0.0
     return FollowUp("clarification", source, template, merged, pending_turn, pending.question, confidence)
+
+
+async def _meant_for_asked(source: ExtractionSource, template: Template, message: str, reply: Extraction) -> Extraction:
+    """The reply's readings for the asked parameters, less those whose words the template read whole gives to
+    one not asked: 'Is there anything else, perhaps in Santa Clara?' while the cuisine is asked changes the
+    city, and 'a 1 star' is the rating, not the destination asked for (the other values are read next). A
+    bare reply ('march fifth', 'Chicago.') says nothing of which parameter it is for: it answers the question."""
+    read = [t for t in reply.trace if t.extractor != "default" and t.span is not None]
+    if not read or bare_words(message) is not None:
+        return reply
+    whole = await source.extractor.extract(message, template)
+    elsewhere = [
+        t.span for t in whole.trace if t.extractor != "default" and t.span is not None and t.name not in reply.values
+    ]
+    lost = {t.name for t in read if t.span is not None and any(overlaps(t.span, span) for span in elsewhere)}
+    if not lost:
+        return reply
+    specs = _specs(template)
+    return Extraction(
+        values={name: value for name, value in reply.values.items() if name not in lost},
+        trace=[t for t in reply.trace if t.name not in lost],
+        problems=[p for p in reply.problems if p.name not in lost] + [param_problems.missing(specs[n]) for n in lost],
+        llm=reply.llm,
+    )
 
 
 def _cued_as(spec: ParameterSpec, message: str, span: Span | None) -> bool:

@@ -138,6 +138,35 @@ async def test_a_reply_routing_elsewhere_answers_only_in_a_few_of_the_pending_re
     assert (meta["template_id"], meta["reason"], meta["parameters"]["city"]) == (template, reason, "Portland")
 
 
+RESTAURANTS_LIBRARY = """
+templates:
+  - id: restaurants
+    description: Find restaurants in a city serving a cuisine
+    nl_examples:
+      - "find me a restaurant in [Oakland](location)"
+      - "I want [Thai](cuisine) food in [Berkeley](location)"
+      - "a place serving [Mexican](cuisine) food in [San Jose](location)"
+      - "some [Italian](cuisine) restaurants in [Palo Alto](location) please"
+      - "[Greek](cuisine) food near [Fremont](location)"
+    parameters:
+      - {name: location, type: string, required: true}
+      - {name: cuisine, type: string, required: false}
+    sql: "SELECT :location AS location, :cuisine AS cuisine"
+"""
+
+
+@pytest.mark.parametrize(
+    "reply", ["I would love some Korean food tonight", "Something serving Korean food would be lovely"]
+)
+async def test_a_reply_gives_a_value_to_the_parameter_its_words_name_not_to_the_one_asked(tmp_path, reply):
+    """While the city is asked, 'some Korean food' is the cuisine: the reply read against the whole template
+    gives those words to it, so the city stays asked (server/conversations/follow_up.py `_meant_for_asked`)."""
+    body = await _asked_then(tmp_path, RESTAURANTS_LIBRARY, "I want to find a restaurant", reply, ["location"])
+    meta = body["metadata"]
+    assert meta["parameters"]["cuisine"] == "Korean" and meta["parameters"].get("location") is None
+    assert [p["name"] for p in meta["clarification"]] == ["location"]
+
+
 async def test_a_reply_that_would_itself_be_asked_for_a_value_elsewhere_answers_the_pending_request(tmp_path):
     """'buy 4 tickets' alone is an event's tickets that would ask for the date; while a bus ticket waits for
     its travellers, it gives them (server/conversations/follow_up.py `_asks_back`), though it scores the bus
