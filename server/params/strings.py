@@ -44,9 +44,9 @@ _MONTH_DAY = wordset("""january february march april may june july august septem
 jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday
 today yesterday tomorrow q1 q2 q3 q4 fy ytd""")
 _PLACE_KINDS = wordset("valley beach springs heights creek hills island bay")  # not "city": 'Boston city'
-# what may follow a place's name: punctuation, the end, or a linking or time word ('Mill valley tomorrow'); not
-# a noun ('Miami beach house', 'Tampa bay area')
-_AFTER_A_PLACE = wordset(
+# what may follow the end of a name: punctuation, the end, or a linking or time word ('Mill valley tomorrow',
+# "Dickey's tonight"); not a noun ('Miami beach house', 'Tampa bay area', "Marcus Webb's email")
+_AFTER_A_NAME = wordset(
     "on at in for to from and or but with by please thanks so then this next tomorrow today tonight"
 )
 _CONNECTORS = wordset("of and & de del la le van von der da di du y")
@@ -187,7 +187,7 @@ def _ends_here(question: str, toks: list[Word], j: int) -> bool:
     """Word j closes the sentence or the phrase: nothing, punctuation or a linking word after it."""
     if j + 1 == len(toks):
         return True
-    return bool(question[toks[j].end : toks[j + 1].start].strip()) or toks[j + 1].lower in _AFTER_A_PLACE
+    return bool(question[toks[j].end : toks[j + 1].start].strip()) or toks[j + 1].lower in _AFTER_A_NAME
 
 
 def find_proper_names(question: str) -> list[TextMatch]:
@@ -239,7 +239,7 @@ def find_proper_names(question: str) -> list[TextMatch]:
         if _SUFFIX_DOT.match(question, end) and value.split()[-1].lower() in ("inc", "ltd", "co", "corp", "jr", "sr"):
             end += 1
             value += "."
-        value, end = _strip_possessive(value, end)
+        value, end = _strip_possessive(question, value, end)
         score = 0.8 if _CUES.search(question[:start]) else 0.72
         if i == 0 or question[:start].strip().endswith((".", "?", "!")):
             score -= 0.05  # a capital at the start of a sentence says less
@@ -276,7 +276,7 @@ def find_cued_names(question: str) -> list[TextMatch]:
             j += 1
         if j == i:
             continue
-        value, end = _strip_possessive(question[w.start : toks[j - 1].end], toks[j - 1].end)
+        value, end = _strip_possessive(question, question[w.start : toks[j - 1].end], toks[j - 1].end)
         if value and not value.isdigit():
             out.append(TextMatch(value, (w.start, end), "cued_name", 0.62))
     return out
@@ -301,13 +301,18 @@ def find_tail_names(question: str) -> list[TextMatch]:
             question[a.end : b.start].strip() not in ("", "-") for a, b in itertools.pairwise(rest)
         ):
             continue
-        value, end = _strip_possessive(question[w.start : rest[-1].end], rest[-1].end)
+        value, end = _strip_possessive(question, question[w.start : rest[-1].end], rest[-1].end)
         out.append(TextMatch(value, (w.start, end), "tail_name", 0.58))
         break
     return out
 
 
-def _strip_possessive(value: str, end: int) -> tuple[str, int]:
+def _strip_possessive(question: str, value: str, end: int) -> tuple[str, int]:
+    """'Marcus Webb's reviews' gives 'Marcus Webb'; a name's own 's, with nothing after it for it to own,
+    stays ('a table at Dickey's', "Dickey's tonight")."""
+    after = words(question[end:])
+    if not after or question[end : end + after[0].start].strip() or after[0].lower in _AFTER_A_NAME:
+        return value, end
     for suffix in ("'s", "’s"):
         if value.endswith(suffix):
             return value[: -len(suffix)], end - len(suffix)
