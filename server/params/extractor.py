@@ -57,11 +57,13 @@ from .llm import AnthropicFiller, LLMError
 from .name_cues import named
 from .not_applied import WIDENED, ListedValue, listed_values, not_applied, unbounded_ends
 from .numbers import find_numbers
-from .price_words import find_price_words, overridden, price_candidates, price_scale
+from .price_words import PRICE
 from .roles import Role, numeric_choices, role_of, text_amount, text_count
 from .ruled_out import REASON as RULED_OUT
 from .ruled_out import split_ruled_out
+from .scale_words import overridden
 from .settings import ParameterExtractionSettings
+from .size_words import SIZE
 from .stretches import placed, stretch_of
 from .strings import (
     find_cued_names,
@@ -79,6 +81,7 @@ from .values_from import ValuesCache, ValuesRunner, ValuesSource, adapter_values
 log = logging.getLogger("intent_router.params")
 
 Today = Callable[[], dt.date]
+_SCALES = (PRICE, SIZE)  # the scales whose levels everyday words name
 EXPLICIT = 0.75  # a rejected candidate at least this sure means the user asked for that value
 _LISTED = frozenset({"allowed_values", "alias", "values_from"})  # list matches the learned features read
 # what may stand between values named as a list: 'Sales and Marketing', 'Sales, HR or Finance', 'Sales vs. HR'
@@ -428,9 +431,10 @@ class TemplateParameterExtractor(ParameterExtractor):
         numeric = numeric_choices(spec)
         if closed:
             out += choice_candidates(spec, p.matches)
-            if (scale := price_scale(spec)) is not None:  # 'not very costly' is moderate (price_words.py)
-                said = find_price_words(q)
-                out = overridden(out, said) + price_candidates(spec, said, scale)
+            for words in _SCALES:  # 'not very costly' is moderate, 'medium-sized' standard (scale_words.py)
+                if (scale := words.scale(spec)) is not None:
+                    said = words.find(q)
+                    out = overridden(out, said) + words.candidates(spec, said, scale)
         if (kind in (ParameterType.INTEGER, ParameterType.NUMBER) and not spec.allowed_values) or numeric:
             out += number_candidates(spec, p.role, seen.numbers)
             if p.role is Role.YEAR:

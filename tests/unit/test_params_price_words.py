@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 
 from server.params.extractor import TemplateParameterExtractor
-from server.params.price_words import CHEAP, EXPENSIVE, MODERATE, VERY_EXPENSIVE, find_price_words, price_scale
+from server.params.price_words import CHEAP, EXPENSIVE, MODERATE, PRICE, VERY_EXPENSIVE
 from server.params.settings import ParameterExtractionSettings
 from server.templates import ParameterSpec, Template
 
@@ -96,7 +96,7 @@ async def test_a_level_beyond_the_scale_is_its_end() -> None:
 
 def test_only_a_price_scale_is_read() -> None:
     def scale(values: list[str]) -> dict | None:
-        return price_scale(ParameterSpec(name="p", type="string", allowed_values=values))
+        return PRICE.scale(ParameterSpec(name="p", type="string", allowed_values=values))
 
     assert scale(LEVELS) == {
         CHEAP: "inexpensive",
@@ -112,5 +112,5 @@ def test_only_a_price_scale_is_read() -> None:
 
 
 def test_the_longest_phrase_wins() -> None:
-    said = find_price_words("not very costly, and not the $400 one")
+    said = PRICE.find("not very costly, and not the $400 one")
     assert [(p.text, p.level) for p in said] == [("not very costly", MODERATE)]
