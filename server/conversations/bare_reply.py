@@ -108,6 +108,13 @@ def bare_value(
     return texts[0], value
 
 
+def templates_wording(text: str, templates: Sequence[Template]) -> bool:
+    """Every word of the text is one some template's examples write in lower case around their values
+    ('restaurant reservation', 'bus'): wording, no name."""
+    toks = words(text)
+    return bool(toks) and all(any(w.lower in lower_case_words(t) for t in templates) for w in toks)
+
+
 def _alone(message: str, value: str) -> bool:
     """The message says the value and nothing else but filler ('Chicago.', 'Yep, it's Brisbane.', 'I'd like
     Chicago', 'Look in Chicago.')."""

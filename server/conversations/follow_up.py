@@ -38,7 +38,16 @@ from ..params.text import Span, name_tokens, overlaps, words, wordset
 from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
 from ..templates import ParameterSpec, ParameterType, Template
-from .bare_reply import LIKING, LOOKING, REPLY_FILLER, VALUE_FILLER, bare_value, bare_words, reply_words
+from .bare_reply import (
+    LIKING,
+    LOOKING,
+    REPLY_FILLER,
+    VALUE_FILLER,
+    bare_value,
+    bare_words,
+    reply_words,
+    templates_wording,
+)
 from .carry_over import CUE_WORDS, CarryOver, adds, corrected_part, is_carry_over, new_values, read_message
 from .context_year import in_context_period, in_context_year, years_against_context
 from .count_switch import counted_if_asked, counted_like, switched
@@ -181,7 +190,8 @@ async def _complete(
     earlier, stale = _revalidate(pending.values, specs)
     wanted = [name for name in pending.wanted if name in specs] + [n for n in stale if n not in pending.wanted]
     only = template.model_copy(update={"parameters": [specs[n] for n in wanted]})
-    reply = await _meant_for_asked(source, template, message, await source.extractor.extract(message, only))
+    reply = await _worded(await source.extractor.extract(message, only), template, sources)
+    reply = await _meant_for_asked(source, template, message, reply)
     from_reply = [t for t in reply.trace if t.extractor != "default"]
     said = [p for p in reply.problems if p.problem in ("invalid", "ambiguous")]
     # values the reply gives for the template's other parameters that are still open are taken too ('march
@@ -251,6 +261,24 @@ async def _meant_for_asked(source: ExtractionSource, template: Template, message
         t.span for t in whole.trace if t.extractor != "default" and t.span is not None and t.name not in reply.values
     ]
     lost = {t.name for t in read if t.span is not None and any(overlaps(t.span, span) for span in elsewhere)}
+    return _without(reply, lost, template)
+
+
+async def _worded(reply: Extraction, template: Template, sources: Mapping[str, ExtractionSource]) -> Extraction:
+    """The reply's readings, less a learned one in lower case made of the words templates use around their
+    values ('Can you make me a restaurant reservation?' is no city, 'a reservation for the bus' no event's
+    city): read for the asked parameters alone, the model has no other label to give those words."""
+    learned = [t for t in reply.trace if t.extractor == "learned" and t.text and t.text.islower()]
+    if not learned:
+        return reply
+    everyone = [t for s in sources.values() for t in s.templates.values()]
+    # off the event loop: the first look at thousands of templates' words reads their examples
+    worded = [t.name for t in learned if await asyncio.to_thread(templates_wording, t.text or "", everyone)]
+    return _without(reply, set(worded), template)
+
+
+def _without(reply: Extraction, lost: set[str], template: Template) -> Extraction:
+    """The reply less its readings of `lost`, which are asked for again."""
     if not lost:
         return reply
     specs = _specs(template)

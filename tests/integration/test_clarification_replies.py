@@ -167,6 +167,52 @@ async def test_a_reply_gives_a_value_to_the_parameter_its_words_name_not_to_the_
     assert [p["name"] for p in meta["clarification"]] == ["location"]
 
 
+PROVIDERS_LIBRARY = """
+templates:
+  - id: providers
+    description: Find a doctor of a kind in a city
+    nl_examples:
+      - "find a [dentist](kind) in [fremont](city)"
+      - "I need a [psychologist](kind) in [san jose](city)"
+      - "a [dentist](kind) near [Oakland](city) please"
+      - "I want to see a [psychologist](kind) in [berkeley](city)"
+      - "any [dentist](kind) around [palo alto](city)?"
+      - "can you find me a [dentist](kind) in [mountain view](city)"
+      - "can you find me a [psychologist](kind) at [los gatos](city)?"
+      - "[dentist](kind) for [santa clara](city)"
+      - "I need a [dentist](kind) for [walnut creek](city)"
+    parameters:
+      - {name: kind, type: string, required: true, allowed_values: [dentist, psychologist]}
+      - {name: city, type: string, required: true}
+    sql: "SELECT :kind AS kind, :city AS city"
+  - id: reserve_table
+    description: Reserve a table at a restaurant
+    nl_examples:
+      - "make me a restaurant reservation at [Nopa](restaurant)"
+      - "book a table at [Zuni Cafe](restaurant) for dinner"
+      - "I need a reservation at [Delfina](restaurant)"
+      - "can you reserve a table at [Nopa](restaurant)?"
+    parameters:
+      - {name: restaurant, type: string, required: true}
+    sql: "SELECT :restaurant AS restaurant"
+"""
+
+
+@pytest.mark.parametrize(
+    ("reply", "template", "city"),
+    [
+        ("Can you find me a restaurant reservation?", "reserve_table", None),
+        ("in fremont please", "providers", "fremont"),  # a name in lower case still answers
+    ],
+)
+async def test_the_words_templates_use_around_values_answer_no_asked_name(tmp_path, reply, template, city):
+    """Found on SGD's control pairs: while a psychologist waits for its city, the learned model, asked for the
+    city alone, read 'restaurant reservation' as one (server/conversations/follow_up.py `_worded`)."""
+    body = await _asked_then(tmp_path, PROVIDERS_LIBRARY, "I want to see a psychologist", reply, ["city"])
+    meta = body["metadata"]
+    assert (meta["template_id"], meta["parameters"].get("city")) == (template, city)
+
+
 async def test_a_reply_that_would_itself_be_asked_for_a_value_elsewhere_answers_the_pending_request(tmp_path):
     """'buy 4 tickets' alone is an event's tickets that would ask for the date; while a bus ticket waits for
     its travellers, it gives them (server/conversations/follow_up.py `_asks_back`), though it scores the bus
