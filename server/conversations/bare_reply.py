@@ -36,8 +36,9 @@ from ..templates import ParameterSpec, Template
 # words a bare reply wraps its values in ("from March", "make it 500", "in Engineering please")
 VALUE_FILLER = wordset(
     "a an the from in on at for to of by with and or it its is it's s was be use make let lets say please "
-    "thanks thank you ok okay yes i me my we our mean meant want need would like what about then just only "
-    "since until till than more less over under above below around mr mrs ms miss dr prof ceo cfo cto coo"
+    "thanks thank you ok okay yes i me my we our mean meant want need would like get what about then just "
+    "only since until till than more less over under above below around mr mrs ms miss dr prof ceo cfo cto "
+    "coo"
 )
 # ... and words that say how welcome the value is ("Some Pho would be great", "american works for me")
 LIKING = wordset(

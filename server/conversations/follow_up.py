@@ -257,11 +257,18 @@ async def _meant_for_asked(source: ExtractionSource, template: Template, message
     if not read or bare_words(message) is not None:
         return reply
     whole = await source.extractor.extract(message, template)
-    elsewhere = [
-        t.span for t in whole.trace if t.extractor != "default" and t.span is not None and t.name not in reply.values
-    ]
-    lost = {t.name for t in read if t.span is not None and any(overlaps(t.span, span) for span in elsewhere)}
+    elsewhere = [t for t in whole.trace if t.extractor != "default" and t.span and t.name not in reply.values]
+    # all of the reading's words, not a part ('400 Main St' is the address asked, though 'Main St' alone might
+    # name the restaurant), read with more certainty than the reading forced on the asked parameter
+    lost = {t.name for t in read if any(_surer_around(other, t) for other in elsewhere)}
     return _without(reply, lost, template)
+
+
+def _surer_around(other: ExtractedValue, asked: ExtractedValue) -> bool:
+    if other.span is None or asked.span is None:
+        return False
+    covers = other.span[0] <= asked.span[0] and asked.span[1] <= other.span[1]
+    return covers and (other.score or 0.0) > (asked.score or 0.0)
 
 
 async def _worded(reply: Extraction, template: Template, sources: Mapping[str, ExtractionSource]) -> Extraction:

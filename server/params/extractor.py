@@ -41,7 +41,7 @@ from .candidates import (
     time_candidates,
     year_from_dates,
 )
-from .choice_cache import ChoiceCache
+from .choice_cache import ChoiceCache, lower_case_words
 from .choices import ChoiceMatch, ChoiceRules, PhraseIndex, find_choices, suggestions
 from .coercion import InvalidValue, canonical_allowed, coerce
 from .dates import DateMention, find_dates
@@ -180,6 +180,7 @@ class _Param:
     candidates: list[Candidate] = field(default_factory=list)
     matches: list[ChoiceMatch] = field(default_factory=list)  # where its closed list occurs in the question
     queried: str | None = None  # how the template's SQL compares it: 'lt', 'lte', 'gt', 'gte' (bounds.py)
+    wording: frozenset[str] = frozenset()  # the template's own words around its values ('a large [car]')
 
     @property
     def strict_values(self) -> ValueList | None:
@@ -269,7 +270,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         out = []
         for spec in template.parameters:
             matcher = self.choices.matcher(template, spec, None) if spec.values_from is None else (None, ChoiceRules())
-            out.append(_Param(spec, role_of(spec), None, *matcher))
+            out.append(_Param(spec, role_of(spec), None, *matcher, wording=lower_case_words(template)))
         return out
 
     def status(self) -> dict[str, Any]:
@@ -301,7 +302,8 @@ class TemplateParameterExtractor(ParameterExtractor):
         matcher = self.choices.cached(template, spec, stored)
         if matcher is None:  # a new list (a TTL refresh, a source back up): prepared off the event loop
             matcher = await asyncio.to_thread(self.choices.matcher, template, spec, stored)
-        return _Param(spec, role_of(spec), stored, *matcher, queried=compared(template).get(spec.name))
+        queried = compared(template).get(spec.name)
+        return _Param(spec, role_of(spec), stored, *matcher, queried=queried, wording=lower_case_words(template))
 
     def extract_with(
         self, question: str, params: list[_Param], today: dt.date, template_id: str | None = None
@@ -433,7 +435,7 @@ class TemplateParameterExtractor(ParameterExtractor):
             out += choice_candidates(spec, p.matches)
             for words in _SCALES:  # 'not very costly' is moderate, 'medium-sized' standard (scale_words.py)
                 if (scale := words.scale(spec)) is not None:
-                    said = words.find(q)
+                    said = words.find(q, p.wording)
                     out = overridden(out, said) + words.candidates(spec, said, scale)
         if (kind in (ParameterType.INTEGER, ParameterType.NUMBER) and not spec.allowed_values) or numeric:
             out += number_candidates(spec, p.role, seen.numbers)

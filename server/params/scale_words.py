@@ -18,7 +18,7 @@ from typing import Any
 
 from ..templates import ParameterSpec
 from .candidates import Candidate
-from .text import Span, overlaps
+from .text import Span, overlaps, words, wordset
 
 DENIED = 0  # a phrase after a denial: no level said
 READ = 0.95  # below a list value said outright (0.97), which never overlaps a phrase that overrides it
@@ -38,14 +38,31 @@ class Said:
 class ScaleWords:
     """The phrases of one scale, each at its level (1 the lowest), and what they give a parameter."""
 
-    def __init__(self, extractor: str, phrases: tuple[tuple[int, str], ...]) -> None:
+    def __init__(
+        self,
+        extractor: str,
+        phrases: tuple[tuple[int, str], ...],
+        before_a_noun: tuple[tuple[int, str], ...] = (),
+        value_names: tuple[tuple[int, str], ...] = (),
+    ) -> None:
         self.extractor = extractor  # the name the trace gives its readings
-        # every pattern is matched as whole words; '$' counts as a word character (price symbols)
-        self._levels = [(level, re.compile(rf"(?<![\w$]){pattern}(?![\w$])", re.I)) for level, pattern in phrases]
+        self._levels = [(level, _whole_words(pattern)) for level, pattern in phrases]
+        # words that say a level only of the thing they stand before ('a large car', 'a small one'; not 'a
+        # small favour', 'a large group')
+        self._before_a_noun = [(level, _whole_words(pattern)) for level, pattern in before_a_noun]
+        # ... and, of an allowed value, the words that make it a level of the scale ('Compact', 'Standard')
+        self._values = [(level, re.compile(rf"(?:{pattern})$", re.I)) for level, pattern in value_names]
 
-    def find(self, question: str) -> list[Said]:
-        """Every phrase of the question, the longest where two overlap ('not very costly', not 'costly')."""
+    def find(self, question: str, nouns: frozenset[str] = frozenset()) -> list[Said]:
+        """Every phrase of the question, the longest where two overlap ('not very costly', not 'costly');
+        `nouns`: the words of the things a level may stand before (the template's own words)."""
         found = [Said(level, m.span(), m.group(0)) for level, rx in self._levels for m in rx.finditer(question)]
+        found += [
+            Said(level, m.span(), m.group(0))
+            for level, rx in self._before_a_noun
+            for m in rx.finditer(question)
+            if m.group(0).islower() and _noun_after(question, m.end(), nouns)
+        ]
         found = [_denied(question, p) for p in found]
         found.sort(key=lambda p: (p.span[0] - p.span[1], p.span[0]))
         kept: list[Said] = []
@@ -53,6 +70,16 @@ class ScaleWords:
             if not any(overlaps(p.span, k.span) for k in kept):
                 kept.append(p)
         return sorted(kept, key=lambda p: p.span[0])
+
+    def level_of(self, value: str) -> int | None:
+        """The level an allowed value names, when its words are one phrase of the scale and nothing more."""
+        named = [level for level, rx in self._values if rx.match(value)]
+        said = self.find(value) or [
+            Said(level, m.span(), m.group(0)) for level, rx in self._before_a_noun for m in rx.finditer(value)
+        ]
+        if len(said) == 1 and said[0].span == (0, len(value)):
+            named.append(said[0].level)
+        return named[0] if len(set(named)) == 1 else None
 
     def scale(self, spec: ParameterSpec) -> dict[int, Any] | None:
         """Level -> allowed value, for a parameter whose allowed values are this scale."""
@@ -80,15 +107,34 @@ class ScaleWords:
         return out
 
 
+def _whole_words(pattern: str) -> re.Pattern[str]:
+    """The pattern matched as whole words; '$' counts as a word character (price symbols)."""
+    return re.compile(rf"(?<![\w$])(?:{pattern})(?![\w$])", re.I)
+
+
+_ONE = wordset("one ones")
+_NO_NOUN = wordset("a an the in on at for to of from by with and or but is are was be it this that my your our please")
+
+
+def _noun_after(question: str, end: int, nouns: frozenset[str]) -> bool:
+    """The word right after is one of `nouns` or 'one' ('a large car', 'a large rental car', 'a small one'),
+    with nothing but a space between ('my budget is small, in Memphis' says nothing of a car)."""
+    after = words(question[end:])[:1]
+    if not after or question[end : end + after[0].start].strip():
+        return False
+    word = after[0].lower
+    return word in _ONE or (word in nouns and word not in _NO_NOUN)
+
+
 @lru_cache(maxsize=1024)
 def _levels_of(words: ScaleWords, values: tuple[str, ...]) -> dict[int, str] | None:
     """The level each allowed value names, when every one names a level of its own (else no such scale)."""
     levels: dict[int, str] = {}
     for value in values:
-        said = words.find(value)
-        if len(said) != 1 or said[0].span != (0, len(value)) or said[0].level in levels:
+        level = words.level_of(value)
+        if level is None or level in levels:
             return None
-        levels[said[0].level] = value
+        levels[level] = value
     return levels if len(levels) >= 2 else None
 
 

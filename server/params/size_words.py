@@ -12,15 +12,23 @@ from .scale_words import ScaleWords
 
 SMALL, MEDIUM, LARGE, EXTRA_LARGE = 1, 2, 3, 4
 
-_SIZED = r"(?:[\s-]+sized?)?"  # 'medium sized', 'mid-size', 'large-sized'
-_BIG = r"(?:large|full[\s-]?size)"  # not 'big', which is as often a day's or a group's
-# longest first within a size; every pattern is matched as whole words
+_SIZED = r"[\s-]+sized?"  # 'medium sized', 'large-size'
+# phrases that say a size wherever they are; longest first within a size; every pattern is matched as whole words
 _PHRASES: tuple[tuple[int, str], ...] = (
-    (EXTRA_LARGE, rf"(?:extra|very|really)[\s-]+large{_SIZED}|x[\s-]?large|oversized?"),
-    (MEDIUM, rf"not\s+(?:too|very|that|so|overly)\s+(?:{_BIG}|small)"),
-    (MEDIUM, rf"medium{_SIZED}|mid[\s-]?size[ds]?|intermediate|standard{_SIZED}"),
-    (MEDIUM, r"(?:regular|average|normal)[\s-]+sized?"),
-    (SMALL, rf"(?:small|smaller|tiny){_SIZED}|(?:sub[\s-]?)?compact|mini"),  # not 'a little later'
-    (LARGE, rf"(?:large|larger){_SIZED}|full[\s-]?sized?"),
+    (EXTRA_LARGE, rf"(?:extra|very|really)[\s-]+large(?:{_SIZED})?|x[\s-]?large|oversized?"),
+    (MEDIUM, r"not[\s-]+(?:too|very|that|so|overly)[\s-]+(?:large|full[\s-]?size|small)"),
+    (MEDIUM, rf"medium{_SIZED}|mid[\s-]?size[ds]?|(?:standard|regular|average|normal|intermediate){_SIZED}"),
+    (SMALL, rf"(?:small|compact|tiny){_SIZED}"),
+    (LARGE, rf"large{_SIZED}|full[\s-]?sized?"),
 )
-SIZE = ScaleWords("size_words", _PHRASES)
+# ... and words that say a size only of the thing they stand before ('a large car', 'a small one'; not 'a small
+# favour', 'an intermediate stop', 'Mr. Small')
+_BEFORE_A_NOUN: tuple[tuple[int, str], ...] = (
+    (EXTRA_LARGE, r"largest"),
+    (LARGE, r"large|larger"),
+    (MEDIUM, r"medium|intermediate"),
+    (SMALL, r"small|smaller|smallest|tiny"),
+)
+# ... and the words that make an allowed value a size (read in a question by the list reader)
+_VALUE_NAMES: tuple[tuple[int, str], ...] = ((SMALL, r"compact|mini"), (MEDIUM, r"standard|regular"))
+SIZE = ScaleWords("size_words", _PHRASES, _BEFORE_A_NOUN, _VALUE_NAMES)

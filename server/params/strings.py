@@ -44,11 +44,13 @@ _MONTH_DAY = wordset("""january february march april may june july august septem
 jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday
 today yesterday tomorrow q1 q2 q3 q4 fy ytd""")
 _PLACE_KINDS = wordset("valley beach springs heights creek hills island bay")  # not "city": 'Boston city'
-# what may follow the end of a name: punctuation, the end, or a linking or time word ('Mill valley tomorrow',
-# "Dickey's tonight"); not a noun ('Miami beach house', 'Tampa bay area', "Marcus Webb's email")
-_AFTER_A_NAME = wordset(
+# what may follow a place's name: punctuation, the end, or a linking or time word ('Mill valley tomorrow'); not
+# a noun ('Miami beach house', 'Tampa bay area')
+_AFTER_A_PLACE = wordset(
     "on at in for to from and or but with by please thanks so then this next tomorrow today tonight"
 )
+# what may follow a shop's name ending in 's where it ends the request ("Dickey's tonight", "Denny's please")
+_AFTER_A_SHOP = wordset("tonight today tomorrow please thanks")
 _CONNECTORS = wordset("of and & de del la le van von der da di du y")
 _SUFFIX_DOT = re.compile(r"\.(?=\s|$|[?!,])")
 _CUES = re.compile(
@@ -187,7 +189,7 @@ def _ends_here(question: str, toks: list[Word], j: int) -> bool:
     """Word j closes the sentence or the phrase: nothing, punctuation or a linking word after it."""
     if j + 1 == len(toks):
         return True
-    return bool(question[toks[j].end : toks[j + 1].start].strip()) or toks[j + 1].lower in _AFTER_A_NAME
+    return bool(question[toks[j].end : toks[j + 1].start].strip()) or toks[j + 1].lower in _AFTER_A_PLACE
 
 
 def find_proper_names(question: str) -> list[TextMatch]:
@@ -308,10 +310,13 @@ def find_tail_names(question: str) -> list[TextMatch]:
 
 
 def _strip_possessive(question: str, value: str, end: int) -> tuple[str, int]:
-    """'Marcus Webb's reviews' gives 'Marcus Webb'; a name's own 's, with nothing after it for it to own,
-    stays ('a table at Dickey's', "Dickey's tonight")."""
+    """'Marcus Webb's reviews' gives 'Marcus Webb'; a one-word name's own 's, at the end of the request, stays
+    ('a table at Dickey's', "Dickey's tonight"): a shop's name. A person's ('find Priya Raman's', "Marcus
+    Webb's next review", "Jane's on leave") is cut."""
     after = words(question[end:])
-    if not after or question[end : end + after[0].start].strip() or after[0].lower in _AFTER_A_NAME:
+    if " " not in value.strip() and (
+        not after or question[end : end + after[0].start].strip() or after[0].lower in _AFTER_A_SHOP
+    ):
         return value, end
     for suffix in ("'s", "’s"):
         if value.endswith(suffix):

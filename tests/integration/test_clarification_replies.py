@@ -213,6 +213,61 @@ async def test_the_words_templates_use_around_values_answer_no_asked_name(tmp_pa
     assert (meta["template_id"], meta["parameters"].get("city")) == (template, city)
 
 
+BUS_OR_SHOW_LIBRARY = """
+templates:
+  - id: bus_tickets
+    description: Buy bus tickets from one city to another for a number of travellers on a date
+    nl_examples:
+      - "I need [2](travelers) bus tickets to [Sacramento](to_city) on [March 3rd](date)"
+      - "book a bus from [Fresno](from_city) to [Los Angeles](to_city) for [3](travelers) people"
+      - "can you get me a bus ticket to [San Diego](to_city) leaving [tomorrow](date)"
+      - "I'd like to take the bus to [Phoenix](to_city)"
+      - "reserve [four](travelers) seats on the bus to [Seattle](to_city) for [next Friday](date)"
+    parameters:
+      - name: to_city
+        type: string
+        required: true
+        allowed_values: [Fresno, Sacramento, Los Angeles, San Diego, Phoenix, Seattle, Las Vegas]
+      - name: from_city
+        type: string
+        allowed_values: [Fresno, Sacramento, Los Angeles, San Diego, Phoenix, Seattle, Las Vegas]
+      - {name: travelers, type: integer, required: true, min: 1, max: 9}
+      - {name: date, type: date, required: true}
+    sql: "SELECT :to_city AS to_city, :from_city AS from_city, :travelers AS travelers, :date AS date"
+  - id: event_tickets
+    description: Buy tickets for a concert, a game or a show on a date
+    nl_examples:
+      - "get me [two](seats) tickets for the [Lakers](event_name) game on [Saturday](date)"
+      - "I want to buy tickets to see [Hamilton](event_name)"
+      - "[3](seats) seats for the [Coldplay](event_name) concert please"
+      - "book tickets for the show on [Friday](date)"
+    parameters:
+      - {name: event_name, type: string, required: true}
+      - {name: seats, type: integer, required: true, min: 1, max: 9}
+      - {name: date, type: date, required: true}
+    sql: "SELECT :event_name AS event_name, :seats AS seats, :date AS date"
+"""
+
+
+@pytest.mark.parametrize(
+    ("reply", "travelers"),
+    [
+        ("We'll need three seats for the 22nd", 3),
+        ("Can you get me tickets for two people for next Friday please", 2),  # 'get' wraps a value as 'want' does
+    ],
+)
+async def test_found_by_review_replies_in_the_bus_tickets_words_answer_it(tmp_path, reply, travelers):
+    body = await _asked_then(
+        tmp_path, BUS_OR_SHOW_LIBRARY, "I want to take a bus to Las Vegas", reply, ["travelers", "date"]
+    )
+    meta = body["metadata"]
+    assert (meta["template_id"], meta["reason"], meta["parameters"]["travelers"]) == (
+        "bus_tickets",
+        "clarification_answered",
+        travelers,
+    )
+
+
 async def test_a_reply_that_would_itself_be_asked_for_a_value_elsewhere_answers_the_pending_request(tmp_path):
     """'buy 4 tickets' alone is an event's tickets that would ask for the date; while a bus ticket waits for
     its travellers, it gives them (server/conversations/follow_up.py `_asks_back`), though it scores the bus

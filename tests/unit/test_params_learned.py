@@ -340,35 +340,6 @@ async def test_words_that_point_at_a_place_name_none(question):
     assert "city" not in got.values and [p.name for p in got.problems] == ["city"]
 
 
-def buses() -> Template:
-    return Template(
-        id="buses",
-        description="find a bus",
-        nl_examples=[
-            "find me a bus to [fresno](to_city)",
-            "i need a bus going to [san diego](to_city)",
-            "can you find a bus to [anaheim](to_city) please",
-            "a bus to [las vegas](to_city) for 2",
-            "bus tickets to [Portland](to_city)",
-            "I want to go to [Sacramento](to_city) by bus",
-            "help me find a bus",
-            "search for buses to [long beach](to_city)",
-        ],
-        parameters=[ParameterSpec(name="to_city", required=True)],
-        body_key="sql",
-        body="SELECT 1",
-    )
-
-
-@pytest.mark.parametrize(
-    ("question", "city"), [("find me a bus to get there", None), ("find a bus to fresno", "fresno")]
-)
-async def test_a_way_there_names_no_place(question, city):
-    """Found on SGD's follow-ups: 'Can you help me find a bus to go there?' went to 'go there' ('get' here)."""
-    extractor = await prepared(buses(), owner="buses")
-    assert (await extractor.extract(question, buses())).values.get("to_city") == city
-
-
 def songs() -> Template:
     return Template(
         id="songs",

@@ -77,6 +77,9 @@ async def _price(question: str, template: Template | None = None) -> object:
         ("a fancy dress party venue", None),
         ("I'm on a budget but want something not very costly", None),  # two levels: none
         ("somewhere to eat in Oakland", None),
+        # found by review: a phrase is matched as whole words, every alternative of it
+        ("a place near the Poshmark office", None),
+        ("no bargaining, just a place to eat", None),
     ],
 )
 async def test_price_words_give_the_value_at_their_level(question: str, value: str | None) -> None:

@@ -46,9 +46,6 @@ _POINTING = wordset(
     "every city area town place region neighborhood neighbourhood vicinity locality spot regard one ones"
 )
 
-# ... and those that end a way to it ('go there', 'get here')
-_HERE_THERE = wordset("here there")
-
 
 @dataclass
 class Dropped:
@@ -184,9 +181,6 @@ def _learned(
             continue
         if all(w.text.islower() and w.lower in _POINTING for w in toks[first : last + 1]):
             continue  # 'in this city', 'around here', 'their account': words that point, and name nothing
-        ends = toks[last : last + 2]
-        if any(w.lower in _HERE_THERE for w in ends) and all(w.text.islower() for w in toks[first : last + 1]):
-            continue  # 'a bus to go there', 'to get there': a way to the place, which it does not name
         span = (toks[first].start, toks[last].end)
         if item_type(p.spec) in _TEXT and _owner_of_next(toks, first, last, question, p.ordinary):
             span = (span[0], span[1] - 2)  # "Alan Walker's songs": the name, not its possessive
