@@ -54,6 +54,14 @@ async def _two_turns(tmp_path, first: str, second: str) -> tuple[dict, dict]:
     return asked.body, replied.body
 
 
+def _answered_the_bus(meta: dict, travelers: int) -> None:
+    assert (meta["reason"], meta["template_id"], meta["parameters"]["travelers"]) == (
+        "clarification_answered",
+        "bus_tickets",
+        travelers,
+    )
+
+
 async def test_a_reply_in_the_pending_requests_own_words_answers_it(tmp_path):
     asked, replied = await _two_turns(tmp_path, "I want bus tickets to Fresno", "I need 4 tickets for March 11th")
     assert asked["status"] == "needs_clarification"
@@ -81,11 +89,7 @@ async def test_a_reply_that_opens_with_a_contraction_answers_like_any_other(tmp_
     """ "I'll" counts as the "I" it shortens (server/conversations/bare_reply.py `reply_words`): filler."""
     _, replied = await _two_turns(tmp_path, "I want bus tickets to Fresno", "I'll need 4 tickets for March 11th")
     meta = replied["metadata"]
-    assert (meta["reason"], meta["template_id"], meta["parameters"]["travelers"]) == (
-        "clarification_answered",
-        "bus_tickets",
-        4,
-    )
+    _answered_the_bus(meta, 4)
 
 
 EVENTS_LIBRARY = """
@@ -260,12 +264,7 @@ async def test_found_by_review_replies_in_the_bus_tickets_words_answer_it(tmp_pa
     body = await _asked_then(
         tmp_path, BUS_OR_SHOW_LIBRARY, "I want to take a bus to Las Vegas", reply, ["travelers", "date"]
     )
-    meta = body["metadata"]
-    assert (meta["template_id"], meta["reason"], meta["parameters"]["travelers"]) == (
-        "bus_tickets",
-        "clarification_answered",
-        travelers,
-    )
+    _answered_the_bus(body["metadata"], travelers)
 
 
 async def test_a_reply_that_would_itself_be_asked_for_a_value_elsewhere_answers_the_pending_request(tmp_path):
@@ -281,11 +280,7 @@ async def test_a_reply_that_would_itself_be_asked_for_a_value_elsewhere_answers_
     assert alone.body["metadata"]["template_id"] == "event_tickets" and alone.body["status"] == "needs_clarification"
     assert [p["name"] for p in asked.body["metadata"]["clarification"]] == ["travelers"]
     meta = replied.body["metadata"]
-    assert (meta["reason"], meta["template_id"], meta["parameters"]["travelers"]) == (
-        "clarification_answered",
-        "bus_tickets",
-        4,
-    )
+    _answered_the_bus(meta, 4)
 
 
 RENTAL_LIBRARY = """
