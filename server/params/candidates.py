@@ -178,6 +178,31 @@ def _quantity_score(spec: ParameterSpec, m: NumberMention, nouns: frozenset[str]
 
 
 # --- dates and times -----------------------------------------------------------------------
+_OPENS = re.compile(r"\b(?:after|since|from|starting)\s*$", re.I)
+_CLOSES = re.compile(r"\b(?:before|until|till|through|to)\s*$", re.I)
+
+
+def impossible_date_candidates(
+    spec: ParameterSpec, role: Role, question: str, impossible: list[Span]
+) -> list[Candidate]:
+    """A date written that is none ('2024-06-31', 'February 30, 2024') as the words it is: validation reports
+    it and the parameter is asked for, where the default (a range's 1900 to 2099) would have answered. Of two,
+    a range's start takes the first and its end the last; one after 'after' is a start's, after 'until' an
+    end's."""
+    spans = impossible
+    if role in (Role.START, Role.END) and len(spans) >= 2:
+        spans = [spans[0] if role is Role.START else spans[-1]]
+    elif role is Role.START:
+        spans = [span for span in spans if not _CLOSES.search(question[: span[0]])]
+    elif role is Role.END:
+        spans = [span for span in spans if not _OPENS.search(question[: span[0]])]
+    out = []
+    for span in spans:
+        text = question[span[0] : span[1]]
+        out.append(Candidate(spec.name, text, span, text, "date", 0.9, key=("impossible", span)))
+    return out
+
+
 def date_candidates(
     spec: ParameterSpec,
     role: Role,

@@ -219,6 +219,10 @@ class _Parser:
             base.span = self.digits.original(base.span)
         return found
 
+    def impossible(self) -> list[Span]:
+        """Where the question wrote a date that is none ('2024-06-31', 'February 30, 2024'), after parse()."""
+        return [self.digits.original(span) for span in self.blocked]
+
     # --- builders ---------------------------------------------------------------------
     def _iso(self, m: re.Match[str]) -> Base:
         day = dt.date(int(m["y"]), int(m["m"]), int(m["d"]))
@@ -595,7 +599,14 @@ def find_dates(text: str, today: dt.date, future: bool = False) -> list[DateMent
     """Every date expression in `text` with operators and ranges applied, in order of appearance. A date
     said without its year, or a day without its month, is the most recent one (today included), or with
     `future` the next one (today included): reports look back, bookings look ahead."""
-    bases = _Parser(text, today, future).parse()
+    return read_dates(text, today, future)[0]
+
+
+def read_dates(text: str, today: dt.date, future: bool = False) -> tuple[list[DateMention], list[Span]]:
+    """find_dates, and where the text writes a date that is none ('2024-06-31', 'February 30, 2024'): a wrong
+    date said is asked about, never read as no date (a range's defaults would answer for all time)."""
+    parser = _Parser(text, today, future)
+    bases = parser.parse()
     low = text.lower()
     out: list[DateMention] = []
     i = 0
@@ -642,7 +653,7 @@ def find_dates(text: str, today: dt.date, future: bool = False) -> list[DateMent
             continue
         out.append(_apply_operator(text, low, cur))
         i += 1
-    return out
+    return out, parser.impossible()
 
 
 def _placed_ends(cur: Base, nxt: Base) -> tuple[Base, Base]:

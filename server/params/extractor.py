@@ -31,6 +31,7 @@ from .candidates import (
     as_list,
     choice_candidates,
     date_candidates,
+    impossible_date_candidates,
     item_type,
     may_share,
     number_candidates,
@@ -44,7 +45,7 @@ from .candidates import (
 from .choice_cache import ChoiceCache, lower_case_words
 from .choices import ChoiceMatch, ChoiceRules, PhraseIndex, find_choices, suggestions
 from .coercion import InvalidValue, canonical_allowed, coerce
-from .dates import DateMention, find_dates
+from .dates import DateMention, read_dates
 from .directions import crossed, directed
 from .flags import boolean_candidates, names_flag
 from .implied import Lexicon
@@ -73,7 +74,7 @@ from .strings import (
     find_quoted,
     find_tail_names,
 )
-from .text import inside, overlaps, words
+from .text import Span, inside, overlaps, words
 from .times import dated_times, find_times
 from .value_list import ValueList
 from .values_from import ValuesCache, ValuesRunner, ValuesSource, adapter_values_runner
@@ -162,6 +163,7 @@ class _Mentions:
     today: dt.date
     numbers: list = field(default_factory=list)
     dates: list = field(default_factory=list)
+    impossible: list[Span] = field(default_factory=list)  # dates written that are none ('2024-06-31')
     times: list = field(default_factory=list)
     time_of: dict = field(default_factory=dict)  # id of a date mention -> the time said with it
     quoted: list = field(default_factory=list)
@@ -415,7 +417,7 @@ class TemplateParameterExtractor(ParameterExtractor):
             or any(numeric_choices(p.spec) or text_count(p.spec) or text_amount(p.spec) for p in params)
         ):
             seen.numbers = find_numbers(question)
-            seen.dates = find_dates(question, today, self.settings.date_direction == "future")
+            seen.dates, seen.impossible = read_dates(question, today, self.settings.date_direction == "future")
         if params:  # a time's words are taken even when no parameter wants a time ('7 pm' is no party size)
             seen.times = find_times(question, bare_24h=bool(kinds & {ParameterType.TIME, ParameterType.DATETIME}))
             seen.time_of = dated_times(question, seen.dates, seen.times)
@@ -443,6 +445,8 @@ class TemplateParameterExtractor(ParameterExtractor):
                 out += year_from_dates(spec, seen.dates)
         elif kind in (ParameterType.DATE, ParameterType.DATETIME):
             out += date_candidates(spec, p.role, seen.dates, seen.today, seen.time_of)
+            if not out:  # 'hired between 2024-06-31 and 2024-09-31': asked about, not left to the defaults
+                out += impossible_date_candidates(spec, p.role, q, seen.impossible)
         elif kind is ParameterType.TIME:
             out += time_candidates(spec, p.role, seen.times)
         elif kind is ParameterType.BOOLEAN:

@@ -4,6 +4,8 @@ the end instead of running a one-day range, which the next message of the sessio
 
 from __future__ import annotations
 
+import pytest
+
 from server.service import answer as answering
 from server.service.answer import answer_in_session
 
@@ -24,3 +26,22 @@ async def test_a_range_that_breaks_off_asks_for_its_end_and_the_next_message_giv
     meta = second.body["metadata"]
     assert second.body["status"] == "executed" and meta["template_id"] == "orders_between_dates"
     assert (meta["parameters"]["start_date"], meta["parameters"]["end_date"]) == ("2025-03-01", "2025-03-05")
+
+
+@pytest.mark.parametrize(
+    ("question", "invalid"),
+    [
+        (
+            "how many employees were hired between 2024-06-31 and 2024-09-31?",
+            {"start_date": "2024-06-31", "end_date": "2024-09-31"},
+        ),
+        ("how many employees were hired after February 30 2024", {"start_date": "February 30 2024"}),
+    ],
+)
+async def test_a_date_that_is_none_is_asked_about_not_read_as_all_time(demo_runtime, question, invalid):
+    """Found by a robustness probe: an impossible date was dropped and the range's defaults answered for all
+    time ('hires: 300'); it is a value given that does not work (server/params/dates.py `read_dates`)."""
+    body = (await answer_in_session(demo_runtime.get("company"), question, demo_runtime.sessions, None)).body
+    assert body["status"] == "needs_clarification"
+    given = {p["name"]: p.get("given") for p in body["metadata"]["clarification"] if p["problem"] == "invalid"}
+    assert given == invalid
