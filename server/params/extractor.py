@@ -435,10 +435,10 @@ class TemplateParameterExtractor(ParameterExtractor):
         numeric = numeric_choices(spec)
         if closed:
             out += choice_candidates(spec, p.matches)
-            for words in _SCALES:  # 'not very costly' is moderate, 'medium-sized' standard (scale_words.py)
-                if (scale := words.scale(spec)) is not None:
-                    said = words.find(q, p.wording)
-                    out = overridden(out, said) + words.candidates(spec, said, scale)
+            for lexicon in _SCALES:  # 'not very costly' is moderate, 'medium-sized' standard (scale_words.py)
+                if (scale := lexicon.scale(spec)) is not None:
+                    said = lexicon.find(q, p.wording)
+                    out = overridden(out, said) + lexicon.candidates(spec, said, scale)
         if (kind in (ParameterType.INTEGER, ParameterType.NUMBER) and not spec.allowed_values) or numeric:
             out += number_candidates(spec, p.role, seen.numbers)
             if p.role is Role.YEAR:

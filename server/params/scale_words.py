@@ -127,11 +127,11 @@ def _noun_after(question: str, end: int, nouns: frozenset[str]) -> bool:
 
 
 @lru_cache(maxsize=1024)
-def _levels_of(words: ScaleWords, values: tuple[str, ...]) -> dict[int, str] | None:
+def _levels_of(lexicon: ScaleWords, values: tuple[str, ...]) -> dict[int, str] | None:
     """The level each allowed value names, when every one names a level of its own (else no such scale)."""
     levels: dict[int, str] = {}
     for value in values:
-        level = words.level_of(value)
+        level = lexicon.level_of(value)
         if level is None or level in levels:
             return None
         levels[level] = value
