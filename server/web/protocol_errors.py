@@ -35,5 +35,6 @@ def protocol_error_response(request: web.BaseRequest, status: int, exc: BaseExce
     response = web.json_response(
         error_body(_CODES.get(status, "internal_error" if status >= 500 else "bad_request"), message), status=status
     )
+    response.headers["Server"] = "intent-router"  # as on every answer (app.py), not aiohttp's name and version
     response.force_close()
     return response

@@ -57,6 +57,7 @@ async def test_unparsable_requests_get_json_errors(tmp_path, caplog, name, raw, 
         ok, _, answer = await exchange(port, post("Connection: close\r\n"))  # the server goes on serving
     assert got == status, name
     assert headers["content-type"].startswith("application/json")
+    assert headers["server"] == "intent-router"  # found by a probe: aiohttp's name and version were sent
     error = json.loads(body)["error"]
     assert error["code"] == code and error["message"]
     assert b"aaaa" not in body and b"abc" not in body and b"Brotli" not in body and b"POST" not in body
