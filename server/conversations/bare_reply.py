@@ -113,7 +113,13 @@ def templates_wording(text: str, templates: Sequence[Template]) -> bool:
     """Every word of the text is one some template's examples write in lower case around their values
     ('restaurant reservation', 'bus'): wording, no name."""
     toks = words(text)
-    return bool(toks) and all(any(w.lower in lower_case_words(t) for t in templates) for w in toks)
+    return bool(toks) and all(_worded_by(w.lower, templates) for w in toks)
+
+
+def _worded_by(word: str, templates: Sequence[Template]) -> bool:
+    """Some template's examples write the word in lower case around their values (asked a word at a time:
+    thousands of templates are asked about a few words)."""
+    return any(word in lower_case_words(t) for t in templates)
 
 
 def _alone(message: str, value: str) -> bool:
@@ -148,8 +154,8 @@ def _leftover(message: str, template: Template, others: Sequence[Template], read
     question = message.rstrip().endswith("?")
     vocabulary = [] if question else [template, *(t for t in others if t is not template)]
 
-    def aside(word: str) -> bool:  # a word at a time: thousands of templates are asked about a few words
-        return word in REPLY_FILLER or any(word in lower_case_words(t) for t in vocabulary)
+    def aside(word: str) -> bool:
+        return word in REPLY_FILLER or _worded_by(word, vocabulary)
 
     toks = words(message)
     own = [

@@ -34,7 +34,7 @@ from ..params.named_values import answers_each, settle
 from ..params.not_applied import NOT_APPLIED
 from ..params.numbers import find_numbers
 from ..params.roles import Role, role_of
-from ..params.text import Span, name_tokens, overlaps, words, wordset
+from ..params.text import Span, inside, name_tokens, overlaps, words, wordset
 from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
 from ..templates import ParameterSpec, ParameterType, Template
@@ -267,8 +267,7 @@ async def _meant_for_asked(source: ExtractionSource, template: Template, message
 def _surer_around(other: ExtractedValue, asked: ExtractedValue) -> bool:
     if other.span is None or asked.span is None:
         return False
-    covers = other.span[0] <= asked.span[0] and asked.span[1] <= other.span[1]
-    return covers and (other.score or 0.0) > (asked.score or 0.0)
+    return inside(asked.span, other.span) and (other.score or 0.0) > (asked.score or 0.0)
 
 
 async def _worded(reply: Extraction, template: Template, sources: Mapping[str, ExtractionSource]) -> Extraction:
@@ -279,9 +278,11 @@ async def _worded(reply: Extraction, template: Template, sources: Mapping[str, E
     if not learned:
         return reply
     everyone = [t for s in sources.values() for t in s.templates.values()]
-    # off the event loop: the first look at thousands of templates' words reads their examples
-    worded = [t.name for t in learned if await asyncio.to_thread(templates_wording, t.text or "", everyone)]
-    return _without(reply, set(worded), template)
+
+    def worded() -> set[str]:  # off the event loop: the first look at thousands of templates reads their examples
+        return {t.name for t in learned if templates_wording(t.text or "", everyone)}
+
+    return _without(reply, await asyncio.to_thread(worded), template)
 
 
 def _without(reply: Extraction, lost: set[str], template: Template) -> Extraction:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..templates import ParameterSpec, ParameterType
 from .choices import ChoiceMatch
-from .dates import DateMention
+from .dates import DateMention, ImpossibleDate
 from .numbers import COUNTED, CURRENCY_WORD, NumberMention
 from .roles import Role, counted_nouns, year_bound
 from .strings import TextMatch
@@ -178,28 +178,24 @@ def _quantity_score(spec: ParameterSpec, m: NumberMention, nouns: frozenset[str]
 
 
 # --- dates and times -----------------------------------------------------------------------
-_OPENS = re.compile(r"\b(?:after|since|from|starting)\s*$", re.I)
-_CLOSES = re.compile(r"\b(?:before|until|till|through|to)\s*$", re.I)
-
-
 def impossible_date_candidates(
-    spec: ParameterSpec, role: Role, question: str, impossible: list[Span]
+    spec: ParameterSpec, role: Role, question: str, impossible: list[ImpossibleDate]
 ) -> list[Candidate]:
     """A date written that is none ('2024-06-31', 'February 30, 2024') as the words it is: validation reports
     it and the parameter is asked for, where the default (a range's 1900 to 2099) would have answered. Of two,
     a range's start takes the first and its end the last; one after 'after' is a start's, after 'until' an
     end's."""
-    spans = impossible
-    if role in (Role.START, Role.END) and len(spans) >= 2:
-        spans = [spans[0] if role is Role.START else spans[-1]]
+    said = impossible
+    if role in (Role.START, Role.END) and len(said) >= 2:
+        said = [said[0] if role is Role.START else said[-1]]
     elif role is Role.START:
-        spans = [span for span in spans if not _CLOSES.search(question[: span[0]])]
+        said = [d for d in said if d.bound != "end"]
     elif role is Role.END:
-        spans = [span for span in spans if not _OPENS.search(question[: span[0]])]
+        said = [d for d in said if d.bound != "start"]
     out = []
-    for span in spans:
-        text = question[span[0] : span[1]]
-        out.append(Candidate(spec.name, text, span, text, "date", 0.9, key=("impossible", span)))
+    for d in said:
+        text = question[d.span[0] : d.span[1]]
+        out.append(Candidate(spec.name, text, d.span, text, "date", 0.9, key=("impossible", d.span)))
     return out
 
 

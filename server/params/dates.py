@@ -602,9 +602,39 @@ def find_dates(text: str, today: dt.date, future: bool = False) -> list[DateMent
     return read_dates(text, today, future)[0]
 
 
-def read_dates(text: str, today: dt.date, future: bool = False) -> tuple[list[DateMention], list[Span]]:
-    """find_dates, and where the text writes a date that is none ('2024-06-31', 'February 30, 2024'): a wrong
-    date said is asked about, never read as no date (a range's defaults would answer for all time)."""
+@dataclass(frozen=True)
+class ImpossibleDate:
+    """Where the text writes a date that is none ('2024-06-31', 'February 30, 2024'), and which end of a range
+    the words before it make it: 'start' after 'after', 'since', 'from'; 'end' after 'before', 'until'."""
+
+    span: Span
+    bound: str | None
+
+
+def _bound_before(low: str, start: int) -> str | None:
+    """The end of a range the operator words before `start` give a date (those _apply_operator reads)."""
+    pre = before(low, start, 24)
+    said = _operator_words(pre)
+    if said is not None:
+        return "end" if said[0] in ("until", "before") else "start"
+    return "start" if _FROM.search(pre) else None
+
+
+# in the order they are tried
+_OPERATORS = (("after", _AFTER), ("before", _BEFORE), ("until", _UNTIL), ("since", _SINCE))
+
+
+def _operator_words(pre: str) -> tuple[str, re.Match[str]] | None:
+    """The operator the words just before a date say ('after', 'before', 'until', 'since'), with its words."""
+    for operator, words in _OPERATORS:
+        if m := words.search(pre):
+            return operator, m
+    return None
+
+
+def read_dates(text: str, today: dt.date, future: bool = False) -> tuple[list[DateMention], list[ImpossibleDate]]:
+    """find_dates, and where the text writes a date that is none: a wrong date said is asked about, never read
+    as no date (a range's defaults would answer for all time)."""
     parser = _Parser(text, today, future)
     bases = parser.parse()
     low = text.lower()
@@ -653,7 +683,7 @@ def read_dates(text: str, today: dt.date, future: bool = False) -> tuple[list[Da
             continue
         out.append(_apply_operator(text, low, cur))
         i += 1
-    return out, parser.impossible()
+    return out, [ImpossibleDate(span, _bound_before(low, span[0])) for span in parser.impossible()]
 
 
 def _placed_ends(cur: Base, nxt: Base) -> tuple[Base, Base]:
@@ -749,14 +779,15 @@ def _with_year(base: Base, year: int) -> Base:
 def _apply_operator(text: str, low: str, base: Base) -> DateMention:
     pre = before(low, base.span[0], 24)
     spec: tuple[str | None, dt.date | None, dt.date | None, re.Match[str] | None]
-    if m := _AFTER.search(pre):
-        spec = ("after", base.end + dt.timedelta(days=1), None, m)
-    elif m := _BEFORE.search(pre):
-        spec = ("before", None, base.start - dt.timedelta(days=1), m)
-    elif m := _UNTIL.search(pre):
-        spec = ("until", None, base.end, m)
-    elif m := _SINCE.search(pre):
-        spec = ("since", base.start, None, m)
+    cue = _operator_words(pre)
+    if cue is not None and cue[0] == "after":
+        spec = ("after", base.end + dt.timedelta(days=1), None, cue[1])
+    elif cue is not None and cue[0] == "before":
+        spec = ("before", None, base.start - dt.timedelta(days=1), cue[1])
+    elif cue is not None and cue[0] == "until":
+        spec = ("until", None, base.end, cue[1])
+    elif cue is not None:
+        spec = ("since", base.start, None, cue[1])
     elif (m := _FROM.search(pre)) and (base.grain == "day" or _ONWARDS.match(low[base.span[1] :])):
         spec = ("since", base.start, None, m)  # 'from March 3' starts there; 'orders from 2023' are in 2023
     elif _LATER_AFTER.match(low[base.span[1] :]):

@@ -45,7 +45,7 @@ from .candidates import (
 from .choice_cache import ChoiceCache, lower_case_words
 from .choices import ChoiceMatch, ChoiceRules, PhraseIndex, find_choices, suggestions
 from .coercion import InvalidValue, canonical_allowed, coerce
-from .dates import DateMention, read_dates
+from .dates import DateMention, ImpossibleDate, read_dates
 from .directions import crossed, directed
 from .flags import boolean_candidates, names_flag
 from .implied import Lexicon
@@ -74,7 +74,7 @@ from .strings import (
     find_quoted,
     find_tail_names,
 )
-from .text import Span, inside, overlaps, words
+from .text import inside, overlaps, words
 from .times import dated_times, find_times
 from .value_list import ValueList
 from .values_from import ValuesCache, ValuesRunner, ValuesSource, adapter_values_runner
@@ -163,7 +163,7 @@ class _Mentions:
     today: dt.date
     numbers: list = field(default_factory=list)
     dates: list = field(default_factory=list)
-    impossible: list[Span] = field(default_factory=list)  # dates written that are none ('2024-06-31')
+    impossible: list[ImpossibleDate] = field(default_factory=list)  # dates written that are none ('2024-06-31')
     times: list = field(default_factory=list)
     time_of: dict = field(default_factory=dict)  # id of a date mention -> the time said with it
     quoted: list = field(default_factory=list)

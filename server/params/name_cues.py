@@ -17,7 +17,7 @@ from functools import lru_cache
 from ..templates import ParameterSpec, ParameterType
 from .candidates import Candidate, item_type
 from .directions import CUED
-from .text import name_tokens
+from .text import inside, name_tokens
 
 _GENERIC = frozenset({"name", "names", "title", "id", "of", "the", "a", "to", "new", "value", "text", "number"})
 _MAKERS = frozenset(
@@ -64,8 +64,4 @@ def named(spec: ParameterSpec, question: str, candidates: list[Candidate]) -> li
         cand.cued = True
     raised = [span for cand, span in after if cand.cued]
     # a shorter reading inside the words the cue names is part of that value ('Visions' of 'album Night Visions')
-    return [c for c in candidates if c.span is None or not any(_inside(c.span, r) for r in raised)]
-
-
-def _inside(span: tuple[int, int], outer: tuple[int, int]) -> bool:
-    return outer[0] <= span[0] and span[1] <= outer[1] and span != outer
+    return [c for c in candidates if c.span is None or not any(c.span != r and inside(c.span, r) for r in raised)]

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..templates import ParameterSpec
 from .candidates import Candidate
-from .text import Span, overlaps, words, wordset
+from .text import Span, inside, overlaps, words, wordset
 
 DENIED = 0  # a phrase after a denial: no level said
 READ = 0.95  # below a list value said outright (0.97), which never overlaps a phrase that overrides it
@@ -157,8 +157,4 @@ def _on_scale(level: int, scale: dict[int, Any]) -> int | None:
 
 def overridden(choices: list[Candidate], said: list[Said]) -> list[Candidate]:
     """List readings inside a longer phrase that means another level ('expensive' of 'not very expensive')."""
-    return [c for c in choices if c.span is None or not any(_longer_around(p, c.span) for p in said)]
-
-
-def _longer_around(p: Said, span: Span) -> bool:
-    return p.span[0] <= span[0] and span[1] <= p.span[1] and p.span != span
+    return [c for c in choices if c.span is None or not any(p.span != c.span and inside(c.span, p.span) for p in said)]
