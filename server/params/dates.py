@@ -620,8 +620,9 @@ def _bound_before(low: str, start: int) -> str | None:
     return "start" if _FROM.search(pre) else None
 
 
-# in the order they are tried
-_OPERATORS = (("after", _AFTER), ("before", _BEFORE), ("until", _UNTIL), ("since", _SINCE))
+# the longer phrases first: 'no later than', 'not after', 'on or before' end in the words of 'later than',
+# 'after' and 'before', and mean the opposite (or the day itself too)
+_OPERATORS = (("until", _UNTIL), ("since", _SINCE), ("after", _AFTER), ("before", _BEFORE))
 
 
 def _operator_words(pre: str) -> tuple[str, re.Match[str]] | None:

@@ -36,6 +36,7 @@ async def test_a_range_that_breaks_off_asks_for_its_end_and_the_next_message_giv
             {"start_date": "2024-06-31", "end_date": "2024-09-31"},
         ),
         ("how many employees were hired after February 30 2024", {"start_date": "February 30 2024"}),
+        ("how many employees were hired no later than 2024-02-30", {"end_date": "2024-02-30"}),
     ],
 )
 async def test_a_date_that_is_none_is_asked_about_not_read_as_all_time(demo_runtime, question, invalid):

@@ -645,3 +645,22 @@ def test_days_ahead_and_weekends_only_where_they_are_meant():
     assert find_dates("orders delivered in 3 days", TODAY) == []
     assert [d.text for d in find_dates("orders from the weekend of december 6", TODAY)] == ["december 6"]
     assert find_dates("the weekend before christmas", TODAY) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "operator", "start", "end"),
+    [
+        ("no later than", "until", None, "2024-02-10"),  # found on rereading: read as 'later than', after it
+        ("not after", "until", None, "2024-02-10"),
+        ("on or before", "until", None, "2024-02-10"),  # the day itself too
+        ("not before", "since", "2024-02-10", None),
+        ("on or after", "since", "2024-02-10", None),
+        ("later than", "after", "2024-02-11", None),
+        ("after", "after", "2024-02-11", None),
+        ("before", "before", None, "2024-02-09"),
+    ],
+)
+def test_an_operator_is_read_by_its_longest_words(said, operator, start, end):
+    found = find_dates(f"employees hired {said} 2024-02-10", TODAY)[0]
+    got = (found.operator, found.start and found.start.isoformat(), found.end and found.end.isoformat())
+    assert got == (operator, start, end)
