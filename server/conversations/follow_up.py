@@ -52,6 +52,7 @@ from .carry_over import CUE_WORDS, CarryOver, adds, corrected_part, is_carry_ove
 from .context_year import in_context_period, in_context_year, years_against_context
 from .count_switch import counted_if_asked, counted_like, switched
 from .more_rows import more_rows
+from .pronouns import referred_to, refers_to_a_person
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, TemplateRef
 
 Kind = Literal["clarification", "choice", "follow_up", "correction", "expired"]
@@ -139,6 +140,8 @@ async def interpret(
             found = await _moved_on(state.last, message, outcome, sources)
         if found is None and is_confident and selects_last:
             found = await _unsaid_required(state.last, message, outcome, sources)
+        if found is None and refers_to_a_person(message):
+            found = await _referred(state.last, message, outcome, sources)
         return found
     return None
 
@@ -940,6 +943,35 @@ async def _unsaid_required(
     _fill_rest(template, merged)
     score = outcome.decision.selected.score if outcome.decision.selected is not None else 0.0
     return FollowUp("follow_up", source, template, merged, None, message, score, list(new_values(reply)), list(kept))
+
+
+async def _referred(
+    last: LastAnswer, message: str, outcome: RoutingOutcome, sources: Mapping[str, ExtractionSource]
+) -> FollowUp | None:
+    """'show his reviews' or 'who reports to him?' after 'who is Marcus Webb?': a question of its own on a template
+    of the same source that names its person by a pronoun alone runs with the name the last answer was given
+    (pronouns.py says which parameter takes it). Without such a name it is the question it looks like (None)."""
+    chosen = outcome.decision.selected
+    if not (outcome.decision.execute and chosen is not None and chosen.adapter == last.template.adapter):
+        return None
+    found = _lookup(last.template, sources)
+    source = sources.get(chosen.adapter)
+    if found is None or source is None:
+        return None
+    template = chosen.template
+    reply = await source.extractor.extract(message, template)
+    missing = {p.name for p in reply.problems if p.problem == "missing" and not p.given}
+    last_specs = _specs(found[1])
+    named = referred_to(_stated(last, last_specs), last_specs, [s for s in template.parameters if s.name in missing])
+    kept, _ = _revalidate(named, _specs(template))
+    kept = {name: value for name, value in kept.items() if value is not None}
+    if not kept:
+        return None
+    merged = _with_kept(reply, kept)
+    _fill_rest(template, merged)
+    return FollowUp(
+        "follow_up", source, template, merged, None, message, chosen.score, list(new_values(reply)), list(kept)
+    )
 
 
 def _with_kept(

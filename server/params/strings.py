@@ -67,7 +67,8 @@ _LOWER_CUES = re.compile(
 _LOWER_STOP = wordset("""in on at for from to by with about since after before during until and or but the a an
 is are was were this that these those what who which where when how please their his her its our my your
 's email emails address phone contact details review reviews history orders order sales team department
-manager reports report did do does has have had sell sold selling been called named""")
+manager reports report did do does has have had sell sold selling been called named
+he him she hers they them it me us you himself herself themselves""")  # 'who reports to him?' names nobody
 
 
 @dataclass

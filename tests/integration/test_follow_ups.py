@@ -524,6 +524,39 @@ async def test_a_continuation_on_another_template_keeps_the_values_said_before(
     assert meta["session"]["carried"] == list(parameters) and meta["session"]["changed"] == []
 
 
+@pytest.mark.parametrize(
+    "questions, template, parameters",
+    [
+        (("who is Marcus Webb?", "show his reviews"), "employee_review_history", {"name": "Marcus Webb"}),
+        (("who is Marcus Webb?", "who reports to him?"), "direct_reports", {"manager_name": "Marcus Webb"}),
+        (("show Priya Raman's review history", "where does she work?"), "employee_lookup", {"name": "Priya Raman"}),
+        (
+            ("list Marcus Webb's direct reports", "how many people report to him?"),
+            "count_direct_reports",
+            {"manager_name": "Marcus Webb"},
+        ),
+    ],
+)
+async def test_a_pronoun_stands_for_the_person_the_last_answer_was_about(demo_runtime, questions, template, parameters):
+    """Found by a robustness probe: 'who reports to him?' after 'who is Marcus Webb?' ran with the manager named
+    'him' (no rows), and 'show his reviews' asked whose."""
+    *_, last = await _turns(demo_runtime, *questions)
+    meta = _meta(last)
+    assert (meta["status"], meta["reason"], meta["template_id"]) == ("executed", "follow_up", template)
+    assert {name: meta["parameters"][name] for name in parameters} == parameters
+    assert meta["session"]["carried"] == list(parameters) and last["rows"]
+
+
+async def test_a_pronoun_without_a_person_before_is_asked_about(demo_runtime):
+    """Alone, or after an answer about no one, 'him' names nobody: the manager is asked for, not looked up."""
+    (alone,) = await _turns(demo_runtime, "who reports to him?")
+    *_, after = await _turns(demo_runtime, "how many employees are in Engineering?", "who reports to him?")
+    for body in (alone, after):
+        meta = _meta(body)
+        assert (meta["status"], meta["template_id"]) == ("needs_clarification", "direct_reports")
+        assert [c["name"] for c in meta["clarification"]] == ["manager_name"]
+
+
 async def test_a_new_question_without_a_cue_or_with_its_own_value_carries_nothing(demo_runtime):
     *_, plain = await _turns(demo_runtime, "best selling products in 2023", "revenue by category")
     assert (_meta(plain)["reason"], _meta(plain)["parameters"]["year"]) == (

@@ -98,3 +98,9 @@ def test_lower_case_names_need_a_cue():
     assert [m.value for m in find_cued_names("people managed by camila lewis")] == ["camila lewis"]
     assert [m.value for m in find_tail_names("past ratings of aisha martin")] == ["aisha martin"]
     assert find_tail_names("show the ratings of the whole team in 2024") == []
+
+
+@pytest.mark.parametrize("question", ["who reports to him?", "people managed by her", "show the reviews of them"])
+def test_a_pronoun_is_no_lower_case_name(question):
+    """'who reports to him?' ran with the manager named 'him' (found by a robustness probe)."""
+    assert find_cued_names(question) == [] and find_tail_names(question) == []
