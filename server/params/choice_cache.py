@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -53,6 +53,22 @@ def lower_case_words(template: Template) -> frozenset[str]:
     template's own wording. A word it only ever capitalises inside a sentence is a name even in an example
     without marks ('Priya' in 'show me Priya Raman's reviews')."""
     return frozenset(w.lower for w in _outside_marks(template) if w.text[0].islower() or w.start == 0)
+
+
+def annotated_wording(templates: Iterable[Template]) -> frozenset[str]:
+    """The words examples with marks write in lower case outside them, less every word any mark holds: words
+    the annotators used around values and never as one ('in particular', 'a trip to take', 'in the mood')."""
+    around: set[str] = set()
+    inside: set[str] = set()
+    for template in templates:
+        for i, text in enumerate(template.nl_examples):
+            marks = template.marks_of(i)
+            for w in words(text):
+                if any(overlaps(w.span, (m.start, m.end)) for m in marks):
+                    inside.add(w.lower)
+                elif marks and w.text[0].islower():
+                    around.add(w.lower)
+    return frozenset(around - inside)
 
 
 def _outside_marks(template: Template) -> list[Word]:

@@ -42,7 +42,7 @@ from .candidates import (
     time_candidates,
     year_from_dates,
 )
-from .choice_cache import ChoiceCache, lower_case_words
+from .choice_cache import ChoiceCache, annotated_wording, lower_case_words
 from .choices import ChoiceMatch, ChoiceRules, PhraseIndex, find_choices, suggestions
 from .coercion import InvalidValue, canonical_allowed, coerce
 from .dates import DateMention, ImpossibleDate, read_dates
@@ -213,6 +213,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         self.learned = learned
         self.listed: tuple[ListedValue, ...] = ()  # the adapter's closed-list values (not_applied.py), at prepare
         self.implied: dict[str, Lexicon] = {}  # per parameter name, the words that point at a value (implied.py)
+        self.wording: frozenset[str] = frozenset()  # what the annotated examples only say around values, at prepare
 
     # --- wiring --------------------------------------------------------------------------
     def bind_values_source(self, source: ValuesSource) -> None:
@@ -236,6 +237,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         templates = list(templates)
         self.listed = listed_values(templates)
         self.implied = await asyncio.to_thread(learn_implied, templates)  # 1 s at 100,000 examples
+        self.wording = annotated_wording(templates)
         issues = await self.values.prefetch(templates)
         if issues:
             raise ConfigError(issues)
@@ -500,7 +502,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         judged = [Judged(p.spec, p.stored, p.candidates, p.rules.ordinary) for p in params]
         future = self.settings.date_direction == "future"
         when = [d.span for d in seen.dates if d.grain != "year"] + [t.span for t in seen.times]
-        dropped = weigh(judged, tagging, toks, seen.question, seen.today, known, future, when)
+        dropped = weigh(judged, tagging, toks, seen.question, seen.today, known, future, when, self.wording)
         for p, j in zip(params, judged, strict=True):
             p.candidates, other_end = directed(p.spec, seen.question, j.candidates, raise_own=False)  # its own too
             result.left_out += _once(other_end)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from server.adapters.base import QueryResult
+from server.params.choice_cache import annotated_wording
 from server.params.extractor import TemplateParameterExtractor
 from server.params.learned.learner import LearnedExtractor
 from server.params.learned.store import LearnedModels
@@ -373,3 +374,39 @@ async def test_a_name_is_read_without_the_possessive_of_the_noun_after_it(questi
     """Found on SGD's train-only services: "Alan Walker's" was the artist."""
     extractor = await prepared(songs(), owner="songs")
     assert (await extractor.extract(question, songs())).values.get("artist") == artist
+
+
+def things_to_do() -> Template:
+    return Template(
+        id="things",
+        description="things to do",
+        nl_examples=[
+            "I need help in finding [museums](activity) nearby",
+            "any [hiking](activity) trails, in particular easy ones",
+            "I'm in the mood for [bowling](activity)",
+            "something fun like [karaoke](activity)",
+            "find things to do",
+        ],
+        parameters=[ParameterSpec(name="activity", required=False)],
+        body_key="sql",
+        body="SELECT 1",
+    )
+
+
+@pytest.mark.parametrize(
+    "question", ["what's the weather in particular", "how is the weather in finding", "will it rain in the mood"]
+)
+async def test_words_the_adapters_examples_only_use_around_values_are_no_value(question):
+    """Found on SGD's train-only services: 'games in particular', 'interested in finding a movie', 'in joyful
+    mood' gave a city or a location. Another template's annotated examples use those words around their values
+    and never as one: a required city is asked; a name still is one."""
+    extractor = await prepared(weather(), things_to_do(), owner="weather_things")
+    got = await extractor.extract(question, weather())
+    assert "city" not in got.values and [p.name for p in got.problems] == ["city"]
+    assert (await extractor.extract("what's the weather in reno", weather())).values["city"] == "reno"
+
+
+def test_the_annotated_wording_leaves_out_words_any_mark_holds():
+    wording = annotated_wording([weather(), things_to_do()])
+    assert {"particular", "finding", "mood", "weather"} <= wording
+    assert not {"the", "museums", "boston", "things"} & wording  # in a mark; or only where no mark is

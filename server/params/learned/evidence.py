@@ -89,9 +89,11 @@ def weigh(
     known: frozenset[str],
     future: bool = False,
     said_when: Sequence[Span] = (),
+    wording: frozenset[str] = frozenset(),
 ) -> list[Dropped]:
     """Re-score every known parameter's candidates in place and add the learned ones; what was dropped.
-    `said_when`: where the readers found a day or a time of day, whether or not a parameter takes it."""
+    `said_when`: where the readers found a day or a time of day, whether or not a parameter takes it;
+    `wording`: the words the adapter's annotated examples only ever use around values (annotated_wording)."""
     dropped: list[Dropped] = []
     # a date or a time a reader is sure of is no part of a name: 'seattle tomorrow' is a city and a day, and 'in
     # the morning' is no city where no parameter takes a time
@@ -102,7 +104,7 @@ def weigh(
         name = p.spec.name
         if name not in known:
             continue
-        learned, wider = _learned(p, tagging, toks, question, today, future, dated)
+        learned, wider = _learned(p, tagging, toks, question, today, future, dated, wording)
         kept = []
         for cand in p.candidates:
             if cand.span is not None and any(inside(cand.span, w) for w in wider):
@@ -159,6 +161,7 @@ def _learned(
     today: dt.date,
     future: bool,
     dated: Sequence[Span] = (),
+    wording: frozenset[str] = frozenset(),
 ) -> tuple[list[Candidate], list[Span]]:
     """Candidates for the words the model labels as this parameter where no reader's candidate covers them
     (unless every one of them is an ordinary word of the template's examples), or where the model's span
@@ -200,8 +203,8 @@ def _learned(
             wider.append(span)
             score = 0.9 + 0.09 * support
         else:
-            if all(w.lower in p.ordinary for w in toks[first : last + 1]):
-                continue  # 'the', 'take', 'the area': words the examples use around values, never as one
+            if all(w.lower in p.ordinary or (w.text.islower() and w.lower in wording) for w in toks[first : last + 1]):
+                continue  # 'the', 'take', 'the area', 'in particular': words examples use around values, never as one
             try:  # validated with the others when values are assigned: a value out of bounds is reported
                 value = typed_value(p.spec, text, today, p.stored, future)
             except Unreadable:
