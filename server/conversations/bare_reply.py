@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 
 from ..params.candidates import closed, free_text
 from ..params.choice_cache import lower_case_words
-from ..params.text import COURTESY, Span, Word, overlaps, words, wordset
+from ..params.text import COURTESY, PRONOUNS, Span, Word, overlaps, words, wordset
 from ..templates import ParameterSpec, Template
 
 # words a bare reply wraps its values in ("from March", "make it 500", "in Engineering please")
@@ -56,12 +56,15 @@ REFUSING = wordset(
     "surprise skip quit exit abort anyone anybody everyone everybody someone somebody nobody"
 )
 # ... and words that are no value when they are what is left: greetings, asking back, a time
-NO_VALUE = wordset(
-    "help hi hello hey here there everywhere somewhere anything same why huh who how when where which next last "
-    "this week weekend month year today tonight tomorrow yesterday morning evening afternoon night noon monday "
-    "tuesday wednesday thursday friday saturday sunday january february march july september october november "
-    "december"
-)
+NO_VALUE = (
+    wordset(
+        "help hi hello hey here there everywhere somewhere anything same why huh who how when where which next last "
+        "this week weekend month year today tonight tomorrow yesterday morning evening afternoon night noon monday "
+        "tuesday wednesday thursday friday saturday sunday january february march july september october november "
+        "december"
+    )
+    | PRONOUNS
+)  # 'her' answers 'which manager?' with nobody
 _NAME_TEXT = re.compile(r"[\w\s.,'’&#/-]+")  # what a name is written with ('1900 University Ave #105')
 _REPLY_WORD = re.compile(r"[^\W_]+")
 _CONTRACTED = re.compile(r"['’](?:m|ll|d|re|ve)\b", re.IGNORECASE)  # "I'm", "we'll": "I", "we"

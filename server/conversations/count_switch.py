@@ -22,7 +22,8 @@ from .bare_reply import reply_words
 # the words a message asking only "how many?" of the last list may hold
 _COUNT_ONLY = wordset(
     "how many count number of is that are there those these them they it in total all altogether overall "
-    "and so ok okay then now what what's whats s was were the please"
+    "and so ok okay then now what what's whats s was were the please "
+    "people persons rows results records entries items"  # 'how many people is that?'
 )
 # the words a message asking only for the rows of the last count may hold, and those that ask for the rows
 _LIST_ONLY = wordset(

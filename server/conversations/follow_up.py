@@ -34,7 +34,7 @@ from ..params.named_values import answers_each, settle
 from ..params.not_applied import NOT_APPLIED
 from ..params.numbers import find_numbers
 from ..params.roles import Role, role_of
-from ..params.text import Span, inside, name_tokens, overlaps, words, wordset
+from ..params.text import PRONOUNS, Span, inside, name_tokens, overlaps, words, wordset
 from ..routing.decision import clears
 from ..routing.router import RoutingOutcome
 from ..templates import ParameterSpec, ParameterType, Template
@@ -52,7 +52,7 @@ from .carry_over import CUE_WORDS, CarryOver, adds, corrected_part, is_carry_ove
 from .context_year import in_context_period, in_context_year, years_against_context
 from .count_switch import counted_if_asked, counted_like, switched
 from .more_rows import more_rows
-from .pronouns import referred_to, refers_to_a_person
+from .pronouns import refers_to_a_person, the_one_name, with_name
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, TemplateRef
 
 Kind = Literal["clarification", "choice", "follow_up", "correction", "expired"]
@@ -127,6 +127,8 @@ async def interpret(
         close = _close_behind(outcome, pending.template, margin)
         asks_back = _asks_back(outcome, message, sources) if is_confident and not restates else None
         found = await _complete(pending, state.pending_turn, message, sources, is_confident, restates, close, asks_back)
+        if found is not None and reroute is not None and _not_taken(found):
+            found = await _asked_elsewhere(pending, found, message, reroute, threshold) or found
         if found is not None:
             return found
         asked = LastAnswer(template=pending.template, values=pending.values, question=pending.question)
@@ -136,12 +138,12 @@ async def interpret(
     if state.last is not None:
         selects_last = _selects(outcome, state.last.template)
         found = await _carry(state.last, message, sources, is_confident, reroute, threshold, selects_last)
+        if found is None and refers_to_a_person(message):  # 'and who reports to her?': her name, not the last's
+            found = await _referred(state.last, message, outcome, sources, threshold, reroute)
         if found is None:
             found = await _moved_on(state.last, message, outcome, sources)
         if found is None and is_confident and selects_last:
             found = await _unsaid_required(state.last, message, outcome, sources)
-        if found is None and refers_to_a_person(message):
-            found = await _referred(state.last, message, outcome, sources)
         return found
     return None
 
@@ -570,6 +572,34 @@ def _within(given: str, message: str, taken: Sequence[Span]) -> bool:
     return bool(at) and all(any(overlaps(span, t) for t in taken) for span in at)
 
 
+def _not_taken(found: FollowUp) -> bool:
+    """A clarification's reply that gave only values the asked list does not hold ('Engineering' for a city)."""
+    problems = found.extraction.problems
+    return bool(problems) and all(p.problem == "invalid" and p.allowed_values for p in problems)
+
+
+async def _asked_elsewhere(
+    pending: PendingClarification, found: FollowUp, message: str, reroute: Reroute, threshold: float
+) -> FollowUp | None:
+    """'who works in' asked which city, answered 'Engineering': the question and its answer read together ('who
+    works in Engineering') route with confidence to another template of the same source that reads the
+    answer's words as one of its values (employees_by_department), which answers instead of asking for a city
+    again. None when they do not."""
+    asked = f"{pending.question.rstrip(' ?.!')} {message.strip()}"
+    again = await reroute(asked)
+    chosen = again.decision.selected
+    if not (again.decision.execute and chosen is not None and clears(chosen.score, threshold)):
+        return None
+    if chosen.adapter != found.source.name or chosen.template.id == found.template.id:
+        return None
+    reply = await found.source.extractor.extract(asked, chosen.template)
+    at = len(asked) - len(message.strip())
+    if reply.problems or not any(t.span is not None and t.span[0] >= at for t in reply.trace):
+        return None  # the answer's words give none of its values, or it would ask again
+    score = round(chosen.score, 4)
+    return FollowUp("clarification", found.source, chosen.template, reply, found.completes_turn, asked, score)
+
+
 def _not_listed(problem: ParamProblem, given: str) -> ParamProblem:
     """'missing' for a reply the allowed values do not hold reads better as what it is: not one of them."""
     if problem.problem != "missing" or not problem.allowed_values:
@@ -815,7 +845,7 @@ def _asked_the_other_way(last: LastAnswer, source: ExtractionSource, template: T
     return FollowUp("follow_up", source, template, merged, None, last.question, last.template.score or 0.0, [], carried)
 
 
-_POINTING = wordset("their them they those these ones one it its his her all any other others each every some")
+_POINTING = wordset("those these ones one all any other others each every some") | PRONOUNS
 
 # how many of the last question's candidates, after its own template, a follow-up may move to
 NEIGHBOURS = 5
@@ -919,8 +949,10 @@ async def _unsaid_required(
     """'can you tell me the weather for March 1st?' right after the weather in Kenwood: a question of its own
     on the last answer's template that leaves a required value unsaid runs with the one the last answer had
     (Kenwood) instead of asking for it again. Its own values are its own, and an optional value said before
-    is not kept: a new question states its own constraints. Without such a value it is the new question it
-    looks like (None)."""
+    is not kept: a new question states its own constraints. One that gives no value at all keeps one only
+    where it points at it ('how many customers are in the country?'); else it asks afresh ('how many
+    customers do we have?' after the Enterprise count is no second Enterprise count). Without such a value it
+    is the new question it looks like (None)."""
     found = _lookup(last.template, sources)
     if found is None:
         return None
@@ -928,6 +960,8 @@ async def _unsaid_required(
     specs = _specs(template)
     reply = await source.extractor.extract(message, template)
     missing = {p.name for p in reply.problems if p.problem == "missing" and not p.given}
+    if not new_values(reply):
+        missing = {name for name in missing if _points_at(name, message)}
     earlier, _ = _revalidate({n: v for n, v in _stated(last, specs).items() if n in missing}, specs)
     # not the other end of a range the message passes ('until February 20' after March 1 to 5), nor a value the
     # message asks across ('in each city')
@@ -946,32 +980,50 @@ async def _unsaid_required(
 
 
 async def _referred(
-    last: LastAnswer, message: str, outcome: RoutingOutcome, sources: Mapping[str, ExtractionSource]
+    last: LastAnswer,
+    message: str,
+    outcome: RoutingOutcome,
+    sources: Mapping[str, ExtractionSource],
+    threshold: float,
+    reroute: Reroute | None = None,
 ) -> FollowUp | None:
-    """'show his reviews' or 'who reports to him?' after 'who is Marcus Webb?': a question of its own on a template
-    of the same source that names its person by a pronoun alone runs with the name the last answer was given
-    (pronouns.py says which parameter takes it). Without such a name it is the question it looks like (None)."""
-    chosen = outcome.decision.selected
-    if not (outcome.decision.execute and chosen is not None and chosen.adapter == last.template.adapter):
-        return None
+    """'show his reviews', 'who reports to him?', 'which department is he in' after 'who is Marcus Webb?': a
+    message that names its person by a pronoun alone is the message with the one name the last answer was given
+    in its place ("show Marcus Webb's reviews"; pronouns.py), routed again, and answered by the best of its
+    candidates from the same source that clears the threshold and reads that name as one of its values (at
+    most NEIGHBOURS are tried). Without one name before, or such a template, it is the question it looks
+    like (None)."""
     found = _lookup(last.template, sources)
-    source = sources.get(chosen.adapter)
+    source = sources.get(last.template.adapter)
     if found is None or source is None:
         return None
-    template = chosen.template
-    reply = await source.extractor.extract(message, template)
-    missing = {p.name for p in reply.problems if p.problem == "missing" and not p.given}
-    last_specs = _specs(found[1])
-    named = referred_to(_stated(last, last_specs), last_specs, [s for s in template.parameters if s.name in missing])
-    kept, _ = _revalidate(named, _specs(template))
-    kept = {name: value for name, value in kept.items() if value is not None}
-    if not kept:
+    name = the_one_name(_stated(last, _specs(found[1])), _specs(found[1]))
+    if name is None:
         return None
-    merged = _with_kept(reply, kept)
-    _fill_rest(template, merged)
-    return FollowUp(
-        "follow_up", source, template, merged, None, message, chosen.score, list(new_values(reply)), list(kept)
-    )
+    text = with_name(message, name)
+    routed = await reroute(text) if reroute is not None else outcome
+    nearby = [c for c in routed.candidates if c.adapter == source.name and clears(c.score, threshold)]
+    for candidate in nearby[:NEIGHBOURS]:
+        try:
+            reply = await source.extractor.extract(text, candidate.template)
+        except IntentRouterError:
+            continue  # its list's source is down: the next one
+        took = [t.name for t in reply.trace if isinstance(t.value, str) and t.value.casefold() == name.casefold()]
+        if not took:
+            continue
+        given = [n for n in new_values(reply) if n not in took]
+        return FollowUp(
+            "follow_up", source, candidate.template, reply, None, text, round(candidate.score, 4), given, took
+        )
+    return None
+
+
+_THAT = re.compile(r"\b(?:the|that|this|same)\s+(\w+)", re.IGNORECASE)
+
+
+def _points_at(name: str, message: str) -> bool:
+    """The message names the parameter as one known already: 'the country', 'that city', 'this department'."""
+    return bool(_singular_and_plural(name_tokens(name)) & {w.casefold() for w in _THAT.findall(message)})
 
 
 def _with_kept(

@@ -11,7 +11,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from .text import COURTESY, Span, Word, starts_sentence, words, wordset
+from .text import COURTESY, PRONOUNS, Span, Word, starts_sentence, words, wordset
 
 _QUOTED = re.compile(r'"([^"]{1,200})"|“([^”]{1,200})”|‘([^’]{1,200})’|(?<![\w])\'([^\']{1,200})\'(?![\w])')
 _EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}(?![\w])")
@@ -64,11 +64,16 @@ _LOWER_CUES = re.compile(
     r"email (?:of|for)|(?:customer|client|employee|manager|product)(?: called| named)?)\s+$",
     re.I,
 )
-_LOWER_STOP = wordset("""in on at for from to by with about since after before during until and or but the a an
+# 'who is priya raman': a person named after asking who, in two words or more ('who is available' names nobody)
+_WHO_IS = re.compile(r"\bwho(?:'s|s|\s+is|\s+was)\s+$", re.I)
+_LOWER_STOP = (
+    wordset("""in on at for from to by with about since after before during until and or but the a an
 is are was were this that these those what who which where when how please their his her its our my your
 's email emails address phone contact details review reviews history orders order sales team department
-manager reports report did do does has have had sell sold selling been called named
-he him she hers they them it me us you himself herself themselves""")  # 'who reports to him?' names nobody
+manager reports report did do does has have had sell sold selling been called named""")
+    | PRONOUNS
+    | COURTESY
+)
 
 
 @dataclass
@@ -270,14 +275,15 @@ def find_cued_names(question: str) -> list[TextMatch]:
     toks = words(question)
     out = []
     for i, w in enumerate(toks):
-        if not _LOWER_CUES.search(question[: w.start]) or w.lower in _LOWER_STOP or w.lower in _NOT_NAMES:
+        cued = _LOWER_CUES.search(question[: w.start]) is not None
+        if not (cued or _WHO_IS.search(question[: w.start])) or w.lower in _LOWER_STOP or w.lower in _NOT_NAMES:
             continue
         j = i
         while j < len(toks) and toks[j].lower not in _LOWER_STOP and toks[j].lower not in _MONTH_DAY and j - i < 5:
             if j > i and question[toks[j - 1].end : toks[j].start].strip() not in ("", "-", "&"):
                 break
             j += 1
-        if j == i:
+        if j == i or (not cued and j - i < 2):
             continue
         value, end = _strip_possessive(question, question[w.start : toks[j - 1].end], toks[j - 1].end)
         if value and not value.isdigit():
@@ -289,8 +295,11 @@ _TAIL_CUE = re.compile(r"\b(?:of|for|by|from)\s+$", re.I)
 
 
 def find_tail_names(question: str) -> list[TextMatch]:
-    """A lower-case name closing the question after 'of/for/by/from': 'past ratings of aisha martin'."""
+    """A lower-case name closing the question after 'of/for/by/from': 'past ratings of aisha martin' (and
+    'for priya raman pls': courtesy closes no name)."""
     toks = words(question)
+    while toks and toks[-1].lower in COURTESY:
+        toks.pop()
     out = []
     for i, w in enumerate(toks):
         rest = toks[i:]
@@ -300,7 +309,7 @@ def find_tail_names(question: str) -> list[TextMatch]:
             t.lower in _LOWER_STOP or t.lower in _NOT_NAMES or t.lower in _MONTH_DAY or t.text.isdigit() for t in rest
         ):
             continue
-        if question[rest[-1].end :].strip(" ?!.") or any(
+        if any(w.lower not in COURTESY for w in words(question[rest[-1].end :])) or any(
             question[a.end : b.start].strip() not in ("", "-") for a, b in itertools.pairwise(rest)
         ):
             continue

@@ -76,6 +76,8 @@ def wordset(text: str) -> frozenset[str]:
 
 # words that end a request, never part of a value it holds ('3 rooms in London Please', 'Van Ness Avenue ASAP')
 COURTESY = wordset("please pls plz thanks thank asap")
+# words that stand for someone or something said before, and never name it: no value of their own
+PRONOUNS = wordset("he him his himself she her hers herself it its itself they them their theirs themselves me us you")
 
 
 def starts_sentence(question: str, at: int) -> bool:

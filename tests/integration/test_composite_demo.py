@@ -66,7 +66,7 @@ async def test_route_once_over_every_demo_question(demo_runtime):
 
 
 async def test_out_of_scope_questions_abstain_below_the_threshold(demo_runtime):
-    """Abstention follows the combined score and the composite's threshold (0.162 in the demo config, as
+    """Abstention follows the combined score and the composite's threshold (0.159 in the demo config, as
     fit-thresholds wrote it)."""
     company = demo_runtime.get("company")
     threshold = company.settings.confidence_threshold
@@ -200,7 +200,7 @@ async def test_http_test_routing_statistics_and_no_execution(demo_config_dir, tm
             assert child["total_templates"] == 29  # templates, not their ~6 example vectors each
             assert isinstance(child["collection_name"], str) and child["collection_name"]
         for key, value in {
-            "confidence_threshold": 0.162,
+            "confidence_threshold": 0.159,
             "max_templates_per_source": 3,
             "parallel_search": True,
             "search_timeout": 5.0,

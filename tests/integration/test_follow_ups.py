@@ -335,7 +335,9 @@ async def test_a_fan_out_answer_leaves_nothing_to_continue(demo_runtime):
         ("customers in Germany", "customers_by_country", "count_customers_by_country"),
     ],
 )
-@pytest.mark.parametrize("how_many", ["how many is that?", "and how many are there in total?", "count them"])
+@pytest.mark.parametrize(
+    "how_many", ["how many is that?", "and how many are there in total?", "count them", "how many people is that"]
+)
 async def test_how_many_after_a_list_runs_its_count_with_the_same_values(
     demo_runtime, question, listed, counted, how_many
 ):
@@ -535,6 +537,20 @@ async def test_a_continuation_on_another_template_keeps_the_values_said_before(
             "count_direct_reports",
             {"manager_name": "Marcus Webb"},
         ),
+        # a question no template of a name would get without it: the message read with the name in its place
+        (("who is robert kline", "when was he hired?"), "employee_lookup", {"name": "Robert Kline"}),
+        (("who is robert kline", "where is he based?"), "employee_lookup", {"name": "Robert Kline"}),
+        # with a word that says it continues (found by a QA pass: the manager was asked for, or named 'she')
+        (("Find Priya Raman", "and who reports to her?"), "direct_reports", {"manager_name": "Priya Raman"}),
+        (
+            (
+                "which department is Elena Petrova in",
+                "how has she been rated over the years?",
+                "and who does she manage",
+            ),
+            "direct_reports",
+            {"manager_name": "Elena Petrova"},
+        ),
     ],
 )
 async def test_a_pronoun_stands_for_the_person_the_last_answer_was_about(demo_runtime, questions, template, parameters):
@@ -545,6 +561,28 @@ async def test_a_pronoun_stands_for_the_person_the_last_answer_was_about(demo_ru
     assert (meta["status"], meta["reason"], meta["template_id"]) == ("executed", "follow_up", template)
     assert {name: meta["parameters"][name] for name in parameters} == parameters
     assert meta["session"]["carried"] == list(parameters) and last["rows"]
+
+
+@pytest.mark.parametrize(
+    "questions",
+    [
+        ("how many orders were returned", "how many orders do we have?"),
+        ("How many enterprise customers do we have?", "how many customers do we have?"),
+        ("Who works in the London office?", "where do our employees work?"),
+    ],
+)
+async def test_a_new_question_that_gives_no_value_keeps_none_from_before(demo_runtime, questions):
+    """Found by a QA pass: each second question ran as the first again (status returned, segment Enterprise,
+    city London kept), though it asks about all of them."""
+    first, second = await _turns(demo_runtime, *questions)
+    kept = set(_meta(first)["parameters"].items()) & set((_meta(second).get("parameters") or {}).items())
+    assert _meta(second)["reason"] != "follow_up" and not {k for k, _ in kept} - {"limit"}
+
+
+async def test_a_pronoun_answers_no_clarification(demo_runtime):
+    """Found by a QA pass: 'her' as the reply to 'which manager?' counted the reports of a manager named 'her' (0)."""
+    *_, reply = await _turns(demo_runtime, "how many people report to?", "her")
+    assert _meta(reply).get("parameters", {}).get("manager_name") != "her" and _meta(reply)["status"] != "executed"
 
 
 async def test_a_pronoun_without_a_person_before_is_asked_about(demo_runtime):
@@ -704,3 +742,34 @@ async def test_after_a_count_another_templates_value_is_counted_unless_the_rows_
     *_, last = await _turns(demo_runtime, "how many enterprise customers do we have", then)
     meta = _meta(last)
     assert (meta["reason"], meta["template_id"], meta["parameters"]["country"]) == ("follow_up", template, "Germany")
+
+
+async def test_how_many_people_after_a_persons_reports_counts_them(demo_runtime):
+    """Found by a QA pass: 'how many people is that' after Catherine Holloway's reports asked for a department."""
+    *_, last = await _turns(demo_runtime, "who reports to Catherine Holloway?", "how many people is that")
+    meta = _meta(last)
+    assert (meta["reason"], meta["template_id"], meta["parameters"]) == (
+        "follow_up",
+        "count_direct_reports",
+        {"manager_name": "Catherine Holloway"},
+    )
+
+
+async def test_a_reply_that_is_a_value_of_another_template_answers_the_question_there(demo_runtime):
+    """Found by a QA pass: 'who works in' asked which city, and 'Engineering' was told it is no city. The question
+    and its reply read together route to the employees of a department."""
+    asked, answered = await _turns(demo_runtime, "who works in", "Engineering")
+    assert [c["name"] for c in _meta(asked)["clarification"]] == ["city"]
+    meta = _meta(answered)
+    assert (meta["status"], meta["reason"], meta["template_id"], meta["parameters"]["department"]) == (
+        "executed",
+        "clarification_answered",
+        "employees_by_department",
+        "Engineering",
+    )
+
+
+async def test_a_reply_outside_the_list_of_no_other_template_is_asked_about_again(demo_runtime):
+    *_, answered = await _turns(demo_runtime, "who works in", "Atlantis")
+    meta = _meta(answered)
+    assert (meta["status"], meta["template_id"]) == ("needs_clarification", "employees_by_city")

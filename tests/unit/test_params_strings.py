@@ -104,3 +104,34 @@ def test_lower_case_names_need_a_cue():
 def test_a_pronoun_is_no_lower_case_name(question):
     """'who reports to him?' ran with the manager named 'him' (found by a robustness probe)."""
     assert find_cued_names(question) == [] and find_tail_names(question) == []
+
+
+@pytest.mark.parametrize(
+    "question, cued, tail",
+    [
+        ("for priya raman pls", [], ["priya raman"]),
+        ("look up marcus webb thanks", ["marcus webb"], []),
+        ("who reports to hannah brooks please", ["hannah brooks"], []),
+        ("past ratings of aisha martin, thanks!", [], ["aisha martin"]),
+    ],
+)
+def test_courtesy_is_no_part_of_a_lower_case_name(question, cued, tail):
+    """Found by a QA pass: the reply 'for priya raman pls' looked up 'priya raman pls' (no rows)."""
+    assert [m.value for m in find_cued_names(question)] == cued
+    assert [m.value for m in find_tail_names(question)] == tail
+
+
+@pytest.mark.parametrize(
+    "question, cued",
+    [
+        ("who is priya raman?", ["priya raman"]),
+        ("whos catherine holloway", ["catherine holloway"]),
+        ("who's robert kline", ["robert kline"]),
+        ("who is available tomorrow", []),
+        ("who is hiring in sales", []),
+        ("who is on leave today", []),
+    ],
+)
+def test_a_lower_case_name_after_who_is(question, cued):
+    """Found by a QA pass: 'who is priya raman?' asked whose details; one word after 'who is' names nobody."""
+    assert [m.value for m in find_cued_names(question)] == cued

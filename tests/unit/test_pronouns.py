@@ -1,23 +1,17 @@
-"""Which parameter a pronoun fills, and with which name said before (server/conversations/pronouns.py)."""
+"""A pronoun of one person read as the name the last answer was given (server/conversations/pronouns.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from server.conversations.pronouns import referred_to, refers_to_a_person
+from server.conversations.pronouns import refers_to_a_person, the_one_name, with_name
 from server.templates import ParameterSpec
 
-
-def _spec(name: str, **kw) -> ParameterSpec:
-    return ParameterSpec(name=name, **kw)
-
-
-NAME = _spec("name", type="string", description="Employee name")
-MANAGER = _spec("manager_name", type="string", description="Full name of the manager")
-CUSTOMER = _spec("customer", type="string")
-CITY = _spec("city", type="string")
-DEPARTMENT = _spec("department", type="string", description="Department name", allowed_values=["Sales", "HR"])
-YEAR = _spec("year", type="integer")
+NAME = ParameterSpec(name="name", type="string", description="Employee name")
+MANAGER = ParameterSpec(name="manager_name", type="string", description="Full name of the manager")
+CITY = ParameterSpec(name="city", type="string")
+YEAR = ParameterSpec(name="year", type="integer")
+DEPARTMENT = ParameterSpec(name="department", type="string", description="Department name", allowed_values=["Sales"])
 
 
 @pytest.mark.parametrize(
@@ -36,19 +30,35 @@ def test_only_the_pronouns_of_one_person_refer_to_a_person(message, refers):
     assert refers_to_a_person(message) is refers
 
 
-def test_the_same_name_first_then_the_only_name_for_the_only_name_missing():
-    said = {"name": "Marcus Webb", "year": 2024}
-    specs = {"name": NAME, "year": YEAR}
-    assert referred_to(said, specs, [NAME]) == {"name": "Marcus Webb"}
-    assert referred_to(said, specs, [MANAGER]) == {"manager_name": "Marcus Webb"}
-    assert referred_to(said, specs, [MANAGER, YEAR]) == {"manager_name": "Marcus Webb"}
+@pytest.mark.parametrize(
+    "message, named",
+    [
+        ("show his reviews", "show Marcus Webb's reviews"),
+        ("who reports to her?", "who reports to Marcus Webb?"),
+        ("how many people report to her in total", "how many people report to Marcus Webb in total"),
+        ("what about her reviews", "what about Marcus Webb's reviews"),
+        ("when was he hired?", "when was Marcus Webb hired?"),
+        ("and who does she manage", "and who does Marcus Webb manage"),
+        ("is the laptop hers?", "is the laptop Marcus Webb's?"),
+        ("email him", "email Marcus Webb"),
+    ],
+)
+def test_the_pronoun_becomes_the_name_or_its_possessive(message, named):
+    assert with_name(message, "Marcus Webb") == named
 
 
-def test_nothing_when_it_is_not_clear_which():
-    two = {"name": "Marcus Webb", "customer": "Orion Data"}
-    specs = {"name": NAME, "customer": CUSTOMER}
-    assert referred_to(two, specs, [MANAGER]) == {}  # two names said: which one is 'him'?
-    assert referred_to({"name": "Marcus Webb"}, {"name": NAME}, [MANAGER, CUSTOMER]) == {}  # two names missing
-    assert referred_to({"city": "Boston"}, {"city": CITY}, [MANAGER]) == {}  # a city is nobody
-    assert referred_to({"year": 2024}, {"year": YEAR}, [MANAGER]) == {}
-    assert referred_to({"department": "Sales"}, {"department": DEPARTMENT}, [MANAGER]) == {}  # a list's name
+def test_a_name_said_in_lower_case_is_capitalised_in_the_message():
+    assert with_name("show his reviews", "marcus webb") == "show Marcus Webb's reviews"
+
+
+def test_the_one_name_said_before():
+    assert the_one_name({"name": "Marcus Webb", "year": 2024}, {"name": NAME, "year": YEAR}) == "Marcus Webb"
+    assert the_one_name({"manager_name": "Priya Raman"}, {"manager_name": MANAGER}) == "Priya Raman"
+
+
+def test_no_name_when_it_is_not_clear_who():
+    two = {"name": "Marcus Webb", "manager_name": "Priya Raman"}
+    assert the_one_name(two, {"name": NAME, "manager_name": MANAGER}) is None  # which one is 'him'?
+    assert the_one_name({"city": "Boston"}, {"city": CITY}) is None  # a city is nobody
+    assert the_one_name({"year": 2024}, {"year": YEAR}) is None
+    assert the_one_name({"department": "Sales"}, {"department": DEPARTMENT}) is None  # a fixed list's name

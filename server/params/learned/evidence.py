@@ -24,7 +24,7 @@ from typing import Any
 from ...templates import ParameterSpec, ParameterType
 from ..candidates import Candidate, item_type
 from ..spans import Unreadable, read_value, typed_value
-from ..text import COURTESY, Span, Word, inside, overlaps, words, wordset
+from ..text import COURTESY, PRONOUNS, Span, Word, inside, overlaps, words, wordset
 from ..value_list import ValueList
 from .tagger import Tagging
 
@@ -41,10 +41,12 @@ _NO_TAIL = wordset(
 )
 
 # words that point at a place or a thing the conversation knows and name none ('this city', 'the area', 'here')
-_POINTING = wordset(
-    "this that these those here there the a an their his her its my our your all another other same some any "
-    "every city area town place region neighborhood neighbourhood vicinity locality spot regard one ones "
-    "he him she hers they them it me us you"
+_POINTING = (
+    wordset(
+        "this that these those here there the a an their his her its my our your all another other same some any "
+        "every city area town place region neighborhood neighbourhood vicinity locality spot regard one ones"
+    )
+    | PRONOUNS
 )
 
 
