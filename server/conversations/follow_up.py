@@ -987,12 +987,14 @@ async def _referred(
     threshold: float,
     reroute: Reroute | None = None,
 ) -> FollowUp | None:
-    """'show his reviews', 'who reports to him?', 'which department is he in' after 'who is Marcus Webb?': a
-    message that names its person by a pronoun alone is the message with the one name the last answer was given
-    in its place ("show Marcus Webb's reviews"; pronouns.py), routed again, and answered by the best of its
-    candidates from the same source that clears the threshold and reads that name as one of its values (at
-    most NEIGHBOURS are tried). Without one name before, or such a template, it is the question it looks
-    like (None)."""
+    """'show his reviews', 'who reports to him?', 'when was he hired?' after 'who is Marcus Webb?': a message
+    that names its person by a pronoun alone is read with the one name the last answer was given in its place
+    ("show Marcus Webb's reviews"; pronouns.py), on the best of the message's own candidates from the same
+    source that clears the threshold and reads that name as one of its values; when none does, on the best
+    such candidate of the named message routed again ('when was he hired?' routes to every hire, 'when was
+    Marcus Webb hired?' to his lookup). The message's own routing goes first: a name the templates' examples
+    use pulls routing towards them, a pronoun does not. At most NEIGHBOURS candidates are tried each way.
+    Without one name before, or such a template, it is the question it looks like (None)."""
     found = _lookup(last.template, sources)
     source = sources.get(last.template.adapter)
     if found is None or source is None:
@@ -1001,20 +1003,23 @@ async def _referred(
     if name is None:
         return None
     text = with_name(message, name)
-    routed = await reroute(text) if reroute is not None else outcome
-    nearby = [c for c in routed.candidates if c.adapter == source.name and clears(c.score, threshold)]
-    for candidate in nearby[:NEIGHBOURS]:
-        try:
-            reply = await source.extractor.extract(text, candidate.template)
-        except IntentRouterError:
-            continue  # its list's source is down: the next one
-        took = [t.name for t in reply.trace if isinstance(t.value, str) and t.value.casefold() == name.casefold()]
-        if not took:
-            continue
-        given = [n for n in new_values(reply) if n not in took]
-        return FollowUp(
-            "follow_up", source, candidate.template, reply, None, text, round(candidate.score, 4), given, took
-        )
+    for routed in (outcome, None):
+        if routed is None:
+            if reroute is None:
+                return None
+            routed = await reroute(text)
+        nearby = [c for c in routed.candidates if c.adapter == source.name and clears(c.score, threshold)]
+        for candidate in nearby[:NEIGHBOURS]:
+            try:
+                reply = await source.extractor.extract(text, candidate.template)
+            except IntentRouterError:
+                continue  # its list's source is down: the next one
+            took = [t.name for t in reply.trace if isinstance(t.value, str) and t.value.casefold() == name.casefold()]
+            if not took:
+                continue
+            given = [n for n in new_values(reply) if n not in took]
+            score = round(candidate.score, 4)
+            return FollowUp("follow_up", source, candidate.template, reply, None, text, score, given, took)
     return None
 
 

@@ -540,6 +540,9 @@ async def test_a_continuation_on_another_template_keeps_the_values_said_before(
         # a question no template of a name would get without it: the message read with the name in its place
         (("who is robert kline", "when was he hired?"), "employee_lookup", {"name": "Robert Kline"}),
         (("who is robert kline", "where is he based?"), "employee_lookup", {"name": "Robert Kline"}),
+        # the message's own routing first (see the next test)
+        (("Look up Denise Okafor", "show me her team"), "direct_reports", {"manager_name": "Denise Okafor"}),
+        (("Find Priya Raman", "what's her job title"), "employee_lookup", {"name": "Priya Raman"}),
         # with a word that says it continues (found by a QA pass: the manager was asked for, or named 'she')
         (("Find Priya Raman", "and who reports to her?"), "direct_reports", {"manager_name": "Priya Raman"}),
         (
@@ -577,6 +580,18 @@ async def test_a_new_question_that_gives_no_value_keeps_none_from_before(demo_ru
     first, second = await _turns(demo_runtime, *questions)
     kept = set(_meta(first)["parameters"].items()) & set((_meta(second).get("parameters") or {}).items())
     assert _meta(second)["reason"] != "follow_up" and not {k for k, _ in kept} - {"limit"}
+
+
+async def test_a_pronoun_is_read_on_the_messages_own_routing_first(demo_runtime):
+    """Found replaying a QA pass: "show Catherine Holloway's reviews" routes to her reports (the names in the
+    demo's examples pull it there); "show his reviews" does not, and is answered on its own routing."""
+    *_, last = await _turns(demo_runtime, "Who reports to Catherine Holloway?", "show his reviews")
+    meta = _meta(last)
+    assert (meta["reason"], meta["template_id"], meta["parameters"]) == (
+        "follow_up",
+        "employee_review_history",
+        {"name": "Catherine Holloway"},
+    )
 
 
 async def test_a_pronoun_answers_no_clarification(demo_runtime):
