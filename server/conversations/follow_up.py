@@ -52,7 +52,7 @@ from .carry_over import CUE_WORDS, CarryOver, adds, corrected_part, is_carry_ove
 from .context_year import in_context_period, in_context_year, years_against_context
 from .count_switch import counted_if_asked, counted_like, switched
 from .more_rows import more_rows
-from .pronouns import refers_to_a_person, the_one_name, with_name
+from .pronouns import is_a_name, refers_to_a_person, the_one_name, with_name
 from .state import LastAnswer, PendingChoice, PendingClarification, SessionState, TemplateRef
 
 Kind = Literal["clarification", "choice", "follow_up", "correction", "expired"]
@@ -123,6 +123,7 @@ async def interpret(
     is_confident = confident(outcome, threshold, margin)
     if state.clarification is not None:
         pending = state.clarification
+        message = _named_reply(state.last, pending, message, sources)
         restates = is_confident and _selects(outcome, pending.template)
         close = _close_behind(outcome, pending.template, margin)
         asks_back = _asks_back(outcome, message, sources) if is_confident and not restates else None
@@ -995,12 +996,9 @@ async def _referred(
     Marcus Webb hired?' to his lookup). The message's own routing goes first: a name the templates' examples
     use pulls routing towards them, a pronoun does not. At most NEIGHBOURS candidates are tried each way.
     Without one name before, or such a template, it is the question it looks like (None)."""
-    found = _lookup(last.template, sources)
     source = sources.get(last.template.adapter)
-    if found is None or source is None:
-        return None
-    name = the_one_name(_stated(last, _specs(found[1])), _specs(found[1]))
-    if name is None:
+    name = _the_name(last, sources)
+    if source is None or name is None:
         return None
     text = with_name(message, name)
     for routed in (outcome, None):
@@ -1021,6 +1019,30 @@ async def _referred(
             score = round(candidate.score, 4)
             return FollowUp("follow_up", source, candidate.template, reply, None, text, score, given, took)
     return None
+
+
+def _the_name(last: LastAnswer | None, sources: Mapping[str, ExtractionSource]) -> str | None:
+    """The one name the last answer was given (pronouns.the_one_name), if any."""
+    found = _lookup(last.template, sources) if last is not None else None
+    if last is None or found is None:
+        return None
+    specs = _specs(found[1])
+    return the_one_name(_stated(last, specs), specs)
+
+
+def _named_reply(
+    last: LastAnswer | None, pending: PendingClarification, message: str, sources: Mapping[str, ExtractionSource]
+) -> str:
+    """A reply that gives the name a clarification asks for by a pronoun ('him', 'for her') with the one name the
+    last answer was given in its place ('who is Marcus Webb?', 'how many people report to?', 'him')."""
+    found = _lookup(pending.template, sources)
+    if found is None or not refers_to_a_person(message):
+        return message
+    specs = _specs(found[1])
+    name = _the_name(last, sources)
+    if name is None or not any(n in specs and is_a_name(specs[n]) for n in pending.wanted):
+        return message
+    return with_name(message, name)
 
 
 _THAT = re.compile(r"\b(?:the|that|this|same)\s+(\w+)", re.IGNORECASE)

@@ -594,6 +594,17 @@ async def test_a_pronoun_is_read_on_the_messages_own_routing_first(demo_runtime)
     )
 
 
+@pytest.mark.parametrize("reply", ["him", "for him please"])
+async def test_a_pronoun_answers_a_clarification_with_the_name_said_before(demo_runtime, reply):
+    *_, answered = await _turns(demo_runtime, "who is Marcus Webb?", "how many people report to?", reply)
+    meta = _meta(answered)
+    assert (meta["status"], meta["reason"], meta["parameters"]) == (
+        "executed",
+        "clarification_answered",
+        {"manager_name": "Marcus Webb"},
+    )
+
+
 async def test_a_pronoun_answers_no_clarification(demo_runtime):
     """Found by a QA pass: 'her' as the reply to 'which manager?' counted the reports of a manager named 'her' (0)."""
     *_, reply = await _turns(demo_runtime, "how many people report to?", "her")

@@ -377,19 +377,17 @@ async def test_a_name_is_read_without_the_possessive_of_the_noun_after_it(questi
 
 
 def things_to_do() -> Template:
-    return Template(
-        id="things",
+    return template(
+        {"name": "activity", "required": False},
+        tid="things",
         description="things to do",
-        nl_examples=[
+        examples=[
             "I need help in finding [museums](activity) nearby",
             "any [hiking](activity) trails, in particular easy ones",
             "I'm in the mood for [bowling](activity)",
             "something fun like [karaoke](activity)",
             "find things to do",
         ],
-        parameters=[ParameterSpec(name="activity", required=False)],
-        body_key="sql",
-        body="SELECT 1",
     )
 
 
