@@ -23,7 +23,7 @@ from .bare_reply import reply_words
 _COUNT_ONLY = wordset(
     "how many count number of is that are there those these them they it in total all altogether overall "
     "and so ok okay then now what what's whats s was were the please "
-    "people persons rows results records entries items"  # 'how many people is that?'
+    "people persons rows results"  # 'how many people is that?' ('items' are an order's, not the list's)
 )
 # the words a message asking only for the rows of the last count may hold, and those that ask for the rows
 _LIST_ONLY = wordset(

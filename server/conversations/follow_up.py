@@ -24,7 +24,7 @@ from rapidfuzz import fuzz, utils
 from ..errors import IntentRouterError
 from ..params import problems as param_problems
 from ..params.base import ExtractedValue, Extraction, ExtractionSource, ParamProblem
-from ..params.candidates import free_text
+from ..params.candidates import closed, free_text
 from ..params.choice_cache import lower_case_words, ordinary_words
 from ..params.choices import suggestions
 from ..params.coercion import InvalidValue
@@ -140,7 +140,7 @@ async def interpret(
         selects_last = _selects(outcome, state.last.template)
         found = await _carry(state.last, message, sources, is_confident, reroute, threshold, selects_last)
         if found is None and refers_to_a_person(message):  # 'and who reports to her?': her name, not the last's
-            found = await _referred(state.last, message, outcome, sources, threshold, reroute)
+            found = await _referred(state.last, message, outcome, sources, threshold)
         if found is None:
             found = await _moved_on(state.last, message, outcome, sources)
         if found is None and is_confident and selects_last:
@@ -595,8 +595,11 @@ async def _asked_elsewhere(
         return None
     reply = await found.source.extractor.extract(asked, chosen.template)
     at = len(asked) - len(message.strip())
-    if reply.problems or not any(t.span is not None and t.span[0] >= at for t in reply.trace):
-        return None  # the answer's words give none of its values, or it would ask again
+    specs = _specs(chosen.template)
+    if reply.problems or not any(
+        t.span is not None and t.span[0] >= at and t.name in specs and closed(specs[t.name]) for t in reply.trace
+    ):
+        return None  # the answer's words are no value its lists hold ('Mars' is no manager), or it would ask again
     score = round(chosen.score, 4)
     return FollowUp("clarification", found.source, chosen.template, reply, found.completes_turn, asked, score)
 
@@ -962,7 +965,7 @@ async def _unsaid_required(
     reply = await source.extractor.extract(message, template)
     missing = {p.name for p in reply.problems if p.problem == "missing" and not p.given}
     if not new_values(reply):
-        missing = {name for name in missing if _points_at(name, message)}
+        missing = {name for name in missing if _points_at(specs[name], message)}
     earlier, _ = _revalidate({n: v for n, v in _stated(last, specs).items() if n in missing}, specs)
     # not the other end of a range the message passes ('until February 20' after March 1 to 5), nor a value the
     # message asks across ('in each city')
@@ -986,39 +989,35 @@ async def _referred(
     outcome: RoutingOutcome,
     sources: Mapping[str, ExtractionSource],
     threshold: float,
-    reroute: Reroute | None = None,
 ) -> FollowUp | None:
-    """'show his reviews', 'who reports to him?', 'when was he hired?' after 'who is Marcus Webb?': a message
-    that names its person by a pronoun alone is read with the one name the last answer was given in its place
-    ("show Marcus Webb's reviews"; pronouns.py), on the best of the message's own candidates from the same
-    source that clears the threshold and reads that name as one of its values; when none does, on the best
-    such candidate of the named message routed again ('when was he hired?' routes to every hire, 'when was
-    Marcus Webb hired?' to his lookup). The message's own routing goes first: a name the templates' examples
-    use pulls routing towards them, a pronoun does not. At most NEIGHBOURS candidates are tried each way.
-    Without one name before, or such a template, it is the question it looks like (None)."""
+    """'show his reviews', 'who reports to him?', 'what's her email?' after 'who is Marcus Webb?': a message that
+    names its person by a pronoun alone is read with the one name the last answer was given in its place ("show
+    Marcus Webb's reviews"; pronouns.py), on the template the message itself routes to, when that one reads the
+    name as one of its values. The message is not routed again with the name: a name the templates' examples
+    use pulls routing towards them ('give me Marcus Webb's details' to his reports, 'how long has Marcus Webb
+    been here?' to his reviews), which would answer another question with confidence. A message that names a
+    person itself is about that one. Otherwise it is the question it looks like (None)."""
     source = sources.get(last.template.adapter)
     name = _the_name(last, sources)
-    if source is None or name is None:
+    chosen = outcome.decision.selected
+    if source is None or name is None or not (outcome.decision.execute and chosen is not None):
+        return None
+    if chosen.adapter != source.name or not clears(chosen.score, threshold):
         return None
     text = with_name(message, name)
-    for routed in (outcome, None):
-        if routed is None:
-            if reroute is None:
-                return None
-            routed = await reroute(text)
-        nearby = [c for c in routed.candidates if c.adapter == source.name and clears(c.score, threshold)]
-        for candidate in nearby[:NEIGHBOURS]:
-            try:
-                reply = await source.extractor.extract(text, candidate.template)
-            except IntentRouterError:
-                continue  # its list's source is down: the next one
-            took = [t.name for t in reply.trace if isinstance(t.value, str) and t.value.casefold() == name.casefold()]
-            if not took:
-                continue
-            given = [n for n in new_values(reply) if n not in took]
-            score = round(candidate.score, 4)
-            return FollowUp("follow_up", source, candidate.template, reply, None, text, score, given, took)
-    return None
+    try:
+        own = await source.extractor.extract(message, chosen.template)
+        reply = await source.extractor.extract(text, chosen.template)
+    except IntentRouterError:
+        return None  # a list's source is down: the question it looks like, which says so
+    specs = _specs(chosen.template)
+    if any(is_a_name(specs[t.name]) for t in own.trace if t.name in specs and t.extractor != "default"):
+        return None  # 'when was Priya Raman hired and where is she based?': she is Priya Raman
+    took = [t.name for t in reply.trace if isinstance(t.value, str) and t.value.casefold() == name.casefold()]
+    if not took:
+        return None
+    given = [n for n in new_values(reply) if n not in took]
+    return FollowUp("follow_up", source, chosen.template, reply, None, text, round(chosen.score, 4), given, took)
 
 
 def _the_name(last: LastAnswer | None, sources: Mapping[str, ExtractionSource]) -> str | None:
@@ -1045,12 +1044,25 @@ def _named_reply(
     return with_name(message, name)
 
 
-_THAT = re.compile(r"\b(?:the|that|this|same)\s+(\w+)", re.IGNORECASE)
+_THAT = re.compile(r"\b(?:(?:the|that|this)\s+(?:same\s+)?|same\s+)(\w+)", re.IGNORECASE)
+_THERE = re.compile(r"\bthere\b(?!\s+(?:is|are|was|were|be|been)\b)", re.IGNORECASE)  # not 'how many are there'
+# where someone or something is: one of them points at any ('this office' after London, 'there' after Engineering)
+_PLACES = frozenset(
+    {"city", "location", "office", "country", "region", "place", "area", "town", "state", "department", "team"}
+)
+_DAYS = frozenset({"day", "date"})
 
 
-def _points_at(name: str, message: str) -> bool:
-    """The message names the parameter as one known already: 'the country', 'that city', 'this department'."""
-    return bool(_singular_and_plural(name_tokens(name)) & {w.casefold() for w in _THAT.findall(message)})
+def _points_at(spec: ParameterSpec, message: str) -> bool:
+    """The message names the parameter as one known already: 'the country', 'that city', 'the same department',
+    'that day' for a date, 'this office' or 'there' for a place."""
+    words_of = _singular_and_plural(name_tokens(spec.name))
+    if spec.type in (ParameterType.DATE, ParameterType.DATETIME):
+        words_of |= _DAYS
+    if words_of & _PLACES:
+        words_of |= _PLACES
+    pointed = {w.casefold() for w in _THAT.findall(message)}
+    return bool(words_of & pointed) or bool(words_of & _PLACES and _THERE.search(message))
 
 
 def _with_kept(
