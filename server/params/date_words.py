@@ -52,7 +52,9 @@ WEEKDAYS = {
     "saturday": 5,
     "sunday": 6,
 }
-ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": 4}
+ORDINALS = {
+    "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": 4, "final": 4,
+}  # fmt: skip
 UNIT_WORDS = {
     "a": 1,
     "an": 1,

@@ -154,16 +154,23 @@ class _Parser:
         self.scan(rf"\bq(?P<q>[1-4])(?:\s+(?:of\s+)?|\s*-?\s*){_YEAR_OR_NAMED}\b", self._quarter)
         self.scan(rf"\b{YEAR}\s*-?\s*q(?P<q>[1-4])\b", self._quarter)
         self.scan(
-            r"\b(?:the\s+)?(?P<ord>first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter(?:\s+of)?\s+"
+            r"\b(?:the\s+)?(?P<ord>first|second|third|fourth|1st|2nd|3rd|4th|last|final)\s+quarter(?:\s+of)?\s+"
             + _YEAR_OR_NAMED
             + r"\b",
             self._quarter,
         )
         self.scan(r"\bq(?P<q>[1-4])\b(?!\s*-?\s*(?:of\s+)?\d)", self._quarter_this_year)
-        half = r"\b(?:the\s+)?(?P<half>first|second|1st|2nd)\s+half\s+(?:of\s+)?(?:the\s+year\s+)?"
+        half = r"\b(?:the\s+)?(?P<half>first|second|1st|2nd|last|final)\s+half\s+(?:of\s+)?(?:the\s+year\s+)?"
         self.scan(half + _YEAR_OR_NAMED + r"\b", self._half)
         self.scan(rf"\bh(?P<h>[12])(?:\s+(?:of\s+)?|\s*-?\s*){_YEAR_OR_NAMED}\b", self._half)
         self.scan(rf"\b{YEAR}\s*-?\s*h(?P<h>[12])\b", self._half)
+        # a year's first or last month, week or day: 'the last month of 2024', 'the first week of last year'
+        self.scan(
+            r"\b(?:the\s+)?(?P<end>first|1st|last|final)\s+(?P<unit>month|week|day)\s+of\s+(?:the\s+year\s+)?"
+            + _YEAR_OR_NAMED
+            + r"\b",
+            self._end_of_year,
+        )
         # a third of a year or a month: 'early 2024', 'mid-2023', 'late last year', 'mid-March', 'late May 2024'
         part = r"\b(?:the\s+)?(?P<part>early|mid|middle\s+of|late)\s*-?\s*(?:in\s+)?(?:the\s+)?"
         self.scan(part + _YEAR_OR_NAMED + r"\b", self._part_of_year)
@@ -375,11 +382,19 @@ class _Parser:
 
     def _half(self, m: re.Match[str]) -> Base:
         said = m.groupdict()
-        second = said["half"] in ("second", "2nd") if said.get("half") else said["h"] == "2"
+        second = said["half"] in ("second", "2nd", "last", "final") if said.get("half") else said["h"] == "2"
         year = self._year_said(m)
         if second:
             return Base(dt.date(year, 7, 1), dt.date(year, 12, 31), "span", m.span())
         return Base(dt.date(year, 1, 1), dt.date(year, 6, 30), "span", m.span())
+
+    def _end_of_year(self, m: re.Match[str]) -> Base:
+        """The first or last month, week (seven days) or day of a year."""
+        year, first = self._year_said(m), m["end"] in ("first", "1st")
+        days = {"month": 31, "week": 7, "day": 1}[m["unit"]]
+        if first:
+            return Base(dt.date(year, 1, 1), dt.date(year, 1, days), "span", m.span())
+        return Base(dt.date(year, 12, 32 - days), dt.date(year, 12, 31), "span", m.span())
 
     def _late_as_said_of_a_thing(self, m: re.Match[str]) -> bool:
         """'orders that arrived late in 2024', 'were delivered late last year': late (or early) says how a thing

@@ -108,6 +108,18 @@ def test_between_two_days_is_a_closed_range(a, b):
         ("since the start of the year", "2025-01-01", None, "since"),
         ("Q3 2025", "2025-07-01", "2025-09-30", None),
         ("the first quarter of 2024", "2024-01-01", "2024-03-31", None),
+        # a year's last quarter, half, month, week or day is no period counted back from today (found by a QA
+        # pass: 'the last quarter of 2025' was Q3 2025, the quarter before today's)
+        ("the last quarter of 2025", "2025-10-01", "2025-12-31", None),
+        ("the final quarter of last year", "2024-10-01", "2024-12-31", None),
+        ("last quarter 2024", "2024-10-01", "2024-12-31", None),
+        ("the last half of 2022", "2022-07-01", "2022-12-31", None),
+        ("the last month of 2024", "2024-12-01", "2024-12-31", None),
+        ("the first month of this year", "2025-01-01", "2025-01-31", None),
+        ("the last week of 2024", "2024-12-25", "2024-12-31", None),
+        ("the first week of 2023", "2023-01-01", "2023-01-07", None),
+        ("the last day of last year", "2024-12-31", "2024-12-31", None),
+        ("the first day of 2024", "2024-01-01", "2024-01-01", None),
         ("fiscal year 2024", "2024-01-01", "2024-12-31", None),
         ("after January 1st 2024", "2024-01-02", None, "after"),
         ("after June 2025", "2025-07-01", None, "after"),
