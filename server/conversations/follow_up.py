@@ -593,7 +593,10 @@ async def _asked_elsewhere(
         return None
     if chosen.adapter != found.source.name or chosen.template.id == found.template.id:
         return None
-    reply = await found.source.extractor.extract(asked, chosen.template)
+    try:
+        reply = await found.source.extractor.extract(asked, chosen.template)
+    except IntentRouterError:
+        return None  # its list's source is down: the reply stays the answer it was, asked about again
     at = len(asked) - len(message.strip())
     specs = _specs(chosen.template)
     if reply.problems or not any(
