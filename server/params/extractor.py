@@ -69,6 +69,7 @@ from .stretches import placed, stretch_of
 from .strings import (
     find_cued_names,
     find_emails,
+    find_owner_names,
     find_pattern,
     find_proper_names,
     find_quoted,
@@ -427,7 +428,7 @@ class TemplateParameterExtractor(ParameterExtractor):
             seen.quoted = find_quoted(question)
             seen.emails = find_emails(question)
             seen.names = find_proper_names(question)
-            seen.cued = find_cued_names(question) + find_tail_names(question)
+            seen.cued = find_cued_names(question) + find_tail_names(question) + find_owner_names(question)
         return seen
 
     def _candidates(self, p: _Param, seen: _Mentions) -> list[Candidate]:

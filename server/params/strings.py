@@ -319,6 +319,34 @@ def find_tail_names(question: str) -> list[TextMatch]:
     return out
 
 
+# what a person's possessive in lower case is not: a period's ('last year's revenue', 'this week's orders')
+_PERIOD_WORDS = wordset("year years month months week weeks quarter quarters day days weekend tonight")
+_BEFORE_AN_OWNER = _LOWER_STOP | _NOT_NAMES | wordset("want need like see pull bring about")
+
+
+def find_owner_names(question: str) -> list[TextMatch]:
+    """A name of two words in lower case, in the possessive of the word after it, at the start of the question or
+    after a word that asks ('emma brown's reviews', 'what were emma brown's ratings'); not a period's ('last
+    year's revenue') nor a kind of thing ('the sales team's budget')."""
+    toks = words(question)
+    out = []
+    for i in range(len(toks) - 2):
+        first, last, after = toks[i], toks[i + 1], toks[i + 2]
+        if not last.text.endswith(("'s", "’s")) or not (first.text.islower() and last.text.islower()):
+            continue
+        owner = last.lower[:-2]
+        pair = (first.lower, owner)
+        if any(w in _LOWER_STOP or w in _NOT_NAMES or w in _MONTH_DAY or w in _PERIOD_WORDS for w in pair):
+            continue
+        if not all(w.isalpha() for w in pair) or not after.text.isalpha():
+            continue
+        if question[first.end : last.start] != " " or (i > 0 and toks[i - 1].lower not in _BEFORE_AN_OWNER):
+            continue  # 'last year's', 'new customer's': the word before must ask or link, not describe
+        end = last.end - 2
+        out.append(TextMatch(question[first.start : end], (first.start, end), "cued_name", 0.58))
+    return out
+
+
 def _strip_possessive(question: str, value: str, end: int) -> tuple[str, int]:
     """'Marcus Webb's reviews' gives 'Marcus Webb'; a one-word name's own 's, at the end of the request, stays
     ('a table at Dickey's', "Dickey's tonight"): a shop's name. A person's ('find Priya Raman's', "Marcus

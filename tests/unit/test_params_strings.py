@@ -7,6 +7,7 @@ import pytest
 from server.params.strings import (
     find_cued_names,
     find_emails,
+    find_owner_names,
     find_pattern,
     find_proper_names,
     find_quoted,
@@ -135,3 +136,21 @@ def test_courtesy_is_no_part_of_a_lower_case_name(question, cued, tail):
 def test_a_lower_case_name_after_who_is(question, cued):
     """Found by a QA pass: 'who is priya raman?' asked whose details; one word after 'who is' names nobody."""
     assert [m.value for m in find_cued_names(question)] == cued
+
+
+@pytest.mark.parametrize(
+    "question, owner",
+    [
+        ("emma brown's reviews", ["emma brown"]),
+        ("what were emma brown's ratings", ["emma brown"]),
+        ("i want marcus webb's reviews", ["marcus webb"]),
+        ("show last year's revenue", []),  # a period's
+        ("this week's orders", []),
+        ("the sales team's budget", []),  # a kind of thing's
+        ("our top customer's orders", []),
+        ("list each department's budget", []),
+    ],
+)
+def test_a_lower_case_name_in_the_possessive(question, owner):
+    """Found by a QA pass: "emma brown's reviews" asked whose, where "Emma Brown's reviews" was read."""
+    assert [m.value for m in find_owner_names(question)] == owner
