@@ -61,7 +61,7 @@ from .numbers import find_numbers
 from .price_words import PRICE
 from .roles import Role, numeric_choices, role_of, text_amount, text_count
 from .ruled_out import REASON as RULED_OUT
-from .ruled_out import split_ruled_out
+from .ruled_out import rules_out, split_ruled_out
 from .scale_words import overridden
 from .settings import ParameterExtractionSettings
 from .size_words import SIZE
@@ -329,6 +329,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         result.left_out += [  # said where the parameter stays without a value: what it would have answered
             {"name": name, "text": c.text, "reason": RULED_OUT} for name, c in ruled_out.items() if name not in chosen
         ]
+        result.left_out += _dates_ruled_out(params, seen, chosen, result.left_out)
         for p in params:
             name = p.spec.name
             if name in ambiguous:
@@ -617,6 +618,24 @@ class TemplateParameterExtractor(ParameterExtractor):
             result.trace.append(ExtractedValue(name, value, "llm", span, question[span[0] : span[1]] if span else None))
             filled.append(name)
         result.llm = {"status": "ok", "asked": asked, "filled": filled}
+
+
+def _dates_ruled_out(
+    params: list[_Param], seen: _Mentions, chosen: dict[str, Any], left_out: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """A day or period the question rules out that no value took ('hired in 2024 but not in December', 'orders
+    in 2024 except March'), said where the template takes dates: its range runs over it, which the answer must
+    say rather than leave out without a word."""
+    dated = [p.spec.name for p in params if item_type(p.spec) in (ParameterType.DATE, ParameterType.DATETIME)]
+    if not dated:
+        return []
+    used = [cand.span for cand, _ in chosen.values() if cand.span is not None]
+    said = {str(e.get("text")) for e in left_out}
+    return [
+        {"name": dated[0], "text": d.text, "reason": RULED_OUT}
+        for d in seen.dates
+        if d.text not in said and not any(overlaps(d.span, u) for u in used) and rules_out(seen.question, d.span[0])
+    ]
 
 
 def _once(dropped: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -32,23 +32,28 @@ _RULED_OUT = re.compile(
     rf"(?:\s+{_BETWEEN})?(?:\s+{_LINKS})*\s+$",
     re.IGNORECASE,
 )
-_TEXT = (ParameterType.STRING, ParameterType.ENUM)
+# a text value, and a day or a period ('hired in 2024 but not in December', 'orders except March'): a range
+# parameter holds the dates to match, never ones to leave out
+_RULED_KINDS = (ParameterType.STRING, ParameterType.ENUM, ParameterType.DATE, ParameterType.DATETIME)
 REASON = "ruled out by the question: a parameter takes a value to match, not one to leave out"
 
 
 def ruled_out(question: str, cand: Candidate) -> bool:
     """Whether the words just before the candidate rule its value out."""
-    if cand.span is None:
-        return False
-    return _RULED_OUT.search(before(question, cand.span[0])) is not None
+    return cand.span is not None and rules_out(question, cand.span[0])
+
+
+def rules_out(question: str, at: int) -> bool:
+    """Whether the words just before position `at` rule out what is said there ('but not in', 'except')."""
+    return _RULED_OUT.search(before(question, at)) is not None
 
 
 def split_ruled_out(
     spec: ParameterSpec, question: str, cands: list[Candidate]
 ) -> tuple[list[Candidate], list[Candidate]]:
-    """(kept, ruled out) for a text parameter's candidates; numbers, dates and flags have their own readers
-    of 'not more than', 'not before' and 'without'."""
-    if item_type(spec) not in _TEXT:
+    """(kept, ruled out) for a text or date parameter's candidates; numbers and flags have their own readers
+    of 'not more than' and 'without', as the date reader has of 'not before' and 'no later than'."""
+    if item_type(spec) not in _RULED_KINDS:
         return cands, []
     out = [c for c in cands if ruled_out(question, c)]
     return [c for c in cands if c not in out], out

@@ -83,3 +83,28 @@ async def test_a_bound_said_the_other_way_is_reported_beside_the_question(demo_r
     )
     assert [(e["name"], e["text"]) for e in body["metadata"]["extraction_left_out"]] == [("maximum", "50k")]
     assert "Not applied: '50k' (maximum)" in body["content"]
+
+
+@pytest.mark.parametrize(
+    ("question", "template", "ruled"),
+    [
+        ("who got hired in 2024 but not in december", "employees_hired_in_period", "december"),
+        ("orders in 2024 except march", "orders_between_dates", "march"),
+    ],
+)
+async def test_a_period_the_question_rules_out_is_said(demo_runtime, question, template, ruled):
+    """Found by a QA pass: the year was answered whole, December included, without a word."""
+    body = (await answering.answer(demo_runtime.get("company"), question)).body
+    meta = body["metadata"]
+    assert (meta["template_id"], meta["parameters"]["start_date"], meta["parameters"]["end_date"]) == (
+        template,
+        "2024-01-01",
+        "2024-12-31",
+    )
+    assert f"Not applied: '{ruled}' (start_date): the question rules it out" in body["content"]
+
+
+async def test_a_year_the_question_rules_out_is_no_range(demo_runtime):
+    """'orders not in 2024' ran the orders of 2024."""
+    body = (await answering.answer(demo_runtime.get("company"), "orders not in 2024")).body
+    assert body["status"] == "needs_clarification" and "the question rules it out" in body["content"]
