@@ -52,9 +52,7 @@ WEEKDAYS = {
     "saturday": 5,
     "sunday": 6,
 }
-ORDINALS = {
-    "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": 4, "final": 4,
-}  # fmt: skip
+ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": 4}
 UNIT_WORDS = {
     "a": 1,
     "an": 1,

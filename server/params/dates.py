@@ -154,13 +154,17 @@ class _Parser:
         self.scan(rf"\bq(?P<q>[1-4])(?:\s+(?:of\s+)?|\s*-?\s*){_YEAR_OR_NAMED}\b", self._quarter)
         self.scan(rf"\b{YEAR}\s*-?\s*q(?P<q>[1-4])\b", self._quarter)
         self.scan(
-            r"\b(?:the\s+)?(?P<ord>first|second|third|fourth|1st|2nd|3rd|4th|last|final)\s+quarter(?:\s+of)?\s+"
+            r"\b(?:the\s+)?(?:(?P<ord>first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter(?:\s+of)?|"
+            r"(?P<last>last|final)\s+quarter\s+of)\s+"  # 'last quarter this year' is the quarter before this one
             + _YEAR_OR_NAMED
             + r"\b",
             self._quarter,
         )
         self.scan(r"\bq(?P<q>[1-4])\b(?!\s*-?\s*(?:of\s+)?\d)", self._quarter_this_year)
-        half = r"\b(?:the\s+)?(?P<half>first|second|1st|2nd|last|final)\s+half\s+(?:of\s+)?(?:the\s+year\s+)?"
+        half = (
+            r"\b(?:the\s+)?(?:(?P<half>first|second|1st|2nd)\s+half\s+(?:of\s+)?|(?P<last>last|final)\s+half\s+of\s+)"
+            r"(?:the\s+year\s+)?"
+        )
         self.scan(half + _YEAR_OR_NAMED + r"\b", self._half)
         self.scan(rf"\bh(?P<h>[12])(?:\s+(?:of\s+)?|\s*-?\s*){_YEAR_OR_NAMED}\b", self._half)
         self.scan(rf"\b{YEAR}\s*-?\s*h(?P<h>[12])\b", self._half)
@@ -376,13 +380,14 @@ class _Parser:
         return t.year if month <= t.month else t.year - 1
 
     def _quarter(self, m: re.Match[str]) -> Base:
-        q = int(m["q"]) if m.groupdict().get("q") else ORDINALS[m["ord"]]
+        said = m.groupdict()
+        q = int(said["q"]) if said.get("q") else 4 if said.get("last") else ORDINALS[said["ord"]]
         start, end = quarter_range(self._year_said(m), q)
         return Base(start, end, "quarter", m.span())
 
     def _half(self, m: re.Match[str]) -> Base:
         said = m.groupdict()
-        second = said["half"] in ("second", "2nd", "last", "final") if said.get("half") else said["h"] == "2"
+        second = bool(said.get("last")) or (said["half"] in ("second", "2nd") if said.get("half") else said["h"] == "2")
         year = self._year_said(m)
         if second:
             return Base(dt.date(year, 7, 1), dt.date(year, 12, 31), "span", m.span())
@@ -591,12 +596,12 @@ _THIRDS = {"early": 0, "mid": 1, "middle": 1, "late": 2}  # which third of a yea
 _YEAR_OR_NAMED = rf"(?:{YEAR}|(?:the\s+)?(?P<named>this|current|last|previous|next)\s+year)"
 _SINCE = re.compile(
     r"(?:\bsince|\bstarting(?: from| on| in)?|\bbeginning(?: in| on)?|\bas of|\bon or after|"
-    r"\bnot before)\s*$"
+    r"\bnot before|\bno(?:t)? earlier than|\bnot prior to)\s*$"
 )
 _AFTER = re.compile(r"(?:\bafter|\blater than|\bpost)\s*$")
 _BEFORE = re.compile(r"(?:\bbefore|\bprior to|\bearlier than|\bpre)\s*$")
 _UNTIL = re.compile(
-    r"(?:\buntil|\btill|\bthrough|\bthru|\bup to|\bup until|\bby|\bno later than|\bon or before|"
+    r"(?:\buntil|\btill|\bthrough|\bthru|\bup to|\bup until|\bby|\bno(?:t)? later than|\bon or before|"
     r"\bnot after|\bending)\s*$"
 )
 _FROM = re.compile(r"\bfrom\s*$")

@@ -631,11 +631,47 @@ def _dates_ruled_out(
         return []
     used = [cand.span for cand, _ in chosen.values() if cand.span is not None]
     said = {str(e.get("text")) for e in left_out}
+    days = [_day(value) for name, (_, value) in chosen.items() if name in dated]
+    applied = [d for d in days if d is not None]
+    lo, hi = (min(applied), max(applied)) if applied else (dt.date.min, dt.date.max)  # unsaid: the defaults run
     return [
         {"name": dated[0], "text": d.text, "reason": RULED_OUT}
         for d in seen.dates
-        if d.text not in said and not any(overlaps(d.span, u) for u in used) and rules_out(seen.question, d.span[0])
+        if d.text not in said
+        and not any(overlaps(d.span, u) for u in used)
+        and rules_out(seen.question, d.span[0])
+        and _within(d, lo, hi)  # 'hires in 2024 not 2023': 2023 is outside what ran, nothing to say
     ]
+
+
+def _within(mention: DateMention, lo: dt.date, hi: dt.date) -> bool:
+    """The mention's days meet the range that ran; a month or day said without its year ('not in December' beside
+    2024) is that month or day in any of the range's years."""
+    start, end = mention.start or dt.date.min, mention.end or dt.date.max
+    if mention.year_said or mention.start is None or mention.end is None or hi.year - lo.year > 50:
+        return start <= hi and end >= lo
+    span = end.year - start.year
+    return any(_in_year(start, y) <= hi and _in_year(end, y + span) >= lo for y in range(lo.year, hi.year + 1))
+
+
+def _in_year(day: dt.date, year: int) -> dt.date:
+    """The same day of the month in another year (February 29th as the 28th where there is none)."""
+    try:
+        return day.replace(year=year)
+    except ValueError:
+        return day.replace(year=year, day=28)
+
+
+def _day(value: Any) -> dt.date | None:
+    """A date parameter's value (an ISO date or datetime, as validated) as a day, or None."""
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    try:
+        return dt.date.fromisoformat(str(value)[:10])
+    except ValueError:
+        return None
 
 
 def _once(dropped: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -321,7 +321,10 @@ def find_tail_names(question: str) -> list[TextMatch]:
 
 # what a person's possessive in lower case is not: a period's ('last year's revenue', 'this week's orders')
 _PERIOD_WORDS = wordset("year years month months week weeks quarter quarters day days weekend tonight")
-_BEFORE_AN_OWNER = _LOWER_STOP | _NOT_NAMES | wordset("want need like see pull bring about")
+# before a name in the possessive: a word that asks or links; not a determiner, which says a description
+# follows ('the vip client's orders', 'our biggest client's orders', 'the senior engineer's reviews')
+_DETERMINERS = wordset("the a an our my your their his her its this that these those each every any some all no")
+_BEFORE_AN_OWNER = (_LOWER_STOP | _NOT_NAMES | wordset("want need like see pull bring about")) - _DETERMINERS
 
 
 def find_owner_names(question: str) -> list[TextMatch]:

@@ -108,3 +108,10 @@ async def test_a_year_the_question_rules_out_is_no_range(demo_runtime):
     """'orders not in 2024' ran the orders of 2024."""
     body = (await answering.answer(demo_runtime.get("company"), "orders not in 2024")).body
     assert body["status"] == "needs_clarification" and "the question rules it out" in body["content"]
+
+
+@pytest.mark.parametrize("question", ["hires in 2024 not 2023", "who is on leave tomorrow, not today"])
+async def test_a_period_ruled_out_outside_what_ran_says_nothing(demo_runtime, question):
+    """Found by a review: the note was written for a ruled-out day the answer's range does not hold."""
+    body = (await answering.answer(demo_runtime.get("company"), question)).body
+    assert body["status"] == "executed" and "rules it out" not in body["content"]

@@ -112,7 +112,11 @@ def test_between_two_days_is_a_closed_range(a, b):
         # pass: 'the last quarter of 2025' was Q3 2025, the quarter before today's)
         ("the last quarter of 2025", "2025-10-01", "2025-12-31", None),
         ("the final quarter of last year", "2024-10-01", "2024-12-31", None),
-        ("last quarter 2024", "2024-10-01", "2024-12-31", None),
+        ("the last quarter", "2025-07-01", "2025-09-30", None),  # without 'of' a year: the quarter before this one
+        ("hires not earlier than 2020", "2020-01-01", None, "since"),  # was the opposite: before 2020
+        ("no earlier than 2020", "2020-01-01", None, "since"),
+        ("not prior to 2019", "2019-01-01", None, "since"),
+        ("not later than March 2024", None, "2024-03-31", "until"),
         ("the last half of 2022", "2022-07-01", "2022-12-31", None),
         ("the last month of 2024", "2024-12-01", "2024-12-31", None),
         ("the first month of this year", "2025-01-01", "2025-01-31", None),

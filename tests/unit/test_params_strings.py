@@ -149,6 +149,11 @@ def test_a_lower_case_name_after_who_is(question, cued):
         ("the sales team's budget", []),  # a kind of thing's
         ("our top customer's orders", []),
         ("list each department's budget", []),
+        # after a determiner, a description (found by a review: each ran a query on a made-up name)
+        ("show the vip client's order history", []),
+        ("show our biggest client's order history", []),
+        ("show the senior engineer's reviews", []),
+        ("who are the support lead's direct reports", []),
     ],
 )
 def test_a_lower_case_name_in_the_possessive(question, owner):
