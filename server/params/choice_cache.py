@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from ..templates import ParameterSpec, Template
 from .choices import ChoiceRules, PhraseIndex, phrases_for
-from .text import Word, overlaps, words
+from .text import overlaps, words
 from .value_list import ValueList
 
 T = TypeVar("T")
@@ -41,10 +41,40 @@ def per_template(read: Callable[[Template], T]) -> Callable[[Template], T]:
     return remembered
 
 
+@dataclass(frozen=True)
+class _ExampleWords:
+    """A template's example words, read in one pass (ordinary_words, lower_case_words, annotated_wording)."""
+
+    ordinary: frozenset[str]  # lower-cased, outside the marks
+    lower_case: frozenset[str]  # ... of those, written in lower case or opening the example
+    around: frozenset[str]  # written in lower case outside the marks of an example that has marks
+    inside: frozenset[str]  # inside a mark
+
+
+@per_template
+def _example_words(template: Template) -> _ExampleWords:
+    ordinary: set[str] = set()
+    lower_case: set[str] = set()
+    around: set[str] = set()
+    inside: set[str] = set()
+    for i, text in enumerate(template.nl_examples):
+        marks = template.marks_of(i)
+        for w in words(text):
+            if any(overlaps(w.span, (m.start, m.end)) for m in marks):
+                inside.add(w.lower)
+                continue
+            ordinary.add(w.lower)
+            if w.text[0].islower() or w.start == 0:
+                lower_case.add(w.lower)
+            if marks and w.text[0].islower():
+                around.add(w.lower)
+    return _ExampleWords(frozenset(ordinary), frozenset(lower_case), frozenset(around), frozenset(inside))
+
+
 @per_template
 def ordinary_words(template: Template) -> frozenset[str]:
     """Lower-cased words of the examples outside their marks."""
-    return frozenset(w.lower for w in _outside_marks(template))
+    return _example_words(template).ordinary
 
 
 @per_template
@@ -52,31 +82,20 @@ def lower_case_words(template: Template) -> frozenset[str]:
     """The words of the examples outside their marks that are written in lower case or open a sentence: the
     template's own wording. A word it only ever capitalises inside a sentence is a name even in an example
     without marks ('Priya' in 'show me Priya Raman's reviews')."""
-    return frozenset(w.lower for w in _outside_marks(template) if w.text[0].islower() or w.start == 0)
+    return _example_words(template).lower_case
 
 
 def annotated_wording(templates: Iterable[Template]) -> frozenset[str]:
     """The words examples with marks write in lower case outside them, less every word any mark holds: words
-    the annotators used around values and never as one ('in particular', 'a trip to take', 'in the mood')."""
+    the annotators used around values and never as one ('in particular', 'a trip to take', 'in the mood').
+    Read from each template's one pass over its examples, which its own wording is read from too."""
     around: set[str] = set()
     inside: set[str] = set()
     for template in templates:
-        for i, text in enumerate(template.nl_examples):
-            marks = template.marks_of(i)
-            for w in words(text):
-                if any(overlaps(w.span, (m.start, m.end)) for m in marks):
-                    inside.add(w.lower)
-                elif marks and w.text[0].islower():
-                    around.add(w.lower)
+        read = _example_words(template)
+        around |= read.around
+        inside |= read.inside
     return frozenset(around - inside)
-
-
-def _outside_marks(template: Template) -> list[Word]:
-    out: list[Word] = []
-    for i, text in enumerate(template.nl_examples):
-        marks = template.marks_of(i)
-        out += [w for w in words(text) if not any(overlaps(w.span, (m.start, m.end)) for m in marks)]
-    return out
 
 
 @dataclass

@@ -238,7 +238,7 @@ class TemplateParameterExtractor(ParameterExtractor):
         templates = list(templates)
         self.listed = listed_values(templates)
         self.implied = await asyncio.to_thread(learn_implied, templates)  # 1 s at 100,000 examples
-        self.wording = annotated_wording(templates)
+        self.wording = await asyncio.to_thread(annotated_wording, templates)  # reads every example once
         issues = await self.values.prefetch(templates)
         if issues:
             raise ConfigError(issues)

@@ -68,7 +68,7 @@ _LOWER_CUES = re.compile(
 _WHO_IS = re.compile(r"\bwho(?:'s|s|\s+is|\s+was)\s+$", re.I)
 _LOWER_STOP = (
     wordset("""in on at for from to by with about since after before during until and or but the a an
-is are was were this that these those what who which where when how please their his her its our my your
+is are was were this that these those what who which where when how please our my your
 's email emails address phone contact details review reviews history orders order sales team department
 manager reports report did do does has have had sell sold selling been called named""")
     | PRONOUNS

@@ -43,7 +43,7 @@ _NO_TAIL = wordset(
 # words that point at a place or a thing the conversation knows and name none ('this city', 'the area', 'here')
 _POINTING = (
     wordset(
-        "this that these those here there the a an their his her its my our your all another other same some any "
+        "this that these those here there the a an my our your all another other same some any "
         "every city area town place region neighborhood neighbourhood vicinity locality spot regard one ones"
     )
     | PRONOUNS
